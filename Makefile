@@ -1,0 +1,50 @@
+# The two commands: `make run` and `make test`. Everything else is a helper.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
+
+.PHONY: run test lint format check-imports bench lock clean help
+
+help:
+	@echo "make run    - start the whole product (kubesim, redis, watcher, worker, beat, web)"
+	@echo "make test   - lint, import contracts and the full test suite"
+	@echo "make bench  - run the benchmarks, write bench/results/"
+
+# Creates the virtual environment and installs the lock, once per lock change.
+$(STAMP): requirements.txt
+	@test -x $(BIN)/python || { echo "==> creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	@echo "==> installing pinned dependencies from requirements.txt"
+	@$(BIN)/pip install --disable-pip-version-check --progress-bar on -r requirements.txt
+	@rm -f $(VENV)/.installed-*; touch $@
+
+run: $(STAMP)
+	@$(BIN)/python -m opsboard.launcher
+
+test: $(STAMP) lint check-imports
+	@$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	@$(BIN)/ruff check .
+	@$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	@$(BIN)/ruff check --fix .
+	@$(BIN)/ruff format .
+
+check-imports: $(STAMP)
+	@PYTHONPATH=. $(BIN)/lint-imports
+
+bench: $(STAMP)
+	@$(BIN)/python -m bench
+
+# Re-resolves requirements.in into the exact pins of requirements.txt.
+lock:
+	@rm -rf /tmp/opsboard-lock && $(PYTHON) -m venv /tmp/opsboard-lock
+	@/tmp/opsboard-lock/bin/pip install -q -r requirements.in
+	@{ echo '# Generated from requirements.in by `make lock`; do not edit by hand.'; \
+	  /tmp/opsboard-lock/bin/pip freeze --exclude-editable; } > requirements.txt
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache staticfiles

@@ -1,0 +1,1 @@
+"""The operators. Django-free: the engine drives them through controllers.base."""

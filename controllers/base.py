@@ -1,0 +1,170 @@
+"""The contract between the operators, the reconcile engine and the dashboard.
+
+Pure data and protocols only: no Django, no Celery, no kubernetes client. The engine
+implements `Cache` (reads from its mirror), `Kube` (writes through the API) and
+`Reporter` (persists actions to the reconcile log and posts Events); a controller
+implements `reconcile(ctx) -> Result`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+Body = dict[str, Any]  # a Kubernetes object as plain JSON data
+Manifest = dict[str, Any]  # a desired object, ready to create or compare
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A resource type: enough to call the API and to mirror it."""
+
+    group: str  # "" for core
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def resource(self) -> str:
+        """kubectl-style name: "deployments.apps", "pods", "memcacheds.cache.example.com"."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def __str__(self) -> str:
+        return self.kind
+
+
+POD = Kind("", "v1", "Pod", "pods")
+SERVICE = Kind("", "v1", "Service", "services")
+EVENT = Kind("", "v1", "Event", "events")
+PVC = Kind("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims")
+DEPLOYMENT = Kind("apps", "v1", "Deployment", "deployments")
+REPLICASET = Kind("apps", "v1", "ReplicaSet", "replicasets")
+STATEFULSET = Kind("apps", "v1", "StatefulSet", "statefulsets")
+DAEMONSET = Kind("apps", "v1", "DaemonSet", "daemonsets")
+
+
+@dataclass(frozen=True, order=True)
+class Key:
+    """What a reconcile is about: one primary object. Serialises to "Kind/namespace/name"."""
+
+    kind: str  # the controller name, e.g. "memcached"
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+    @classmethod
+    def parse(cls, text: str) -> Key:
+        kind, namespace, name = text.split("/", 2)
+        return cls(kind, namespace, name)
+
+
+@dataclass(frozen=True)
+class Result:
+    """How a reconcile ended when it did not raise."""
+
+    requeue_after: float | None = None  # seconds; None: done until something changes
+
+    @classmethod
+    def done(cls) -> Result:
+        return cls()
+
+
+class TemporaryError(Exception):
+    """Worth retrying after `delay` seconds (a conflict, a server that is briefly down)."""
+
+    def __init__(self, message: str, *, delay: float | None = None) -> None:
+        super().__init__(message)
+        self.delay = delay
+
+
+class PermanentError(Exception):
+    """A mistake the user must fix (an invalid spec): reported, never retried in a loop."""
+
+
+class Reporter(Protocol):
+    def action(self, message: str) -> None:
+        """Record one thing done, Kubernetes style: "Scaled Deployment x replicas 3→5"."""
+
+    def event(self, type_: str, reason: str, message: str) -> None:
+        """Post a Kubernetes Event on the primary object (type_ "Normal" or "Warning")."""
+
+
+class Cache(Protocol):
+    """Reads, served from the engine's mirror of the watched kinds (an informer cache)."""
+
+    def get(self, kind: Kind, namespace: str, name: str) -> Body | None: ...
+
+    def list(
+        self, kind: Kind, namespace: str, *, labels: Mapping[str, str] | None = None
+    ) -> list[Body]: ...
+
+
+class Kube(Protocol):
+    """Writes (and rare live reads), through the Kubernetes API."""
+
+    def get(self, kind: Kind, namespace: str, name: str) -> Body | None: ...
+
+    def create(self, kind: Kind, body: Manifest) -> Body: ...
+
+    def patch(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Body,
+        *,
+        resource_version: str | None = None,
+    ) -> Body: ...
+
+    def patch_status(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        status: Body,
+        *,
+        resource_version: str | None = None,
+    ) -> Body: ...
+
+    def delete(self, kind: Kind, namespace: str, name: str) -> None: ...
+
+
+@dataclass
+class Context:
+    """Everything one reconcile needs; built by the engine for each run."""
+
+    key: Key
+    cache: Cache
+    kube: Kube
+    report: Reporter
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExpectedChild:
+    """A child the controller keeps for a CR, so the UI can mark it missing."""
+
+    kind: Kind
+    name: str
+
+
+@dataclass(frozen=True)
+class Controller:
+    """One operator as the engine and the dashboard see it."""
+
+    name: str  # "memcached": the key prefix, the metrics label, the URL segment
+    primary: Kind
+    owns: tuple[Kind, ...]
+    reconcile: Callable[[Context], Result]
+    expected_children: Callable[[Body], list[ExpectedChild]]
+    # Dotted paths into the CR of the fields the dashboard may patch.
+    size_path: str | None = None  # "spec.size"
+    image_path: str | None = None  # "spec.image"

@@ -1,0 +1,43 @@
+"""Audit entries: every change a person made through opsboard, and its result."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class AuditEntry(models.Model):
+    class Action(models.TextChoices):
+        PATCH = "patch"
+        RECONCILE = "reconcile", "manual reconcile"
+
+    class Result(models.TextChoices):
+        APPLIED = "applied"
+        REJECTED = "rejected"  # the API refused it (422, 409, 403)
+        FAILED = "failed"  # the cluster could not be reached
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    username = models.CharField(max_length=150)  # kept when the user is deleted
+    action = models.CharField(max_length=16, choices=Action.choices)
+    controller = models.CharField(max_length=63)
+    kind = models.CharField(max_length=100)
+    namespace = models.CharField(max_length=253)
+    name = models.CharField(max_length=253)
+    uid = models.CharField(max_length=64, blank=True)
+    before = models.JSONField(default=dict)  # {"spec.size": 3}
+    after = models.JSONField(default=dict)  # {"spec.size": 5}
+    result = models.CharField(max_length=16, choices=Result.choices)
+    message = models.TextField(blank=True)
+    generation = models.BigIntegerField(null=True, blank=True)  # generation the patch produced
+    # The reconcile run that first observed that generation, filled in once it exists.
+    observed_by = models.ForeignKey(
+        "engine.ReconcileRun", null=True, blank=True, on_delete=models.SET_NULL
+    )
+
+    class Meta:
+        ordering = ["-at"]
+        indexes = [models.Index(fields=["controller", "namespace", "name", "-at"])]
+
+    def __str__(self) -> str:
+        return f"{self.username} {self.action} {self.kind} {self.namespace}/{self.name}"

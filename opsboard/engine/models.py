@@ -1,0 +1,49 @@
+"""The reconcile log: one row per reconcile run, with its ordered actions."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class ReconcileRun(models.Model):
+    class Outcome(models.TextChoices):
+        SUCCESS = "success"
+        REQUEUE = "requeue", "requeue-after"
+        ERROR = "error"
+        PERMANENT = "permanent", "permanent error"
+
+    class Trigger(models.TextChoices):
+        EVENT = "event"
+        RESYNC = "resync"
+        MANUAL = "manual"
+        RETRY = "retry"
+        REQUEUE = "requeue"
+
+    controller = models.CharField(max_length=63)  # Controller.name, e.g. "memcached"
+    namespace = models.CharField(max_length=253)
+    name = models.CharField(max_length=253)
+    uid = models.CharField(max_length=64, blank=True, db_index=True)
+    generation = models.BigIntegerField(null=True, blank=True)  # the generation observed
+    trigger = models.CharField(max_length=16, choices=Trigger.choices)
+    trigger_detail = models.CharField(max_length=200, blank=True)  # "MODIFIED Deployment x"
+    worker = models.CharField(max_length=200, blank=True)
+    started_at = models.DateTimeField(db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.FloatField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True)
+    requeue_after = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    actions = models.JSONField(default=list)  # ["Created Deployment x", ...] in order
+    # Runs that changed nothing are folded into the previous such run of the same key.
+    folded_count = models.PositiveIntegerField(default=0)
+    last_folded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["controller", "namespace", "name", "-started_at"]),
+            models.Index(fields=["outcome", "-started_at"]),
+        ]
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"{self.controller}/{self.namespace}/{self.name} {self.outcome} @ {self.started_at}"

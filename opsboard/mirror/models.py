@@ -1,0 +1,57 @@
+"""The mirror: a database copy of every watched object, kept by the watcher.
+
+Pages, filters and owner trees read from here, never from the API server, and
+controllers read from here instead of calling the API (an informer cache).
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class KubeObject(models.Model):
+    """One watched Kubernetes object, as last seen by the watcher."""
+
+    api_version = models.CharField(max_length=100)  # "apps/v1", "cache.example.com/v1alpha1"
+    kind = models.CharField(max_length=100)  # "Deployment", "Memcached"
+    namespace = models.CharField(max_length=253, blank=True)
+    name = models.CharField(max_length=253)
+    uid = models.CharField(max_length=64, unique=True)
+    resource_version = models.CharField(max_length=32)
+    generation = models.BigIntegerField(default=0)
+    # status.observedGeneration, kept apart so "stale" is one indexed comparison.
+    observed_generation = models.BigIntegerField(null=True, blank=True)
+    labels = models.JSONField(default=dict)
+    annotations = models.JSONField(default=dict)
+    owner_references = models.JSONField(default=list)
+    # uid of the controller owner (the ownerReference with controller: true), "" if none.
+    owner_uid = models.CharField(max_length=64, blank=True, db_index=True)
+    spec = models.JSONField(default=dict)
+    status = models.JSONField(default=dict)
+    # The whole object as the API returned it (for the YAML view and for controllers).
+    body = models.JSONField(default=dict)
+    # Derived for filters: "Available", "Progressing", "Degraded" or "Unknown".
+    health = models.CharField(max_length=16, default="Unknown")
+    created_at = models.DateTimeField(null=True, blank=True)  # metadata.creationTimestamp
+    deleted_at = models.DateTimeField(null=True, blank=True)  # metadata.deletionTimestamp
+    mirrored_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["api_version", "kind", "namespace", "name"], name="mirror_unique_object"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["kind", "namespace", "name"]),
+            models.Index(fields=["kind", "health"]),
+            models.Index(fields=["kind", "created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+    @property
+    def is_stale(self) -> bool:
+        """The status describes an older spec than the one the user wrote."""
+        return self.observed_generation is not None and self.observed_generation < self.generation

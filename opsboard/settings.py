@@ -1,0 +1,218 @@
+"""All settings come from the environment (see the table in README.md).
+
+Bad values stop start-up with one line naming the variable (opsboard.env).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from opsboard.env import env_bool, env_float, env_int, env_list, env_secret, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+STATE_DIR = Path(env_str("OPSBOARD_STATE_DIR", str(BASE_DIR / ".opsboard"))).resolve()
+
+DEBUG = env_bool("OPSBOARD_DEBUG", False)
+# Behind TLS (directly or through an ingress): secure cookies, HSTS, redirect to https.
+HTTPS = env_bool("OPSBOARD_HTTPS", False)
+
+
+def _secret_key() -> str:
+    key = env_secret("OPSBOARD_SECRET_KEY")
+    if key:
+        return key
+    # Local runs keep one generated key under the state dir so sessions survive restarts.
+    path = STATE_DIR / "secret_key"
+    try:
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(secrets.token_urlsafe(50))
+            path.chmod(0o600)
+        return path.read_text().strip()
+    except OSError as exc:
+        raise ImproperlyConfigured(
+            f"OPSBOARD_SECRET_KEY is not set and {path} cannot be written: {exc.strerror}"
+        ) from None
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = env_list("OPSBOARD_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("OPSBOARD_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "opsboard.core",
+    "opsboard.mirror",
+    "opsboard.engine",
+    "opsboard.audit",
+    "opsboard.accounts",
+    "opsboard.dashboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "opsboard.urls"
+WSGI_APPLICATION = "opsboard.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def _database() -> dict:
+    url = env_str("DATABASE_URL") or f"sqlite:///{STATE_DIR / 'opsboard.sqlite3'}"
+    try:
+        db = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+    except (ValueError, KeyError) as exc:
+        raise ImproperlyConfigured(f"DATABASE_URL is malformed: {exc}") from None
+    if not db.get("ENGINE") or not db.get("NAME"):
+        raise ImproperlyConfigured(f"DATABASE_URL={url!r} names no database")
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        # WAL lets the web, the workers and the watcher read while one of them writes;
+        # IMMEDIATE transactions avoid "database is locked" on lock upgrades.
+        db["CONN_MAX_AGE"] = 0
+        db["OPTIONS"] = {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+        }
+    return db
+
+
+DATABASES = {"default": _database()}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+
+def _redis_url() -> str:
+    url = env_str("REDIS_URL")
+    if url:
+        if not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ImproperlyConfigured(f"REDIS_URL={url!r} must start with redis://, rediss://")
+        return url
+    # Written by the embedded redis-server that `make run` starts (opsboard.embedded.redis).
+    embedded = STATE_DIR / "redis" / "url"
+    return embedded.read_text().strip() if embedded.exists() else "redis://127.0.0.1:6379/0"
+
+
+REDIS_URL = _redis_url()
+
+# The cluster: KUBECONFIG, else in-cluster config, else the embedded kubesim's kubeconfig.
+KUBECONFIG = env_str("KUBECONFIG") or (
+    "" if env_str("KUBERNETES_SERVICE_HOST") else str(STATE_DIR / "kubeconfig")
+)
+KUBE_REQUEST_TIMEOUT = env_float("OPSBOARD_KUBE_TIMEOUT", 10.0, minimum=0.1)
+WATCH_NAMESPACES = env_list("OPSBOARD_WATCH_NAMESPACES", [])  # empty: all namespaces
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if not DEBUG and STATIC_ROOT.exists()
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+# Serve straight from the finders when `collectstatic` has not run (local `make run`).
+WHITENOISE_USE_FINDERS = not STATIC_ROOT.exists()
+
+# Sessions and CSRF: HttpOnly everywhere, Secure and HSTS once behind TLS.
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = env_int("OPSBOARD_SESSION_AGE", 12 * 3600, minimum=60)
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = env_int("OPSBOARD_HSTS_SECONDS", 31536000 if HTTPS else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_HSTS_PRELOAD = HTTPS
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Celery: the reconcile tasks are idempotent, so a task is acknowledged only once it has
+# run, and a worker lost mid-task hands it back to the queue.
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("OPSBOARD_TASK_SOFT_TIME_LIMIT", 60, minimum=1)
+CELERY_TASK_TIME_LIMIT = env_int("OPSBOARD_TASK_TIME_LIMIT", 90, minimum=2)
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A late-acked task must be redelivered long before this; the default is one hour.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 4}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+if CELERY_TASK_SOFT_TIME_LIMIT >= CELERY_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured(
+        "OPSBOARD_TASK_SOFT_TIME_LIMIT must be below OPSBOARD_TASK_TIME_LIMIT"
+    )
+
+LOG_LEVEL = env_str("OPSBOARD_LOG_LEVEL", "INFO").upper()
+if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+    raise ImproperlyConfigured(f"OPSBOARD_LOG_LEVEL={LOG_LEVEL!r} is not a log level")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"kubernetes": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
+}

@@ -1,0 +1,6 @@
+"""Fixtures shared by the whole suite live in tests/fixtures/, one module per server."""
+
+pytest_plugins = [
+    "tests.fixtures.redis",
+    "tests.fixtures.kubesim",
+]
