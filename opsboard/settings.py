@@ -5,7 +5,6 @@ Bad values stop start-up with one line naming the variable (opsboard.env).
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 
