@@ -108,6 +108,8 @@ def _database() -> dict:
             "transaction_mode": "IMMEDIATE",
             "timeout": 20,
         }
+        # A file, not memory, so that Celery worker processes started by the tests share it.
+        db["TEST"] = {"NAME": env_str("OPSBOARD_TEST_DB") or str(STATE_DIR / "test.sqlite3")}
     return db
 
 
