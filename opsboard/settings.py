@@ -5,7 +5,9 @@ Bad values stop start-up with one line naming the variable (opsboard.env).
 
 from __future__ import annotations
 
+import os
 import secrets
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -109,7 +111,9 @@ def _database() -> dict:
             "timeout": 20,
         }
         # A file, not memory, so that Celery worker processes started by the tests share it.
-        db["TEST"] = {"NAME": env_str("OPSBOARD_TEST_DB") or str(STATE_DIR / "test.sqlite3")}
+        # One per test run (the pid), so parallel runs on one machine never share it.
+        test_db = Path(tempfile.gettempdir()) / f"opsboard-test-{os.getpid()}.sqlite3"
+        db["TEST"] = {"NAME": env_str("OPSBOARD_TEST_DB") or str(test_db)}
     return db
 
 
