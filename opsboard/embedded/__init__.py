@@ -1,0 +1,1 @@
+"""Servers the product starts for itself when none is configured (redis, kubesim)."""
