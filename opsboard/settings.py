@@ -135,8 +135,9 @@ def _redis_url() -> str:
 REDIS_URL = _redis_url()
 
 # The cluster: KUBECONFIG, else in-cluster config, else the embedded kubesim's kubeconfig.
+KUBECONFIG_IN_CLUSTER = not env_str("KUBECONFIG") and bool(env_str("KUBERNETES_SERVICE_HOST"))
 KUBECONFIG = env_str("KUBECONFIG") or (
-    "" if env_str("KUBERNETES_SERVICE_HOST") else str(STATE_DIR / "kubeconfig")
+    "" if KUBECONFIG_IN_CLUSTER else str(STATE_DIR / "kubeconfig")
 )
 KUBE_REQUEST_TIMEOUT = env_float("OPSBOARD_KUBE_TIMEOUT", 10.0, minimum=0.1)
 WATCH_NAMESPACES = env_list("OPSBOARD_WATCH_NAMESPACES", [])  # empty: all namespaces

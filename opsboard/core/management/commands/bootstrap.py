@@ -1,0 +1,62 @@
+"""Prepares a fresh installation: the admin user, the CRDs and the sample CRs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError
+
+from opsboard.core import manifests
+
+K8S = settings.BASE_DIR / "k8s"
+
+
+class Command(BaseCommand):
+    help = "Create or update the admin user, install the CRDs and apply the samples."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--admin-password-file", type=Path)
+        parser.add_argument("--no-samples", action="store_true")
+
+    def handle(
+        self, *args: Any, admin_password_file: Path | None, no_samples: bool, **kw: Any
+    ) -> None:
+        if admin_password_file:
+            self.ensure_admin(admin_password_file.read_text().strip())
+        if not settings.KUBECONFIG_IN_CLUSTER and not Path(settings.KUBECONFIG).exists():
+            self.stdout.write(f"No kubeconfig at {settings.KUBECONFIG}: CRDs not installed")
+            return
+        try:
+            self.install(samples=not no_samples)
+        except (ApiException, HTTPError, OSError) as exc:
+            raise CommandError(
+                f"could not install CRDs and samples into the cluster: {exc}"
+            ) from exc
+
+    def ensure_admin(self, password: str) -> None:
+        user, created = get_user_model().objects.get_or_create(
+            username="admin", defaults={"is_staff": True, "is_superuser": True}
+        )
+        user.is_staff = user.is_superuser = True
+        user.set_password(password)
+        user.save()
+        group, _ = Group.objects.get_or_create(name="admin")
+        user.groups.add(group)
+        self.stdout.write(f"{'Created' if created else 'Updated'} user admin")
+
+    def install(self, *, samples: bool) -> None:
+        api = manifests.api_client(settings.KUBECONFIG)
+        crds = list(manifests.documents((K8S / "crd").glob("*.yaml")))
+        for line in manifests.apply(api, crds, update=True):
+            self.stdout.write(line)
+        manifests.wait_established(api, [crd["metadata"]["name"] for crd in crds])
+        if samples:
+            sample_docs = manifests.documents((K8S / "samples").glob("*.yaml"))
+            for line in manifests.apply(api, sample_docs, update=False):
+                self.stdout.write(line)

@@ -1,0 +1,69 @@
+"""Applying YAML manifests (CRDs, samples) to whatever cluster we talk to.
+
+CRDs are ours, so they are brought up to date; samples are the user's once
+created, so an existing one is left as it is.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes import client, config, dynamic
+from kubernetes.client.exceptions import ApiException
+
+
+def api_client(kubeconfig: str) -> client.ApiClient:
+    if kubeconfig:
+        return config.new_client_from_config(config_file=kubeconfig)
+    config.load_incluster_config()
+    return client.ApiClient()
+
+
+def documents(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
+    for path in sorted(paths):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc:
+                yield doc
+
+
+def apply(api: client.ApiClient, docs: Iterable[dict[str, Any]], *, update: bool) -> list[str]:
+    """Create each object; if it exists, replace it when `update`, else leave it."""
+    dyn = dynamic.DynamicClient(api)
+    done = []
+    for doc in docs:
+        resource = dyn.resources.get(api_version=doc["apiVersion"], kind=doc["kind"])
+        meta = doc["metadata"]
+        namespace = meta.get("namespace", "default") if resource.namespaced else None
+        what = f"{doc['kind']} {meta['name']}"
+        try:
+            resource.create(body=doc, namespace=namespace)
+            done.append(f"created {what}")
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            if update:
+                current = resource.get(name=meta["name"], namespace=namespace)
+                doc["metadata"]["resourceVersion"] = current.metadata.resourceVersion
+                resource.replace(body=doc, namespace=namespace)
+                done.append(f"updated {what}")
+            else:
+                done.append(f"kept {what}")
+    return done
+
+
+def wait_established(api: client.ApiClient, names: list[str], timeout: float = 30.0) -> None:
+    ext = client.ApiextensionsV1Api(api)
+    deadline = time.monotonic() + timeout
+    for name in names:
+        while True:
+            crd = ext.read_custom_resource_definition(name)
+            conditions = (crd.status and crd.status.conditions) or []
+            if any(c.type == "Established" and c.status == "True" for c in conditions):
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"CustomResourceDefinition {name} is not Established")
+            time.sleep(0.1)

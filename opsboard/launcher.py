@@ -1,0 +1,229 @@
+"""`make run`: the whole product on one machine, under one supervisor.
+
+Starts what it needs and what exists: an embedded redis-server (unless REDIS_URL
+is set), kubesim as the cluster (unless KUBECONFIG is set or we run in a
+cluster), migrations, the admin user, the CRDs and samples, then the watcher,
+a Celery worker, beat and the web server. Ctrl-C stops everything, in reverse
+order; state stays under .opsboard/ for the next start.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from opsboard.embedded.redis import EmbeddedRedis, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+COLOURS = ["36", "33", "35", "32", "34", "31"]
+
+
+def log(message: str) -> None:
+    print(f"\033[1mopsboard\033[0m | {message}", flush=True)
+
+
+@dataclass
+class Child:
+    name: str
+    args: list[str]
+    process: subprocess.Popen[str] | None = field(default=None, repr=False)
+
+    def start(self, env: dict[str, str], colour: str) -> None:
+        self.process = subprocess.Popen(
+            self.args,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            start_new_session=True,  # Ctrl-C reaches us only; we stop children in order
+        )
+        threading.Thread(target=self._pump, args=(colour,), daemon=True).start()
+
+    def _pump(self, colour: str) -> None:
+        assert self.process and self.process.stdout
+        prefix = f"\033[{colour}m{self.name:>8}\033[0m | "
+        for line in self.process.stdout:
+            sys.stdout.write(prefix + line)
+            sys.stdout.flush()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if not self.process or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+class Launcher:
+    def __init__(self) -> None:
+        self.state = Path(os.environ.get("OPSBOARD_STATE_DIR", ROOT / ".opsboard")).resolve()
+        self.port = int(os.environ.get("OPSBOARD_PORT", "8000"))
+        self.env = dict(os.environ, OPSBOARD_STATE_DIR=str(self.state), PYTHONUNBUFFERED="1")
+        self.redis: EmbeddedRedis | None = None
+        self.children: list[Child] = []
+        self.stopping = threading.Event()
+
+    # -- infrastructure -------------------------------------------------------------
+    def start_redis(self) -> None:
+        if self.env.get("REDIS_URL"):
+            log(f"using REDIS_URL={self.env['REDIS_URL']}")
+            return
+        data = self.state / "redis"
+        port_file = data / "port"
+        port = int(port_file.read_text()) if port_file.exists() else free_port()
+        self.redis = EmbeddedRedis(data, port=port).start()
+        port_file.write_text(str(port))
+        self.env["REDIS_URL"] = self.redis.url
+        log(f"redis-server on {self.redis.url} (append-only, data in {data})")
+
+    def start_kubesim(self) -> None:
+        if self.env.get("KUBECONFIG") or self.env.get("KUBERNETES_SERVICE_HOST"):
+            log(f"using the cluster of KUBECONFIG={self.env.get('KUBECONFIG', '(in-cluster)')}")
+            return
+        if not has_module("kubesim.__main__"):
+            log("kubesim is not available yet: running without a cluster")
+            return
+        kubeconfig = self.state / "kubeconfig"
+        kubeconfig.unlink(missing_ok=True)
+        port = os.environ.get("OPSBOARD_KUBESIM_PORT", "0")
+        child = Child(
+            "kubesim",
+            [PYTHON, "-m", "kubesim", "serve", "--host", "127.0.0.1", "--port", port,
+             "--data-dir", str(self.state / "kubesim"), "--kubeconfig-out", str(kubeconfig)],
+        )  # fmt: skip
+        self.launch(child)
+        deadline = time.monotonic() + 30
+        while not kubeconfig.exists():
+            if child.process and child.process.poll() is not None:
+                raise SystemExit("kubesim exited during start-up; see its output above")
+            if time.monotonic() > deadline:
+                raise SystemExit("kubesim did not write its kubeconfig within 30 s")
+            time.sleep(0.05)
+        self.env["KUBECONFIG"] = str(kubeconfig)
+        log(f"kubesim cluster up; kubeconfig at {kubeconfig}")
+
+    def manage(self, *args: str) -> None:
+        subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=self.env, check=True)
+
+    # -- processes ------------------------------------------------------------------
+    def launch(self, child: Child) -> None:
+        child.start(self.env, COLOURS[len(self.children) % len(COLOURS)])
+        self.children.append(child)
+
+    def start_processes(self) -> None:
+        if (
+            has_module("opsboard.engine.management.commands.runwatcher")
+            and "KUBECONFIG" in self.env
+        ):
+            self.launch(Child("watcher", [PYTHON, "manage.py", "runwatcher"]))
+        if "KUBECONFIG" in self.env:
+            self.launch(
+                Child("worker", [PYTHON, "-m", "celery", "-A", "opsboard", "worker",
+                                 "--loglevel", "INFO", "--concurrency", "2", "-n", "worker@%h"])
+            )  # fmt: skip
+            self.launch(
+                Child("beat", [PYTHON, "-m", "celery", "-A", "opsboard", "beat", "--loglevel",
+                               "INFO", "--schedule", str(self.state / "celerybeat-schedule")])
+            )  # fmt: skip
+        self.launch(
+            Child("web", [PYTHON, "-m", "gunicorn", "opsboard.wsgi:application",
+                          "--bind", f"127.0.0.1:{self.port}", "--workers", "2", "--threads", "4",
+                          "--access-logfile", "-", "--graceful-timeout", "5"])
+        )  # fmt: skip
+
+    def wait_for_web(self, timeout: float = 30.0) -> bool:
+        import urllib.request
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1):
+                    return True
+            except OSError:
+                time.sleep(0.1)
+        return False
+
+    def run(self) -> int:
+        self.state.mkdir(parents=True, exist_ok=True)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: self.stopping.set())
+        try:
+            self.start_redis()
+            self.start_kubesim()
+            log("applying database migrations")
+            self.manage("migrate", "--noinput", "-v", "0")
+            password = self.admin_password()
+            self.manage("bootstrap", "--admin-password-file", str(self.state / "admin_password"))
+            self.start_processes()
+            if self.wait_for_web():
+                self.banner(password)
+            while not self.stopping.is_set():
+                for child in self.children:
+                    if child.process and child.process.poll() is not None:
+                        log(f"{child.name} exited with {child.process.returncode}; stopping")
+                        self.stopping.set()
+                        break
+                self.stopping.wait(0.5)
+            return 0
+        except subprocess.CalledProcessError as exc:
+            log(f"start-up step failed: {' '.join(exc.cmd)} exited with {exc.returncode}")
+            return 1
+        finally:
+            self.shutdown()
+
+    def admin_password(self) -> str:
+        """OPSBOARD_ADMIN_PASSWORD, or one generated once and kept in the state dir."""
+        path = self.state / "admin_password"
+        password = self.env.get("OPSBOARD_ADMIN_PASSWORD") or (
+            path.read_text().strip() if path.exists() else secrets.token_urlsafe(12)
+        )
+        path.write_text(password)
+        path.chmod(0o600)
+        return password
+
+    def banner(self, password: str) -> None:
+        log("")
+        log(f"opsboard is up:  http://127.0.0.1:{self.port}/")
+        log(f"log in as admin with password: {password}")
+        if "KUBECONFIG" in self.env:
+            log(f"kubectl: kubectl --kubeconfig {self.env['KUBECONFIG']} get memcached,webserver")
+        log("press Ctrl-C to stop")
+        log("")
+
+    def shutdown(self) -> None:
+        log("stopping")
+        for child in reversed(self.children):
+            child.stop()
+        if self.redis:
+            self.redis.stop()
+        log("stopped; state kept in " + str(self.state))
+
+
+def main() -> None:
+    sys.exit(Launcher().run())
+
+
+if __name__ == "__main__":
+    main()
