@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import secrets
 import tempfile
+import warnings
 from pathlib import Path
 
 import dj_database_url
@@ -170,6 +171,8 @@ STORAGES = {
 }
 # Serve straight from the finders when `collectstatic` has not run (local `make run`).
 WHITENOISE_USE_FINDERS = not STATIC_ROOT.exists()
+if WHITENOISE_USE_FINDERS:
+    warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
 
 # Sessions and CSRF: HttpOnly everywhere, Secure and HSTS once behind TLS.
 SESSION_COOKIE_HTTPONLY = True
