@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import pytest
+from django.test import Client, override_settings
+
+from opsboard.embedded.redis import EmbeddedRedis, free_port
+
+
+def test_healthz_answers_without_a_database_or_login(client: Client) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+@pytest.mark.django_db
+def test_readyz_is_ready_when_database_and_redis_answer(
+    client: Client, redis_server: EmbeddedRedis
+) -> None:
+    with override_settings(REDIS_URL=redis_server.url):
+        response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "ok", "redis": "ok"}
+
+
+@pytest.mark.django_db
+def test_readyz_is_unavailable_and_says_why_when_redis_is_down(client: Client) -> None:
+    with override_settings(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0"):
+        response = client.get("/readyz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "unavailable"
+    assert body["database"] == "ok"
+    assert body["redis"].startswith("error:")
+
+
+def test_probes_refuse_writes(client: Client) -> None:
+    assert client.post("/healthz").status_code == 405
