@@ -172,7 +172,7 @@ STORAGES = {
 # Serve straight from the finders when `collectstatic` has not run (local `make run`).
 WHITENOISE_USE_FINDERS = not STATIC_ROOT.exists()
 if WHITENOISE_USE_FINDERS:
-    warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
+    warnings.filterwarnings("ignore", message="No directory at", category=UserWarning)
 
 # Sessions and CSRF: HttpOnly everywhere, Secure and HSTS once behind TLS.
 SESSION_COOKIE_HTTPONLY = True
