@@ -55,3 +55,33 @@ class KubeObject(models.Model):
     def is_stale(self) -> bool:
         """The status describes an older spec than the one the user wrote."""
         return self.observed_generation is not None and self.observed_generation < self.generation
+
+
+class KindWatch(models.Model):
+    """Where the watcher is in the stream of one kind: what it resumes from after a restart."""
+
+    api_version = models.CharField(max_length=100)
+    kind = models.CharField(max_length=100)
+    resource_version = models.CharField(max_length=32, blank=True)
+    listed_at = models.DateTimeField(null=True, blank=True)  # last full list (start, 410 Gone)
+    last_event_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["api_version", "kind"], name="mirror_unique_kind_watch")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} @ {self.resource_version}"
+
+
+class WatcherHeartbeat(models.Model):
+    """One row per watcher process; the leader keeps its row fresh while it watches."""
+
+    identity = models.CharField(max_length=200, unique=True)
+    is_leader = models.BooleanField(default=False)
+    started_at = models.DateTimeField()
+    heartbeat_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.identity} ({'leader' if self.is_leader else 'standby'})"

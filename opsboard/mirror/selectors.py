@@ -1,0 +1,174 @@
+"""Reads of the mirror for the UI: indexed queries only, no API calls, no N+1."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, F, Max, Q, QuerySet
+from django.utils import timezone
+
+from controllers.base import Kind
+from opsboard.mirror.models import KindWatch, KubeObject, WatcherHeartbeat
+
+SORTS = {
+    "name": ("name", "namespace"),
+    "-name": ("-name", "-namespace"),
+    "namespace": ("namespace", "name"),
+    "-namespace": ("-namespace", "-name"),
+    "age": ("-created_at", "name"),
+    "-age": ("created_at", "name"),
+    "health": ("health", "name"),
+    "-health": ("-health", "name"),
+}
+# "app=web" or "app=web,tier=cache": a label search; anything else matches names.
+_LABEL_TERM = re.compile(r"^\s*([\w./-]+)\s*=\s*([\w.-]*)\s*$")
+_TREE_DEPTH = 4  # CR → Deployment → ReplicaSet → Pod
+
+
+def objects_of(kind: Kind) -> QuerySet[KubeObject]:
+    return KubeObject.objects.filter(api_version=kind.api_version, kind=kind.kind)
+
+
+def _label_filter(search: str) -> Q | None:
+    terms = [_LABEL_TERM.match(term) for term in search.split(",")]
+    if not terms or not all(terms):
+        return None
+    query = Q()
+    for match in terms:
+        assert match is not None
+        query &= Q(**{f"labels__{match.group(1)}": match.group(2)})
+    return query
+
+
+def cr_list(
+    *,
+    kind: Kind,
+    namespace: str = "",
+    health: str = "",
+    search: str = "",
+    stale: bool = False,
+    sort: str = "name",
+    page: int = 1,
+    per_page: int = 50,
+) -> Page:
+    """One page of the objects of a kind, filtered; `sort` is a key of SORTS."""
+    objects = objects_of(kind).filter(deleted_at__isnull=True)
+    if namespace:
+        objects = objects.filter(namespace=namespace)
+    if health:
+        objects = objects.filter(health=health)
+    if stale:
+        objects = objects.filter(observed_generation__lt=F("generation"))
+    if search:
+        by_labels = _label_filter(search)
+        objects = objects.filter(by_labels if by_labels is not None else Q(name__icontains=search))
+    objects = objects.order_by(*SORTS.get(sort, SORTS["name"])).defer("body")
+    return Paginator(objects, per_page).get_page(page)
+
+
+def cr_get(*, kind: Kind, namespace: str, name: str) -> KubeObject | None:
+    return objects_of(kind).filter(namespace=namespace, name=name).first()
+
+
+def cr_namespaces(*, kind: Kind) -> list[str]:
+    return list(
+        objects_of(kind).order_by("namespace").values_list("namespace", flat=True).distinct()
+    )
+
+
+def cr_health_counts(*, kind: Kind) -> dict[str, int]:
+    """{"Available": n, "Progressing": n, "Degraded": n, "Unknown": n, "stale": n, "total": n}."""
+    objects = objects_of(kind).filter(deleted_at__isnull=True)
+    counts = {"Available": 0, "Progressing": 0, "Degraded": 0, "Unknown": 0}
+    for row in objects.values("health").annotate(n=Count("id")):
+        counts[row["health"]] = row["n"]
+    counts["stale"] = objects.filter(observed_generation__lt=F("generation")).count()
+    counts["total"] = sum(counts[h] for h in ("Available", "Progressing", "Degraded", "Unknown"))
+    return counts
+
+
+@dataclass
+class OwnerNode:
+    obj: KubeObject
+    children: list[OwnerNode] = field(default_factory=list)
+
+    def walk(self) -> list[KubeObject]:
+        return [self.obj, *(o for child in self.children for o in child.walk())]
+
+
+def owner_tree(*, root: KubeObject, max_depth: int = _TREE_DEPTH) -> OwnerNode:
+    """The objects that `root` controls, transitively: one query per level of the tree."""
+    tree = OwnerNode(root)
+    level = {root.uid: tree}
+    for _ in range(max_depth):
+        children = (
+            KubeObject.objects.filter(owner_uid__in=list(level))
+            .exclude(kind="Event")  # Events hang off involvedObject, not ownership
+            .order_by("kind", "name")
+        )
+        next_level: dict[str, OwnerNode] = {}
+        for child in children:
+            node = OwnerNode(child)
+            level[child.owner_uid].children.append(node)
+            next_level[child.uid] = node
+        if not next_level:
+            break
+        level = next_level
+    return tree
+
+
+def _selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
+    return all(labels.get(key) == value for key, value in selector.items())
+
+
+def service_pods(*, service: KubeObject) -> list[KubeObject]:
+    """The pods a Service selects (same namespace, every selector label matching)."""
+    selector = (service.spec or {}).get("selector") or {}
+    if not selector:
+        return []  # a Service without a selector selects nothing
+    pods = KubeObject.objects.filter(kind="Pod", api_version="v1", namespace=service.namespace)
+    pods = pods.filter(**{f"labels__{key}": value for key, value in selector.items()})
+    return [pod for pod in pods.order_by("name") if _selects(selector, pod.labels)]
+
+
+def object_events(*, uid: str, limit: int = 50) -> list[KubeObject]:
+    """Kubernetes Events about an object, newest first (mirrored with owner_uid = involvedObject)."""
+    events = KubeObject.objects.filter(kind="Event", owner_uid=uid)
+    return list(events.order_by("-mirrored_at")[:limit])
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """How current the mirror is, and whether a watcher is keeping it so."""
+
+    last_event_at: datetime | None
+    heartbeat_at: datetime | None
+    leader: str  # identity of the leading watcher, "" if none
+    standbys: int
+    watcher_up: bool
+    kinds: dict[str, str]  # kind → resourceVersion the watcher has reached
+
+    @property
+    def age(self) -> timedelta | None:
+        return timezone.now() - self.last_event_at if self.last_event_at else None
+
+
+def mirror_freshness(*, heartbeat_timeout: float = 30.0) -> Freshness:
+    """The watcher counts as up while its heartbeat is younger than `heartbeat_timeout` s."""
+    cutoff = timezone.now() - timedelta(seconds=heartbeat_timeout)
+    watchers = list(WatcherHeartbeat.objects.filter(heartbeat_at__gte=cutoff))
+    leader = next((w for w in watchers if w.is_leader), None)
+    kinds = {w.kind: w.resource_version for w in KindWatch.objects.order_by("kind")}
+    last = KindWatch.objects.aggregate(last=Max("last_event_at"))["last"]
+    return Freshness(
+        last_event_at=last,
+        heartbeat_at=leader.heartbeat_at if leader else None,
+        leader=leader.identity if leader else "",
+        standbys=sum(1 for w in watchers if not w.is_leader),
+        watcher_up=leader is not None,
+        kinds=kinds,
+    )

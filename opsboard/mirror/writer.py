@@ -1,0 +1,231 @@
+"""The mirror writer: applies watch events and re-lists to KubeObject, in batches.
+
+Each batch is one transaction. It returns what changed, with the state each object had
+before, so the watcher can decide which changes deserve a reconcile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from controllers.base import Body, Kind
+from opsboard.mirror.health import derive_health
+from opsboard.mirror.models import KindWatch, KubeObject
+
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+_UPDATE_FIELDS = [
+    "api_version",
+    "kind",
+    "namespace",
+    "name",
+    "resource_version",
+    "generation",
+    "observed_generation",
+    "labels",
+    "annotations",
+    "owner_references",
+    "owner_uid",
+    "spec",
+    "status",
+    "body",
+    "health",
+    "created_at",
+    "deleted_at",
+    "mirrored_at",
+]
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The fields of an object that decide whether a change of it is worth a reconcile."""
+
+    uid: str
+    resource_version: str
+    generation: int
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    deleting: bool
+
+
+@dataclass(frozen=True)
+class Change:
+    type: str  # ADDED, MODIFIED or DELETED
+    kind: Kind
+    body: Body
+    previous: Snapshot | None  # None: the mirror did not know the object
+
+
+def _time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def controller_owner_uid(body: Body) -> str:
+    if body.get("kind") == "Event":  # so an object's Events are one indexed query away
+        return str((body.get("involvedObject") or {}).get("uid") or "")
+    for ref in body["metadata"].get("ownerReferences") or []:
+        if ref.get("controller"):
+            return str(ref.get("uid", ""))
+    return ""
+
+
+def snapshot(body: Body) -> Snapshot:
+    meta = body["metadata"]
+    return Snapshot(
+        uid=meta["uid"],
+        resource_version=str(meta.get("resourceVersion", "")),
+        generation=int(meta.get("generation") or 0),
+        labels=meta.get("labels") or {},
+        annotations=meta.get("annotations") or {},
+        deleting=bool(meta.get("deletionTimestamp")),
+    )
+
+
+def _row_snapshot(row: dict[str, Any]) -> Snapshot:
+    return Snapshot(
+        uid=row["uid"],
+        resource_version=row["resource_version"],
+        generation=row["generation"],
+        labels=row["labels"],
+        annotations=row["annotations"],
+        deleting=row["deleted_at"] is not None,
+    )
+
+
+def _row(kind: Kind, body: Body, now: datetime) -> KubeObject:
+    meta = body["metadata"]
+    status = body.get("status") or {}
+    generation = int(meta.get("generation") or 0)
+    observed = status.get("observedGeneration") if isinstance(status, dict) else None
+    observed = int(observed) if isinstance(observed, int) else None
+    stale = observed is not None and observed < generation
+    return KubeObject(
+        api_version=kind.api_version,
+        kind=kind.kind,
+        namespace=meta.get("namespace", ""),
+        name=meta["name"],
+        uid=meta["uid"],
+        resource_version=str(meta.get("resourceVersion", "")),
+        generation=generation,
+        observed_generation=observed,
+        labels=meta.get("labels") or {},
+        annotations=meta.get("annotations") or {},
+        owner_references=meta.get("ownerReferences") or [],
+        owner_uid=controller_owner_uid(body),
+        spec=body.get("spec") or {},
+        status=status if isinstance(status, dict) else {},
+        body=body,
+        health=derive_health(kind.kind, status if isinstance(status, dict) else {}, stale=stale),
+        created_at=_time(meta.get("creationTimestamp")),
+        deleted_at=_time(meta.get("deletionTimestamp")),
+        mirrored_at=now,
+    )
+
+
+def _with_type(kind: Kind, body: Body) -> Body:
+    # Items of a LIST response carry no apiVersion/kind; watch events do.
+    if body.get("kind") != kind.kind or body.get("apiVersion") != kind.api_version:
+        body = {"apiVersion": kind.api_version, "kind": kind.kind, **body}
+    return body
+
+
+def _existing(kind: Kind, uids: Iterable[str]) -> dict[str, Snapshot]:
+    rows = KubeObject.objects.filter(uid__in=list(uids)).values(
+        "uid", "resource_version", "generation", "labels", "annotations", "deleted_at"
+    )
+    return {row["uid"]: _row_snapshot(row) for row in rows}
+
+
+def _write(kind: Kind, final: dict[str, tuple[str, Body]]) -> None:
+    now = timezone.now()
+    gone = [uid for uid, (type_, _) in final.items() if type_ == DELETED]
+    live = [_row(kind, body, now) for type_, body in final.values() if type_ != DELETED]
+    if gone:
+        KubeObject.objects.filter(uid__in=gone).delete()
+    if not live:
+        return
+    # An object deleted and re-created under the same name has a new uid: drop the old row.
+    names = {(row.namespace, row.name): row.uid for row in live}
+    clashing = KubeObject.objects.filter(
+        api_version=kind.api_version, kind=kind.kind, name__in=[name for _, name in names]
+    ).values_list("id", "namespace", "name", "uid")
+    stale_ids = [i for i, ns, name, uid in clashing if names.get((ns, name), uid) != uid]
+    if stale_ids:
+        KubeObject.objects.filter(id__in=stale_ids).delete()
+    KubeObject.objects.bulk_create(
+        live, update_conflicts=True, unique_fields=["uid"], update_fields=_UPDATE_FIELDS
+    )
+
+
+def mirror_apply(*, kind: Kind, events: Sequence[tuple[str, Body]]) -> list[Change]:
+    """Applies watch events (in order) to the mirror in one transaction."""
+    changes: list[Change] = []
+    for start in range(0, len(events), _CHUNK):
+        chunk = [(type_, _with_type(kind, body)) for type_, body in events[start : start + _CHUNK]]
+        with transaction.atomic():
+            known = _existing(kind, {body["metadata"]["uid"] for _, body in chunk})
+            final: dict[str, tuple[str, Body]] = {}
+            for type_, body in chunk:
+                uid = body["metadata"]["uid"]
+                changes.append(Change(type_, kind, body, known.get(uid)))
+                known[uid] = snapshot(body)
+                final[uid] = (type_, body)
+            _write(kind, final)
+    return changes
+
+
+def mirror_relist(
+    *, kind: Kind, items: Sequence[Body], namespaces: Sequence[str] = ()
+) -> list[Change]:
+    """Makes the mirror of `kind` equal to a fresh list, as the events that would explain it.
+
+    Objects unchanged since the mirror saw them (same resourceVersion) yield no change;
+    objects missing from the list yield DELETED, so nothing is missed across a 410 Gone.
+    """
+    mirrored = KubeObject.objects.filter(api_version=kind.api_version, kind=kind.kind)
+    if namespaces:
+        mirrored = mirrored.filter(namespace__in=namespaces)
+    versions = dict(mirrored.values_list("uid", "resource_version"))
+    events: list[tuple[str, Body]] = []
+    listed: set[str] = set()
+    for item in items:
+        meta = item["metadata"]
+        listed.add(meta["uid"])
+        version = versions.get(meta["uid"])
+        if version is None:
+            events.append((ADDED, item))
+        elif version != str(meta.get("resourceVersion", "")):
+            events.append((MODIFIED, item))
+    gone = [uid for uid in versions if uid not in listed]
+    for start in range(0, len(gone), _CHUNK):
+        for body in KubeObject.objects.filter(uid__in=gone[start : start + _CHUNK]).values_list(
+            "body", flat=True
+        ):
+            events.append((DELETED, body))
+    return mirror_apply(kind=kind, events=events)
+
+
+def kind_watch_save(
+    *, kind: Kind, resource_version: str, listed: bool = False, event: bool = False
+) -> None:
+    """Records how far the watcher got in the stream of `kind` (its resume point)."""
+    now = timezone.now()
+    fields: dict[str, Any] = {"resource_version": resource_version}
+    if listed:
+        fields["listed_at"] = now
+    if event:
+        fields["last_event_at"] = now
+    KindWatch.objects.update_or_create(
+        api_version=kind.api_version, kind=kind.kind, defaults=fields
+    )
+
+
+def kind_watch_resume_point(*, kind: Kind) -> str:
+    row = KindWatch.objects.filter(api_version=kind.api_version, kind=kind.kind).first()
+    return row.resource_version if row else ""

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import pytest
+
+from controllers.base import DEPLOYMENT
+from opsboard.mirror.models import KubeObject
+from opsboard.mirror.writer import mirror_apply, mirror_relist
+from tests.mirror.factories import MEMCACHED, condition, obj
+
+pytestmark = pytest.mark.django_db
+
+
+def test_added_object_is_mirrored_with_its_owner_and_health() -> None:
+    cr = obj(MEMCACHED, "m", status={"conditions": [condition("Available", "True")]})
+    deployment = obj(DEPLOYMENT, "m", owner=cr)
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", cr)])
+    mirror_apply(kind=DEPLOYMENT, events=[("ADDED", deployment)])
+    row = KubeObject.objects.get(uid=deployment["metadata"]["uid"])
+    assert row.owner_uid == cr["metadata"]["uid"]
+    assert KubeObject.objects.get(uid=cr["metadata"]["uid"]).health == "Available"
+
+
+def test_modified_event_reports_the_previous_state() -> None:
+    cr = obj(MEMCACHED, "m", generation=1)
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", cr)])
+    newer = {**cr, "metadata": {**cr["metadata"], "generation": 2, "resourceVersion": "999"}}
+    [change] = mirror_apply(kind=MEMCACHED, events=[("MODIFIED", newer)])
+    assert change.previous is not None and change.previous.generation == 1
+    assert KubeObject.objects.get(uid=cr["metadata"]["uid"]).generation == 2
+
+
+def test_deleted_event_removes_the_row() -> None:
+    cr = obj(MEMCACHED, "m")
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", cr), ("DELETED", cr)])
+    assert not KubeObject.objects.exists()
+
+
+def test_recreated_name_replaces_the_old_uid() -> None:
+    old, new = obj(MEMCACHED, "m"), obj(MEMCACHED, "m")
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", old)])
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", new)])
+    assert list(KubeObject.objects.values_list("uid", flat=True)) == [new["metadata"]["uid"]]
+
+
+def test_relist_reports_only_what_changed_including_deletions() -> None:
+    kept, changed, gone = obj(MEMCACHED, "a"), obj(MEMCACHED, "b"), obj(MEMCACHED, "c")
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", o) for o in (kept, changed, gone)])
+    changed2 = {**changed, "metadata": {**changed["metadata"], "resourceVersion": "5000"}}
+    fresh = obj(MEMCACHED, "d")
+    changes = mirror_relist(kind=MEMCACHED, items=[kept, changed2, fresh])
+    summary = sorted((c.type, c.body["metadata"]["name"]) for c in changes)
+    assert summary == [("ADDED", "d"), ("DELETED", "c"), ("MODIFIED", "b")]
+    assert sorted(KubeObject.objects.values_list("name", flat=True)) == ["a", "b", "d"]
+
+
+def test_list_items_without_kind_are_mirrored_under_the_listed_kind() -> None:
+    item = obj(MEMCACHED, "m")
+    del item["kind"], item["apiVersion"]
+    mirror_relist(kind=MEMCACHED, items=[item])
+    assert KubeObject.objects.get().kind == "Memcached"
