@@ -1,0 +1,83 @@
+"""Writes through the store, applied to the controllers' cache at once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesim.cluster.cache import Cache
+
+Obj = dict[str, Any]
+
+
+def is_status_error(exc: BaseException, code: int) -> bool:
+    return getattr(exc, "code", None) == code or getattr(exc, "status", None) == code
+
+
+class Api:
+    def __init__(self, store: Any, cache: Cache) -> None:
+        self.store = store
+        self._cache = cache
+
+    def create(self, resource: str, obj: Obj) -> Obj:
+        namespace = obj.get("metadata", {}).get("namespace")
+        created = self.store.create(resource, obj, namespace=namespace)
+        self._cache.apply("MODIFIED", resource, created)
+        return created
+
+    def update(self, resource: str, obj: Obj, *, subresource: str | None = None) -> Obj:
+        updated = self.store.update(resource, obj, subresource=subresource)
+        self._cache.apply("MODIFIED", resource, updated)
+        return updated
+
+    def patch(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        body: Obj,
+        *,
+        subresource: str | None = None,
+    ) -> Obj:
+        patched = self.store.patch(resource, namespace, name, body, subresource=subresource)
+        self._cache.apply("MODIFIED", resource, patched)
+        return patched
+
+    def refresh(self, resource: str, namespace: str | None, name: str) -> Obj:
+        """Reads one object from the store into the cache (after a write that returns no object)."""
+        obj = self.store.get(resource, namespace, name)
+        self._cache.apply("MODIFIED", resource, obj)
+        return obj
+
+    def delete(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+    ) -> None:
+        """Deletes, treating NotFound as done (someone else got there first)."""
+        try:
+            gone = self.store.delete(
+                resource, namespace, name, grace_period_seconds=grace_period_seconds
+            )
+        except Exception as exc:
+            if is_status_error(exc, 404):
+                return
+            raise
+        if isinstance(gone, dict) and gone.get("metadata", {}).get("name") == name:
+            if gone["metadata"].get("deletionTimestamp") and self._still_there(
+                resource, namespace, name
+            ):
+                self._cache.apply("MODIFIED", resource, gone)
+            else:
+                self._cache.forget(resource, gone)
+
+    def _still_there(self, resource: str, namespace: str | None, name: str) -> bool:
+        try:
+            self.store.get(resource, namespace, name)
+        except Exception as exc:
+            if is_status_error(exc, 404):
+                return False
+            raise
+        return True

@@ -1,0 +1,128 @@
+"""What every simulated controller shares: the context and the base class."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesim.cluster.api import Api
+from kubesim.cluster.cache import Cache
+from kubesim.cluster.events import Recorder
+from kubesim.cluster.workqueue import WorkQueue
+
+Obj = dict[str, Any]
+Key = tuple[str, str]
+Watch = Callable[[Obj | None, Obj | None], None]
+
+DEFAULT_MISSING_IMAGES = ("*:does-not-exist",)
+
+
+@dataclass
+class ClusterOptions:
+    nodes: int = 3
+    pod_start_delay: float = 0.2
+    seed: int | None = None
+    # fnmatch patterns of images that no registry has.
+    missing_images: list[str] = field(default_factory=lambda: list(DEFAULT_MISSING_IMAGES))
+    lease_interval: float = 10.0
+    # The kubelet's image pull back-off starts here and doubles up to 300 s, as on a real node.
+    image_backoff: float = 10.0
+
+    @classmethod
+    def coerce(cls, options: Any) -> ClusterOptions:
+        """Accepts our own options, a mapping, or any object with matching attributes."""
+        if isinstance(options, cls):
+            return options
+        if options is None:
+            return cls()
+        get = options.get if isinstance(options, dict) else lambda k, d: getattr(options, k, d)
+        defaults = cls()
+        values = {k: get(k, getattr(defaults, k)) for k in defaults.__dataclass_fields__}
+        values = {
+            k: getattr(defaults, k) if v is None and k != "seed" else v for k, v in values.items()
+        }
+        values["missing_images"] = list(values["missing_images"])
+        return cls(**values)
+
+
+@dataclass
+class Context:
+    api: Api
+    cache: Cache
+    queue: WorkQueue
+    events: Recorder
+    options: ClusterOptions
+    rng: random.Random
+
+    def start_delay(self) -> float:
+        """The configured delay with ±50% jitter, so pods do not all flip at once."""
+        return self.options.pod_start_delay * self.rng.uniform(0.5, 1.5)
+
+
+class Controller:
+    name = "controller"
+    group = "controllers"
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def watches(self) -> dict[str, Watch]:
+        return {}
+
+    def reconcile(self, key: Hashable) -> float | None:
+        raise NotImplementedError
+
+    def resync(self) -> None:
+        """Queues every object this controller owns (at start and on resume)."""
+
+    def enqueue(self, key: Hashable, delay: float = 0.0) -> None:
+        self.ctx.queue.add_after(self.name, key, delay)
+
+    def enqueue_obj(self, obj: Obj | None) -> None:
+        if obj is not None:
+            self.enqueue(key_of(obj))
+
+    def enqueue_owner(self, obj: Obj | None, kind: str) -> None:
+        if obj is None:
+            return
+        for ref in obj["metadata"].get("ownerReferences") or []:
+            if ref.get("controller") and ref.get("kind") == kind:
+                self.enqueue((obj["metadata"].get("namespace") or "", ref["name"]))
+
+
+def key_of(obj: Obj) -> Key:
+    return (obj["metadata"].get("namespace") or "", obj["metadata"]["name"])
+
+
+def controller_ref(owner: Obj) -> Obj:
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def is_deleting(obj: Obj) -> bool:
+    return bool(obj["metadata"].get("deletionTimestamp"))
+
+
+def condition(obj: Obj, type_: str) -> Obj | None:
+    for cond in obj.get("status", {}).get("conditions") or []:
+        if cond.get("type") == type_:
+            return cond
+    return None
+
+
+def pod_ready(pod: Obj) -> bool:
+    cond = condition(pod, "Ready")
+    return cond is not None and cond.get("status") == "True"
+
+
+def node_ready(node: Obj) -> bool:
+    cond = condition(node, "Ready")
+    return cond is not None and cond.get("status") == "True"

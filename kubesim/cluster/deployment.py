@@ -1,0 +1,456 @@
+"""The Deployment controller: ReplicaSets per pod template, rolled out step by step.
+
+The arithmetic follows pkg/controller/deployment (NewRSNewReplicas,
+reconcileOldReplicaSets, calculateStatus), so a rollout here moves through
+the same intermediate states as on a real cluster.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+from kubesim.cluster import names
+from kubesim.cluster.api import is_status_error
+from kubesim.cluster.controller import (
+    Controller,
+    Key,
+    Obj,
+    Watch,
+    controller_ref,
+    is_deleting,
+    key_of,
+)
+from kubesim.cluster.workloads import drop_zero, set_condition, write_status
+
+COMPONENT = "deployment-controller"
+HASH_LABEL = "pod-template-hash"
+REVISION = "deployment.kubernetes.io/revision"
+DESIRED = "deployment.kubernetes.io/desired-replicas"
+MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
+_NOT_COPIED = {REVISION, DESIRED, MAX_REPLICAS, "deployment.kubernetes.io/revision-history"}
+_NOT_COPIED.add("kubectl.kubernetes.io/last-applied-configuration")
+
+
+class DeploymentController(Controller):
+    name = "deployment"
+
+    def watches(self) -> dict[str, Watch]:
+        return {
+            "deployments.apps": lambda old, new: self.enqueue_obj(new or old),
+            "replicasets.apps": lambda old, new: self.enqueue_owner(new or old, "Deployment"),
+        }
+
+    def resync(self) -> None:
+        for d in self.ctx.cache.list("deployments.apps"):
+            self.enqueue(key_of(d))
+
+    def reconcile(self, key: Key) -> float | None:
+        d = self.ctx.cache.get("deployments.apps", *key)
+        if d is None or is_deleting(d):
+            return None
+        all_rs = [
+            rs
+            for rs in self.ctx.cache.owned("replicasets.apps", d["metadata"]["uid"])
+            if not is_deleting(rs)
+        ]
+        new_rs = next((rs for rs in all_rs if same_template(rs, d)), None)
+        old_rs = sorted((rs for rs in all_rs if rs is not new_rs), key=_created)
+        progressing = None
+        if d["spec"].get("paused"):
+            pass
+        elif d["spec"].get("strategy", {}).get("type") == "Recreate":
+            new_rs, progressing = self._recreate(d, new_rs, old_rs)
+        else:
+            new_rs, progressing = self._rolling(d, new_rs, old_rs)
+        if new_rs is not None:
+            self._sync_revision(d, new_rs, old_rs)
+            all_rs = [new_rs, *old_rs]
+        self._write_status(d, new_rs, all_rs, old_rs, progressing)
+        return None
+
+    # -- strategies --------------------------------------------------------------------------
+
+    def _rolling(
+        self, d: Obj, new_rs: Obj | None, old_rs: list[Obj]
+    ) -> tuple[Obj | None, Obj | None]:
+        replicas = desired(d)
+        created = None
+        if new_rs is None:
+            new_rs = created = self._create_rs(d, old_rs, new_rs_replicas(d, old_rs, 0))
+        elif spec_replicas(new_rs) > replicas:
+            new_rs = self._scale(d, new_rs, replicas)
+        elif spec_replicas(new_rs) < replicas:
+            new_rs = self._scale(
+                d, new_rs, new_rs_replicas(d, [new_rs, *old_rs], spec_replicas(new_rs))
+            )
+        if new_rs is None:
+            return None, None
+        old_rs[:] = self._scale_down_old(d, new_rs, old_rs)
+        if complete(d, new_rs, old_rs):
+            self._cleanup(d, old_rs)
+        return new_rs, created
+
+    def _recreate(
+        self, d: Obj, new_rs: Obj | None, old_rs: list[Obj]
+    ) -> tuple[Obj | None, Obj | None]:
+        old_rs[:] = [self._scale(d, rs, 0) if spec_replicas(rs) else rs for rs in old_rs]
+        if any(rs.get("status", {}).get("replicas") for rs in old_rs):
+            return new_rs, None  # the old pods must be gone before new ones start
+        if new_rs is None:
+            new_rs = self._create_rs(d, old_rs, desired(d))
+            return new_rs, new_rs
+        if spec_replicas(new_rs) != desired(d):
+            new_rs = self._scale(d, new_rs, desired(d))
+        if complete(d, new_rs, old_rs):
+            self._cleanup(d, old_rs)
+        return new_rs, None
+
+    def _scale_down_old(self, d: Obj, new_rs: Obj, old_rs: list[Obj]) -> list[Obj]:
+        """reconcileOldReplicaSets: first unhealthy old pods, then as availability allows."""
+        if not sum(spec_replicas(rs) for rs in old_rs):
+            return old_rs
+        all_rs = [new_rs, *old_rs]
+        min_available = desired(d) - max_unavailable(d)
+        new_unavailable = spec_replicas(new_rs) - available(new_rs)
+        budget = sum(spec_replicas(rs) for rs in all_rs) - min_available - new_unavailable
+        if budget <= 0:
+            return old_rs
+        out = []
+        for rs in old_rs:
+            unhealthy = spec_replicas(rs) - available(rs)
+            if budget > 0 and unhealthy > 0:
+                cut = min(budget, unhealthy)
+                rs = self._scale(d, rs, spec_replicas(rs) - cut)
+                budget -= cut
+            out.append(rs)
+        spare = sum(available(rs) for rs in [new_rs, *out]) - min_available
+        result = []
+        for rs in out:
+            if spare > 0 and spec_replicas(rs) > 0:
+                cut = min(spare, spec_replicas(rs))
+                rs = self._scale(d, rs, spec_replicas(rs) - cut)
+                spare -= cut
+            result.append(rs)
+        return result
+
+    def _cleanup(self, d: Obj, old_rs: list[Obj]) -> None:
+        limit = int(d["spec"].get("revisionHistoryLimit", 10))
+        spent = [
+            rs
+            for rs in old_rs
+            if not spec_replicas(rs) and not rs.get("status", {}).get("replicas")
+        ]
+        spent.sort(key=revision)
+        for rs in spent[: max(len(spent) - limit, 0)]:
+            self.ctx.api.delete(
+                "replicasets.apps", rs["metadata"]["namespace"], rs["metadata"]["name"]
+            )
+            old_rs.remove(rs)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def _create_rs(self, d: Obj, old_rs: list[Obj], replicas: int) -> Obj | None:
+        collisions = d.get("status", {}).get("collisionCount")
+        template = copy.deepcopy(d["spec"]["template"])
+        pod_hash = names.template_hash(template, collisions)
+        template.setdefault("metadata", {}).setdefault("labels", {})[HASH_LABEL] = pod_hash
+        selector = copy.deepcopy(d["spec"]["selector"])
+        selector.setdefault("matchLabels", {})[HASH_LABEL] = pod_hash
+        annotations = {
+            k: v
+            for k, v in (d["metadata"].get("annotations") or {}).items()
+            if k not in _NOT_COPIED
+        }
+        annotations |= replica_annotations(d)
+        annotations[REVISION] = str(max((revision(rs) for rs in old_rs), default=0) + 1)
+        rs = {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": f"{d['metadata']['name']}-{pod_hash}",
+                "namespace": d["metadata"]["namespace"],
+                "labels": template["metadata"]["labels"],
+                "annotations": annotations,
+                "ownerReferences": [controller_ref(d)],
+            },
+            "spec": {
+                "replicas": replicas,
+                "minReadySeconds": d["spec"].get("minReadySeconds", 0),
+                "selector": selector,
+                "template": template,
+            },
+        }
+        try:
+            created = self.ctx.api.create("replicasets.apps", rs)
+        except Exception as exc:
+            if not is_status_error(exc, 409):
+                raise
+            self._bump_collisions(d)
+            return None
+        self.ctx.events.normal(
+            d,
+            "ScalingReplicaSet",
+            f"Scaled up replica set {created['metadata']['name']} to {replicas}",
+            COMPONENT,
+        )
+        return created
+
+    def _bump_collisions(self, d: Obj) -> None:
+        """A ReplicaSet of that name with another template: hash again with a new count."""
+        status = copy.deepcopy(d.get("status") or {})
+        status["collisionCount"] = int(status.get("collisionCount") or 0) + 1
+        write_status(self.ctx, "deployments.apps", d, status)
+
+    def _scale(self, d: Obj, rs: Obj, replicas: int) -> Obj:
+        before = spec_replicas(rs)
+        annotations = replica_annotations(d)
+        have = rs["metadata"].get("annotations") or {}
+        if before == replicas and all(have.get(k) == v for k, v in annotations.items()):
+            return rs
+        body = {"metadata": {"annotations": annotations}, "spec": {"replicas": replicas}}
+        meta = rs["metadata"]
+        scaled = self.ctx.api.patch("replicasets.apps", meta["namespace"], meta["name"], body)
+        if before != replicas:
+            direction = "up" if replicas > before else "down"
+            self.ctx.events.normal(
+                d,
+                "ScalingReplicaSet",
+                f"Scaled {direction} replica set {meta['name']} to {replicas} from {before}",
+                COMPONENT,
+            )
+        return scaled
+
+    def _sync_revision(self, d: Obj, new_rs: Obj, old_rs: list[Obj]) -> None:
+        """The new ReplicaSet holds the highest revision (a rollback moves an old one up)."""
+        wanted = max((revision(rs) for rs in old_rs), default=0) + 1
+        rev = revision(new_rs)
+        if rev < wanted and any(revision(rs) >= rev for rs in old_rs):
+            meta = new_rs["metadata"]
+            body = {"metadata": {"annotations": {REVISION: str(wanted)}}}
+            new_rs = self.ctx.api.patch("replicasets.apps", meta["namespace"], meta["name"], body)
+            rev = wanted
+        if (d["metadata"].get("annotations") or {}).get(REVISION) != str(rev):
+            body = {"metadata": {"annotations": {REVISION: str(rev)}}}
+            self.ctx.api.patch(
+                "deployments.apps", d["metadata"]["namespace"], d["metadata"]["name"], body
+            )
+
+    def _write_status(
+        self, d: Obj, new_rs: Obj | None, all_rs: list[Obj], old_rs: list[Obj], created: Obj | None
+    ) -> None:
+        d = (
+            self.ctx.cache.get(
+                "deployments.apps", d["metadata"]["namespace"], d["metadata"]["name"]
+            )
+            or d
+        )
+        old = d.get("status") or {}
+        avail = sum(available(rs) for rs in all_rs)
+        status: Obj = {
+            "observedGeneration": d["metadata"].get("generation", 1),
+            "replicas": sum(actual(rs) for rs in all_rs),
+            "updatedReplicas": actual(new_rs) if new_rs else 0,
+            "readyReplicas": sum(rs.get("status", {}).get("readyReplicas", 0) for rs in all_rs),
+            "availableReplicas": avail,
+            "unavailableReplicas": max(sum(spec_replicas(rs) for rs in all_rs) - avail, 0),
+        }
+        if "collisionCount" in old:
+            status["collisionCount"] = old["collisionCount"]
+        status = drop_zero(status, keep=("observedGeneration", "collisionCount"))
+        conditions = list(old.get("conditions") or [])
+        stamp = names.rfc3339()
+        if avail >= desired(d) - max_unavailable(d):
+            conditions = set_condition(
+                conditions,
+                _cond(
+                    "Available",
+                    "True",
+                    "MinimumReplicasAvailable",
+                    "Deployment has minimum availability.",
+                    stamp,
+                ),
+                now=stamp,
+            )
+        else:
+            conditions = set_condition(
+                conditions,
+                _cond(
+                    "Available",
+                    "False",
+                    "MinimumReplicasUnavailable",
+                    "Deployment does not have minimum availability.",
+                    stamp,
+                ),
+                now=stamp,
+            )
+        if new_rs is not None and not d["spec"].get("paused"):
+            name = new_rs["metadata"]["name"]
+            current = next((c for c in conditions if c["type"] == "Progressing"), None)
+            if created is not None:
+                progress = _cond(
+                    "Progressing",
+                    "True",
+                    "NewReplicaSetCreated",
+                    f'Created new replica set "{name}"',
+                    stamp,
+                )
+            elif complete(d, new_rs, old_rs, status):
+                progress = _cond(
+                    "Progressing",
+                    "True",
+                    "NewReplicaSetAvailable",
+                    f'ReplicaSet "{name}" has successfully progressed.',
+                    stamp,
+                )
+            elif current is None:
+                progress = _cond(
+                    "Progressing",
+                    "True",
+                    "FoundNewReplicaSet",
+                    f'Found new replica set "{name}"',
+                    stamp,
+                )
+            elif (
+                _made_progress(old, status)
+                or current.get("reason") == "NewReplicaSetAvailable"
+                or name not in current.get("message", "")
+            ):
+                progress = _cond(
+                    "Progressing",
+                    "True",
+                    "ReplicaSetUpdated",
+                    f'ReplicaSet "{name}" is progressing.',
+                    stamp,
+                )
+            else:
+                progress = current
+            conditions = set_condition(conditions, progress, now=stamp)
+        status["conditions"] = conditions
+        write_status(self.ctx, "deployments.apps", d, status)
+
+
+# -- pure arithmetic ---------------------------------------------------------------------------
+
+
+def _cond(type_: str, status: str, reason: str, message: str, stamp: str) -> Obj:
+    return {
+        "type": type_,
+        "status": status,
+        "lastUpdateTime": stamp,
+        "reason": reason,
+        "message": message,
+    }
+
+
+def _made_progress(old: Obj, new: Obj) -> bool:
+    """util.DeploymentProgressing."""
+    return (
+        new.get("updatedReplicas", 0) > old.get("updatedReplicas", 0)
+        or new.get("replicas", 0) < old.get("replicas", 0)
+        or new.get("readyReplicas", 0) > old.get("readyReplicas", 0)
+        or new.get("availableReplicas", 0) > old.get("availableReplicas", 0)
+    )
+
+
+def same_template(rs: Obj, d: Obj) -> bool:
+    """EqualIgnoreHash: the ReplicaSet's template is the Deployment's plus the hash label."""
+    template = copy.deepcopy(rs["spec"].get("template") or {})
+    labels = template.get("metadata", {}).get("labels") or {}
+    labels.pop(HASH_LABEL, None)
+    want = copy.deepcopy(d["spec"].get("template") or {})
+    want_labels = want.get("metadata", {}).get("labels") or {}
+    want_labels.pop(HASH_LABEL, None)
+    return _normal(template) == _normal(want)
+
+
+def _normal(template: Obj) -> Obj:
+    """Empty maps and absent maps are the same template."""
+    meta = {k: v for k, v in (template.get("metadata") or {}).items() if v not in ({}, None)}
+    return {"metadata": meta, "spec": template.get("spec") or {}}
+
+
+def desired(d: Obj) -> int:
+    return int(d["spec"].get("replicas", 1))
+
+
+def spec_replicas(rs: Obj | None) -> int:
+    return int(rs["spec"].get("replicas", 1)) if rs else 0
+
+
+def actual(rs: Obj | None) -> int:
+    return int((rs or {}).get("status", {}).get("replicas", 0))
+
+
+def available(rs: Obj | None) -> int:
+    return int((rs or {}).get("status", {}).get("availableReplicas", 0))
+
+
+def revision(rs: Obj) -> int:
+    try:
+        return int((rs["metadata"].get("annotations") or {}).get(REVISION, 0))
+    except ValueError:
+        return 0
+
+
+def _created(rs: Obj) -> str:
+    return rs["metadata"].get("creationTimestamp") or ""
+
+
+def _resolve(value: int | str | None, total: int, default: str, *, round_up: bool) -> int:
+    value = default if value is None else value
+    if isinstance(value, int):
+        return value
+    if value.endswith("%"):
+        scaled = int(value[:-1]) * total / 100
+        return math.ceil(scaled) if round_up else math.floor(scaled)
+    return int(value)
+
+
+def _rolling_params(d: Obj) -> tuple[int, int]:
+    """(maxSurge, maxUnavailable); both zero would block, so unavailable becomes 1."""
+    rolling = d["spec"].get("strategy", {}).get("rollingUpdate") or {}
+    if d["spec"].get("strategy", {}).get("type") == "Recreate":
+        return 0, 0
+    surge = _resolve(rolling.get("maxSurge"), desired(d), "25%", round_up=True)
+    unavailable = _resolve(rolling.get("maxUnavailable"), desired(d), "25%", round_up=False)
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    return surge, min(unavailable, desired(d))
+
+
+def max_surge(d: Obj) -> int:
+    return _rolling_params(d)[0]
+
+
+def max_unavailable(d: Obj) -> int:
+    return _rolling_params(d)[1]
+
+
+def replica_annotations(d: Obj) -> dict[str, str]:
+    return {DESIRED: str(desired(d)), MAX_REPLICAS: str(desired(d) + max_surge(d))}
+
+
+def new_rs_replicas(d: Obj, all_rs: list[Obj], current_new: int) -> int:
+    """NewRSNewReplicas for RollingUpdate: grow the new set as far as maxSurge allows."""
+    max_total = desired(d) + max_surge(d)
+    current = sum(spec_replicas(rs) for rs in all_rs) if all_rs else 0
+    if current >= max_total:
+        return current_new
+    return current_new + max(min(max_total - current, desired(d) - current_new), 0)
+
+
+def complete(d: Obj, new_rs: Obj, old_rs: list[Obj], status: Obj | None = None) -> bool:
+    """DeploymentComplete: every replica updated and available, no old pods left."""
+    if status is None:
+        return (
+            actual(new_rs) == desired(d)
+            and available(new_rs) >= desired(d)
+            and spec_replicas(new_rs) == desired(d)
+            and not any(actual(rs) for rs in old_rs)
+        )
+    return (
+        status.get("updatedReplicas", 0) == desired(d)
+        and status.get("replicas", 0) == desired(d)
+        and status.get("availableReplicas", 0) == desired(d)
+    )

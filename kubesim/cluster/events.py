@@ -1,0 +1,131 @@
+"""Events as the real components post them, aggregated like the client-go recorder.
+
+The same involved object, reason, message and source within the aggregation
+window bump `count` and `lastTimestamp` of one Event instead of creating a
+new one.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from typing import Any
+
+from kubesim.cluster import names
+from kubesim.cluster.api import is_status_error
+
+Obj = dict[str, Any]
+log = logging.getLogger(__name__)
+
+_MEMORY = 4096
+
+
+class Recorder:
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._seen: OrderedDict[tuple[str, ...], tuple[str, str, int]] = OrderedDict()
+
+    def normal(self, obj: Obj, reason: str, message: str, component: str, **kw: str) -> None:
+        self.post(obj, "Normal", reason, message, component, **kw)
+
+    def warning(self, obj: Obj, reason: str, message: str, component: str, **kw: str) -> None:
+        self.post(obj, "Warning", reason, message, component, **kw)
+
+    def post(
+        self,
+        obj: Obj,
+        type_: str,
+        reason: str,
+        message: str,
+        component: str,
+        *,
+        host: str = "",
+        field_path: str = "",
+    ) -> None:
+        """Never raises: an Event that cannot be written must not stop a controller."""
+        try:
+            self._post(obj, type_, reason, message, component, host, field_path)
+        except Exception:
+            log.warning(
+                "Could not post event %s for %s", reason, obj["metadata"].get("name"), exc_info=True
+            )
+
+    def _post(
+        self,
+        obj: Obj,
+        type_: str,
+        reason: str,
+        message: str,
+        component: str,
+        host: str,
+        field_path: str,
+    ) -> None:
+        meta = obj["metadata"]
+        # Cluster-scoped objects (nodes) have their events in "default", as on a real cluster.
+        namespace = meta.get("namespace") or "default"
+        key = (
+            namespace,
+            meta.get("uid", ""),
+            meta["name"],
+            field_path,
+            type_,
+            reason,
+            message,
+            component,
+            host,
+        )
+        stamp = names.rfc3339()
+        with self._lock:
+            seen = self._seen.get(key)
+        if seen is not None:
+            ns, name, count = seen
+            try:
+                self._store.patch("events", ns, name, {"count": count + 1, "lastTimestamp": stamp})
+            except Exception as exc:
+                if not is_status_error(exc, 404):
+                    raise
+            else:
+                self._remember(key, (ns, name, count + 1))
+                return
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
+            "involvedObject": _reference(obj, field_path),
+            "reason": reason,
+            "message": message,
+            "type": type_,
+            "source": {"component": component, **({"host": host} if host else {})},
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "eventTime": None,
+            "reportingComponent": component,
+            "reportingInstance": host,
+        }
+        created = self._store.create("events", event, namespace=namespace)
+        self._remember(key, (namespace, created["metadata"]["name"], 1))
+
+    def _remember(self, key: tuple[str, ...], value: tuple[str, str, int]) -> None:
+        with self._lock:
+            self._seen[key] = value
+            self._seen.move_to_end(key)
+            while len(self._seen) > _MEMORY:
+                self._seen.popitem(last=False)
+
+
+def _reference(obj: Obj, field_path: str) -> Obj:
+    meta = obj["metadata"]
+    ref = {
+        "kind": obj.get("kind"),
+        "namespace": meta.get("namespace"),
+        "name": meta["name"],
+        "uid": meta.get("uid"),
+        "apiVersion": obj.get("apiVersion"),
+        "resourceVersion": meta.get("resourceVersion"),
+        "fieldPath": field_path,
+    }
+    return {k: v for k, v in ref.items() if v}

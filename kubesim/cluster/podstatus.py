@@ -1,0 +1,154 @@
+"""The pod status a kubelet reports, derived from the simulated runtime of the pod."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING
+
+from kubesim.cluster import images, names
+from kubesim.cluster.controller import Obj
+
+if TYPE_CHECKING:
+    from kubesim.cluster.kubelet import Runtime
+
+_CONDITION_ORDER = (
+    "PodReadyToStartContainers",
+    "Initialized",
+    "Ready",
+    "ContainersReady",
+    "PodScheduled",
+)
+
+
+def container_id(pod_uid: str, name: str, restarts: int) -> str:
+    return "containerd://" + hashlib.sha256(f"{pod_uid}/{name}/{restarts}".encode()).hexdigest()
+
+
+def container_status(pod: Obj, container: Obj, rt: Runtime) -> Obj:
+    name, image = container["name"], container.get("image") or ""
+    restarts = rt.restarts
+    out: Obj = {
+        "name": name,
+        "image": image,
+        "imageID": "",
+        "lastState": {},
+        "ready": False,
+        "restartCount": restarts,
+    }
+    if rt.last_state and name in rt.running:
+        last = {**rt.last_state}
+        last["terminated"] = {
+            **last["terminated"],
+            "containerID": container_id(pod["metadata"]["uid"], name, restarts - 1),
+        }
+        out["lastState"] = last
+    if name in rt.invalid:
+        message = f'Failed to apply default image tag "{image}": couldn\'t parse image reference "{image}": invalid reference format'
+        out["state"] = {"waiting": {"reason": "InvalidImageName", "message": message}}
+    elif name in rt.failing and rt.stage == "pull_error":
+        message = f"rpc error: code = NotFound desc = {images.pull_error(image)}"
+        out["state"] = {"waiting": {"reason": "ErrImagePull", "message": message}}
+    elif name in rt.failing and rt.stage == "pull_backoff":
+        out["state"] = {
+            "waiting": {
+                "reason": "ImagePullBackOff",
+                "message": f'Back-off pulling image "{image}"',
+            }
+        }
+    elif name not in rt.running:
+        out["state"] = {"waiting": {"reason": "ContainerCreating"}}
+    else:
+        out |= {
+            "image": images.normalize(image),
+            "imageID": images.image_id(image),
+            "containerID": container_id(pod["metadata"]["uid"], name, restarts),
+        }
+        if rt.stage == "crashed":
+            out["started"] = False
+            out["state"] = {
+                "terminated": {**rt.last_state["terminated"], "containerID": out["containerID"]}
+            }
+            return out
+        out["ready"] = rt.stage in ("running", "terminating")
+        out["started"] = True
+        out["state"] = {"running": {"startedAt": rt.container_started}}
+        return out
+    out["started"] = False
+    return out
+
+
+def pod_status(pod: Obj, node: Obj, rt: Runtime) -> Obj:
+    existing = pod.get("status") or {}
+    containers = pod["spec"].get("containers") or []
+    statuses = [container_status(pod, c, rt) for c in containers]
+    unready = [s["name"] for s in statuses if not s["ready"]]
+    sandbox = bool(rt.ip)
+    stamp = names.rfc3339()
+    values = {
+        "PodReadyToStartContainers": ("True" if sandbox else "False", None),
+        "Initialized": ("True", None),
+        "Ready": ("False", "ContainersNotReady") if unready else ("True", None),
+        "ContainersReady": ("False", "ContainersNotReady") if unready else ("True", None),
+        "PodScheduled": ("True", None),
+    }
+    conditions = []
+    for type_ in _CONDITION_ORDER:
+        status, reason = values[type_]
+        seen = rt.transitions.get(type_)
+        if seen is None or seen[0] != status:
+            seen = rt.transitions[type_] = (status, stamp)
+        cond: Obj = {
+            "type": type_,
+            "status": status,
+            "lastProbeTime": None,
+            "lastTransitionTime": seen[1],
+        }
+        if reason:
+            cond |= {
+                "reason": reason,
+                "message": f"containers with unready status: [{' '.join(unready)}]",
+            }
+        conditions.append(cond)
+    host_ip = next(
+        (
+            a["address"]
+            for a in node.get("status", {}).get("addresses") or []
+            if a.get("type") == "InternalIP"
+        ),
+        "",
+    )
+    running = any(s["state"].get("running") or s["state"].get("terminated") for s in statuses)
+    status: Obj = {
+        "phase": "Running" if running else "Pending",
+        "conditions": conditions,
+        "hostIP": host_ip,
+        "hostIPs": [{"ip": host_ip}],
+        "startTime": rt.start_time,
+        "containerStatuses": statuses,
+        "qosClass": existing.get("qosClass", "BestEffort"),
+    }
+    if sandbox:
+        status |= {"podIP": rt.ip, "podIPs": [{"ip": rt.ip}]}
+    init = pod["spec"].get("initContainers") or []
+    if init:
+        status["initContainerStatuses"] = [
+            {
+                "name": c["name"],
+                "image": images.normalize(c.get("image") or ""),
+                "imageID": images.image_id(c.get("image") or ""),
+                "ready": True,
+                "restartCount": 0,
+                "started": False,
+                "state": {
+                    "terminated": {
+                        "exitCode": 0,
+                        "reason": "Completed",
+                        "startedAt": rt.start_time,
+                        "finishedAt": rt.start_time,
+                    }
+                },
+                "lastState": {},
+            }
+            for c in init
+        ]
+    return status

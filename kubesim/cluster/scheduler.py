@@ -1,0 +1,159 @@
+"""The scheduler: binds each pending pod to a feasible node, spreading siblings."""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+
+from kubesim.cluster.api import is_status_error
+from kubesim.cluster.cache import controller_uid
+from kubesim.cluster.controller import Controller, Key, Obj, Watch, is_deleting, key_of
+from kubesim.cluster.selectors import (
+    labels_of,
+    matches_map,
+    node_affinity_matches,
+    untolerated_taint,
+)
+from kubesim.cluster.workloads import set_condition
+
+COMPONENT = "default-scheduler"
+_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+
+
+class Scheduler(Controller):
+    name = "scheduler"
+
+    def __init__(self, ctx: object) -> None:
+        super().__init__(ctx)  # type: ignore[arg-type]
+        self.unschedulable: set[Key] = set()
+
+    def watches(self) -> dict[str, Watch]:
+        return {"pods": self._pod_changed, "nodes": self._node_changed}
+
+    def _pod_changed(self, old: Obj | None, new: Obj | None) -> None:
+        if new is not None and needs_scheduling(new):
+            self.enqueue(key_of(new))
+        elif new is None and old is not None:
+            self.unschedulable.discard(key_of(old))
+
+    def _node_changed(self, old: Obj | None, new: Obj | None) -> None:
+        """A node that appears or changes may fit a pod that fitted nowhere."""
+        for key in list(self.unschedulable):
+            self.enqueue(key)
+
+    def resync(self) -> None:
+        for pod in self.ctx.cache.list("pods"):
+            if needs_scheduling(pod):
+                self.enqueue(key_of(pod))
+
+    def reconcile(self, key: Key) -> float | None:
+        pod = self.ctx.cache.get("pods", *key)
+        if pod is None or not needs_scheduling(pod):
+            self.unschedulable.discard(key)
+            return None
+        nodes = self.ctx.cache.list("nodes")
+        feasible, reasons = [], Counter[str]()
+        for node in nodes:
+            if (
+                reason := unfit_reason(
+                    pod, node, len(self.ctx.cache.pods_on(node["metadata"]["name"]))
+                )
+            ) is None:
+                feasible.append(node)
+            else:
+                reasons[reason] += 1
+        if not feasible:
+            self.unschedulable.add(key)
+            self._unschedulable(pod, len(nodes), reasons)
+            return None
+        self.unschedulable.discard(key)
+        self._bind(pod, self._pick(pod, feasible))
+        return None
+
+    def _pick(self, pod: Obj, nodes: list[Obj]) -> Obj:
+        """Fewest pods of the same owner first, then the least loaded node (as spreading scores do)."""
+        owner = controller_uid(pod)
+
+        def score(node: Obj) -> tuple[int, int, float]:
+            pods = self.ctx.cache.pods_on(node["metadata"]["name"])
+            siblings = sum(1 for p in pods if owner and controller_uid(p) == owner)
+            return siblings, len(pods), self.ctx.rng.random()
+
+        return min(nodes, key=score)
+
+    def _bind(self, pod: Obj, node: Obj) -> None:
+        meta, node_name = pod["metadata"], node["metadata"]["name"]
+        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": meta["name"]}}
+        binding["target"] = {"apiVersion": "v1", "kind": "Node", "name": node_name}
+        try:
+            self.ctx.api.store.bind(meta["namespace"], meta["name"], binding)
+            self.ctx.api.refresh("pods", meta["namespace"], meta["name"])
+        except Exception as exc:
+            if is_status_error(exc, 404) or is_status_error(exc, 409):
+                return  # deleted, or bound by someone else meanwhile
+            raise
+        self.ctx.events.normal(
+            pod,
+            "Scheduled",
+            f"Successfully assigned {meta['namespace']}/{meta['name']} to {node_name}",
+            COMPONENT,
+        )
+
+    def _unschedulable(self, pod: Obj, total: int, reasons: Counter[str]) -> None:
+        detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
+        message = (
+            f"0/{total} nodes are available: {detail}."
+            if total
+            else "no nodes available to schedule pods"
+        )
+        if total:
+            message += f" preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling."
+        status = copy.deepcopy(pod.get("status") or {})
+        cond = {
+            "type": "PodScheduled",
+            "status": "False",
+            "lastProbeTime": None,
+            "reason": "Unschedulable",
+            "message": message,
+        }
+        current = next(
+            (c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), None
+        )
+        if current is not None and current.get("message") == message:
+            return
+        status["conditions"] = set_condition(status.get("conditions") or [], cond)
+        status["phase"] = "Pending"
+        try:
+            self.ctx.api.update("pods", {**pod, "status": status}, subresource="status")
+        except Exception as exc:
+            if not is_status_error(exc, 404):
+                raise
+        self.ctx.events.warning(pod, "FailedScheduling", message, COMPONENT)
+
+
+def needs_scheduling(pod: Obj) -> bool:
+    spec = pod.get("spec", {})
+    return (
+        not spec.get("nodeName")
+        and not is_deleting(pod)
+        and spec.get("schedulerName", COMPONENT) == COMPONENT
+        and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed")
+    )
+
+
+def unfit_reason(pod: Obj, node: Obj, pods_on_node: int) -> str | None:
+    """The filter plugins that matter here, with the scheduler's wording."""
+    if node["metadata"].get("deletionTimestamp"):
+        return "node(s) were being deleted"
+    if node.get("spec", {}).get("unschedulable"):
+        return "node(s) were unschedulable"
+    if not matches_map(
+        pod.get("spec", {}).get("nodeSelector"), labels_of(node)
+    ) or not node_affinity_matches(pod, node):
+        return _AFFINITY
+    if (taint := untolerated_taint(pod, node)) is not None:
+        return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
+    allowed = int(node.get("status", {}).get("allocatable", {}).get("pods", "110"))
+    if pods_on_node >= allowed:
+        return "Too many pods"
+    return None

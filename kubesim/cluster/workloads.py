@@ -1,0 +1,66 @@
+"""Helpers the workload controllers share for writing what they own."""
+
+from __future__ import annotations
+
+import copy
+
+from kubesim.cluster import names
+from kubesim.cluster.api import is_status_error
+from kubesim.cluster.controller import Context, Obj
+
+
+def create_with_random_name(ctx: Context, resource: str, obj: Obj, base: str) -> Obj:
+    """generateName, but seeded: `<base>-<5 chars>`, retried on the rare collision."""
+    for _ in range(10):
+        obj["metadata"]["name"] = f"{base}-{names.random_suffix(ctx.rng)}"
+        try:
+            return ctx.api.create(resource, obj)
+        except Exception as exc:
+            if not is_status_error(exc, 409):
+                raise
+    raise RuntimeError(f"no free name for {base}-")
+
+
+def drop_zero(status: Obj, keep: tuple[str, ...] = ()) -> Obj:
+    """Go's omitempty: zero counters are left out of a status, as the real API shows it."""
+    return {k: v for k, v in status.items() if v or k in keep}
+
+
+def write_status(ctx: Context, resource: str, obj: Obj, status: Obj) -> Obj | None:
+    """Writes the status subresource only when it changed; None when the object is gone."""
+    if obj.get("status") == status:
+        return obj
+    body = copy.deepcopy(obj)
+    body["status"] = status
+    try:
+        return ctx.api.update(resource, body, subresource="status")
+    except Exception as exc:
+        if is_status_error(exc, 404):
+            return None
+        raise
+
+
+def set_condition(conditions: list[Obj], new: Obj, *, now: str | None = None) -> list[Obj]:
+    """Replaces the condition of the same type; the transition time moves only when the status does."""
+    stamp = now or names.rfc3339()
+    out, found = [], False
+    for cond in conditions:
+        if cond.get("type") != new["type"]:
+            out.append(cond)
+            continue
+        found = True
+        merged = {**new}
+        same_status = cond.get("status") == new["status"]
+        merged["lastTransitionTime"] = (
+            cond.get("lastTransitionTime", stamp) if same_status else stamp
+        )
+        if "lastUpdateTime" in new:
+            unchanged = same_status and cond.get("reason") == new.get("reason")
+            merged["lastUpdateTime"] = cond.get("lastUpdateTime", stamp) if unchanged else stamp
+        out.append(merged)
+    if not found:
+        added = {**new, "lastTransitionTime": stamp}
+        if "lastUpdateTime" in new:
+            added["lastUpdateTime"] = stamp
+        out.append(added)
+    return out

@@ -1,0 +1,304 @@
+"""Server-side defaulting and validation of built-in kinds, the parts clients observe.
+
+kube-apiserver fills many fields on create (restartPolicy, imagePullPolicy, strategy, ...);
+operators that compare desired with observed state depend on them, so kubesim fills the
+common ones the same way. Validation covers names and the checks workloads hit in practice.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kubesim.errors import FieldError
+from kubesim.selectors import match_labels_dict
+
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+DNS1035_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
+def validate_name(resource: str, name: str) -> list[FieldError]:
+    if resource in ("namespaces",):
+        ok, msg, limit = _LABEL.match(name), LABEL_MSG, 63
+    elif resource in ("services",):
+        ok, msg, limit = _DNS1035.match(name), DNS1035_MSG, 63
+    else:
+        ok, msg, limit = _SUBDOMAIN.match(name), SUBDOMAIN_MSG, 253
+    errors = []
+    if len(name) > limit:
+        errors.append(
+            FieldError("Invalid", "metadata.name", name, f"must be no more than {limit} characters")
+        )
+    if not ok:
+        errors.append(FieldError("Invalid", "metadata.name", name, msg))
+    return errors
+
+
+def _container_defaults(c: dict[str, Any]) -> None:
+    image = c.get("image", "")
+    if "imagePullPolicy" not in c:
+        tagged = ":" in image.rpartition("/")[2] or "@" in image
+        latest = image.endswith(":latest") or not tagged
+        c["imagePullPolicy"] = "Always" if latest and "@" not in image else "IfNotPresent"
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    c.setdefault("resources", {})
+    for p in c.get("ports") or []:
+        p.setdefault("protocol", "TCP")
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        if isinstance(c.get(probe), dict):
+            pr = c[probe]
+            for k, v in (
+                ("timeoutSeconds", 1),
+                ("periodSeconds", 10),
+                ("successThreshold", 1),
+                ("failureThreshold", 3),
+            ):
+                pr.setdefault(k, v)
+
+
+def pod_spec_defaults(spec: dict[str, Any]) -> None:
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        if isinstance(c, dict):
+            _container_defaults(c)
+    for v in spec.get("volumes") or []:
+        for src in ("configMap", "secret"):
+            if isinstance(v.get(src), dict):
+                v[src].setdefault("defaultMode", 420)
+    if spec.get("serviceAccountName"):
+        spec.setdefault("serviceAccount", spec["serviceAccountName"])
+
+
+def _template_defaults(spec: dict[str, Any]) -> None:
+    tpl = spec.setdefault("template", {})
+    tpl.setdefault("metadata", {})
+    if isinstance(tpl.get("spec"), dict):
+        pod_spec_defaults(tpl["spec"])
+
+
+def _rolling(strategy: dict[str, Any], kind: str) -> None:
+    if strategy.setdefault("type", "RollingUpdate") == "RollingUpdate":
+        ru = strategy.setdefault("rollingUpdate", {})
+        if kind == "deployments":
+            ru.setdefault("maxUnavailable", "25%")
+            ru.setdefault("maxSurge", "25%")
+        elif kind == "daemonsets":
+            ru.setdefault("maxUnavailable", 1)
+            ru.setdefault("maxSurge", 0)
+        else:
+            ru.setdefault("partition", 0)
+
+
+def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
+    spec = obj.get("spec")
+    if resource == "pods" and isinstance(spec, dict):
+        pod_spec_defaults(spec)
+        spec.setdefault("enableServiceLinks", True)
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        spec.setdefault("priority", 0)
+        tolerations = spec.setdefault("tolerations", [])
+        for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+            if not any(t.get("key") == key for t in tolerations):
+                tolerations.append(
+                    {
+                        "key": key,
+                        "operator": "Exists",
+                        "effect": "NoExecute",
+                        "tolerationSeconds": 300,
+                    }
+                )
+    elif resource in (
+        "deployments.apps",
+        "replicasets.apps",
+        "statefulsets.apps",
+        "daemonsets.apps",
+    ) and isinstance(spec, dict):
+        plural = resource.partition(".")[0]
+        _template_defaults(spec)
+        if plural != "daemonsets":
+            spec.setdefault("replicas", 1)
+        if plural == "deployments":
+            _rolling(spec.setdefault("strategy", {}), plural)
+            spec.setdefault("revisionHistoryLimit", 10)
+            spec.setdefault("progressDeadlineSeconds", 600)
+        elif plural == "statefulsets":
+            _rolling(spec.setdefault("updateStrategy", {}), plural)
+            spec.setdefault("podManagementPolicy", "OrderedReady")
+            spec.setdefault("revisionHistoryLimit", 10)
+            spec.setdefault(
+                "persistentVolumeClaimRetentionPolicy",
+                {"whenDeleted": "Retain", "whenScaled": "Retain"},
+            )
+            for pvc in spec.get("volumeClaimTemplates") or []:
+                pvc.setdefault("apiVersion", "v1")
+                pvc.setdefault("kind", "PersistentVolumeClaim")
+                pvc.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+                pvc.setdefault("status", {"phase": "Pending"})
+        elif plural == "daemonsets":
+            _rolling(spec.setdefault("updateStrategy", {}), plural)
+            spec.setdefault("revisionHistoryLimit", 10)
+    elif resource == "services" and isinstance(spec, dict):
+        spec.setdefault("type", "ClusterIP")
+        spec.setdefault("sessionAffinity", "None")
+        if spec["type"] != "ExternalName":
+            spec.setdefault("ipFamilyPolicy", "SingleStack")
+            spec.setdefault("ipFamilies", ["IPv4"])
+            spec.setdefault("internalTrafficPolicy", "Cluster")
+        if spec["type"] in ("NodePort", "LoadBalancer"):
+            spec.setdefault("externalTrafficPolicy", "Cluster")
+        for p in spec.get("ports") or []:
+            p.setdefault("protocol", "TCP")
+            p.setdefault("targetPort", p.get("port"))
+    elif resource == "persistentvolumeclaims" and isinstance(spec, dict):
+        spec.setdefault("volumeMode", "Filesystem")
+    elif resource == "secrets":
+        obj.setdefault("type", "Opaque")
+
+
+def _qos(spec: dict[str, Any]) -> str:
+    containers = spec.get("containers") or []
+    reqs = [(c.get("resources") or {}) for c in containers]
+    if not any(r.get("requests") or r.get("limits") for r in reqs):
+        return "BestEffort"
+    for r in reqs:
+        limits, requests = r.get("limits") or {}, r.get("requests") or {}
+        if not all(
+            limits.get(k) and requests.get(k, limits.get(k)) == limits.get(k)
+            for k in ("cpu", "memory")
+        ):
+            return "Burstable"
+    return "Guaranteed"
+
+
+def initial_status(resource: str, obj: dict[str, Any]) -> dict[str, Any] | None:
+    """The status kube-apiserver sets on create, or None to keep what the client sent."""
+    if resource == "pods":
+        return {"phase": "Pending", "qosClass": _qos(obj.get("spec") or {})}
+    if resource == "namespaces":
+        return {"phase": "Active"}
+    if resource == "services":
+        return {"loadBalancer": {}}
+    if resource in ("persistentvolumeclaims", "persistentvolumes"):
+        return {"phase": "Pending"}
+    if resource in ("deployments.apps", "replicasets.apps", "statefulsets.apps", "daemonsets.apps"):
+        return {}
+    return None
+
+
+def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    errors: list[FieldError] = []
+    if resource == "pods":
+        errors += _validate_pod_spec(spec, "spec")
+    elif resource in (
+        "deployments.apps",
+        "replicasets.apps",
+        "statefulsets.apps",
+        "daemonsets.apps",
+    ):
+        selector = spec.get("selector")
+        tpl_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        if not selector:
+            errors.append(FieldError("Required", "spec.selector"))
+        elif not match_labels_dict(selector, tpl_labels):
+            errors.append(
+                FieldError(
+                    "Invalid",
+                    "spec.template.metadata.labels",
+                    _go_map(tpl_labels),
+                    "`selector` does not match template `labels`",
+                )
+            )
+        if isinstance(spec.get("replicas"), int) and spec["replicas"] < 0:
+            errors.append(
+                FieldError(
+                    "Invalid",
+                    "spec.replicas",
+                    spec["replicas"],
+                    "must be greater than or equal to 0",
+                )
+            )
+        tpl_spec = (spec.get("template") or {}).get("spec") or {}
+        errors += _validate_pod_spec(tpl_spec, "spec.template.spec")
+    elif resource == "services":
+        for i, p in enumerate(spec.get("ports") or []):
+            port = p.get("port")
+            if not isinstance(port, int) or not 1 <= port <= 65535:
+                errors.append(
+                    FieldError(
+                        "Invalid",
+                        f"spec.ports[{i}].port",
+                        port,
+                        "must be between 1 and 65535, inclusive",
+                    )
+                )
+    elif resource == "configmaps":
+        for k in obj.get("data") or {}:
+            if not re.match(r"^[-._a-zA-Z0-9]+$", k):
+                errors.append(
+                    FieldError(
+                        "Invalid",
+                        "data",
+                        k,
+                        "a valid config key must consist of alphanumeric "
+                        "characters, '-', '_' or '.' (e.g. 'key.name',  or "
+                        "'KEY_NAME',  or 'key-name', regex used for validation "
+                        "is '[-._a-zA-Z0-9]+')",
+                    )
+                )
+    return errors
+
+
+def _validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    containers = spec.get("containers")
+    if not containers:
+        errors.append(FieldError("Required", f"{path}.containers"))
+        return errors
+    for i, c in enumerate(containers):
+        if not c.get("name"):
+            errors.append(FieldError("Required", f"{path}.containers[{i}].name"))
+        elif not _LABEL.match(c["name"]):
+            errors.append(
+                FieldError("Invalid", f"{path}.containers[{i}].name", c["name"], LABEL_MSG)
+            )
+        if not c.get("image"):
+            errors.append(FieldError("Required", f"{path}.containers[{i}].image"))
+    return errors
+
+
+def _go_map(labels: dict[str, Any]) -> Any:
+    inner = ", ".join(f'"{k}":"{v}"' for k, v in sorted(labels.items()))
+    return _GoLiteral(f"map[string]string{{{inner}}}")
+
+
+class _GoLiteral:
+    """A value rendered verbatim in a field error (Go's %#v of a map)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text

@@ -1,0 +1,241 @@
+"""JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch.
+
+Strategic merge knows the list merge keys of the built-in kinds by field name (the same
+`patchMergeKey` tags the Go types carry) and the `$patch`, `$retainKeys`,
+`$setElementOrder/` and `$deleteFromPrimitiveList/` directives kubectl sends.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kubesim.errors import ApiError, bad_request
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            result.pop(k, None)
+        else:
+            result[k] = merge_patch(result.get(k), v)
+    return result
+
+
+# --- JSON patch -------------------------------------------------------------------------------
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def _walk(doc: Any, path: str) -> tuple[Any, str | int]:
+    if not path.startswith("/"):
+        raise _jp_error(f'add operation does not apply: doc is missing path: "{path}"')
+    parts = [_unescape(p) for p in path[1:].split("/")]
+    cur = doc
+    for p in parts[:-1]:
+        if isinstance(cur, dict) and p in cur:
+            cur = cur[p]
+        elif isinstance(cur, list) and p.isdigit() and int(p) < len(cur):
+            cur = cur[int(p)]
+        else:
+            raise _jp_error(f'doc is missing path: "{path}": missing value')
+    return cur, parts[-1]
+
+
+def _jp_error(msg: str) -> ApiError:
+    return ApiError(422, "Invalid", msg)
+
+
+def _index(container: list[Any], key: str, *, allow_end: bool) -> int:
+    if key == "-" and allow_end:
+        return len(container)
+    if not key.isdigit():
+        raise _jp_error(f"Unable to access invalid index: {key}")
+    i = int(key)
+    if i > len(container) or (i == len(container) and not allow_end):
+        raise _jp_error(f"Unable to access invalid index: {i}")
+    return i
+
+
+def _get(doc: Any, path: str) -> Any:
+    if path == "":
+        return doc
+    parent, key = _walk(doc, path)
+    if isinstance(parent, dict) and key in parent:
+        return parent[key]
+    if isinstance(parent, list):
+        return parent[_index(parent, str(key), allow_end=False)]
+    raise _jp_error(f'doc is missing path: "{path}": missing value')
+
+
+def _remove(doc: Any, path: str) -> Any:
+    parent, key = _walk(doc, path)
+    if isinstance(parent, dict):
+        if key not in parent:
+            raise _jp_error(
+                f"remove operation does not apply: doc is missing key: {path}: missing value"
+            )
+        return parent.pop(key)
+    if isinstance(parent, list):
+        return parent.pop(_index(parent, str(key), allow_end=False))
+    raise _jp_error(f'remove operation does not apply: doc is missing path: "{path}"')
+
+
+def _add(doc: Any, path: str, value: Any, *, replace: bool = False) -> Any:
+    if path == "":
+        return value
+    parent, key = _walk(doc, path)
+    if isinstance(parent, dict):
+        if replace and key not in parent:
+            raise _jp_error(
+                f"replace operation does not apply: doc is missing key: {path}: missing value"
+            )
+        parent[key] = value
+    elif isinstance(parent, list):
+        if replace:
+            parent[_index(parent, str(key), allow_end=False)] = value
+        else:
+            parent.insert(_index(parent, str(key), allow_end=True), value)
+    else:
+        raise _jp_error(f'add operation does not apply: doc is missing path: "{path}"')
+    return doc
+
+
+def json_patch(target: Any, ops: Any) -> Any:
+    if not isinstance(ops, list):
+        raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+    doc = copy.deepcopy(target)
+    for op in ops:
+        if not isinstance(op, dict) or "op" not in op:
+            raise bad_request("the server rejected our request due to an error in our request")
+        kind, path = op["op"], op.get("path", "")
+        if kind == "add":
+            doc = _add(doc, path, copy.deepcopy(op.get("value")))
+        elif kind == "remove":
+            _remove(doc, path)
+        elif kind == "replace":
+            doc = _add(doc, path, copy.deepcopy(op.get("value")), replace=True)
+        elif kind == "move":
+            value = _remove(doc, op["from"])
+            doc = _add(doc, path, value)
+        elif kind == "copy":
+            doc = _add(doc, path, copy.deepcopy(_get(doc, op["from"])))
+        elif kind == "test":
+            if _get(doc, path) != op.get("value"):
+                raise _jp_error(f"testing value {path} failed: test failed")
+        else:
+            raise _jp_error(f"Unexpected kind: {kind}")
+    return doc
+
+
+# --- strategic merge patch -------------------------------------------------------------------
+
+# (field name, parent field name or None) -> merge key. None for the parent means any parent.
+MERGE_KEYS: dict[tuple[str, str | None], str] = {
+    ("containers", None): "name",
+    ("initContainers", None): "name",
+    ("ephemeralContainers", None): "name",
+    ("env", None): "name",
+    ("volumes", None): "name",
+    ("volumeMounts", None): "mountPath",
+    ("volumeDevices", None): "devicePath",
+    ("conditions", None): "type",
+    ("imagePullSecrets", None): "name",
+    ("hostAliases", None): "ip",
+    ("ownerReferences", None): "uid",
+    ("topologySpreadConstraints", None): "topologyKey",
+    ("addresses", "status"): "type",
+    ("ports", "containers"): "containerPort",
+    ("ports", "initContainers"): "containerPort",
+    ("ports", "spec"): "port",  # Service.spec.ports
+    ("contexts", None): "name",
+}
+# Lists of primitives merged as sets.
+PRIMITIVE_MERGE = {"finalizers"}
+
+
+def _merge_key(field: str, parent: str | None) -> str | None:
+    return MERGE_KEYS.get((field, parent)) or MERGE_KEYS.get((field, None))
+
+
+def strategic_merge(original: Any, patch: Any, parent: str | None = None) -> Any:
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    if not isinstance(original, dict):
+        original = {}
+    directive = patch.get("$patch")
+    if directive == "replace":
+        return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
+    if directive == "delete":
+        return None
+    result = dict(original)
+    retain = patch.get("$retainKeys")
+    for key, value in patch.items():
+        if key in ("$patch", "$retainKeys") or key.startswith("$setElementOrder/"):
+            continue
+        if key.startswith("$deleteFromPrimitiveList/"):
+            field = key.split("/", 1)[1]
+            if isinstance(result.get(field), list):
+                result[field] = [v for v in result[field] if v not in value]
+            continue
+        if value is None:
+            result.pop(key, None)
+        elif isinstance(value, list):
+            result[key] = _merge_list(result.get(key), value, key, parent)
+        elif isinstance(value, dict):
+            merged = strategic_merge(result.get(key), value, key)
+            if merged is None:
+                result.pop(key, None)
+            else:
+                result[key] = merged
+        else:
+            result[key] = value
+    if isinstance(retain, list):
+        result = {k: v for k, v in result.items() if k in retain}
+    for key, order in patch.items():
+        if key.startswith("$setElementOrder/") and isinstance(order, list):
+            field = key.split("/", 1)[1]
+            if isinstance(result.get(field), list):
+                result[field] = _apply_order(result[field], order, _merge_key(field, parent))
+    return result
+
+
+def _merge_list(original: Any, patch: list[Any], field: str, parent: str | None) -> list[Any]:
+    original = original if isinstance(original, list) else []
+    if field in PRIMITIVE_MERGE:
+        out = list(original)
+        out.extend(v for v in patch if v not in out)
+        return out
+    key = _merge_key(field, parent)
+    if key is None or not all(isinstance(p, dict) for p in patch):
+        return [copy.deepcopy(v) for v in patch if not (isinstance(v, dict) and v.get("$patch"))]
+    if any(isinstance(p, dict) and p.get("$patch") == "replace" for p in patch):
+        return [copy.deepcopy(p) for p in patch if p.get("$patch") != "replace"]
+    out = [copy.deepcopy(o) for o in original]
+    for item in patch:
+        kv = item.get(key)
+        idx = next((i for i, o in enumerate(out) if isinstance(o, dict) and o.get(key) == kv), None)
+        if item.get("$patch") == "delete":
+            if idx is not None:
+                out.pop(idx)
+            continue
+        if idx is None:
+            out.append(strategic_merge({}, item, field))
+        else:
+            out[idx] = strategic_merge(out[idx], item, field)
+    return out
+
+
+def _apply_order(items: list[Any], order: list[Any], key: str | None) -> list[Any]:
+    if key is None:
+        rank = {repr(v): i for i, v in enumerate(order)}
+        return sorted(items, key=lambda v: rank.get(repr(v), len(rank)))
+    rank = {o.get(key): i for i, o in enumerate(order) if isinstance(o, dict)}
+    return sorted(
+        items, key=lambda v: rank.get(v.get(key) if isinstance(v, dict) else None, len(rank))
+    )

@@ -1,0 +1,1006 @@
+"""The store: the single source of truth, in memory for fast reads, written through to SQLite.
+
+Stored objects are never mutated after commit (every write builds a new dict), so readers can
+serialise them outside the lock; the encoded bytes are kept beside each object so GET and
+LIST send them without re-encoding. The public methods return private copies.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import queue
+import random
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kubesim import crds, defaults, errors, schema
+from kubesim.errors import ApiError, FieldError
+from kubesim.jsonutil import clone, dumps, later, loads, now
+from kubesim.patch import json_patch, merge_patch, strategic_merge
+from kubesim.persistence import Persistence
+from kubesim.resources import Registry, ResourceType
+from kubesim.selectors import exact_name, parse_fields, parse_labels, selector_string
+
+log = logging.getLogger(__name__)
+
+Entry = tuple[dict[str, Any], bytes]
+Subscriber = Callable[[str, str, dict[str, Any]], None]
+Admission = Callable[[str, "dict[str, Any] | None", "dict[str, Any] | None"], None]
+
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what generateName draws from
+_SERVER_META = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+    "selfLink",
+)
+
+
+@dataclass(slots=True)
+class Event:
+    rv: int
+    type: str  # ADDED | MODIFIED | DELETED
+    resource: str
+    namespace: str
+    obj: dict[str, Any]
+    data: bytes
+    prev: dict[str, Any] | None
+
+
+class Store:
+    def __init__(
+        self, data_dir: str | Path | None = None, *, window: int = 50_000, seed: int | None = None
+    ) -> None:
+        self.registry = Registry()
+        self._lock = threading.RLock()
+        self.changed = threading.Condition(threading.Lock())  # watchers wait on this
+        self._objects: dict[str, dict[tuple[str, str], Entry]] = {}
+        self._uids: dict[str, tuple[str, str, str]] = {}
+        self._dependents: dict[str, set[tuple[str, str, str]]] = {}
+        self._rv = 0
+        self._events: list[Event] = []
+        self._window = window
+        self.floor = 0  # events at or below this resourceVersion are no longer retained
+        self._subscribers: list[Subscriber] = []
+        self._queue: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
+        self._admission: dict[str, list[Admission]] = {}
+        self._random = random.Random(seed)
+        self._db = Persistence(data_dir) if data_dir is not None else None
+        self._closed = False
+        self._load()
+        self._dispatcher = threading.Thread(
+            target=self._dispatch, name="kubesim-dispatch", daemon=True
+        )
+        self._dispatcher.start()
+        from kubesim.gc import GarbageCollector
+
+        self.gc = GarbageCollector(self)
+        self._bootstrap()
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        if self._db is None:
+            return
+        rv, rows = self._db.load()
+        self._rv = self.floor = rv
+        for resource, ns, name, data in rows:
+            obj = loads(data)
+            self._index(resource, ns, name, obj, data, None)
+        for obj, _ in list(
+            self._objects.get("customresourcedefinitions.apiextensions.k8s.io", {}).values()
+        ):
+            crds.register(self.registry, obj)
+
+    def _bootstrap(self) -> None:
+        for ns in INITIAL_NAMESPACES:
+            if ("", ns) not in self._objects.get("namespaces", {}):
+                self.create("namespaces", {"metadata": {"name": ns}})
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.gc.stop()
+        self._queue.put(None)
+        self._dispatcher.join(timeout=5)
+        with self.changed:
+            self.changed.notify_all()
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    # --- subscriptions and admission ----------------------------------------------------------
+
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        """Call fn(event_type, resource, obj) after each commit, in commit order, from one thread."""
+        with self._lock:
+            self._subscribers.append(fn)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if fn in self._subscribers:
+                    self._subscribers.remove(fn)
+
+        return unsubscribe
+
+    def register_admission(self, resource: str, fn: Admission) -> None:
+        """A mutating/validating hook run inside create/update/delete, before commit.
+
+        fn(operation, new, old) may change `new` in place or raise ApiError to reject the
+        request; it runs under the store lock, so it may read the store but must be quick.
+        """
+        with self._lock:
+            self._admission.setdefault(resource, []).append(fn)
+
+    def _admit(
+        self, resource: str, op: str, new: dict[str, Any] | None, old: dict[str, Any] | None
+    ) -> None:
+        for fn in self._admission.get(resource, ()):
+            fn(op, new, old)
+
+    def _dispatch(self) -> None:
+        while True:
+            ev = self._queue.get()
+            if ev is None:
+                return
+            for fn in list(self._subscribers):
+                try:
+                    fn(ev.type, ev.resource, loads(ev.data))
+                except Exception:
+                    log.exception("kubesim subscriber %r failed on %s %s", fn, ev.type, ev.resource)
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def type_of(self, resource: str) -> ResourceType:
+        rt = self.registry.get(resource)
+        if rt is None:
+            raise errors.resource_not_found()
+        return rt
+
+    def get(self, resource: str, namespace: str | None, name: str) -> dict[str, Any]:
+        return loads(self.get_entry(resource, namespace, name)[1])
+
+    def get_entry(self, resource: str, namespace: str | None, name: str) -> Entry:
+        rt = self.type_of(resource)
+        entry = self._objects.get(rt.key, {}).get((namespace or "" if rt.namespaced else "", name))
+        if entry is None:
+            raise errors.not_found(rt.key, name)
+        return entry
+
+    def get_by_uid(self, uid: str) -> dict[str, Any] | None:
+        where = self._uids.get(uid)
+        if where is None:
+            return None
+        entry = self._objects.get(where[0], {}).get((where[1], where[2]))
+        return entry[0] if entry else None
+
+    def dependents_of(self, uid: str) -> list[tuple[str, str, str]]:
+        with self._lock:
+            return sorted(self._dependents.get(uid, ()))
+
+    def list(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> list[dict[str, Any]]:
+        entries, _, _, _ = self.list_entries(
+            resource, namespace, label_selector=label_selector, field_selector=field_selector
+        )
+        return [loads(data) for _, data in entries]
+
+    def list_entries(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        start_after: tuple[str, str] | None = None,
+    ) -> tuple[list[Entry], int, tuple[str, str] | None, int]:
+        """Matching entries in key order, the list resourceVersion, the last key when the
+        limit cut the list short, and how many matching items remain after it."""
+        rt = self.type_of(resource)
+        lmatch = parse_labels(label_selector)
+        fmatch = parse_fields(rt.key, field_selector)
+        with self._lock:
+            bucket = self._objects.get(rt.key, {})
+            rv = self._rv
+            pinned = exact_name(field_selector)
+            keys = [k for k in bucket if k[1] == pinned] if pinned is not None else list(bucket)
+            ns = namespace or "" if rt.namespaced else ""
+            if rt.namespaced and namespace:
+                keys = [k for k in keys if k[0] == ns]
+            keys.sort()
+            if start_after is not None:
+                keys = keys[bisect.bisect_right(keys, start_after) :]
+            items = [bucket[k] for k in keys]
+        out: list[Entry] = []
+        last: tuple[str, str] | None = None
+        remaining = 0
+        for entry in items:
+            obj = entry[0]
+            if lmatch and not lmatch((obj.get("metadata") or {}).get("labels") or {}):
+                continue
+            if fmatch and not fmatch(obj):
+                continue
+            if limit and len(out) >= limit:
+                remaining += 1
+                continue
+            out.append(entry)
+        if remaining and out:
+            meta = out[-1][0]["metadata"]
+            last = (meta.get("namespace", ""), meta["name"])
+        return out, rv, last, remaining
+
+    def events_after(self, rv: int) -> list[Event]:
+        """Retained events newer than rv; raises 410 Expired when rv is older than the window."""
+        with self.changed:
+            if rv < self.floor:
+                raise errors.gone(f"too old resource version: {rv} ({self.floor + 1})")
+            i = bisect.bisect_right(self._events, rv, key=lambda e: e.rv)
+            return self._events[i:]
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def _commit(
+        self, etype: str, rt: ResourceType, obj: dict[str, Any], prev: dict[str, Any] | None
+    ) -> Entry:
+        meta = obj["metadata"]
+        ns, name = meta.get("namespace", "") if rt.namespaced else "", meta["name"]
+        rv = self._rv + 1
+        meta["resourceVersion"] = str(rv)
+        data = dumps(obj)
+        if self._db is not None:
+            try:
+                self._db.put(rv, rt.key, ns, name, None if etype == "DELETED" else data)
+            except Exception as exc:  # the write is not acknowledged, nothing changes
+                raise errors.internal(f"storage: {exc}") from exc
+        self._rv = rv
+        self._index(rt.key, ns, name, None if etype == "DELETED" else obj, data, prev)
+        if etype == "DELETED" and rt.key == crds.CRD:
+            crds.unregister(self.registry, obj)
+        ev = Event(rv, etype, rt.key, ns, obj, data, prev)
+        with self.changed:
+            self._events.append(ev)
+            if len(self._events) > self._window + self._window // 4:
+                cut = len(self._events) - self._window
+                self.floor = self._events[cut - 1].rv
+                del self._events[:cut]
+            self.changed.notify_all()
+        if self._subscribers:
+            self._queue.put(ev)
+        self.gc.notify(ev)
+        return obj, data
+
+    def _index(
+        self,
+        resource: str,
+        ns: str,
+        name: str,
+        obj: dict[str, Any] | None,
+        data: bytes,
+        prev: dict[str, Any] | None,
+    ) -> None:
+        bucket = self._objects.setdefault(resource, {})
+        key = (resource, ns, name)
+        if prev is not None:
+            for ref in prev["metadata"].get("ownerReferences") or []:
+                deps = self._dependents.get(ref.get("uid"))
+                if deps is not None:
+                    deps.discard(key)
+                    if not deps:
+                        del self._dependents[ref.get("uid")]
+        if obj is None:
+            bucket.pop((ns, name), None)
+            if prev is not None:
+                self._uids.pop(prev["metadata"].get("uid"), None)
+            return
+        bucket[(ns, name)] = (obj, data)
+        self._uids[obj["metadata"]["uid"]] = key
+        for ref in obj["metadata"].get("ownerReferences") or []:
+            self._dependents.setdefault(ref.get("uid"), set()).add(key)
+
+    def _check_namespace(self, rt: ResourceType, ns: str, name: str) -> None:
+        entry = self._objects.get("namespaces", {}).get(("", ns))
+        if entry is None:
+            raise errors.not_found("namespaces", ns)
+        if entry[0]["metadata"].get("deletionTimestamp"):
+            raise errors.forbidden(
+                rt.key,
+                name,
+                f"unable to create new content in namespace {ns} because it is being terminated",
+            )
+
+    def _check_type(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        api_version = obj.get("apiVersion")
+        if api_version and api_version not in {rt.api_version_for(v) for v in rt.served_versions}:
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API "
+                f"version ({rt.api_version})"
+            )
+        kind = obj.get("kind")
+        if kind and kind != rt.kind:
+            raise errors.bad_request(
+                f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"
+            )
+        obj["apiVersion"] = api_version or rt.api_version
+        obj["kind"] = rt.kind
+
+    def _prepare(
+        self, rt: ResourceType, obj: dict[str, Any], *, strict: bool, warnings: list[str] | None
+    ) -> None:
+        """Defaulting, pruning and validation shared by create and update."""
+        errs: list[FieldError] = []
+        if rt.crd:
+            version = obj["apiVersion"].rpartition("/")[2]
+            root = (rt.version_info.get(version) or {}).get("schema")
+            new, unknown, errs = schema.process(root, obj)
+            if unknown:
+                if strict:
+                    raise errors.bad_request(
+                        f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: '
+                        f"strict decoding error: "
+                        + ", ".join(f'unknown field "{u}"' for u in unknown)
+                    )
+                if warnings is not None:
+                    warnings.extend(f'unknown field "{u}"' for u in unknown)
+            obj.clear()
+            obj.update(new)
+        else:
+            defaults.apply_defaults(rt.key, obj)
+            errs = defaults.validate(rt.key, rt.kind, obj)
+            if rt.key == crds.CRD:
+                errs += crds.validate(obj)
+        if errs:
+            raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), errs)
+
+    def create(
+        self,
+        resource: str,
+        obj: dict[str, Any],
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        field_validation: str | None = None,
+        warnings: list[str] | None = None,
+    ) -> dict[str, Any]:
+        return loads(
+            self.create_entry(
+                resource,
+                clone(obj),
+                namespace=namespace,
+                dry_run=dry_run,
+                field_validation=field_validation,
+                warnings=warnings,
+            )[1]
+        )
+
+    def create_entry(
+        self,
+        resource: str,
+        obj: dict[str, Any],
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        field_validation: str | None = None,
+        warnings: list[str] | None = None,
+    ) -> Entry:
+        """Create from an object the store may keep (callers pass a private copy)."""
+        rt = self.type_of(resource)
+        if not isinstance(obj, dict):
+            raise errors.bad_request("Object 'Kind' is missing in the request body")
+        self._check_type(rt, obj)
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            meta = obj["metadata"] = {}
+        if rt.namespaced:
+            if namespace and meta.get("namespace") and meta["namespace"] != namespace:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
+                )
+            meta["namespace"] = namespace or meta.get("namespace") or "default"
+        else:
+            meta.pop("namespace", None)
+        if meta.get("resourceVersion"):
+            raise errors.bad_request("resourceVersion should not be set on objects to be created")
+        with self._lock:
+            ns = meta.get("namespace", "")
+            bucket = self._objects.get(rt.key, {})
+            if not meta.get("name"):
+                if not meta.get("generateName"):
+                    raise errors.invalid(
+                        rt.kind,
+                        rt.group,
+                        "",
+                        [
+                            FieldError(
+                                "Required",
+                                "metadata.name",
+                                detail="name or generateName is required",
+                            )
+                        ],
+                    )
+                while True:
+                    suffix = "".join(self._random.choice(_NAME_ALPHABET) for _ in range(5))
+                    meta["name"] = meta["generateName"][:58] + suffix
+                    if (ns, meta["name"]) not in bucket:
+                        break
+            name = meta["name"]
+            name_errors = defaults.validate_name(rt.key, name)
+            if name_errors:
+                raise errors.invalid(rt.kind, rt.group, name, name_errors)
+            if rt.namespaced:
+                self._check_namespace(rt, ns, name)
+            for k in _SERVER_META:
+                meta.pop(k, None)
+            meta.pop("managedFields", None)
+            meta["uid"] = str(uuid.uuid4())
+            meta["creationTimestamp"] = now()
+            if rt.tracks_generation:
+                meta["generation"] = 1
+            if rt.status:
+                status = defaults.initial_status(rt.key, obj)
+                if rt.crd:
+                    obj.pop("status", None)
+                elif status is not None:
+                    obj["status"] = status
+            if rt.key == "namespaces":
+                obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
+            if rt.key == crds.CRD:
+                crds.prepare_create(obj)
+            self._prepare(rt, obj, strict=field_validation == "Strict", warnings=warnings)
+            self._admit(rt.key, "CREATE", obj, None)
+            if (ns, name) in bucket:
+                raise errors.already_exists(rt.key, name)
+            if dry_run:
+                return obj, dumps(obj)
+            entry = self._commit("ADDED", rt, obj, None)
+            if rt.key == crds.CRD:
+                crds.register(self.registry, obj)
+                established = clone(obj)
+                crds.mark_established(established)
+                self._commit("MODIFIED", rt, established, obj)
+            return entry
+
+    def update(
+        self,
+        resource: str,
+        obj: dict[str, Any],
+        *,
+        subresource: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+        dry_run: bool = False,
+        field_validation: str | None = None,
+        warnings: list[str] | None = None,
+    ) -> dict[str, Any]:
+        return loads(
+            self.update_entry(
+                resource,
+                clone(obj),
+                subresource=subresource,
+                namespace=namespace,
+                name=name,
+                dry_run=dry_run,
+                field_validation=field_validation,
+                warnings=warnings,
+            )[1]
+        )
+
+    def update_entry(
+        self,
+        resource: str,
+        obj: dict[str, Any],
+        *,
+        subresource: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+        dry_run: bool = False,
+        field_validation: str | None = None,
+        warnings: list[str] | None = None,
+    ) -> Entry:
+        rt = self.type_of(resource)
+        if not isinstance(obj, dict):
+            raise errors.bad_request("Object 'Kind' is missing in the request body")
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            meta = obj["metadata"] = {}
+        name = name or meta.get("name") or ""
+        if meta.get("name") and meta["name"] != name:
+            raise errors.bad_request(
+                f"the name of the object ({meta['name']}) does not match the name on the URL "
+                f"({name})"
+            )
+        ns = (namespace or meta.get("namespace") or "default") if rt.namespaced else ""
+        if rt.namespaced and namespace and meta.get("namespace") not in (None, "", namespace):
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the "
+                "request"
+            )
+        with self._lock:
+            current = self._objects.get(rt.key, {}).get((ns, name))
+            if current is None:
+                raise errors.not_found(rt.key, name)
+            old = current[0]
+            if subresource == "scale":
+                return self._update_scale(rt, old, obj, dry_run=dry_run)
+            rv = meta.get("resourceVersion")
+            if rv and rv != old["metadata"]["resourceVersion"]:
+                raise errors.stale(rt.key, name)
+            if subresource == "status":
+                new = clone(old)
+                if "status" in obj:
+                    new["status"] = obj["status"]
+                else:
+                    new.pop("status", None)
+                if rt.crd:
+                    self._prepare(rt, new, strict=field_validation == "Strict", warnings=warnings)
+            elif subresource == "finalize" and rt.key == "namespaces":
+                new = clone(old)
+                new["spec"] = obj.get("spec") or {}
+            elif subresource is not None:
+                raise errors.resource_not_found()
+            else:
+                self._check_type(rt, obj)
+                new = obj
+                new_meta = new["metadata"]
+                for k in _SERVER_META:
+                    if k in old["metadata"]:
+                        new_meta[k] = old["metadata"][k]
+                    else:
+                        new_meta.pop(k, None)
+                new_meta.pop("managedFields", None)
+                new_meta["name"] = name
+                if rt.namespaced:
+                    new_meta["namespace"] = ns
+                if rt.status:
+                    if "status" in old:
+                        new["status"] = old["status"]
+                    else:
+                        new.pop("status", None)
+                if rt.key == "namespaces":
+                    new["spec"] = old.get("spec", {})
+                self._prepare(rt, new, strict=field_validation == "Strict", warnings=warnings)
+                self._bump_generation(rt, old, new)
+            return self._write_update(rt, old, new, dry_run=dry_run)
+
+    def _bump_generation(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if not rt.tracks_generation:
+            return
+        ignored = ("metadata", "status") if rt.status else ("metadata",)
+        a = {k: v for k, v in old.items() if k not in ignored}
+        b = {k: v for k, v in new.items() if k not in ignored}
+        if a != b:
+            new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
+
+    def _write_update(
+        self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any], *, dry_run: bool
+    ) -> Entry:
+        self._admit(rt.key, "UPDATE", new, old)
+        new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        if new == old:  # a no-op write keeps the resourceVersion and sends no event
+            return self._objects[rt.key][self._key(rt, old)]
+        if dry_run:
+            return new, dumps(new)
+        meta = new["metadata"]
+        if (
+            meta.get("deletionTimestamp")
+            and not meta.get("finalizers")
+            and not meta.get("deletionGracePeriodSeconds")
+            and not (rt.key == "namespaces" and (new.get("spec") or {}).get("finalizers"))
+        ):
+            return self._commit("DELETED", rt, new, old)
+        entry = self._commit("MODIFIED", rt, new, old)
+        if rt.key == crds.CRD:
+            crds.register(self.registry, new)
+        return entry
+
+    @staticmethod
+    def _key(rt: ResourceType, obj: dict[str, Any]) -> tuple[str, str]:
+        meta = obj["metadata"]
+        return (meta.get("namespace", "") if rt.namespaced else "", meta["name"])
+
+    # --- scale subresource --------------------------------------------------------------------
+
+    def scale_of(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        if not rt.scale:
+            raise errors.resource_not_found()
+        meta = obj["metadata"]
+        spec_replicas = schema.get_path(obj, rt.spec_replicas_path)
+        status_replicas = schema.get_path(obj, rt.status_replicas_path)
+        scale: dict[str, Any] = {
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {
+                k: meta[k]
+                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                if k in meta
+            },
+            "spec": {"replicas": spec_replicas or 0},
+            "status": {"replicas": status_replicas or 0},
+        }
+        if rt.crd:
+            selector = (
+                schema.get_path(obj, rt.label_selector_path) if rt.label_selector_path else None
+            )
+        else:
+            selector = selector_string((obj.get("spec") or {}).get("selector"))
+        if selector:
+            scale["status"]["selector"] = selector
+        return scale
+
+    def get_scale(self, resource: str, namespace: str | None, name: str) -> dict[str, Any]:
+        rt = self.type_of(resource)
+        return self.scale_of(rt, self.get_entry(resource, namespace, name)[0])
+
+    def _update_scale(
+        self, rt: ResourceType, old: dict[str, Any], scale: dict[str, Any], *, dry_run: bool
+    ) -> Entry:
+        if not rt.scale:
+            raise errors.resource_not_found()
+        name = old["metadata"]["name"]
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise errors.stale(rt.key, name)
+        replicas = (scale.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise errors.invalid(
+                "Scale",
+                "autoscaling",
+                name,
+                [
+                    FieldError(
+                        "Invalid", "spec.replicas", replicas, "must be greater than or equal to 0"
+                    )
+                ],
+            )
+        new = clone(old)
+        schema.set_path(new, rt.spec_replicas_path, replicas)
+        if rt.crd:
+            self._prepare(rt, new, strict=False, warnings=None)
+        self._bump_generation(rt, old, new)
+        obj, _ = self._write_update(rt, old, new, dry_run=dry_run)
+        s = self.scale_of(rt, obj)
+        return s, dumps(s)
+
+    # --- patch --------------------------------------------------------------------------------
+
+    def patch(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        body: Any,
+        *,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_validation: str | None = None,
+        field_manager: str | None = None,
+        force: bool = False,
+        warnings: list[str] | None = None,
+    ) -> dict[str, Any]:
+        return loads(
+            self.patch_entry(
+                resource,
+                namespace,
+                name,
+                clone(body),
+                patch_type=patch_type,
+                subresource=subresource,
+                dry_run=dry_run,
+                field_validation=field_validation,
+                warnings=warnings,
+            )[1]
+        )
+
+    def patch_entry(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        body: Any,
+        *,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_validation: str | None = None,
+        warnings: list[str] | None = None,
+    ) -> Entry:
+        rt = self.type_of(resource)
+        if patch_type == "strategic" and rt.crd:
+            raise errors.unsupported_media(
+                [
+                    "application/json-patch+json",
+                    "application/merge-patch+json",
+                    "application/apply-patch+yaml",
+                ]
+            )
+        with self._lock:
+            ns = (namespace or "default") if rt.namespaced else ""
+            current = self._objects.get(rt.key, {}).get((ns, name))
+            if current is None:
+                if patch_type == "apply" and subresource is None:
+                    if not isinstance(body, dict):
+                        raise errors.bad_request("error decoding YAML: not an object")
+                    return self.create_entry(
+                        resource,
+                        body,
+                        namespace=namespace,
+                        dry_run=dry_run,
+                        field_validation=field_validation,
+                        warnings=warnings,
+                    )
+                raise errors.not_found(rt.key, name)
+            old = current[0]
+            base = self.scale_of(rt, old) if subresource == "scale" else clone(old)
+            if patch_type == "json":
+                patched = json_patch(base, body)
+            elif patch_type == "merge":
+                if not isinstance(body, dict):
+                    raise errors.bad_request("json: cannot unmarshal into object")
+                patched = merge_patch(base, body)
+            elif patch_type in ("strategic", "apply"):
+                if not isinstance(body, dict):
+                    raise errors.bad_request("json: cannot unmarshal into object")
+                patched = merge_patch(base, body) if rt.crd else strategic_merge(base, body)
+            else:
+                raise errors.unsupported_media(
+                    [
+                        "application/json-patch+json",
+                        "application/merge-patch+json",
+                        "application/apply-patch+yaml",
+                        "application/strategic-merge-patch+json",
+                    ]
+                )
+            if not isinstance(patched, dict):
+                raise errors.bad_request("the patched object is not an object")
+            pmeta = patched.setdefault("metadata", {})
+            if not isinstance(pmeta, dict):
+                raise errors.bad_request("metadata must be an object")
+            if pmeta.get("uid") not in (None, old["metadata"]["uid"]):
+                raise errors.conflict(
+                    rt.key,
+                    name,
+                    f"Precondition failed: UID in precondition: {pmeta['uid']}, "
+                    f"UID in object meta: {old['metadata']['uid']}",
+                )
+            if patch_type == "apply":
+                pmeta.pop("resourceVersion", None)
+                pmeta["resourceVersion"] = old["metadata"]["resourceVersion"]
+            pmeta.setdefault("resourceVersion", old["metadata"]["resourceVersion"])
+            pmeta.setdefault("name", name)
+            return self.update_entry(
+                resource,
+                patched,
+                subresource=subresource,
+                namespace=ns or None,
+                name=name,
+                dry_run=dry_run,
+                field_validation=field_validation,
+                warnings=warnings,
+            )
+
+    # --- delete -------------------------------------------------------------------------------
+
+    def delete(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        *,
+        propagation: str | None = "Background",
+        grace_period_seconds: int | None = None,
+        preconditions: dict[str, Any] | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        return loads(
+            self.delete_entry(
+                resource,
+                namespace,
+                name,
+                propagation=propagation,
+                grace_period_seconds=grace_period_seconds,
+                preconditions=preconditions,
+                dry_run=dry_run,
+            )[0][1]
+        )
+
+    def delete_entry(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        *,
+        propagation: str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: dict[str, Any] | None = None,
+        dry_run: bool = False,
+    ) -> tuple[Entry, bool]:
+        """Delete or start deleting; returns the object and whether it is gone already."""
+        rt = self.type_of(resource)
+        if propagation not in (None, "Background", "Foreground", "Orphan"):
+            raise errors.invalid(
+                "DeleteOptions",
+                "",
+                "",
+                [
+                    FieldError(
+                        "Unsupported",
+                        "propagationPolicy",
+                        propagation,
+                        'supported values: "Foreground", "Background", "Orphan", "nil"',
+                    )
+                ],
+            )
+        with self._lock:
+            ns = (namespace or "default") if rt.namespaced else ""
+            current = self._objects.get(rt.key, {}).get((ns, name))
+            if current is None:
+                raise errors.not_found(rt.key, name)
+            old = current[0]
+            ometa = old["metadata"]
+            pre = preconditions or {}
+            if pre.get("uid") and pre["uid"] != ometa["uid"]:
+                raise errors.conflict(
+                    rt.key,
+                    name,
+                    f"Precondition failed: UID in precondition: "
+                    f"{pre['uid']}, UID in object meta: {ometa['uid']}",
+                )
+            if pre.get("resourceVersion") and pre["resourceVersion"] != ometa["resourceVersion"]:
+                raise errors.conflict(
+                    rt.key,
+                    name,
+                    f"Precondition failed: ResourceVersion in precondition: "
+                    f"{pre['resourceVersion']}, ResourceVersion in object meta: "
+                    f"{ometa['resourceVersion']}",
+                )
+            self._admit(rt.key, "DELETE", None, old)
+            new = clone(old)
+            meta = new["metadata"]
+            finalizers = list(meta.get("finalizers") or [])
+            if propagation == "Orphan" and "orphan" not in finalizers:
+                finalizers.append("orphan")
+            elif propagation == "Foreground" and "foregroundDeletion" not in finalizers:
+                finalizers.append("foregroundDeletion")
+            if propagation in ("Orphan", "Foreground"):
+                finalizers = [
+                    f
+                    for f in finalizers
+                    if f != ("foregroundDeletion" if propagation == "Orphan" else "orphan")
+                ]
+            grace = self._grace(rt, old, grace_period_seconds)
+            if rt.key == "namespaces" and (new.get("spec") or {}).get("finalizers"):
+                new.setdefault("status", {})["phase"] = "Terminating"
+                grace = 0
+                finalizers = finalizers or []
+                meta.setdefault("deletionTimestamp", now())
+                meta["deletionGracePeriodSeconds"] = 0
+                meta["finalizers"] = finalizers
+                if not finalizers:
+                    meta.pop("finalizers")
+                return self._write_update(rt, old, new, dry_run=dry_run), False
+            if rt.key == crds.CRD and not meta.get("deletionTimestamp"):
+                finalizers.append(crds.CLEANUP_FINALIZER)
+            if finalizers or grace:
+                if not meta.get("deletionTimestamp") or grace == 0:
+                    meta["deletionTimestamp"] = later(grace) if grace else now()
+                    meta["deletionGracePeriodSeconds"] = grace
+                meta["finalizers"] = finalizers
+                if not finalizers:
+                    meta.pop("finalizers")
+                if rt.key == crds.CRD:
+                    crds.mark_terminating(new)
+                entry = self._write_update(rt, old, new, dry_run=dry_run)
+                return entry, entry[0]["metadata"].get("uid") not in self._uids
+            if dry_run:
+                return (old, current[1]), True
+            meta.setdefault("deletionTimestamp", now())
+            meta["deletionGracePeriodSeconds"] = 0
+            return self._commit("DELETED", rt, new, old), True
+
+    @staticmethod
+    def _grace(rt: ResourceType, obj: dict[str, Any], requested: int | None) -> int:
+        """Pods bound to a node terminate gracefully; everything else goes at once."""
+        if rt.key != "pods":
+            return 0
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            return 0
+        if requested is not None:
+            return max(requested, 0)
+        current = obj["metadata"].get("deletionGracePeriodSeconds")
+        if current is not None:
+            return int(current)
+        return int(spec.get("terminationGracePeriodSeconds", 30))
+
+    def delete_collection(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        propagation: str | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> list[dict[str, Any]]:
+        entries, _, _, _ = self.list_entries(
+            resource, namespace, label_selector=label_selector, field_selector=field_selector
+        )
+        out = []
+        for obj, _ in entries:
+            meta = obj["metadata"]
+            try:
+                entry, _ = self.delete_entry(
+                    resource,
+                    meta.get("namespace"),
+                    meta["name"],
+                    propagation=propagation,
+                    grace_period_seconds=grace_period_seconds,
+                    dry_run=dry_run,
+                )
+            except ApiError as exc:
+                if exc.code == 404:
+                    continue
+                raise
+            out.append(loads(entry[1]))
+        return out
+
+    # --- pods/binding -------------------------------------------------------------------------
+
+    def bind(self, namespace: str, name: str, binding: dict[str, Any]) -> dict[str, Any]:
+        target = (binding.get("target") or {}).get("name")
+        if not target:
+            raise errors.invalid("Binding", "", name, [FieldError("Required", "target.name")])
+        with self._lock:
+            pod = self.get_entry("pods", namespace, name)[0]
+            if (pod.get("spec") or {}).get("nodeName"):
+                raise errors.conflict(
+                    "pods",
+                    name,
+                    f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"',
+                )
+            new = clone(pod)
+            new["spec"]["nodeName"] = target
+            conds = new.setdefault("status", {}).setdefault("conditions", [])
+            conds[:] = [c for c in conds if c.get("type") != "PodScheduled"]
+            conds.append(
+                {
+                    "type": "PodScheduled",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now(),
+                }
+            )
+            self._write_update(self.type_of("pods"), pod, new, dry_run=False)
+        return {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "code": 201,
+        }
