@@ -1,0 +1,96 @@
+"""`make run`'s supervisor, started as a person would, then stopped with Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from opsboard.embedded.redis import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Launcher:
+    def __init__(self, state: Path, port: int) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPSBOARD_", "DATABASE_"))}
+        env.pop("REDIS_URL", None)
+        env.pop("KUBECONFIG", None)
+        env.update(
+            OPSBOARD_STATE_DIR=str(state), OPSBOARD_PORT=str(port), OPSBOARD_KUBESIM_PORT="0"
+        )
+        self.port = port
+        self.lines: list[str] = []
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "opsboard.launcher"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def wait_for(self, text: str, timeout: float = 120) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in self.lines:
+                if text in line:
+                    return line
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.1)
+        pytest.fail(f"launcher never printed {text!r}:\n{''.join(self.lines[-60:])}")
+
+    def get(self, path: str) -> int:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=10) as response:
+            return response.status
+
+    def interrupt(self) -> int:
+        self.process.send_signal(signal.SIGINT)
+        return self.process.wait(60)
+
+
+def port_is_free(port: int) -> bool:
+    import socket
+
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+@pytest.mark.timeout(400)
+def test_make_run_serves_the_login_page_and_stops_cleanly_keeping_state(tmp_path: Path) -> None:
+    port = free_port()
+    first = Launcher(tmp_path, port)
+    try:
+        first.wait_for(f"http://127.0.0.1:{port}/")
+        password_line = first.wait_for("log in as admin with password:")
+        assert first.get("/healthz") == 200
+        assert first.get("/accounts/login/") == 200
+        assert first.get("/readyz") == 200
+    finally:
+        assert first.interrupt() == 0
+    assert "stopped; state kept" in "".join(first.lines)
+    assert port_is_free(port)
+    redis_port = int((tmp_path / "redis" / "port").read_text())
+    assert port_is_free(redis_port)
+
+    # State survives: the same admin password, the same database, the same redis data.
+    second = Launcher(tmp_path, port)
+    try:
+        assert second.wait_for("log in as admin with password:") == password_line
+        assert "Updated user admin" in "".join(second.lines)
+    finally:
+        assert second.interrupt() == 0
