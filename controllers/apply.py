@@ -1,0 +1,81 @@
+"""The thin, shared write steps of a reconcile: create or correct a child, write status.
+
+Reads come from the engine's cache; every write goes through `ctx.kube` with the
+resourceVersion it was computed from, so a stale cache costs a 409 and a retry from
+fresh state, never a lost update. Nothing is written when nothing differs.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+from controllers.base import Body, Context, Kind, Manifest, Result
+from controllers.objects import (
+    deep_get,
+    describe_patch,
+    describe_status,
+    find_condition,
+    owned_diff,
+)
+
+log = logging.getLogger(__name__)
+
+# While pods start, look again soon even if no event arrives (pods are not mapped to the CR).
+PROGRESS_RECHECK_SECONDS = 2.0
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def ensure_child(ctx: Context, kind: Kind, want: Manifest, have: Body | None) -> Body:
+    """Create `want` if missing, else patch only the fields it owns that drifted."""
+    name = want["metadata"]["name"]
+    if have is None:
+        created = ctx.kube.create(kind, want)
+        ctx.report.action(f"Created {kind} {name}")
+        return created
+    if deep_get(have, "metadata.deletionTimestamp"):
+        return have  # its deletion event brings us back to re-create it
+    patch = owned_diff(want, have)
+    if patch is None:
+        return have
+    updated = ctx.kube.patch(
+        kind,
+        want["metadata"]["namespace"],
+        name,
+        patch,
+        resource_version=have["metadata"]["resourceVersion"],
+    )
+    for line in describe_patch(kind.kind, name, patch, have):
+        ctx.report.action(line)
+    return updated
+
+
+def write_status(ctx: Context, kind: Kind, cr: Body, status: Body) -> None:
+    """Patch the status subresource, only if a field the operator owns changed."""
+    old = cr.get("status") or {}
+    if all(old.get(key) == value for key, value in status.items()):
+        return
+    meta = cr["metadata"]
+    ctx.kube.patch_status(
+        kind, meta["namespace"], meta["name"], status, resource_version=meta["resourceVersion"]
+    )
+    for line in describe_status(old, status):
+        ctx.report.action(line)
+
+
+def settle(ctx: Context, cr: Body, status: Body) -> Result:
+    """Tell a user about new trouble once (Event + log), and look again while pods start."""
+    degraded = find_condition(status["conditions"], "Degraded") or {}
+    if degraded.get("status") == "True":
+        before = find_condition(deep_get(cr, "status.conditions"), "Degraded") or {}
+        if (before.get("status"), before.get("message")) != ("True", degraded["message"]):
+            ctx.report.event("Warning", degraded["reason"], degraded["message"])
+            log.warning("Degraded %s: %s: %s", ctx.key, degraded["reason"], degraded["message"])
+        return Result.done()  # waiting on the user or the registry, not on us: no retry loop
+    progressing = find_condition(status["conditions"], "Progressing") or {}
+    if progressing.get("status") == "True":
+        return Result(requeue_after=PROGRESS_RECHECK_SECONDS)
+    return Result.done()

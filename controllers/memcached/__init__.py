@@ -1,0 +1,18 @@
+"""The Memcached operator (cache.example.com/v1alpha1): a Deployment of `spec.size` pods."""
+
+from __future__ import annotations
+
+from controllers.base import DEPLOYMENT, POD, Controller
+from controllers.memcached.desired import MEMCACHED
+from controllers.memcached.reconcile import expected_children, reconcile
+
+CONTROLLER = Controller(
+    name="memcached",
+    primary=MEMCACHED,
+    # Pods are watched so the engine's cache can list them for status.nodes.
+    owns=(DEPLOYMENT, POD),
+    reconcile=reconcile,
+    expected_children=expected_children,
+    size_path="spec.size",
+    image_path="spec.image",
+)

@@ -1,0 +1,20 @@
+"""The Memcached CR's status, computed from its pods (pure)."""
+
+from __future__ import annotations
+
+from controllers.base import Body
+from controllers.memcached.desired import labels_for, spec_image, spec_size
+from controllers.objects import workload_status
+
+
+def compute_status(cr: Body, *, pods: list[Body], now: str, invalid: str | None = None) -> Body:
+    """status.nodes (the pod names, sorted: the tutorial's contract), readiness, conditions."""
+    return workload_status(
+        cr,
+        pods=pods,
+        size=spec_size(cr),
+        image=spec_image(cr),
+        labels=labels_for(cr),
+        now=now,
+        invalid=invalid,
+    )

@@ -1,0 +1,18 @@
+"""The WebServer operator (my.domain/v1): a Deployment and a NodePort Service per CR."""
+
+from __future__ import annotations
+
+from controllers.base import DEPLOYMENT, POD, SERVICE, Controller
+from controllers.webserver.desired import WEBSERVER
+from controllers.webserver.reconcile import expected_children, reconcile
+
+CONTROLLER = Controller(
+    name="webserver",
+    primary=WEBSERVER,
+    # Pods are watched so the engine's cache can list them for status.nodes.
+    owns=(DEPLOYMENT, SERVICE, POD),
+    reconcile=reconcile,
+    expected_children=expected_children,
+    size_path="spec.replicas",
+    image_path="spec.image",
+)

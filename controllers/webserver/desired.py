@@ -1,0 +1,99 @@
+"""The WebServer operator's desired state, built from the CR alone (pure)."""
+
+from __future__ import annotations
+
+from controllers.base import DEPLOYMENT, SERVICE, Body, Kind, Manifest
+from controllers.objects import controller_ref, deep_get, owned_labels
+
+WEBSERVER = Kind("my.domain", "v1", "WebServer", "webservers")
+
+DEFAULT_REPLICAS = 1
+DEFAULT_IMAGE = "nginx:1.23.1"
+DEFAULT_PORT = 80
+
+
+def spec_replicas(cr: Body) -> int:
+    return int(deep_get(cr, "spec.replicas", DEFAULT_REPLICAS))
+
+
+def spec_image(cr: Body) -> str:
+    return str(deep_get(cr, "spec.image") or DEFAULT_IMAGE)
+
+
+def spec_port(cr: Body) -> int:
+    return int(deep_get(cr, "spec.port", DEFAULT_PORT))
+
+
+def service_name(cr: Body) -> str:
+    return f"{cr['metadata']['name']}-service"
+
+
+def labels_for(cr: Body) -> dict[str, str]:
+    """Select this CR's pods only: the instance label keeps two CRs of a namespace apart."""
+    return owned_labels("webserver", cr["metadata"]["name"])
+
+
+def _metadata(cr: Body, name: str) -> Body:
+    return {
+        "name": name,
+        "namespace": cr["metadata"]["namespace"],
+        "labels": labels_for(cr),
+        "ownerReferences": [controller_ref(cr)],
+    }
+
+
+def desired_deployment(cr: Body) -> Manifest:
+    labels = labels_for(cr)
+    return {
+        "apiVersion": DEPLOYMENT.api_version,
+        "kind": DEPLOYMENT.kind,
+        "metadata": _metadata(cr, cr["metadata"]["name"]),
+        "spec": {
+            "replicas": spec_replicas(cr),
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                    "containers": [
+                        {
+                            "name": "nginx",
+                            "image": spec_image(cr),
+                            "imagePullPolicy": "IfNotPresent",
+                            "ports": [
+                                {"name": "http", "containerPort": spec_port(cr), "protocol": "TCP"}
+                            ],
+                            # The stock nginx image starts as root and drops to its worker user,
+                            # so it cannot run as non-root: keep only the capabilities it uses.
+                            "securityContext": {
+                                "allowPrivilegeEscalation": False,
+                                "capabilities": {
+                                    "drop": ["ALL"],
+                                    "add": ["CHOWN", "NET_BIND_SERVICE", "SETGID", "SETUID"],
+                                },
+                            },
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def desired_service(cr: Body) -> Manifest:
+    """A NodePort Service; the cluster allocates the nodePort unless the spec names one."""
+    port: Body = {
+        "name": "http",
+        "port": spec_port(cr),
+        "targetPort": spec_port(cr),
+        "protocol": "TCP",
+    }
+    node_port = deep_get(cr, "spec.nodePort")
+    if node_port is not None:
+        port["nodePort"] = int(node_port)
+    return {
+        "apiVersion": SERVICE.api_version,
+        "kind": SERVICE.kind,
+        "metadata": _metadata(cr, service_name(cr)),
+        "spec": {"type": "NodePort", "selector": labels_for(cr), "ports": [port]},
+    }

@@ -1,0 +1,53 @@
+"""The WebServer reconcile: a Deployment and a NodePort Service per CR, healed on events."""
+
+from __future__ import annotations
+
+from controllers.apply import ensure_child, now, settle, write_status
+from controllers.base import (
+    DEPLOYMENT,
+    POD,
+    SERVICE,
+    Body,
+    Context,
+    ExpectedChild,
+    PermanentError,
+    Result,
+)
+from controllers.objects import deep_get, spec_problem
+from controllers.webserver.desired import (
+    WEBSERVER,
+    desired_deployment,
+    desired_service,
+    labels_for,
+    service_name,
+    spec_image,
+    spec_replicas,
+)
+from controllers.webserver.status import compute_status
+
+
+def reconcile(ctx: Context) -> Result:
+    namespace, name = ctx.key.namespace, ctx.key.name
+    cr = ctx.cache.get(WEBSERVER, namespace, name)
+    if cr is None or deep_get(cr, "metadata.deletionTimestamp"):
+        return Result.done()  # gone: the garbage collector removes its children
+    problem = spec_problem(image=spec_image(cr), size=spec_replicas(cr), size_field="spec.replicas")
+    service = ctx.cache.get(SERVICE, namespace, service_name(cr))
+    if problem is None:
+        ensure_child(
+            ctx, DEPLOYMENT, desired_deployment(cr), ctx.cache.get(DEPLOYMENT, namespace, name)
+        )
+        service = ensure_child(ctx, SERVICE, desired_service(cr), service)
+    pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
+    status = compute_status(cr, pods=pods, service=service, now=now(), invalid=problem)
+    write_status(ctx, WEBSERVER, cr, status)
+    if problem is not None:
+        raise PermanentError(problem)
+    return settle(ctx, cr, status)
+
+
+def expected_children(cr: Body) -> list[ExpectedChild]:
+    return [
+        ExpectedChild(DEPLOYMENT, cr["metadata"]["name"]),
+        ExpectedChild(SERVICE, service_name(cr)),
+    ]

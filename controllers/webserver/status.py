@@ -1,0 +1,28 @@
+"""The WebServer CR's status, computed from its pods and its Service (pure)."""
+
+from __future__ import annotations
+
+from controllers.base import Body
+from controllers.objects import deep_get, workload_status
+from controllers.webserver.desired import labels_for, service_name, spec_image, spec_replicas
+
+
+def compute_status(
+    cr: Body, *, pods: list[Body], service: Body | None, now: str, invalid: str | None = None
+) -> Body:
+    """As for Memcached, plus where to reach it: the Service's name and its nodePort."""
+    status = workload_status(
+        cr,
+        pods=pods,
+        size=spec_replicas(cr),
+        image=spec_image(cr),
+        labels=labels_for(cr),
+        now=now,
+        invalid=invalid,
+    )
+    status["serviceName"] = service_name(cr)
+    ports = deep_get(service, "spec.ports", [])
+    node_port = ports[0].get("nodePort") if ports else None
+    if node_port is not None:
+        status["nodePort"] = node_port
+    return status

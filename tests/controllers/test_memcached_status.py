@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+from controllers.memcached.status import compute_status
+from controllers.objects import find_condition
+from tests.controllers.builders import memcached, pod
+
+IMAGE = "memcached:1.4.36-alpine"
+
+
+def _condition(status: dict, type_: str) -> tuple[str, str]:
+    condition = find_condition(status["conditions"], type_)
+    assert condition is not None
+    return condition["status"], condition["reason"]
+
+
+def test_status_nodes_are_the_sorted_names_of_the_live_pods() -> None:
+    pods = [
+        pod("m-c", image=IMAGE),
+        pod("m-a", image=IMAGE),
+        pod("m-b", image=IMAGE, deleting=True),
+    ]
+    status = compute_status(memcached(size=2), pods=pods, now="T")
+    assert status["nodes"] == ["m-a", "m-c"]
+
+
+def test_status_is_available_when_the_ready_pods_reach_the_size() -> None:
+    pods = [pod(f"m-{i}", image=IMAGE) for i in range(3)]
+    status = compute_status(memcached(size=3), pods=pods, now="T")
+    assert status["readyReplicas"] == 3
+    assert _condition(status, "Available") == ("True", "PodsReady")
+    assert _condition(status, "Progressing") == ("False", "RolloutComplete")
+    assert _condition(status, "Degraded") == ("False", "AsExpected")
+
+
+def test_status_is_progressing_and_not_available_while_scaling_up() -> None:
+    pods = [pod("m-0", image=IMAGE), pod("m-1", image=IMAGE, ready=False)]
+    status = compute_status(memcached(size=5), pods=pods, now="T")
+    assert status["readyReplicas"] == 1
+    assert _condition(status, "Available") == ("False", "PodsNotReady")
+    assert _condition(status, "Progressing") == ("True", "ScalingUp")
+
+
+def test_status_is_progressing_while_pods_of_the_old_image_remain() -> None:
+    pods = [pod("m-0", image="memcached:1.5"), pod("m-1", image=IMAGE)]
+    status = compute_status(memcached(size=2, image=IMAGE), pods=pods, now="T")
+    assert _condition(status, "Progressing") == ("True", "RollingOut")
+    assert _condition(status, "Available") == ("True", "PodsReady")
+
+
+def test_status_is_progressing_while_scaling_down() -> None:
+    pods = [pod(f"m-{i}", image=IMAGE) for i in range(3)]
+    status = compute_status(memcached(size=1), pods=pods, now="T")
+    assert _condition(status, "Progressing") == ("True", "ScalingDown")
+
+
+def test_status_is_degraded_naming_the_image_when_it_cannot_be_pulled() -> None:
+    bad = "memcached:does-not-exist"
+    pods = [pod("m-0", image=bad, ready=False, waiting="ImagePullBackOff")]
+    status = compute_status(memcached(size=1, image=bad), pods=pods, now="T")
+    assert _condition(status, "Degraded") == ("True", "ImagePullFailed")
+    degraded = find_condition(status["conditions"], "Degraded")
+    assert degraded is not None and bad in degraded["message"]
+
+
+def test_status_is_degraded_with_the_reason_of_an_invalid_spec() -> None:
+    status = compute_status(
+        memcached(image="UPPER CASE:bad"), pods=[], now="T", invalid="spec.image: bad"
+    )
+    degraded = find_condition(status["conditions"], "Degraded")
+    assert degraded is not None
+    assert (degraded["status"], degraded["reason"], degraded["message"]) == (
+        "True",
+        "InvalidSpec",
+        "spec.image: bad",
+    )
+
+
+def test_status_carries_the_selector_and_observed_generation_into_every_condition() -> None:
+    status = compute_status(memcached("m", size=0), pods=[], now="T")
+    assert status["selector"] == (
+        "app.kubernetes.io/instance=m,app.kubernetes.io/managed-by=opsboard,"
+        "app.kubernetes.io/name=memcached"
+    )
+    assert status["observedGeneration"] == 2
+    assert {c["observedGeneration"] for c in status["conditions"]} == {2}
+    assert _condition(status, "Available") == ("True", "PodsReady")
+
+
+def test_recomputing_an_unchanged_status_gives_the_same_status() -> None:
+    pods = [pod("m-0", image=IMAGE, ready=False)]
+    cr = memcached(size=1)
+    cr["status"] = compute_status(cr, pods=pods, now="T1")
+    assert compute_status(cr, pods=pods, now="T2") == cr["status"]
