@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controllers import memcached, webserver
+from controllers.base import Controller
+from controllers.memcached import desired as memcached_desired
+from controllers.objects import IMAGE_PATTERN
+from controllers.webserver import desired as webserver_desired
+from tests.controllers.manifests import SAMPLE_FILES, crd, load
+
+CONTROLLERS = [memcached.CONTROLLER, webserver.CONTROLLER]
+
+
+def _version(controller: Controller) -> dict[str, Any]:
+    doc = crd(controller.primary.plural)
+    [version] = doc["spec"]["versions"]
+    return version
+
+
+def _spec_schema(controller: Controller) -> dict[str, Any]:
+    return _version(controller)["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+
+
+@pytest.mark.parametrize("controller", CONTROLLERS, ids=lambda c: c.name)
+def test_crd_serves_the_kind_the_controller_reconciles(controller: Controller) -> None:
+    doc = crd(controller.primary.plural)
+    assert doc["metadata"]["name"] == controller.primary.resource
+    assert doc["spec"]["group"] == controller.primary.group
+    assert doc["spec"]["names"]["kind"] == controller.primary.kind
+    assert doc["spec"]["scope"] == "Namespaced"
+    assert _version(controller)["name"] == controller.primary.version
+    assert "opsboard" in doc["spec"]["names"]["categories"]
+
+
+@pytest.mark.parametrize("controller", CONTROLLERS, ids=lambda c: c.name)
+def test_crd_scale_subresource_points_at_the_size_field_and_the_status(
+    controller: Controller,
+) -> None:
+    subresources = _version(controller)["subresources"]
+    assert subresources["status"] == {}
+    assert subresources["scale"] == {
+        "specReplicasPath": f".{controller.size_path}",
+        "statusReplicasPath": ".status.readyReplicas",
+        "labelSelectorPath": ".status.selector",
+    }
+
+
+@pytest.mark.parametrize("controller", CONTROLLERS, ids=lambda c: c.name)
+def test_crd_validates_images_with_the_pattern_the_controller_uses(controller: Controller) -> None:
+    assert _spec_schema(controller)["image"]["pattern"] == IMAGE_PATTERN
+
+
+@pytest.mark.parametrize("controller", CONTROLLERS, ids=lambda c: c.name)
+def test_crd_size_is_a_bounded_non_negative_integer(controller: Controller) -> None:
+    field = _spec_schema(controller)[controller.size_path.removeprefix("spec.")]
+    assert (field["type"], field["minimum"]) == ("integer", 0)
+    assert 0 < field["maximum"] <= 1000
+
+
+def test_crd_defaults_are_the_defaults_the_builders_use() -> None:
+    mc = _spec_schema(memcached.CONTROLLER)
+    assert mc["size"]["default"] == memcached_desired.DEFAULT_SIZE
+    assert mc["image"]["default"] == memcached_desired.DEFAULT_IMAGE
+    assert mc["containerPort"]["default"] == memcached_desired.DEFAULT_PORT
+    ws = _spec_schema(webserver.CONTROLLER)
+    assert ws["replicas"]["default"] == webserver_desired.DEFAULT_REPLICAS
+    assert ws["image"]["default"] == webserver_desired.DEFAULT_IMAGE
+    assert ws["port"]["default"] == webserver_desired.DEFAULT_PORT
+    assert "default" not in ws["nodePort"]
+
+
+@pytest.mark.parametrize("controller", CONTROLLERS, ids=lambda c: c.name)
+def test_crd_printer_columns_show_size_ready_image_and_age(controller: Controller) -> None:
+    columns = {c["jsonPath"]: c["name"] for c in _version(controller)["additionalPrinterColumns"]}
+    assert columns[f".{controller.size_path}"] in ("Size", "Replicas")
+    assert columns[".status.readyReplicas"] == "Ready"
+    assert columns[".spec.image"] == "Image"
+    assert columns[".metadata.creationTimestamp"] == "Age"
+
+
+def test_samples_are_memcached_of_size_3_and_three_nginx_1_23_1_webservers() -> None:
+    samples = {doc["kind"]: doc for path in SAMPLE_FILES for doc in load(path)}
+    assert samples["Memcached"]["metadata"]["name"] == "memcached-sample"
+    assert samples["Memcached"]["spec"] == {"size": 3}
+    assert samples["WebServer"]["metadata"]["name"] == "webserver-sample"
+    assert samples["WebServer"]["spec"] == {"replicas": 3, "image": "nginx:1.23.1"}

@@ -1,0 +1,90 @@
+"""The operator's RBAC grants exactly what the registered controllers and the engine use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controllers import memcached, webserver
+from controllers.base import EVENT, Kind
+from tests.controllers.builders import memcached as memcached_cr
+from tests.controllers.builders import webserver as webserver_cr
+from tests.controllers.manifests import K8S, load
+
+CONTROLLERS = [(memcached.CONTROLLER, memcached_cr()), (webserver.CONTROLLER, webserver_cr())]
+Grant = tuple[str, str, str]  # (apiGroup, resource, verb)
+
+
+def _grants(rules: list[dict[str, Any]]) -> set[Grant]:
+    return {
+        (group, resource, verb)
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def _on(kind: Kind, *verbs: str, subresource: str = "") -> set[Grant]:
+    resource = f"{kind.plural}/{subresource}" if subresource else kind.plural
+    return {(kind.group, resource, verb) for verb in verbs}
+
+
+def _needed_by_the_code() -> set[Grant]:
+    needed = _on(EVENT, "create", "patch")  # the engine's Reporter posts aggregated Events
+    for controller, sample in CONTROLLERS:
+        for kind in (controller.primary, *controller.owns):
+            needed |= _on(kind, "get", "list", "watch")  # the watcher's list + watch
+        for child in controller.expected_children(sample):
+            needed |= _on(child.kind, "create", "patch")  # ensure_child: create, or patch drift
+        needed |= _on(controller.primary, "patch", subresource="status")  # write_status
+    return needed
+
+
+def test_operator_cluster_role_grants_exactly_what_the_code_uses() -> None:
+    [role] = load(K8S / "rbac" / "role.yaml")
+    assert role["kind"] == "ClusterRole"
+    assert _grants(role["rules"]) == _needed_by_the_code()
+
+
+def test_operator_never_writes_the_spec_of_its_crs() -> None:
+    [role] = load(K8S / "rbac" / "role.yaml")
+    grants = _grants(role["rules"])
+    for controller, _ in CONTROLLERS:
+        assert not _on(controller.primary, "create", "update", "patch", "delete") & grants
+
+
+def test_leader_election_is_a_namespaced_role_on_leases_only() -> None:
+    [role] = load(K8S / "rbac" / "leader_election_role.yaml")
+    assert role["kind"] == "Role"
+    assert _grants(role["rules"]) == {
+        ("coordination.k8s.io", "leases", verb) for verb in ("get", "create", "update")
+    }
+
+
+def test_bindings_give_the_roles_to_the_operator_service_account() -> None:
+    [account] = load(K8S / "rbac" / "service_account.yaml")
+    for name in ("role_binding.yaml", "leader_election_role_binding.yaml"):
+        [binding] = load(K8S / "rbac" / name)
+        assert binding["subjects"] == [
+            {
+                "kind": "ServiceAccount",
+                "name": account["metadata"]["name"],
+                "namespace": account["metadata"]["namespace"],
+            }
+        ]
+
+
+def test_each_crd_has_admin_editor_and_viewer_roles_aggregated_into_the_builtin_ones() -> None:
+    for controller, _ in CONTROLLERS:
+        for role, label, verb in (
+            ("admin", "aggregate-to-admin", "delete"),
+            ("editor", "aggregate-to-edit", "patch"),
+            ("viewer", "aggregate-to-view", "watch"),
+        ):
+            [doc] = load(K8S / "rbac" / f"{controller.name}_{role}_role.yaml")
+            assert doc["metadata"]["labels"][f"rbac.authorization.k8s.io/{label}"] == "true"
+            grants = _grants(doc["rules"])
+            group, plural = controller.primary.group, controller.primary.plural
+            assert (group, plural, verb) in grants or (group, plural, "*") in grants
+    [viewer] = load(K8S / "rbac" / "memcached_viewer_role.yaml")
+    assert {verb for _, _, verb in _grants(viewer["rules"])} == {"get", "list", "watch"}
