@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 Obj = dict[str, Any]
@@ -38,6 +39,8 @@ class Cache:
         self._owned: dict[str, dict[str, set[tuple[str, str]]]] = {r: {} for r in resources}
         self._on_node: dict[str, set[tuple[str, str]]] = {}
         self._tombstones: OrderedDict[tuple[str, str, str], int] = OrderedDict()
+        # Told of every change, whether it came from a watch event or from our own write.
+        self.listener: Callable[[str, Obj | None, Obj | None], None] | None = None
 
     def get(self, resource: str, namespace: str | None, name: str) -> Obj | None:
         with self._lock:
@@ -61,6 +64,12 @@ class Cache:
 
     def apply(self, event_type: str, resource: str, obj: Obj) -> tuple[Obj | None, Obj | None]:
         """Returns (old, new) when the view changed, else (None, None)."""
+        old, new = self._apply(event_type, resource, obj)
+        if (old is not None or new is not None) and self.listener is not None:
+            self.listener(resource, old, new)
+        return old, new
+
+    def _apply(self, event_type: str, resource: str, obj: Obj) -> tuple[Obj | None, Obj | None]:
         meta = obj.get("metadata", {})
         ns, name, rv = meta.get("namespace") or "", meta.get("name", ""), rv_of(obj)
         with self._lock:

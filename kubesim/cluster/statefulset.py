@@ -1,0 +1,219 @@
+"""The StatefulSet controller: ordinal pods with stable names and their claims.
+
+OrderedReady creates one pod at a time, lowest ordinal first, each waiting for
+the one before to be Running and Ready; Parallel creates them all. Rolling
+updates replace pods from the highest ordinal down, one at a time.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from kubesim.cluster import names
+from kubesim.cluster.api import is_status_error
+from kubesim.cluster.controller import (
+    Controller,
+    Key,
+    Obj,
+    Watch,
+    controller_ref,
+    is_deleting,
+    key_of,
+    pod_ready,
+)
+from kubesim.cluster.replicaset import seconds_until_available
+from kubesim.cluster.workloads import drop_zero, write_status
+
+COMPONENT = "statefulset-controller"
+REVISION_LABEL = "controller-revision-hash"
+POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+
+
+class StatefulSetController(Controller):
+    name = "statefulset"
+
+    def watches(self) -> dict[str, Watch]:
+        return {
+            "statefulsets.apps": lambda old, new: self.enqueue_obj(new or old),
+            "pods": lambda old, new: self.enqueue_owner(new or old, "StatefulSet"),
+        }
+
+    def resync(self) -> None:
+        for sts in self.ctx.cache.list("statefulsets.apps"):
+            self.enqueue(key_of(sts))
+
+    def reconcile(self, key: Key) -> float | None:
+        sts = self.ctx.cache.get("statefulsets.apps", *key)
+        if sts is None or is_deleting(sts):
+            return None
+        name = sts["metadata"]["name"]
+        update_revision = f"{name}-{names.template_hash(sts['spec']['template'])}"
+        pods = {ordinal(p, name): p for p in self.ctx.cache.owned("pods", sts["metadata"]["uid"])}
+        pods.pop(None, None)
+        replicas = int(sts["spec"].get("replicas", 1))
+        ordered = sts["spec"].get("podManagementPolicy", "OrderedReady") == "OrderedReady"
+        self._step(sts, pods, replicas, ordered, update_revision)
+        self._write_status(sts, self._current_pods(sts), replicas, update_revision)
+        return None
+
+    def _current_pods(self, sts: Obj) -> list[Obj]:
+        return [
+            p
+            for p in self.ctx.cache.owned("pods", sts["metadata"]["uid"])
+            if ordinal(p, sts["metadata"]["name"]) is not None
+        ]
+
+    def _step(
+        self, sts: Obj, pods: dict[int | None, Obj], replicas: int, ordered: bool, revision: str
+    ) -> None:
+        # Creation, lowest ordinal first.
+        for i in range(replicas):
+            pod = pods.get(i)
+            if pod is None:
+                self._create_pod(sts, i, revision)
+                if ordered:
+                    return
+                continue
+            if ordered and (is_deleting(pod) or not pod_ready(pod)):
+                return  # OrderedReady: wait for this one before touching the next
+        # Scale down, highest ordinal first.
+        extra = sorted((i for i in pods if i is not None and i >= replicas), reverse=True)
+        for i in extra:
+            pod = pods[i]
+            if not is_deleting(pod):
+                self._delete_pod(sts, pod)
+            if ordered:
+                return
+        if extra:
+            return
+        # Rolling update, highest ordinal first, once every pod is up.
+        strategy = sts["spec"].get("updateStrategy") or {}
+        if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+            return
+        partition = int((strategy.get("rollingUpdate") or {}).get("partition") or 0)
+        current = [pods[i] for i in range(replicas) if i in pods]
+        if len(current) < replicas or any(is_deleting(p) or not pod_ready(p) for p in current):
+            return
+        for i in range(replicas - 1, partition - 1, -1):
+            if pods[i]["metadata"].get("labels", {}).get(REVISION_LABEL) != revision:
+                self._delete_pod(sts, pods[i])
+                return
+
+    def _create_pod(self, sts: Obj, i: int, revision: str) -> None:
+        name, namespace = sts["metadata"]["name"], sts["metadata"]["namespace"]
+        pod_name = f"{name}-{i}"
+        template = copy.deepcopy(sts["spec"]["template"])
+        labels = dict(template.get("metadata", {}).get("labels") or {})
+        labels |= {REVISION_LABEL: revision, POD_NAME_LABEL: pod_name, POD_INDEX_LABEL: str(i)}
+        spec = template.get("spec") or {}
+        spec["hostname"] = pod_name
+        if sts["spec"].get("serviceName"):
+            spec["subdomain"] = sts["spec"]["serviceName"]
+        volumes = list(spec.get("volumes") or [])
+        for claim in sts["spec"].get("volumeClaimTemplates") or []:
+            claim_name = f"{claim['metadata']['name']}-{pod_name}"
+            self._ensure_claim(sts, claim, claim_name, pod_name)
+            volumes = [v for v in volumes if v.get("name") != claim["metadata"]["name"]]
+            volumes.append(
+                {
+                    "name": claim["metadata"]["name"],
+                    "persistentVolumeClaim": {"claimName": claim_name},
+                }
+            )
+        if volumes:
+            spec["volumes"] = volumes
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": pod_name,
+                "namespace": namespace,
+                "labels": labels,
+                "ownerReferences": [controller_ref(sts)],
+                **(
+                    {"annotations": template["metadata"]["annotations"]}
+                    if template.get("metadata", {}).get("annotations")
+                    else {}
+                ),
+            },
+            "spec": spec,
+        }
+        try:
+            self.ctx.api.create("pods", pod)
+        except Exception as exc:
+            if is_status_error(exc, 409):
+                self.ctx.api.refresh("pods", namespace, pod_name)
+                return
+            raise
+        self.ctx.events.normal(
+            sts,
+            "SuccessfulCreate",
+            f"create Pod {pod_name} in StatefulSet {name} successful",
+            COMPONENT,
+        )
+
+    def _ensure_claim(self, sts: Obj, template: Obj, claim_name: str, pod_name: str) -> None:
+        namespace = sts["metadata"]["namespace"]
+        if self.ctx.cache.get("persistentvolumeclaims", namespace, claim_name) is not None:
+            return
+        labels = dict((sts["spec"].get("selector") or {}).get("matchLabels") or {})
+        labels |= template.get("metadata", {}).get("labels") or {}
+        claim = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim_name, "namespace": namespace, "labels": labels},
+            "spec": copy.deepcopy(template.get("spec") or {}),
+        }
+        if annotations := template.get("metadata", {}).get("annotations"):
+            claim["metadata"]["annotations"] = annotations
+        try:
+            self.ctx.api.create("persistentvolumeclaims", claim)
+        except Exception as exc:
+            if not is_status_error(exc, 409):
+                raise
+            self.ctx.api.refresh("persistentvolumeclaims", namespace, claim_name)
+            return
+        name = sts["metadata"]["name"]
+        message = f"create Claim {claim_name} Pod {pod_name} in StatefulSet {name} success"
+        self.ctx.events.normal(sts, "SuccessfulCreate", message, COMPONENT)
+
+    def _delete_pod(self, sts: Obj, pod: Obj) -> None:
+        meta = pod["metadata"]
+        self.ctx.api.delete("pods", meta["namespace"], meta["name"])
+        message = f"delete Pod {meta['name']} in StatefulSet {sts['metadata']['name']} successful"
+        self.ctx.events.normal(sts, "SuccessfulDelete", message, COMPONENT)
+
+    def _write_status(self, sts: Obj, pods: list[Obj], replicas: int, update_revision: str) -> None:
+        old = sts.get("status") or {}
+        current_revision = old.get("currentRevision") or update_revision
+        live = [p for p in pods if not is_deleting(p)]
+        revisions = [p["metadata"].get("labels", {}).get(REVISION_LABEL) for p in live]
+        updated = revisions.count(update_revision)
+        ready = sum(pod_ready(p) for p in live)
+        min_ready = int(sts["spec"].get("minReadySeconds") or 0)
+        available = sum(seconds_until_available(p, min_ready) == 0 for p in live)
+        if updated == replicas and ready == replicas and len(live) == replicas:
+            current_revision = update_revision  # the rollout finished
+        status = {
+            "observedGeneration": sts["metadata"].get("generation", 1),
+            "replicas": len(live),
+            "readyReplicas": ready,
+            "currentReplicas": revisions.count(current_revision),
+            "updatedReplicas": updated,
+            "availableReplicas": available,
+            "currentRevision": current_revision,
+            "updateRevision": update_revision,
+            "collisionCount": old.get("collisionCount", 0),
+        }
+        write_status(
+            self.ctx,
+            "statefulsets.apps",
+            sts,
+            drop_zero(status, keep=("replicas", "availableReplicas", "collisionCount")),
+        )
+
+
+def ordinal(pod: Obj, set_name: str) -> int | None:
+    suffix = pod["metadata"]["name"].removeprefix(f"{set_name}-")
+    return int(suffix) if suffix.isdigit() and suffix == str(int(suffix)) else None
