@@ -214,6 +214,36 @@ if CELERY_TASK_SOFT_TIME_LIMIT >= CELERY_TASK_TIME_LIMIT:
         "OPSBOARD_TASK_SOFT_TIME_LIMIT must be below OPSBOARD_TASK_TIME_LIMIT"
     )
 
+# The reconcile engine (opsboard/engine): which operators run, and the queue's timings.
+OPSBOARD_CONTROLLERS = env_list(
+    "OPSBOARD_CONTROLLERS", ["controllers.memcached", "controllers.webserver"]
+)
+OPSBOARD_BACKOFF_BASE = env_float("OPSBOARD_BACKOFF_BASE", 0.005, minimum=0.001)
+OPSBOARD_BACKOFF_MAX = env_float("OPSBOARD_BACKOFF_MAX", 1000.0, minimum=0.001)
+OPSBOARD_RESYNC_SECONDS = env_float("OPSBOARD_RESYNC_SECONDS", 600.0, minimum=1.0)
+# A per-key lock outlives a dead worker by at most this; live workers renew it.
+OPSBOARD_LOCK_TTL = env_float("OPSBOARD_LOCK_TTL", 10.0, minimum=1.0)
+OPSBOARD_LEASE_NAMESPACE = env_str("OPSBOARD_LEASE_NAMESPACE", "default")
+OPSBOARD_LEASE_DURATION = env_float("OPSBOARD_LEASE_DURATION", 15.0, minimum=1.0)
+OPSBOARD_LEASE_RENEW_DEADLINE = env_float("OPSBOARD_LEASE_RENEW_DEADLINE", 10.0, minimum=0.5)
+OPSBOARD_LEASE_RETRY_PERIOD = env_float("OPSBOARD_LEASE_RETRY_PERIOD", 2.0, minimum=0.1)
+OPSBOARD_RUNLOG_KEEP_PER_KEY = env_int("OPSBOARD_RUNLOG_KEEP_PER_KEY", 200, minimum=1)
+OPSBOARD_RUNLOG_KEEP_DAYS = env_int("OPSBOARD_RUNLOG_KEEP_DAYS", 14, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "resync": {"task": "opsboard.engine.tasks.resync", "schedule": OPSBOARD_RESYNC_SECONDS}
+}
+# /metrics sums every worker process's samples from here (prometheus_client reads it
+# at import, so it is set before anything imports it).
+PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR") or str(STATE_DIR / "metrics")
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = PROMETHEUS_MULTIPROC_DIR
+
+if OPSBOARD_LOCK_TTL >= CELERY_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured("OPSBOARD_LOCK_TTL must be below OPSBOARD_TASK_TIME_LIMIT")
+if not OPSBOARD_LEASE_RETRY_PERIOD < OPSBOARD_LEASE_RENEW_DEADLINE < OPSBOARD_LEASE_DURATION:
+    raise ImproperlyConfigured(
+        "need OPSBOARD_LEASE_RETRY_PERIOD < OPSBOARD_LEASE_RENEW_DEADLINE < OPSBOARD_LEASE_DURATION"
+    )
+
 LOG_LEVEL = env_str("OPSBOARD_LOG_LEVEL", "INFO").upper()
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
     raise ImproperlyConfigured(f"OPSBOARD_LOG_LEVEL={LOG_LEVEL!r} is not a log level")

@@ -4,10 +4,13 @@ from django.contrib import admin
 from django.urls import include, path
 
 from opsboard.core import health
+from opsboard.engine.views import metrics_view
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("opsboard.dashboard.urls")),
 ]

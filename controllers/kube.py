@@ -1,0 +1,311 @@
+"""The one module that talks to the Kubernetes API, through the official client.
+
+It loads the client configuration (a kubeconfig file, or the in-cluster service account),
+implements `controllers.base.Kube` with optimistic concurrency, lists and watches any kind
+for the engine's watcher, and posts Events aggregated as client-go's recorder does. API
+failures become the contract's errors: a 409 is a `Conflict` (temporary: retry from fresh
+state), 429/5xx and network trouble are temporary, an invalid or forbidden write is
+permanent, because retrying it cannot help until someone changes something.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlencode
+
+import urllib3
+from kubernetes import client, config
+
+from controllers.base import EVENT, Body, Kind, Manifest, PermanentError, TemporaryError
+
+MERGE_PATCH = "application/merge-patch+json"
+
+
+class Conflict(TemporaryError):
+    """409: someone wrote the object since we read it (or it already exists)."""
+
+
+class NotFound(TemporaryError):
+    """404 on a write: the object went away under us; the next reconcile sees it gone."""
+
+
+class Gone(Exception):
+    """410 on a watch: the resourceVersion is too old; list again."""
+
+
+def load_api_client(*, kubeconfig: str = "", pool_size: int = 8) -> client.ApiClient:
+    """A client for the kubeconfig file, or the in-cluster service account when it is ""."""
+    configuration = client.Configuration()
+    if kubeconfig:
+        config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+    else:
+        config.load_incluster_config(client_configuration=configuration)
+    configuration.connection_pool_maxsize = pool_size
+    return client.ApiClient(configuration)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
+    try:
+        message = json.loads(data).get("message") or ""
+    except (ValueError, AttributeError):
+        message = data[:200].decode(errors="replace")
+    text = f"{what}: {status} {message}".strip()
+    if status == 409:
+        return Conflict(text, delay=0.0)
+    if status == 404:
+        return NotFound(text)
+    if status == 410:
+        return Gone(text)
+    if status == 429 or status >= 500:
+        retry_after = headers.get("Retry-After") if headers else None
+        delay = float(retry_after) if retry_after and retry_after.isdigit() else None
+        return TemporaryError(text, delay=delay)
+    # 400, 403, 405, 415, 422: the request itself is wrong; the user (or RBAC) must change.
+    return PermanentError(text)
+
+
+class ApiKube:
+    """`controllers.base.Kube` over HTTP, plus the list/watch/Event calls the engine needs."""
+
+    def __init__(self, api_client: client.ApiClient, *, timeout: float = 10.0) -> None:
+        self.api = api_client
+        self.timeout = timeout
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    @staticmethod
+    def path(kind: Kind, namespace: str = "", name: str = "", subresource: str = "") -> str:
+        base = f"/apis/{kind.group}/{kind.version}" if kind.group else f"/api/{kind.version}"
+        if kind.namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        base += f"/{kind.plural}"
+        if name:
+            base += f"/{name}"
+        if subresource:
+            base += f"/{subresource}"
+        return base
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: Any = None,
+    ) -> client.rest.RESTResponse:
+        if query:
+            path += "?" + urlencode(query)
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        method, url, headers, _, _ = self.api.param_serialize(
+            method, path, header_params=headers, auth_settings=["BearerToken"]
+        )
+        try:
+            return self.api.call_api(
+                method,
+                url,
+                header_params=headers,
+                body=body,
+                _request_timeout=timeout or (min(self.timeout, 5.0), self.timeout),
+            )
+        except (urllib3.exceptions.HTTPError, OSError, client.ApiException) as exc:
+            raise TemporaryError(f"{method} {path}: {exc}") from exc
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Body:
+        response = self._send(method, path, **kwargs)
+        data = response.read()
+        if not 200 <= response.status < 300:
+            raise _error(response.status, data, response.headers, f"{method} {path}")
+        return json.loads(data) if data else {}
+
+    # -- controllers.base.Kube ---------------------------------------------------------
+
+    def get(self, kind: Kind, namespace: str, name: str) -> Body | None:
+        try:
+            return self.request("GET", self.path(kind, namespace, name))
+        except NotFound:
+            return None
+
+    def create(self, kind: Kind, body: Manifest) -> Body:
+        namespace = body.get("metadata", {}).get("namespace", "")
+        return self.request("POST", self.path(kind, namespace), body=body)
+
+    def replace(self, kind: Kind, body: Manifest) -> Body:
+        """PUT: fails with Conflict unless body's resourceVersion is still current."""
+        meta = body["metadata"]
+        path = self.path(kind, meta.get("namespace", ""), meta["name"])
+        return self.request("PUT", path, body=body)
+
+    def patch(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Body,
+        *,
+        resource_version: str | None = None,
+    ) -> Body:
+        """A JSON merge patch; with `resource_version`, a Conflict if the object moved on."""
+        return self._patch(self.path(kind, namespace, name), patch, resource_version)
+
+    def patch_status(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        status: Body,
+        *,
+        resource_version: str | None = None,
+    ) -> Body:
+        path = self.path(kind, namespace, name, "status")
+        return self._patch(path, {"status": status}, resource_version)
+
+    def _patch(self, path: str, patch: Body, resource_version: str | None) -> Body:
+        if resource_version:
+            metadata = {**patch.get("metadata", {}), "resourceVersion": resource_version}
+            patch = {**patch, "metadata": metadata}
+        return self.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
+
+    def delete(self, kind: Kind, namespace: str, name: str) -> None:
+        with contextlib.suppress(NotFound):  # already gone is what we wanted
+            self.request("DELETE", self.path(kind, namespace, name))
+
+    # -- list and watch, for the engine's watcher ---------------------------------------
+
+    def list(self, kind: Kind, namespace: str = "", *, limit: int = 500) -> tuple[list[Body], str]:
+        """Every object of a kind (paged), and the list's resourceVersion to watch from."""
+        items: list[Body] = []
+        query: dict[str, Any] = {"limit": limit}
+        while True:
+            page = self.request("GET", self.path(kind, namespace), query=query)
+            items.extend(page.get("items") or [])
+            meta = page.get("metadata") or {}
+            if not meta.get("continue"):
+                return items, str(meta.get("resourceVersion", ""))
+            query = {"limit": limit, "continue": meta["continue"]}
+
+    def watch(
+        self, kind: Kind, namespace: str = "", *, resource_version: str, timeout_seconds: int = 300
+    ) -> Iterator[tuple[str, Body]]:
+        """Yields (type, object) from resource_version on, BOOKMARKs included; raises Gone."""
+        query = {
+            "watch": "1",
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": timeout_seconds,
+        }
+        response = self._send(
+            "GET",
+            self.path(kind, namespace),
+            query=query,
+            timeout=(min(self.timeout, 5.0), timeout_seconds + 30),
+        )
+        raw = response.response
+        try:
+            if not 200 <= response.status < 300:
+                raise _error(response.status, raw.read(), raw.headers, f"WATCH {kind}")
+            buffer = b""
+            for chunk in raw.stream(65536, decode_content=True):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield self._watch_event(kind, json.loads(line))
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise TemporaryError(f"WATCH {kind}: {exc}") from exc
+        finally:
+            raw.release_conn()
+
+    @staticmethod
+    def _watch_event(kind: Kind, event: Body) -> tuple[str, Body]:
+        if event.get("type") == "ERROR":
+            status = event.get("object") or {}
+            code = int(status.get("code") or 500)
+            raise _error(code, json.dumps(status).encode(), None, f"WATCH {kind}")
+        return str(event["type"]), event["object"]
+
+
+class EventRecorder:
+    """Posts Events about an object, aggregated: the same reason and message bump a count.
+
+    Like client-go's EventCorrelator, it names an Event after what it says, so repeats
+    find and patch it (count+1, lastTimestamp) instead of piling up new objects.
+    """
+
+    def __init__(self, kube: ApiKube, *, component: str = "opsboard") -> None:
+        self.kube = kube
+        self.component = component
+        self._counts: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+
+    def post(self, involved: Body, type_: str, reason: str, message: str) -> None:
+        meta = involved["metadata"]
+        namespace = meta.get("namespace") or "default"
+        digest = hashlib.sha1(
+            f"{meta.get('uid')}\0{type_}\0{reason}\0{message}".encode()
+        ).hexdigest()[:16]
+        name = f"{meta['name']}.{digest}"
+        with self._lock:
+            count = self._counts.get((namespace, name))
+        now = _now()
+        if count is None:
+            try:
+                self.kube.create(
+                    EVENT, self._event(involved, namespace, name, type_, reason, message)
+                )
+                count = 1
+            except Conflict:  # posted before, by us or an earlier process
+                existing = self.kube.get(EVENT, namespace, name) or {}
+                count = self._bump(namespace, name, int(existing.get("count") or 1), now)
+        else:
+            try:
+                count = self._bump(namespace, name, count, now)
+            except NotFound:  # expired (Events have a TTL): start again
+                with self._lock:
+                    self._counts.pop((namespace, name), None)
+                return self.post(involved, type_, reason, message)
+        with self._lock:
+            self._counts[(namespace, name)] = count
+        return None
+
+    def _bump(self, namespace: str, name: str, count: int, now: str) -> int:
+        self.kube.patch(EVENT, namespace, name, {"count": count + 1, "lastTimestamp": now})
+        return count + 1
+
+    def _event(
+        self, involved: Body, namespace: str, name: str, type_: str, reason: str, message: str
+    ) -> Body:
+        meta = involved["metadata"]
+        now = _now()
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": {
+                "apiVersion": involved.get("apiVersion", ""),
+                "kind": involved.get("kind", ""),
+                "namespace": meta.get("namespace", ""),
+                "name": meta["name"],
+                "uid": meta.get("uid", ""),
+                "resourceVersion": meta.get("resourceVersion", ""),
+            },
+            "type": type_,
+            "reason": reason,
+            "message": message,
+            "count": 1,
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "source": {"component": self.component},
+            "reportingComponent": self.component,
+        }

@@ -1,0 +1,44 @@
+"""Queueing a key: the dedup step in Redis, then (only if needed) one Celery task."""
+
+from __future__ import annotations
+
+from celery import current_app
+
+from controllers.base import Key
+from opsboard.engine import metrics
+from opsboard.engine.queue import Why, queue_for
+
+RECONCILE_TASK = "opsboard.engine.tasks.reconcile"
+
+
+def send(key: Key, why: Why) -> None:
+    current_app.send_task(RECONCILE_TASK, args=[str(key), why.trigger, why.detail])
+
+
+def reconcile_enqueue(
+    *, key: Key, trigger: str = "manual", detail: str = "", delay: float = 0.0
+) -> bool:
+    """Asks for a reconcile of `key`; False when it was already queued (deduplicated).
+
+    The UI's "Reconcile now" calls this with trigger="manual"; the watcher with "event".
+    """
+    queue, why = queue_for(key.kind), Why(trigger, detail)
+    metrics.queue_added(key.kind)
+    if delay > 0:
+        queue.add_after(key, delay, why)
+        return True
+    if queue.add(key, why):
+        send(key, why)
+        return True
+    return False
+
+
+def send_due(controllers: list[str], *, orphans: bool = True) -> int:
+    """Sends the keys whose retry or requeue time has come, and those of dead workers."""
+    sent = 0
+    for name in controllers:
+        queue = queue_for(name)
+        for key, why in [*queue.due(), *(queue.orphans() if orphans else [])]:
+            send(key, why)
+            sent += 1
+    return sent

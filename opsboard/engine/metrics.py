@@ -1,0 +1,104 @@
+"""Prometheus metrics under controller-runtime's names, buckets and labels.
+
+Worker processes write their samples to PROMETHEUS_MULTIPROC_DIR (set in settings before
+prometheus_client is imported); /metrics sums them. The queue depth is read from Redis
+when scraped, since the queue lives there and not in any one process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from django.conf import settings
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
+
+Path(settings.PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+
+# controller-runtime's pkg/internal/controller/metrics buckets.
+RECONCILE_BUCKETS = (
+    *(0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7),
+    *(0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10),
+    *(15, 20, 25, 30, 40, 50, 60),
+)
+# workqueue: prometheus.ExponentialBuckets(10e-9, 10, 12).
+QUEUE_BUCKETS = tuple(1e-8 * 10**i for i in range(12))
+
+RECONCILE_TOTAL = Counter(
+    "controller_runtime_reconcile_total",
+    "Total number of reconciliations per controller",
+    ["controller", "result"],
+)
+RECONCILE_ERRORS = Counter(
+    "controller_runtime_reconcile_errors_total",
+    "Total number of reconciliation errors per controller",
+    ["controller"],
+)
+RECONCILE_TIME = Histogram(
+    "controller_runtime_reconcile_time_seconds",
+    "Length of time per reconciliation per controller",
+    ["controller"],
+    buckets=RECONCILE_BUCKETS,
+)
+QUEUE_ADDS = Counter(
+    "workqueue_adds_total", "Total number of adds handled by workqueue", ["controller", "name"]
+)
+QUEUE_DURATION = Histogram(
+    "workqueue_queue_duration_seconds",
+    "How long in seconds an item stays in workqueue before being requested",
+    ["controller", "name"],
+    buckets=QUEUE_BUCKETS,
+)
+WORK_DURATION = Histogram(
+    "workqueue_work_duration_seconds",
+    "How long in seconds processing an item from workqueue takes",
+    ["controller", "name"],
+    buckets=QUEUE_BUCKETS,
+)
+RETRIES = Counter(
+    "workqueue_retries_total",
+    "Total number of retries handled by workqueue",
+    ["controller", "name"],
+)
+
+
+def queue_added(controller: str) -> None:
+    QUEUE_ADDS.labels(controller, controller).inc()
+
+
+def reconciled(controller: str, *, result: str, seconds: float, waited: float) -> None:
+    """One finished run; result is success, requeue_after, error (as controller-runtime)."""
+    RECONCILE_TOTAL.labels(controller, result).inc()
+    if result == "error":
+        RECONCILE_ERRORS.labels(controller).inc()
+    RECONCILE_TIME.labels(controller).observe(seconds)
+    WORK_DURATION.labels(controller, controller).observe(seconds)
+    QUEUE_DURATION.labels(controller, controller).observe(max(waited, 0.0))
+
+
+def retried(controller: str) -> None:
+    RETRIES.labels(controller, controller).inc()
+
+
+class _QueueDepth:
+    """workqueue_depth, read from Redis at scrape time."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from controllers.registry import load
+        from opsboard.engine.queue import queue_for
+
+        gauge = GaugeMetricFamily(
+            "workqueue_depth", "Current depth of workqueue", labels=["controller", "name"]
+        )
+        for name in load(tuple(settings.OPSBOARD_CONTROLLERS)):
+            gauge.add_metric([name, name], queue_for(name).depth())
+        yield gauge
+
+
+def exposition() -> bytes:
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)
+    registry.register(_QueueDepth())
+    return generate_latest(registry)

@@ -1,0 +1,241 @@
+"""The work queue's semantics, kept in Redis (client-go's workqueue, shared by processes).
+
+Per controller, Redis holds:
+- `queued` (hash key → why): keys waiting to run. A key queued twice before it runs is
+  run once (HSETNX); a key queued while it runs stays here and is sent again when the
+  running worker finishes (the "dirty" case), so one change is never lost.
+- `lock:<key>` (string token, PX): the one worker reconciling the key. Its expiry is short
+  and renewed while the reconcile runs, so a worker that died frees the key within
+  OPSBOARD_LOCK_TTL; the token makes release a compare-and-delete.
+- `processing` (zset key → lock deadline): lets any worker find keys whose worker died.
+- `delayed` (zset key → due time) and `delayed-why`: retries with backoff and
+  requeue-after; the earlier due time wins.
+- `fails` (hash key → consecutive failures) for per-key exponential backoff.
+- `permanent` (hash key → resourceVersion): a user-fixable error, not retried by resync
+  until the object changes.
+
+Everything that would send a Celery task returns the keys to send, and the caller sends
+them (opsboard.engine.dispatch), so that these scripts stay pure Redis.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import redis
+from django.conf import settings
+
+from controllers.base import Key
+
+_ENQUEUE = """
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+return 1
+"""
+# Returns false (None) when another worker holds the key, else the queued reason or ''.
+_START = """
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[5])
+  return false
+end
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+redis.call('ZADD', KEYS[3], tonumber(ARGV[4]) + tonumber(ARGV[3]), ARGV[1])
+local why = redis.call('HGET', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[1], ARGV[1])
+return why or ''
+"""
+_RENEW = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[2], tonumber(ARGV[4]) + tonumber(ARGV[2]), ARGV[3])
+return 1
+"""
+# -1: the lock expired under us (someone else may run the key now: leave it to them);
+# 1: the key changed while we ran, send it again; 0: done.
+_DONE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[2])
+return redis.call('HEXISTS', KEYS[3], ARGV[2])
+"""
+# Keys whose worker died: the lock expired but `processing` still lists them.
+_RECOVER = """
+local out = {}
+for _, key in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 100)) do
+  if redis.call('EXISTS', ARGV[2] .. key) == 0 then
+    redis.call('ZREM', KEYS[1], key)
+    redis.call('HSETNX', KEYS[2], key, ARGV[3])
+    table.insert(out, key)
+  end
+end
+return out
+"""
+_PUMP = """
+local out = {}
+for _, key in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 500)) do
+  redis.call('ZREM', KEYS[1], key)
+  local why = redis.call('HGET', KEYS[2], key) or ARGV[3]
+  redis.call('HDEL', KEYS[2], key)
+  if redis.call('HSETNX', KEYS[3], key, why) == 1 and redis.call('EXISTS', ARGV[2] .. key) == 0 then
+    table.insert(out, key)
+    table.insert(out, why)
+  end
+end
+return out
+"""
+
+
+@dataclass(frozen=True)
+class Why:
+    """Why a key is queued: the trigger of the run it leads to, and when it was queued."""
+
+    trigger: str  # event, resync, manual, retry, requeue
+    detail: str = ""
+    at: float = 0.0  # time.time() when queued, for workqueue_queue_duration_seconds
+
+    def dump(self) -> str:
+        return json.dumps({"t": self.trigger, "d": self.detail, "at": self.at or time.time()})
+
+    @classmethod
+    def load(cls, text: str | bytes) -> Why:
+        data = json.loads(text)
+        return cls(data["t"], data.get("d", ""), float(data.get("at", 0.0)))
+
+
+@cache
+def connection() -> redis.Redis:
+    return redis.Redis.from_url(
+        settings.REDIS_URL,
+        socket_timeout=5,
+        socket_connect_timeout=5,
+        health_check_interval=30,
+        retry_on_timeout=True,
+    )
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class WorkQueue:
+    """The queue of one controller (its keys all start with the controller's name)."""
+
+    def __init__(self, controller: str, client: redis.Redis | None = None) -> None:
+        self.client = client or connection()
+        prefix = f"opsboard:{controller}"
+        self.queued = f"{prefix}:queued"
+        self.processing = f"{prefix}:processing"
+        self.delayed = f"{prefix}:delayed"
+        self.delayed_why = f"{prefix}:delayed-why"
+        self.fails = f"{prefix}:fails"
+        self.permanent = f"{prefix}:permanent"
+        self.lock_prefix = f"{prefix}:lock:"
+        scripts: dict[str, Any] = {}
+        for name, source in (
+            ("enqueue", _ENQUEUE),
+            ("start", _START),
+            ("renew", _RENEW),
+            ("done", _DONE),
+            ("recover", _RECOVER),
+            ("pump", _PUMP),
+        ):
+            scripts[name] = self.client.register_script(source)
+        self._scripts = scripts
+
+    def _lock(self, key: Key) -> str:
+        return f"{self.lock_prefix}{key}"
+
+    def add(self, key: Key, why: Why) -> bool:
+        """Queues the key; True when the caller must send a task for it now."""
+        return bool(
+            self._scripts["enqueue"](
+                keys=[self.queued, self._lock(key)], args=[str(key), why.dump()]
+            )
+        )
+
+    def start(self, key: Key, token: str, ttl: float, fallback: Why) -> Why | None:
+        """Takes the key's lock; None when another worker holds it (it will run us after)."""
+        result = self._scripts["start"](
+            keys=[self.queued, self._lock(key), self.processing],
+            args=[str(key), token, int(ttl * 1000), _now_ms(), fallback.dump()],
+        )
+        if result is None:
+            return None
+        return Why.load(result) if result else fallback
+
+    def renew(self, key: Key, token: str, ttl: float) -> bool:
+        return bool(
+            self._scripts["renew"](
+                keys=[self._lock(key), self.processing],
+                args=[token, int(ttl * 1000), str(key), _now_ms()],
+            )
+        )
+
+    def done(self, key: Key, token: str) -> bool:
+        """Releases the lock; True when the key was queued meanwhile and must be sent again."""
+        result = self._scripts["done"](
+            keys=[self._lock(key), self.processing, self.queued], args=[token, str(key)]
+        )
+        return result == 1
+
+    def add_after(self, key: Key, delay: float, why: Why) -> None:
+        """Queues the key once `delay` seconds have passed (the earliest due time wins)."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.zadd(self.delayed, {str(key): _now_ms() + int(delay * 1000)}, lt=True)
+        pipe.hset(self.delayed_why, str(key), why.dump())
+        pipe.execute()
+
+    def due(self) -> list[tuple[Key, Why]]:
+        """Moves delayed keys whose time has come into the queue; returns those to send."""
+        flat = self._scripts["pump"](
+            keys=[self.delayed, self.delayed_why, self.queued],
+            args=[_now_ms(), self.lock_prefix, Why("retry").dump()],
+        )
+        return [
+            (Key.parse(flat[i].decode()), Why.load(flat[i + 1])) for i in range(0, len(flat), 2)
+        ]
+
+    def orphans(self) -> list[tuple[Key, Why]]:
+        """Keys whose worker died mid-reconcile (their lock expired): to send again."""
+        why = Why("retry", "worker lost")
+        found = self._scripts["recover"](
+            keys=[self.processing, self.queued], args=[_now_ms(), self.lock_prefix, why.dump()]
+        )
+        return [(Key.parse(key.decode()), why) for key in found]
+
+    def failed(self, key: Key) -> int:
+        """Counts one more consecutive failure; returns how many there have been."""
+        return int(self.client.hincrby(self.fails, str(key), 1))
+
+    def succeeded(self, key: Key) -> None:
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hdel(self.fails, str(key))
+        pipe.hdel(self.permanent, str(key))
+        pipe.execute()
+
+    def mark_permanent(self, key: Key, resource_version: str) -> None:
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hdel(self.fails, str(key))
+        pipe.hset(self.permanent, str(key), resource_version)
+        pipe.execute()
+
+    def permanent_versions(self) -> dict[str, str]:
+        return {k.decode(): v.decode() for k, v in self.client.hgetall(self.permanent).items()}
+
+    def depth(self) -> int:
+        return int(self.client.hlen(self.queued))
+
+
+@cache
+def queue_for(controller: str) -> WorkQueue:
+    return WorkQueue(controller)
+
+
+def backoff(failures: int) -> float:
+    """Seconds before retry number `failures`: base doubling per failure, capped."""
+    base, cap = settings.OPSBOARD_BACKOFF_BASE, settings.OPSBOARD_BACKOFF_MAX
+    return float(min(cap, base * 2 ** min(failures - 1, 64)))

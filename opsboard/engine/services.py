@@ -1,0 +1,168 @@
+"""Running one reconcile of one key, with controller-runtime's guarantees."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+from django.conf import settings
+
+from controllers.base import Context, Controller, Key, PermanentError, Result, TemporaryError
+from controllers.registry import load
+from opsboard.engine import metrics
+from opsboard.engine.cache import MirrorCache
+from opsboard.engine.cluster import api_kube, event_recorder
+from opsboard.engine.dispatch import send
+from opsboard.engine.queue import Why, WorkQueue, backoff, queue_for
+from opsboard.engine.reporter import RunReporter
+from opsboard.engine.runlog import RunRecord, reconcile_run_record
+from opsboard.mirror.selectors import objects_of
+
+log = logging.getLogger(__name__)
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
+
+
+def controllers() -> dict[str, Controller]:
+    return load(tuple(settings.OPSBOARD_CONTROLLERS))
+
+
+@contextmanager
+def _renewing(queue: WorkQueue, key: Key, token: str, ttl: float) -> Iterator[None]:
+    """Keeps the key's lock alive while this process works on it."""
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(ttl / 3):
+            try:
+                if not queue.renew(key, token, ttl):
+                    log.warning("Lost the lock of %s while reconciling it", key)
+                    return
+            except Exception:  # Redis blip: try again next period, the lock may survive it
+                log.exception("Could not renew the lock of %s", key)
+
+    thread = threading.Thread(target=renew, name=f"renew {key}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+
+
+def _post_events(body: dict | None, events: list[tuple[str, str, str]]) -> None:
+    if body is None:
+        return
+    for type_, reason, message in events:
+        try:
+            event_recorder().post(body, type_, reason, message[:1000])
+        except Exception:  # an Event is a courtesy: never fail the run over it
+            log.warning("Could not post Event %s on %s", reason, body["metadata"].get("name"))
+
+
+def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WORKER) -> bool:
+    """Reconciles `key` unless another worker holds it; False when it was skipped."""
+    queue = queue_for(key.kind)
+    token, ttl = uuid.uuid4().hex, settings.OPSBOARD_LOCK_TTL
+    why = queue.start(key, token, ttl, Why(trigger, detail, time.time()))
+    if why is None:
+        return False  # running elsewhere; that worker sends it again when it finishes
+    try:
+        _run(queue, key, why, token, ttl, worker)
+    finally:
+        if queue.done(key, token):
+            send(key, Why("event", "changed while reconciling"))
+    return True
+
+
+def _run(queue: WorkQueue, key: Key, why: Why, token: str, ttl: float, worker: str) -> None:
+    controller = controllers().get(key.kind)
+    if controller is None:
+        log.error("No controller named %r: dropping %s", key.kind, key)
+        return
+    cache = MirrorCache()
+    primary = cache.get(controller.primary, key.namespace, key.name)
+    report = RunReporter()
+    ctx = Context(key=key, cache=cache, kube=api_kube(), report=report)
+    started, clock = datetime.now(UTC), time.perf_counter()
+    outcome, error, requeue_after, result_label = "success", "", None, "success"
+    with _renewing(queue, key, token, ttl):
+        try:
+            result = controller.reconcile(ctx) or Result.done()
+            if result.requeue_after:
+                outcome, requeue_after, result_label = (
+                    "requeue",
+                    result.requeue_after,
+                    "requeue_after",
+                )
+        except PermanentError as exc:
+            outcome, error, result_label = "permanent", str(exc), "error"
+        except TemporaryError as exc:
+            outcome, error, result_label = "error", str(exc), "error"
+            requeue_after = exc.delay
+        except Exception as exc:  # a bug in a controller: back off, as for any error
+            log.exception("Reconcile of %s failed", key)
+            outcome, error, result_label = "error", f"{type(exc).__name__}: {exc}", "error"
+    seconds = time.perf_counter() - clock
+    finished = datetime.now(UTC)
+
+    if outcome == "error":
+        failures = queue.failed(key)
+        delay = requeue_after if requeue_after is not None else backoff(failures)
+        requeue_after = delay
+        queue.add_after(key, delay, Why("retry", f"attempt {failures + 1}: {error[:150]}"))
+        metrics.retried(key.kind)
+        report.event("Warning", "ReconcileError", error)
+    elif outcome == "permanent":
+        version = (primary or {}).get("metadata", {}).get("resourceVersion", "")
+        queue.mark_permanent(key, version)
+        report.event("Warning", "ReconcileFailed", error)
+    else:
+        queue.succeeded(key)
+        if requeue_after:
+            queue.add_after(key, requeue_after, Why("requeue", f"after {requeue_after:g}s"))
+
+    meta = (primary or {}).get("metadata", {})
+    reconcile_run_record(
+        run=RunRecord(
+            key=key,
+            uid=meta.get("uid", ""),
+            generation=meta.get("generation"),
+            trigger=why.trigger,
+            trigger_detail=why.detail,
+            worker=worker,
+            started_at=started,
+            finished_at=finished,
+            outcome=outcome,
+            requeue_after=requeue_after,
+            error=error,
+            actions=report.actions,
+        )
+    )
+    metrics.reconciled(
+        key.kind, result=result_label, seconds=seconds, waited=started.timestamp() - why.at
+    )
+    _post_events(primary, report.events)
+
+
+def resync_all(*, jitter: float | None = None) -> int:
+    """Queues every primary object of every controller, spread over `jitter` seconds."""
+    spread = settings.OPSBOARD_RESYNC_SECONDS * 0.1 if jitter is None else jitter
+    queued = 0
+    for name, controller in controllers().items():
+        queue = queue_for(name)
+        permanent = queue.permanent_versions()
+        rows = objects_of(controller.primary).values_list("namespace", "name", "resource_version")
+        for namespace, obj_name, version in rows:
+            key = Key(name, namespace, obj_name)
+            if permanent.get(str(key)) == version:
+                continue  # a user-fixable error on this very version: waiting for a change
+            queue.add_after(key, random.uniform(0, spread), Why("resync"))
+            queued += 1
+    return queued
