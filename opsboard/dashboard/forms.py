@@ -1,0 +1,107 @@
+"""Forms: list filters, and the size/image patch form built from the CRD's schema, so bad
+input is refused with an inline message before anything is sent to the cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.validators import RegexValidator
+
+from opsboard.dashboard.kinds import KindInfo, value_at
+from opsboard.dashboard.selectors import HEALTHS, SORTS
+from opsboard.engine.models import ReconcileRun
+from opsboard.mirror.models import KubeObject
+
+# Used when the CRD states no pattern: a Docker image reference (lower-case repository
+# path, optional registry host:port, tag and/or digest).
+IMAGE_PATTERN = (
+    r"^(?:[a-zA-Z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*"
+    r"(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
+)
+# A size with no maximum in the schema still gets one: nobody means a million replicas.
+DEFAULT_MAX_SIZE = 1000
+
+
+class ListFilterForm(forms.Form):
+    namespace = forms.CharField(required=False, max_length=253)
+    health = forms.ChoiceField(
+        required=False,
+        choices=[("", "Any health"), *((h, h) for h in HEALTHS), ("stale", "Stale status")],
+    )
+    search = forms.CharField(required=False, max_length=300, label="Name or label=value")
+    sort = forms.ChoiceField(required=False, choices=[(s, s) for k in SORTS for s in (k, f"-{k}")])
+
+    def clean_sort(self) -> str:
+        return self.cleaned_data["sort"] or "name"
+
+
+class PatchForm(forms.Form):
+    """Fields named after what they change: `size` and `image` (present if the kind has them)."""
+
+    def __init__(self, *args: Any, info: KindInfo, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.info = info
+        controller = info.controller
+        if controller.size_path:
+            self.fields["size"] = _size_field(info.field_schema(controller.size_path))
+        if controller.image_path:
+            self.fields["image"] = _image_field(info.field_schema(controller.image_path))
+
+    def changes(self) -> dict[str, Any]:
+        """{"spec.size": 5, "spec.image": "memcached:1.6"} from the cleaned data."""
+        paths = {"size": self.info.controller.size_path, "image": self.info.controller.image_path}
+        return {paths[f]: v for f, v in self.cleaned_data.items() if paths.get(f)}
+
+
+def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
+    minimum = schema.get("minimum", 0)
+    maximum = schema.get("maximum", DEFAULT_MAX_SIZE)
+    return forms.IntegerField(
+        label="Size (replicas)",
+        min_value=minimum,
+        max_value=maximum,
+        help_text=f"A whole number from {minimum} to {maximum}.",
+        error_messages={"invalid": "Enter a whole number, like 3."},
+    )
+
+
+def _image_field(schema: dict[str, Any]) -> forms.CharField:
+    pattern = schema.get("pattern") or IMAGE_PATTERN
+    return forms.CharField(
+        label="Image",
+        max_length=schema.get("maxLength", 255),
+        help_text="An image reference such as memcached:1.6.21-alpine.",
+        validators=[
+            RegexValidator(pattern, message="Not a valid image reference (e.g. registry/name:tag).")
+        ],
+    )
+
+
+def patch_form_for(info: KindInfo, cr: KubeObject) -> PatchForm:
+    """The form, filled with the values the mirror holds."""
+    body = {"spec": cr.spec or {}}
+    initial = {"size": value_at(body, info.controller.size_path)}
+    initial["image"] = value_at(body, info.controller.image_path)
+    return PatchForm(info=info, initial=initial)
+
+
+class AuditFilterForm(forms.Form):
+    user = forms.CharField(required=False, max_length=150)
+    kind = forms.CharField(required=False, max_length=100)
+    namespace = forms.CharField(required=False, max_length=253)
+    name = forms.CharField(required=False, max_length=253, label="Object name")
+    since = forms.DateTimeField(required=False, help_text="e.g. 2026-11-22 17:00")
+    until = forms.DateTimeField(required=False)
+
+
+class RunFilterForm(forms.Form):
+    controller = forms.CharField(required=False, max_length=63)
+    namespace = forms.CharField(required=False, max_length=253)
+    name = forms.CharField(required=False, max_length=253, label="Object name")
+    outcome = forms.ChoiceField(
+        required=False, choices=[("", "Any outcome"), *ReconcileRun.Outcome.choices]
+    )
+    min_ms = forms.FloatField(required=False, min_value=0, label="Slower than (ms)")
+    max_ms = forms.FloatField(required=False, min_value=0, label="Faster than (ms)")
+    since = forms.DateTimeField(required=False)

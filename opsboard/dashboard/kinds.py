@@ -1,0 +1,117 @@
+"""The kinds the dashboard shows: every controller registered with the engine, with the
+schema, printer columns and scale paths of its CRD, so a new operator needs no UI change.
+
+CRD manifests are read once from k8s/crd/ (shipped with the app), never from the API
+server on a page load.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from django.conf import settings
+from django.http import Http404
+
+from controllers import registry
+from controllers.base import Body, Controller, Kind
+
+CRD_DIR = Path(settings.BASE_DIR) / "k8s" / "crd"
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    json_path: str  # ".spec.size"
+    type: str = "string"
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    controller: Controller
+    columns: tuple[Column, ...] = ()
+    spec_schema: dict[str, Any] = field(default_factory=dict)
+    replicas_path: str | None = None  # from the scale subresource: "spec.size"
+    ready_path: str | None = None  # "status.readyReplicas"
+
+    @property
+    def name(self) -> str:
+        return self.controller.name
+
+    @property
+    def kind(self) -> Kind:
+        return self.controller.primary
+
+    def field_schema(self, path: str) -> dict[str, Any]:
+        """The OpenAPI schema of a dotted spec path ("spec.size"), {} if unknown."""
+        node: dict[str, Any] = {"properties": {"spec": self.spec_schema}}
+        for part in path.split("."):
+            node = node.get("properties", {}).get(part, {})
+        return node
+
+
+def value_at(body: Body, path: str | None) -> Any:
+    """Follow a dotted path ("spec.size" or kubectl's ".spec.size") into an object."""
+    if not path:
+        return None
+    node: Any = body
+    for part in path.strip(".").split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+def _crd_versions() -> dict[tuple[str, str], dict[str, Any]]:
+    """(group, kind) → the served version entry of its CRD."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for path in sorted(CRD_DIR.glob("*.y*ml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if not doc or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            spec = doc["spec"]
+            for version in spec.get("versions", []):
+                if version.get("storage") or version.get("served"):
+                    found[(spec["group"], spec["names"]["kind"])] = version
+    return found
+
+
+def _kind_info(controller: Controller, version: dict[str, Any]) -> KindInfo:
+    columns = tuple(
+        Column(c["name"], c["jsonPath"], c.get("type", "string"))
+        for c in version.get("additionalPrinterColumns", [])
+        if c["jsonPath"] != ".metadata.creationTimestamp"  # the list has its own Age column
+    )
+    schema = version.get("schema", {}).get("openAPIV3Schema", {})
+    scale = version.get("subresources", {}).get("scale", {})
+    return KindInfo(
+        controller=controller,
+        columns=columns,
+        spec_schema=schema.get("properties", {}).get("spec", {}),
+        replicas_path=(scale.get("specReplicasPath") or "").strip(".") or None,
+        ready_path=(scale.get("statusReplicasPath") or "").strip(".") or None,
+    )
+
+
+def _controllers() -> list[Controller]:
+    return list(registry.load(tuple(settings.OPSBOARD_CONTROLLERS)).values())
+
+
+@functools.cache
+def all_kinds() -> dict[str, KindInfo]:
+    versions = _crd_versions()
+    kinds = {}
+    for controller in _controllers():
+        version = versions.get((controller.primary.group, controller.primary.kind), {})
+        kinds[controller.name] = _kind_info(controller, version)
+    return kinds
+
+
+def kind_get(name: str) -> KindInfo:
+    try:
+        return all_kinds()[name]
+    except KeyError:
+        raise Http404(f"No controller named {name!r}") from None

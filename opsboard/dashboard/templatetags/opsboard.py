@@ -1,0 +1,111 @@
+"""Small template helpers: roles, values at dotted paths, short ages, progress."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import yaml
+from django import template
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.http import QueryDict
+from django.utils import timezone
+
+from opsboard.accounts.roles import Role, has_role, user_role
+from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
+
+register = template.Library()
+
+
+@register.filter
+def role_at_least(user: AbstractBaseUser | AnonymousUser, role: str) -> bool:
+    return has_role(user, Role(role))
+
+
+@register.filter
+def at(body: Any, path: str) -> Any:
+    """`{{ obj|at:".spec.size" }}` — kubectl-style paths, as CRD printer columns use."""
+    return value_at(body, path) if isinstance(body, dict) else None
+
+
+@register.filter
+def short_age(when: datetime | None) -> str:
+    """kubectl's AGE: "42s", "7m", "3h", "12d"."""
+    if when is None:
+        return "—"
+    seconds = max(0, int((timezone.now() - when).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+@register.filter
+def percent(ready: Any, desired: Any) -> int:
+    try:
+        ready_n, desired_n = int(ready or 0), int(desired or 0)
+    except (TypeError, ValueError):
+        return 0
+    if desired_n <= 0:
+        return 100
+    return max(0, min(100, round(100 * ready_n / desired_n)))
+
+
+@register.filter
+def to_yaml(body: Any) -> str:
+    return yaml.safe_dump(body, sort_keys=False, default_flow_style=False)
+
+
+@register.filter
+def role_name(user: AbstractBaseUser | AnonymousUser) -> str:
+    role = user_role(user)
+    return role.value if role else "no role"
+
+
+@register.simple_tag
+def registered_kinds() -> list[KindInfo]:
+    return list(all_kinds().values())
+
+
+@register.simple_tag
+def sort_query(query: QueryDict, column: str, current: str) -> str:
+    """The list's query string sorted by `column`, descending if it already sorts ascending."""
+    params = query.copy()
+    params["sort"] = f"-{column}" if current == column else column
+    params.pop("page", None)
+    return params.urlencode()
+
+
+@register.simple_tag
+def aria_sort(column: str, current: str) -> str:
+    if current == column:
+        return "ascending"
+    return "descending" if current == f"-{column}" else "none"
+
+
+@register.simple_tag
+def page_query(query: QueryDict, number: int) -> str:
+    params = query.copy()
+    params["page"] = str(number)
+    return params.urlencode()
+
+
+@register.simple_tag
+def pod_row(pods: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """What the pod table shows of a pod named in status.nodes, None if not mirrored."""
+    pod = pods.get(name)
+    if pod is None:
+        return None
+    status = pod.status or {}
+    containers = status.get("containerStatuses") or []
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+    return {
+        "phase": status.get("phase", "Pending"),
+        "ready": ready,
+        "node": (pod.spec or {}).get("nodeName", ""),
+        "restarts": sum(c.get("restartCount", 0) for c in containers),
+        "created_at": pod.created_at,
+    }

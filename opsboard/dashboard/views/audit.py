@@ -1,0 +1,73 @@
+"""Admins: the audit trail (with CSV export), the reconcile log across CRs, and charts."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from opsboard.accounts.permissions import role_required
+from opsboard.accounts.roles import Role
+from opsboard.audit import charts, selectors
+from opsboard.audit.export import audit_csv_rows
+from opsboard.audit.services import audit_link_observers
+from opsboard.dashboard.forms import AuditFilterForm, RunFilterForm
+
+
+def _filters(form: AuditFilterForm | RunFilterForm) -> dict[str, object]:
+    return (
+        {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
+        if form.is_valid()
+        else {}
+    )
+
+
+@require_GET
+@role_required(Role.ADMIN)
+def audit_list(request: HttpRequest) -> HttpResponse:
+    audit_link_observers()
+    form = AuditFilterForm(request.GET)
+    entries = selectors.audit_entries(**_filters(form))
+    page = Paginator(entries, 50).get_page(request.GET.get("page"))
+    context = {"form": form, "page": page, "query": request.GET.urlencode()}
+    return render(request, "dashboard/audit_list.html", context)
+
+
+@require_GET
+@role_required(Role.ADMIN)
+def audit_export(request: HttpRequest) -> StreamingHttpResponse:
+    audit_link_observers()
+    entries = selectors.audit_entries(**_filters(AuditFilterForm(request.GET)))
+    response = StreamingHttpResponse(audit_csv_rows(entries), content_type="text/csv")
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response["Content-Disposition"] = f'attachment; filename="opsboard-audit-{stamp}.csv"'
+    return response
+
+
+@require_GET
+@role_required(Role.ADMIN)
+def run_list(request: HttpRequest) -> HttpResponse:
+    form = RunFilterForm(request.GET)
+    runs = selectors.reconcile_runs(**_filters(form))
+    page = Paginator(runs, 50).get_page(request.GET.get("page"))
+    return render(request, "dashboard/run_list.html", {"form": form, "page": page})
+
+
+@require_GET
+@role_required(Role.ADMIN)
+def run_charts(request: HttpRequest) -> HttpResponse:
+    hours = 24 if request.GET.get("hours") not in {"6", "72"} else int(request.GET["hours"])
+    until = timezone.now()
+    context = {
+        "charts": charts.run_charts(since=until - timedelta(hours=hours), until=until),
+        "hours": hours,
+        "width": charts.WIDTH,
+        "height": charts.HEIGHT,
+        "pad": charts.PAD,
+        "outcomes": charts.OUTCOMES,
+    }
+    return render(request, "dashboard/run_charts.html", context)

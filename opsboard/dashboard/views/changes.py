@@ -1,0 +1,71 @@
+"""Changing a CR (operators): the size/image patch in two steps, and "Reconcile now".
+
+Every response to a form is a 200 re-render of the panel, so htmx swaps errors in place."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from opsboard.accounts.permissions import role_required
+from opsboard.accounts.roles import Role
+from opsboard.dashboard import selectors
+from opsboard.dashboard.forms import PatchForm
+from opsboard.dashboard.kinds import kind_get
+from opsboard.dashboard.patching import cr_patch_apply, cr_patch_review
+from opsboard.dashboard.reconciling import cr_reconcile_now
+
+
+def _panel(request: HttpRequest, context: dict[str, object]) -> HttpResponse:
+    # htmx swaps the panel; without JavaScript the panel is shown on a page of its own.
+    template = "dashboard/_patch_panel.html" if request.htmx else "dashboard/patch_page.html"
+    return render(request, template, context)
+
+
+@require_POST
+@role_required(Role.OPERATOR)
+def cr_patch(request: HttpRequest, controller: str, namespace: str, name: str) -> HttpResponse:
+    """Step 1: validate against the schema, then show the server's dry-run diff."""
+    info = kind_get(controller)
+    cr = selectors.cr_get(info=info, namespace=namespace, name=name)
+    form = PatchForm(request.POST, info=info)
+    context = {"info": info, "cr": cr, "form": form, "step": "form"}
+    if form.is_valid():
+        review = cr_patch_review(info=info, namespace=namespace, name=name, changes=form.changes())
+        context.update(review=review, step="form" if review.error else "review")
+    return _panel(request, context)
+
+
+@require_POST
+@role_required(Role.OPERATOR)
+def cr_patch_confirm(
+    request: HttpRequest, controller: str, namespace: str, name: str
+) -> HttpResponse:
+    """Step 2: apply exactly what was reviewed, conditioned on its resourceVersion."""
+    info = kind_get(controller)
+    cr = selectors.cr_get(info=info, namespace=namespace, name=name)
+    form = PatchForm(request.POST, info=info)
+    context = {"info": info, "cr": cr, "form": form, "step": "form"}
+    if form.is_valid():
+        before = {path: request.POST.get(f"before:{path}") for path in form.changes()}
+        applied = cr_patch_apply(
+            user=request.user, info=info, namespace=namespace, name=name,
+            changes=form.changes(), before=before,
+            resource_version=request.POST.get("resource_version", ""),
+        )  # fmt: skip
+        context.update(applied=applied, step="applied" if applied.ok else "form")
+    return _panel(request, context)
+
+
+@require_POST
+@role_required(Role.OPERATOR)
+def cr_reconcile(request: HttpRequest, controller: str, namespace: str, name: str) -> HttpResponse:
+    info = kind_get(controller)
+    cr = selectors.cr_get(info=info, namespace=namespace, name=name)
+    entry = cr_reconcile_now(user=request.user, info=info, cr=cr)
+    if not request.htmx:
+        messages.info(request, entry.message)
+        return redirect("cr_detail", controller, namespace, name)
+    return render(request, "dashboard/_reconcile_msg.html", {"cr": cr, "entry": entry})

@@ -1,0 +1,73 @@
+"""Reading CRs: lists (one kind or all) and the detail page with its live sections."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from opsboard.dashboard import selectors
+from opsboard.dashboard.forms import ListFilterForm, patch_form_for
+from opsboard.dashboard.kinds import KindInfo, all_kinds, kind_get
+
+
+def _cr_list(request: HttpRequest, kinds: list[KindInfo], info: KindInfo | None) -> HttpResponse:
+    filters = ListFilterForm(request.GET)
+    params = filters.cleaned_data if filters.is_valid() else {}
+    page = selectors.cr_page(kinds=kinds, page=request.GET.get("page", 1), **params)
+    context = {
+        "info": info,
+        "kinds": all_kinds().values(),
+        "filters": filters,
+        "page": page,
+        "namespaces": selectors.namespaces(kinds=kinds),
+        "query": request.GET.copy(),
+    }
+    # Polls and filter changes swap only the table; a plain GET gets the whole page.
+    template = "dashboard/_cr_table.html" if request.htmx else "dashboard/cr_list.html"
+    return render(request, template, context)
+
+
+@require_GET
+@login_required
+def cr_list_all(request: HttpRequest) -> HttpResponse:
+    return _cr_list(request, list(all_kinds().values()), None)
+
+
+@require_GET
+@login_required
+def cr_list(request: HttpRequest, controller: str) -> HttpResponse:
+    info = kind_get(controller)
+    return _cr_list(request, [info], info)
+
+
+def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, object]:
+    cr = selectors.cr_get(info=info, namespace=namespace, name=name)
+    tree = selectors.owner_tree(info=info, cr=cr)
+    return {
+        "info": info,
+        "cr": cr,
+        "view": selectors.view_body(cr),
+        "tree": tree,
+        "pods": selectors.tree_pods(tree),
+        "runs": selectors.cr_runs(info=info, namespace=namespace, name=name),
+        "events": selectors.cr_events(cr=cr),
+    }
+
+
+@require_GET
+@login_required
+def cr_detail(request: HttpRequest, controller: str, namespace: str, name: str) -> HttpResponse:
+    info = kind_get(controller)
+    context = _live_context(info, namespace, name)
+    context["form"] = patch_form_for(info, context["cr"])
+    return render(request, "dashboard/cr_detail.html", context)
+
+
+@require_GET
+@login_required
+def cr_live(request: HttpRequest, controller: str, namespace: str, name: str) -> HttpResponse:
+    """The sections that change while a rollout runs, polled while the tab is visible."""
+    context = _live_context(kind_get(controller), namespace, name)
+    return render(request, "dashboard/_cr_live.html", context)

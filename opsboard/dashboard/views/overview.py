@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from opsboard.dashboard import health, selectors
+from opsboard.dashboard.kinds import all_kinds
+from opsboard.engine.models import ReconcileRun
+
+
+@require_GET
+@login_required
+def overview(request: HttpRequest) -> HttpResponse:
+    kinds = list(all_kinds().values())
+    recent = ReconcileRun.objects.order_by("-started_at")
+    context = {
+        "counts": selectors.kind_counts(kinds=kinds),
+        "engine": health.engine_health(),
+        "recent_runs": recent[:10],
+        "recent_errors": recent.filter(outcome__in=["error", "permanent"])[:10],
+    }
+    template = "dashboard/_overview_live.html" if request.htmx else "dashboard/overview.html"
+    return render(request, template, context)

@@ -1,0 +1,172 @@
+"""Read-only pages, served from mirror rows created directly: roles, content, query counts."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from opsboard.mirror.models import KubeObject
+from tests.dashboard.mirror_factory import MEMCACHED_API, memcached_with_pods, mirror_object
+
+pytestmark = pytest.mark.django_db
+
+
+def test_anonymous_users_are_sent_to_login(client: Client) -> None:
+    for url in ("/", "/crs/", "/k/memcached/", "/k/memcached/default/x/", "/audit/"):
+        response = client.get(url)
+        assert response.status_code == 302, url
+        assert response["Location"].startswith("/accounts/login/"), url
+
+
+def test_login_page_renders_a_labelled_form(client: Client) -> None:
+    response = client.get("/accounts/login/")
+    assert response.status_code == 200
+    assert b'<label for="id_username">' in response.content
+    assert b"csrfmiddlewaretoken" in response.content
+
+
+def test_login_with_the_right_password_reaches_the_overview(client: Client, viewer) -> None:
+    response = client.post(
+        "/accounts/login/",
+        {"username": "vera", "password": "correct horse battery staple"},
+        follow=True,
+    )
+    assert response.redirect_chain[-1][0] == "/"
+    assert b"Resources by health" in response.content
+
+
+def test_overview_counts_crs_by_health_and_staleness(viewer_client: Client) -> None:
+    memcached_with_pods("a", size=1)
+    mirror_object("Memcached", "b", api_version=MEMCACHED_API, health="Degraded")
+    mirror_object(
+        "Memcached", "c", api_version=MEMCACHED_API, health="Progressing",
+        generation=3, observed_generation=2,
+    )  # fmt: skip
+    response = viewer_client.get("/")
+    counts = {c.info.name: c for c in response.context["counts"]}
+    assert counts["memcached"].total == 3
+    assert counts["memcached"].by_health["Degraded"] == 1
+    assert counts["memcached"].by_health["Available"] == 1
+    assert counts["memcached"].stale == 1
+    assert counts["webserver"].total == 0
+
+
+def test_list_shows_printer_columns_progress_and_image(viewer_client: Client) -> None:
+    memcached_with_pods("cache-a", size=3)
+    response = viewer_client.get("/k/memcached/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "cache-a" in html
+    assert '<th scope="col">Size</th>' in html
+    assert 'aria-label="3 of 3 ready"' in html
+    assert "memcached:1.4.36-alpine" in html
+
+
+def test_list_filters_by_namespace_health_name_and_label(viewer_client: Client) -> None:
+    mirror_object("Memcached", "alpha", api_version=MEMCACHED_API, namespace="prod",
+                  health="Available", labels={"team": "red"})  # fmt: skip
+    mirror_object("Memcached", "beta", api_version=MEMCACHED_API, namespace="dev",
+                  health="Degraded", labels={"team": "blue"})  # fmt: skip
+
+    def names(query: str) -> list[str]:
+        page = viewer_client.get(f"/k/memcached/?{query}").context["page"]
+        return [cr.name for cr in page]
+
+    assert names("namespace=prod") == ["alpha"]
+    assert names("health=Degraded") == ["beta"]
+    assert names("search=alp") == ["alpha"]
+    assert names("search=team%3Dblue") == ["beta"]
+    assert names("sort=-name") == ["beta", "alpha"]
+
+
+def test_list_paginates_on_the_server(viewer_client: Client) -> None:
+    KubeObject.objects.bulk_create(
+        [mirror_object("Memcached", f"m-{i:03d}", api_version=MEMCACHED_API, save=False)
+         for i in range(120)]
+    )  # fmt: skip
+    page = viewer_client.get("/k/memcached/?page=3").context["page"]
+    assert page.paginator.count == 120
+    assert [cr.name for cr in page][:1] == ["m-100"]
+
+
+def test_list_polls_rows_only_while_visible_and_htmx_gets_the_fragment(
+    viewer_client: Client,
+) -> None:
+    memcached_with_pods("cache-a", size=1)
+    full = viewer_client.get("/k/memcached/").content.decode()
+    assert "every 2s [document.visibilityState === 'visible']" in full
+    fragment = viewer_client.get("/k/memcached/", HTTP_HX_REQUEST="true").content.decode()
+    assert fragment.lstrip().startswith('<div id="cr-table">')
+    assert "<html" not in fragment
+
+
+def test_list_query_count_does_not_grow_with_the_page(viewer_client: Client) -> None:
+    for i in range(30):
+        mirror_object("Memcached", f"m-{i}", api_version=MEMCACHED_API)
+    with CaptureQueriesContext(connection) as small:
+        viewer_client.get("/k/memcached/", HTTP_HX_REQUEST="true")
+    for i in range(30, 80):
+        mirror_object("Memcached", f"m-{i}", api_version=MEMCACHED_API)
+    with CaptureQueriesContext(connection) as large:
+        viewer_client.get("/k/memcached/", HTTP_HX_REQUEST="true")
+    assert len(large) == len(small)
+    assert len(large) <= 8
+
+
+def test_all_kinds_list_shows_every_registered_kind(viewer_client: Client) -> None:
+    mirror_object("Memcached", "m1", api_version=MEMCACHED_API)
+    mirror_object("WebServer", "w1", api_version="my.domain/v1")
+    mirror_object("Deployment", "not-a-cr", api_version="apps/v1")
+    names = [cr.name for cr in viewer_client.get("/crs/").context["page"]]
+    assert sorted(names) == ["m1", "w1"]
+
+
+def test_detail_shows_nodes_tree_and_marks_missing_children(viewer_client: Client) -> None:
+    cr = memcached_with_pods("cache-a", size=3)
+    web = mirror_object("WebServer", "web", api_version="my.domain/v1")
+    html = viewer_client.get("/k/memcached/default/cache-a/").content.decode()
+    for pod in cr.status["nodes"]:
+        assert pod in html
+    assert "ReplicaSet" in html and "cache-a-7d9f" in html
+    assert "kubesim-node-1" in html
+    web_html = viewer_client.get(f"/k/webserver/default/{web.name}/").content.decode()
+    assert "Service deleted — reconcile pending" in web_html
+    assert "Deployment deleted — reconcile pending" in web_html
+
+
+def test_detail_flags_a_stale_status(viewer_client: Client) -> None:
+    mirror_object("Memcached", "old", api_version=MEMCACHED_API, generation=4,
+                  observed_generation=3)  # fmt: skip
+    html = viewer_client.get("/k/memcached/default/old/").content.decode()
+    assert "Status is stale:" in html
+
+
+def test_detail_service_lists_the_pods_it_selects(viewer_client: Client) -> None:
+    web = mirror_object("WebServer", "web", api_version="my.domain/v1")
+    labels = {"app": "web"}
+    mirror_object("Service", "web-service", owner=web, spec={"selector": labels})
+    dep = mirror_object("Deployment", "web", api_version="apps/v1", owner=web)
+    from tests.dashboard.mirror_factory import running_pod
+
+    running_pod("web-1", owner=dep, labels=labels)
+    running_pod("other", owner=dep, labels={"app": "other"})
+    tree = viewer_client.get("/k/webserver/default/web/").context["tree"]
+    service = next(n for n in tree.children if n.kind == "Service")
+    assert [p.name for p in service.children] == ["web-1"]
+
+
+def test_detail_query_count_does_not_grow_with_pods(viewer_client: Client) -> None:
+    memcached_with_pods("small", size=2)
+    memcached_with_pods("big", size=100)
+    with CaptureQueriesContext(connection) as small:
+        viewer_client.get("/k/memcached/default/small/live/")
+    with CaptureQueriesContext(connection) as big:
+        viewer_client.get("/k/memcached/default/big/live/")
+    assert len(big) == len(small)
+
+
+def test_unknown_kind_and_object_are_404(viewer_client: Client) -> None:
+    assert viewer_client.get("/k/nope/").status_code == 404
+    assert viewer_client.get("/k/memcached/default/ghost/").status_code == 404
