@@ -21,12 +21,15 @@ from controllers.objects import (
 
 log = logging.getLogger(__name__)
 
-# While pods start, look again soon even if no event arrives (pods are not mapped to the CR).
-PROGRESS_RECHECK_SECONDS = 2.0
+# While pods start, look again even if no event arrives (pods are not mapped to the CR):
+# soon at first, then less often the longer a rollout takes, so a stuck one is no busy loop.
+RECHECK_MIN_SECONDS = 2.0
+RECHECK_MAX_SECONDS = 60.0
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime(TIME_FORMAT)
 
 
 def ensure_child(ctx: Context, kind: Kind, want: Manifest, have: Body | None) -> Body:
@@ -77,5 +80,15 @@ def settle(ctx: Context, cr: Body, status: Body) -> Result:
         return Result.done()  # waiting on the user or the registry, not on us: no retry loop
     progressing = find_condition(status["conditions"], "Progressing") or {}
     if progressing.get("status") == "True":
-        return Result(requeue_after=PROGRESS_RECHECK_SECONDS)
+        return Result(requeue_after=recheck_after(progressing.get("lastTransitionTime")))
     return Result.done()
+
+
+def recheck_after(since: str | None) -> float:
+    """Half the time a rollout has taken so far, between the two bounds."""
+    try:
+        started = datetime.strptime(since or "", TIME_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        return RECHECK_MIN_SECONDS
+    elapsed = (datetime.now(UTC) - started).total_seconds()
+    return min(max(elapsed / 2, RECHECK_MIN_SECONDS), RECHECK_MAX_SECONDS)

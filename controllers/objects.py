@@ -187,6 +187,14 @@ def pod_images(pod: Body) -> set[str]:
     return {c.get("image", "") for c in deep_get(pod, "spec.containers", [])}
 
 
+def _spec_image(pod: Body, status: Body) -> str:
+    """The image as the spec names it (a node reports it normalised: docker.io/library/...)."""
+    for container in deep_get(pod, "spec.containers", []):
+        if container.get("name") == status.get("name"):
+            return str(container.get("image"))
+    return str(status.get("image", ""))
+
+
 def _waiting(pods: list[Body], reasons: tuple[str, ...]) -> list[tuple[Body, Body]]:
     """(pod, containerStatus) pairs whose container waits for one of `reasons`."""
     return [
@@ -237,7 +245,7 @@ def workload_status(
         reason = deep_get(status, "state.waiting.reason")
         degraded = (
             "ImagePullFailed",
-            f"Image {status.get('image') or image} cannot be pulled: "
+            f"Image {_spec_image(pod, status)} cannot be pulled: "
             f"{len(pulls)} pod(s) in {reason}, e.g. {pod['metadata']['name']}",
         )
     elif crashes := _waiting(live, _CRASHING):
