@@ -15,6 +15,7 @@ import time
 from collections.abc import Hashable
 from typing import Any
 
+from kubesim.cluster import control
 from kubesim.cluster.api import Api, is_status_error
 from kubesim.cluster.cache import Cache
 from kubesim.cluster.controller import ClusterOptions, Context, Controller, Obj, Watch
@@ -108,6 +109,10 @@ class Cluster:
             self._unsubscribe()
             self._unsubscribe = None
         self.queue.stop()
+
+    def register_routes(self, add: Any) -> None:
+        """Serves the fault API under /_kubesim/cluster/ through the server's route registration."""
+        control.register(add, self)
 
     def settled(self, timeout: float = 10.0) -> bool:
         """Waits until no work is ready (timers may still be pending); for tests and the CLI."""

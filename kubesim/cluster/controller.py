@@ -27,6 +27,8 @@ class ClusterOptions:
     # fnmatch patterns of images that no registry has.
     missing_images: list[str] = field(default_factory=lambda: list(DEFAULT_MISSING_IMAGES))
     lease_interval: float = 10.0
+    # Pods per node, as a kubelet's --max-pods (110 by default, as on a real node).
+    max_pods: int = 110
     # The kubelet's image pull back-off starts here and doubles up to 300 s, as on a real node.
     image_backoff: float = 10.0
 

@@ -54,10 +54,10 @@ def new_node(index: int) -> Obj:
     }
 
 
-def node_status(node: Obj, *, ready: bool) -> Obj:
+def node_status(node: Obj, *, ready: bool, max_pods: int = 110) -> Obj:
     name, index = node["metadata"]["name"], node_index(node["metadata"]["name"])
     capacity = {"cpu": "4", "ephemeral-storage": "102400000Ki", "hugepages-2Mi": "0"}
-    capacity |= {"memory": "8148340Ki", "pods": "110"}
+    capacity |= {"memory": "8148340Ki", "pods": str(max_pods)}
     stamp = names.rfc3339()
     conditions = list(node.get("status", {}).get("conditions") or [])
     for type_, reason, message in _HEALTHY:
@@ -193,7 +193,7 @@ class NodeController(Controller):
 
     def _write_status(self, node: Obj, *, ready: bool) -> Obj:
         body = copy.deepcopy(node)
-        body["status"] = node_status(node, ready=ready)
+        body["status"] = node_status(node, ready=ready, max_pods=self.ctx.options.max_pods)
         return self.ctx.api.update("nodes", body, subresource="status")
 
     def _set_taints(self, node: Obj, ready: bool) -> None:

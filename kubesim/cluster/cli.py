@@ -1,0 +1,85 @@
+"""`python -m kubesim cluster ...`: the cluster faults of a running kubesim, over its control API."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from typing import Any
+
+BASE = "/_kubesim/cluster"
+
+
+def add_cluster_parser(sub: Any) -> None:
+    cluster = sub.add_parser(
+        "cluster", help="nodes, pause/resume and pod faults of a running kubesim"
+    )
+    cluster.add_argument("--server", required=True, help="e.g. http://127.0.0.1:6443")
+    actions = cluster.add_subparsers(dest="action", required=True)
+    actions.add_parser("status", help="nodes, paused groups and the missing-image list")
+    actions.add_parser("add-node", help="register one more node")
+    for name, text in (
+        ("remove-node", "delete a node (its pods are deleted)"),
+        ("node-notready", "the node's kubelet stops reporting"),
+        ("node-ready", "the node's kubelet reports again"),
+    ):
+        actions.add_parser(name, help=text).add_argument("node")
+    for name in ("pause", "resume"):
+        actions.add_parser(name, help=f"{name} the controllers or the kubelet").add_argument(
+            "group", choices=("controllers", "kubelet")
+        )
+    for name, text in (
+        ("crash-pod", "its containers exit and restart"),
+        ("delete-pod", "delete it"),
+    ):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("pod", help="namespace/name")
+    images = actions.add_parser(
+        "missing-images", help="print, or with patterns set, the images no registry has"
+    )
+    images.add_argument("patterns", nargs="*", help='fnmatch patterns, e.g. "*:does-not-exist"')
+    cluster.set_defaults(func=run)
+
+
+def request(args: argparse.Namespace) -> tuple[str, str, Any]:
+    action = args.action
+    if action == "status":
+        return "GET", BASE, None
+    if action == "add-node":
+        return "POST", f"{BASE}/nodes", None
+    if action == "remove-node":
+        return "DELETE", f"{BASE}/nodes/{args.node}", None
+    if action in ("node-notready", "node-ready"):
+        return "POST", f"{BASE}/nodes/{args.node}/{action.removeprefix('node-')}", None
+    if action in ("pause", "resume"):
+        return "POST", f"{BASE}/{action}/{args.group}", None
+    if action in ("crash-pod", "delete-pod"):
+        namespace, _, name = args.pod.rpartition("/")
+        return (
+            "POST",
+            f"{BASE}/pods/{namespace or 'default'}/{name}/{action.removesuffix('-pod')}",
+            None,
+        )
+    if args.patterns:
+        return "PUT", f"{BASE}/missing-images", {"patterns": args.patterns}
+    return "GET", f"{BASE}/missing-images", None
+
+
+def run(args: argparse.Namespace) -> int:
+    method, path, body = request(args)
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(
+        args.server.rstrip("/") + path,
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            print(json.dumps(json.loads(resp.read() or b"{}"), indent=2))
+    except urllib.error.HTTPError as exc:
+        sys.stderr.write(exc.read().decode() + "\n")
+        return 1
+    return 0

@@ -1,0 +1,115 @@
+"""Manifests, polling and the kubesim control API for the simulated-cluster tests."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from kubernetes import client
+
+T = TypeVar("T")
+
+ALPHABET = set("bcdfghjklmnpqrstvwxz2456789")
+MEMCACHED_IMAGE = "memcached:1.4.36-alpine"
+
+
+def wait_for(check: Callable[[], T], *, timeout: float = 30.0, what: str = "condition") -> T:
+    """Polls until check() returns something truthy; fails with the last value seen."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}; last seen: {last!r}")
+
+
+def control(api: client.ApiClient, method: str, path: str, body: Any = None) -> Any:
+    """Calls kubesim's control API (/_kubesim/...) with the client's own connection settings."""
+    response = api.call_api(
+        path,
+        method,
+        header_params={"Content-Type": "application/json", "Accept": "application/json"},
+        body=body,
+        auth_settings=["BearerToken"],
+        _preload_content=False,
+    )[0]
+    data = response.data
+    return json.loads(data) if data else None
+
+
+def deployment(
+    name: str, *, replicas: int = 3, image: str = MEMCACHED_IMAGE, **spec: Any
+) -> dict[str, Any]:
+    """The Deployment of the Memcached operator tutorial."""
+    labels = {"app": "memcached", "memcached_cr": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "terminationGracePeriodSeconds": 5,
+                    "containers": [
+                        {
+                            "name": "memcached",
+                            "image": image,
+                            "command": ["memcached", "-m=64", "-o", "modern", "-v"],
+                            "ports": [{"containerPort": 11211, "name": "memcached"}],
+                        }
+                    ],
+                },
+            },
+            **spec,
+        },
+    }
+
+
+def pod(name: str, *, image: str = "registry.k8s.io/pause:3.9", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {
+            "terminationGracePeriodSeconds": 5,
+            "containers": [{"name": "main", "image": image}],
+            **spec,
+        },
+    }
+
+
+def condition(obj: Any, type_: str) -> Any:
+    for cond in (obj.status.conditions or []) if obj.status else []:
+        if cond.type == type_:
+            return cond
+    return None
+
+
+def is_ready(p: client.V1Pod) -> bool:
+    cond = condition(p, "Ready")
+    return cond is not None and cond.status == "True"
+
+
+def pods_of(core: client.CoreV1Api, namespace: str, selector: str) -> list[client.V1Pod]:
+    return core.list_namespaced_pod(namespace, label_selector=selector).items
+
+
+def events_for(core: client.CoreV1Api, namespace: str, name: str) -> list[client.CoreV1Event]:
+    return [
+        e for e in core.list_namespaced_event(namespace).items if e.involved_object.name == name
+    ]
+
+
+def ready_nodes(core: client.CoreV1Api) -> list[client.V1Node]:
+    return [
+        n
+        for n in core.list_node().items
+        if condition(n, "Ready") and condition(n, "Ready").status == "True"
+    ]

@@ -1,0 +1,242 @@
+"""The Deployment and ReplicaSet controllers, through the official client."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes import client
+
+from tests.kubesim.cluster.helpers import (
+    ALPHABET,
+    MEMCACHED_IMAGE,
+    condition,
+    deployment,
+    events_for,
+    is_ready,
+    pods_of,
+    ready_nodes,
+    wait_for,
+)
+
+SELECTOR = "app=memcached,memcached_cr=memcached"
+
+
+@pytest.fixture
+def apps(kube_api_client: client.ApiClient) -> client.AppsV1Api:
+    return client.AppsV1Api(kube_api_client)
+
+
+@pytest.fixture
+def core(kube_api_client: client.ApiClient) -> client.CoreV1Api:
+    return client.CoreV1Api(kube_api_client)
+
+
+def rollout_done(
+    apps: client.AppsV1Api, namespace: str, name: str, replicas: int
+) -> client.V1Deployment | None:
+    d = apps.read_namespaced_deployment(name, namespace)
+    s = d.status
+    done = (
+        s.observed_generation == d.metadata.generation
+        and s.updated_replicas == replicas
+        and s.replicas == replicas
+        and s.available_replicas == replicas
+    )
+    return d if done else None
+
+
+def replica_sets(apps: client.AppsV1Api, namespace: str) -> list[client.V1ReplicaSet]:
+    return apps.list_namespaced_replica_set(namespace).items
+
+
+def test_memcached_deployment_gets_a_replica_set_and_three_running_pods(apps, core, namespace):
+    apps.create_namespaced_deployment(namespace, deployment("memcached"))
+
+    d = wait_for(lambda: rollout_done(apps, namespace, "memcached", 3), what="3 available replicas")
+
+    [rs] = replica_sets(apps, namespace)
+    pod_hash = rs.metadata.labels["pod-template-hash"]
+    assert rs.metadata.name == f"memcached-{pod_hash}"
+    assert rs.spec.selector.match_labels["pod-template-hash"] == pod_hash
+    assert rs.metadata.annotations["deployment.kubernetes.io/revision"] == "1"
+    [owner] = rs.metadata.owner_references
+    assert (owner.kind, owner.name, owner.controller, owner.block_owner_deletion) == (
+        "Deployment",
+        "memcached",
+        True,
+        True,
+    )
+    assert (rs.status.replicas, rs.status.ready_replicas, rs.status.available_replicas) == (3, 3, 3)
+    assert rs.status.fully_labeled_replicas == 3
+    assert d.metadata.annotations["deployment.kubernetes.io/revision"] == "1"
+    assert condition(d, "Available").reason == "MinimumReplicasAvailable"
+    assert condition(d, "Progressing").reason == "NewReplicaSetAvailable"
+
+    pods = pods_of(core, namespace, SELECTOR)
+    assert len(pods) == 3
+    for p in pods:
+        suffix = p.metadata.name.removeprefix(f"{rs.metadata.name}-")
+        assert len(suffix) == 5 and set(suffix) <= ALPHABET
+        assert p.metadata.owner_references[0].uid == rs.metadata.uid
+        assert p.metadata.labels["pod-template-hash"] == pod_hash
+        assert p.status.phase == "Running" and is_ready(p)
+        assert p.status.pod_ip and p.status.host_ip and p.spec.node_name
+        [cs] = p.status.container_statuses
+        assert cs.ready and cs.started and cs.restart_count == 0
+        assert MEMCACHED_IMAGE in cs.image and "@sha256:" in cs.image_id
+        assert cs.state.running.started_at is not None
+    if len(ready_nodes(core)) >= 3:
+        assert len({p.spec.node_name for p in pods}) == 3
+
+
+def test_scaling_up_adds_pods_to_the_same_replica_set(apps, core, namespace):
+    apps.create_namespaced_deployment(namespace, deployment("memcached"))
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 3), what="3 replicas")
+
+    apps.patch_namespaced_deployment_scale("memcached", namespace, {"spec": {"replicas": 5}})
+
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 5), what="5 replicas")
+    [rs] = replica_sets(apps, namespace)
+    assert rs.spec.replicas == 5
+    assert len([p for p in pods_of(core, namespace, SELECTOR) if is_ready(p)]) == 5
+    messages = [
+        e.message
+        for e in events_for(core, namespace, "memcached")
+        if e.reason == "ScalingReplicaSet"
+    ]
+    assert f"Scaled up replica set {rs.metadata.name} to 5 from 3" in messages
+
+
+def test_scaling_down_removes_pods(apps, core, namespace):
+    apps.create_namespaced_deployment(namespace, deployment("memcached"))
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 3), what="3 replicas")
+
+    apps.patch_namespaced_deployment_scale("memcached", namespace, {"spec": {"replicas": 1}})
+
+    wait_for(lambda: len(pods_of(core, namespace, SELECTOR)) == 1, what="one pod left")
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 1), what="1 replica")
+
+
+def test_a_new_image_rolls_out_step_by_step(apps, core, namespace):
+    apps.create_namespaced_deployment(namespace, deployment("memcached", replicas=4))
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 4), what="4 replicas")
+    [old] = replica_sets(apps, namespace)
+
+    patch = {
+        "spec": {
+            "template": {
+                "spec": {"containers": [{"name": "memcached", "image": "memcached:1.6.9-alpine"}]}
+            }
+        }
+    }
+    apps.patch_namespaced_deployment("memcached", namespace, patch)
+
+    seen: set[tuple[int, int]] = set()
+
+    def progress() -> client.V1Deployment | None:
+        sets = {rs.metadata.name: rs.spec.replicas for rs in replica_sets(apps, namespace)}
+        if len(sets) == 2:
+            seen.add((sets[old.metadata.name], sum(sets.values()) - sets[old.metadata.name]))
+        return rollout_done(apps, namespace, "memcached", 4)
+
+    d = wait_for(progress, what="rollout of the new image")
+    # Both ReplicaSets had pods at once, and never more than replicas + maxSurge (25% of 4 = 1).
+    assert any(o > 0 and n > 0 for o, n in seen)
+    assert all(o + n <= 5 for o, n in seen)
+    new = next(rs for rs in replica_sets(apps, namespace) if rs.metadata.name != old.metadata.name)
+    assert new.metadata.annotations["deployment.kubernetes.io/revision"] == "2"
+    assert d.metadata.annotations["deployment.kubernetes.io/revision"] == "2"
+    assert apps.read_namespaced_replica_set(old.metadata.name, namespace).spec.replicas == 0
+    images = {
+        p.spec.containers[0].image
+        for p in pods_of(core, namespace, SELECTOR)
+        if not p.metadata.deletion_timestamp
+    }
+    assert images == {"memcached:1.6.9-alpine"}
+    assert condition(d, "Progressing").reason == "NewReplicaSetAvailable"
+    assert (
+        condition(d, "Progressing").message
+        == f'ReplicaSet "{new.metadata.name}" has successfully progressed.'
+    )
+    messages = [
+        e.message
+        for e in events_for(core, namespace, "memcached")
+        if e.reason == "ScalingReplicaSet"
+    ]
+    assert any(m.startswith(f"Scaled down replica set {old.metadata.name} to ") for m in messages)
+
+
+def test_recreate_stops_every_old_pod_before_starting_new_ones(apps, core, namespace):
+    apps.create_namespaced_deployment(
+        namespace, deployment("memcached", replicas=2, strategy={"type": "Recreate"})
+    )
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 2), what="2 replicas")
+    [old] = replica_sets(apps, namespace)
+
+    patch = {
+        "spec": {
+            "template": {
+                "spec": {"containers": [{"name": "memcached", "image": "memcached:1.6.9-alpine"}]}
+            }
+        }
+    }
+    apps.patch_namespaced_deployment("memcached", namespace, patch)
+
+    overlaps = []
+
+    def progress() -> client.V1Deployment | None:
+        sets = replica_sets(apps, namespace)
+        old_pods = sum(
+            (rs.status.replicas or 0) for rs in sets if rs.metadata.name == old.metadata.name
+        )
+        new_pods = sum(
+            (rs.status.replicas or 0) for rs in sets if rs.metadata.name != old.metadata.name
+        )
+        overlaps.append(old_pods > 0 and new_pods > 0)
+        return rollout_done(apps, namespace, "memcached", 2)
+
+    wait_for(progress, what="recreate rollout")
+    assert not any(overlaps)
+
+
+def test_revision_history_limit_deletes_the_oldest_replica_sets(apps, namespace):
+    apps.create_namespaced_deployment(
+        namespace, deployment("memcached", replicas=1, revisionHistoryLimit=1)
+    )
+    for tag in ("1.6.8-alpine", "1.6.9-alpine"):
+        wait_for(lambda: rollout_done(apps, namespace, "memcached", 1), what="rollout")
+        patch = {
+            "spec": {
+                "template": {
+                    "spec": {"containers": [{"name": "memcached", "image": f"memcached:{tag}"}]}
+                }
+            }
+        }
+        apps.patch_namespaced_deployment("memcached", namespace, patch)
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 1), what="last rollout")
+
+    wait_for(lambda: len(replica_sets(apps, namespace)) == 2, what="one old ReplicaSet kept")
+    revisions = sorted(
+        rs.metadata.annotations["deployment.kubernetes.io/revision"]
+        for rs in replica_sets(apps, namespace)
+    )
+    assert revisions == ["2", "3"]
+
+
+def test_replica_set_replaces_a_deleted_pod(apps, core, namespace):
+    apps.create_namespaced_deployment(namespace, deployment("memcached", replicas=2))
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 2), what="2 replicas")
+    victim = pods_of(core, namespace, SELECTOR)[0].metadata.name
+
+    core.delete_namespaced_pod(victim, namespace)
+
+    def replaced() -> bool:
+        pods = [p for p in pods_of(core, namespace, SELECTOR) if p.metadata.name != victim]
+        return len(pods) == 2 and all(is_ready(p) for p in pods)
+
+    wait_for(replaced, what="a replacement pod")
+    [rs] = replica_sets(apps, namespace)
+    created = [
+        e for e in events_for(core, namespace, rs.metadata.name) if e.reason == "SuccessfulCreate"
+    ]
+    assert len(created) == 3
+    assert all(e.message.startswith(f"Created pod: {rs.metadata.name}-") for e in created)
