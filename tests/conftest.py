@@ -3,4 +3,5 @@
 pytest_plugins = [
     "tests.fixtures.redis",
     "tests.fixtures.kubesim",
+    "tests.accounts.users",
 ]

@@ -1,3 +1,5 @@
+"""Users in each role, and clients logged in as them (a plugin listed in tests/conftest.py)."""
+
 from __future__ import annotations
 
 import pytest

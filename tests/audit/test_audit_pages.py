@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import csv
+import io
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from opsboard.audit.models import AuditEntry
+from opsboard.audit.services import audit_link_observers
+from opsboard.engine.models import ReconcileRun
+
+pytestmark = pytest.mark.django_db
+
+
+def _entry(username: str = "otto", **fields: object) -> AuditEntry:
+    values = {
+        "username": username, "action": "patch", "controller": "memcached", "kind": "Memcached",
+        "namespace": "default", "name": "cache-a", "uid": "uid-1", "before": {"spec.size": 3},
+        "after": {"spec.size": 5}, "result": "applied", "generation": 2,
+    } | fields  # fmt: skip
+    return AuditEntry.objects.create(**values)
+
+
+def _run(**fields: object) -> ReconcileRun:
+    values = {
+        "controller": "memcached", "namespace": "default", "name": "cache-a", "uid": "uid-1",
+        "generation": 2, "trigger": "event", "started_at": timezone.now(), "outcome": "success",
+        "duration_ms": 12.5, "actions": ["Scaled Deployment cache-a replicas 3→5"],
+    } | fields  # fmt: skip
+    return ReconcileRun.objects.create(**values)
+
+
+def test_only_admins_see_the_audit_pages(viewer_client: Client, operator_client: Client,
+                                         admin_client_: Client) -> None:  # fmt: skip
+    for url in ("/audit/", "/audit/export.csv", "/audit/runs/", "/audit/charts/"):
+        assert viewer_client.get(url).status_code == 403, url
+        assert operator_client.get(url).status_code == 403, url
+        assert admin_client_.get(url).status_code == 200, url
+
+
+def test_audit_list_filters_by_user_kind_namespace_object_and_time(admin_client_: Client) -> None:
+    _entry("otto")
+    _entry("ada", namespace="prod", name="web", kind="WebServer", controller="webserver")
+    old = _entry("otto", name="ancient")
+    AuditEntry.objects.filter(pk=old.pk).update(at=timezone.now() - timedelta(days=3))
+
+    def names(query: str) -> list[str]:
+        return [e.name for e in admin_client_.get(f"/audit/?{query}").context["page"]]
+
+    assert names("user=ada") == ["web"]
+    assert names("kind=Memcached") == ["cache-a", "ancient"]
+    assert names("namespace=prod") == ["web"]
+    assert names("name=anc") == ["ancient"]
+    since = (timezone.now() - timedelta(days=1)).strftime("%Y-%m-%d %H:%M")
+    assert sorted(names(f"since={since}")) == ["cache-a", "web"]
+
+
+def test_a_patch_is_linked_to_the_run_that_first_observed_its_generation() -> None:
+    entry = _entry()
+    _run(generation=1, started_at=timezone.now() - timedelta(minutes=5))  # before the patch
+    first = _run(generation=2)
+    _run(generation=2, started_at=timezone.now() + timedelta(seconds=5))
+    assert audit_link_observers() == 1
+    entry.refresh_from_db()
+    assert entry.observed_by == first
+
+
+def test_csv_export_has_one_row_per_filtered_entry(admin_client_: Client) -> None:
+    _entry("otto")
+    _entry("ada", namespace="prod")
+    response = admin_client_.get("/audit/export.csv?namespace=prod")
+    assert response["Content-Type"] == "text/csv"
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [(r["username"], r["namespace"], r["after"]) for r in rows] == [
+        ("ada", "prod", '{"spec.size": 5}')
+    ]
+
+
+def test_reconcile_log_filters_by_outcome_and_duration(admin_client_: Client) -> None:
+    _run(name="fast", duration_ms=3)
+    _run(name="slow", duration_ms=900)
+    _run(name="broken", outcome="error", error="boom", duration_ms=50)
+
+    def names(query: str) -> list[str]:
+        return sorted(r.name for r in admin_client_.get(f"/audit/runs/?{query}").context["page"])
+
+    assert names("outcome=error") == ["broken"]
+    assert names("min_ms=100") == ["slow"]
+    assert names("max_ms=10") == ["fast"]
+
+
+def test_charts_draw_bars_per_controller(admin_client_: Client) -> None:
+    _run()
+    _run(outcome="error", duration_ms=80)
+    _run(controller="webserver", name="web")
+    html = admin_client_.get("/audit/charts/").content.decode()
+    assert html.count("<svg") == 2
+    assert 'class="o-error"' in html and 'class="o-success"' in html
+    assert "<polyline" in html
+
+
+def test_django_admin_lists_audit_and_runs_read_only(admin_client_: Client) -> None:
+    entry = _entry()
+    run = _run()
+    assert admin_client_.get("/admin/audit/auditentry/").status_code == 200
+    assert admin_client_.get("/admin/engine/reconcilerun/").status_code == 200
+    assert admin_client_.get("/admin/audit/auditentry/add/").status_code == 403
+    page = admin_client_.get(f"/admin/engine/reconcilerun/{run.pk}/change/").content.decode()
+    assert 'type="submit"' not in page or "Save" not in page
+    response = admin_client_.post(f"/admin/audit/auditentry/{entry.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 403
+    assert AuditEntry.objects.filter(pk=entry.pk).exists()

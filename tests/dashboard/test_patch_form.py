@@ -1,0 +1,118 @@
+"""Who may change a CR, and bad input refused inline with nothing sent to the cluster.
+
+No cluster is configured here (KUBECONFIG points nowhere), so a request that got past
+validation would answer "No cluster" — these tests prove it never gets that far."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from opsboard.audit.models import AuditEntry
+from tests.dashboard.mirror_factory import memcached_with_pods
+
+pytestmark = pytest.mark.django_db
+PATCH = "/k/memcached/default/cache-a/patch/"
+APPLY = "/k/memcached/default/cache-a/patch/apply/"
+RECONCILE = "/k/memcached/default/cache-a/reconcile/"
+
+
+@pytest.fixture(autouse=True)
+def no_cluster(settings, tmp_path) -> None:
+    settings.KUBECONFIG = str(tmp_path / "missing-kubeconfig")
+    memcached_with_pods("cache-a", size=3)
+
+
+def test_viewer_sees_no_patch_form(viewer_client: Client) -> None:
+    html = viewer_client.get("/k/memcached/default/cache-a/").content.decode()
+    assert 'name="size"' not in html
+    assert "Reconcile now" not in html
+
+
+def test_viewer_gets_403_on_forged_posts(viewer_client: Client) -> None:
+    for url in (PATCH, APPLY, RECONCILE):
+        response = viewer_client.post(url, {"size": 5, "image": "memcached:1.6"})
+        assert response.status_code == 403, url
+    assert not AuditEntry.objects.exists()
+
+
+def test_anonymous_post_is_sent_to_login(client: Client) -> None:
+    response = client.post(PATCH, {"size": 5})
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+def test_patch_rejects_get(operator_client: Client) -> None:
+    assert operator_client.get(PATCH).status_code == 405
+
+
+def test_operator_sees_the_form_filled_from_the_mirror(operator_client: Client) -> None:
+    html = operator_client.get("/k/memcached/default/cache-a/").content.decode()
+    assert 'name="size"' in html and 'value="3"' in html
+    assert 'value="memcached:1.4.36-alpine"' in html
+    assert "Reconcile now" in html
+
+
+def test_forms_carry_the_csrf_token_for_htmx(operator_client: Client) -> None:
+    html = operator_client.get("/k/memcached/default/cache-a/").content.decode()
+    assert 'hx-headers=\'{"X-CSRFToken": "' in html
+    assert "csrfmiddlewaretoken" in html
+
+
+def test_post_without_csrf_token_is_refused(operator) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(operator)
+    assert client.post(PATCH, {"size": 5}).status_code == 403
+
+
+def _post_bad(client: Client, data: dict[str, str], message: str) -> None:
+    response = client.post(PATCH, {"size": "3", "image": "memcached:1.6", **data},
+                           HTTP_HX_REQUEST="true")  # fmt: skip
+    html = response.content.decode()
+    assert response.status_code == 200  # htmx swaps 200s only: errors re-render the form
+    assert message in html
+    assert 'role="alert"' in html
+    assert "No cluster" not in html  # nothing was sent
+    assert not AuditEntry.objects.exists()
+
+
+def test_negative_size_is_refused_inline(operator_client: Client) -> None:
+    _post_bad(operator_client, {"size": "-1"}, "greater than or equal to 0")
+
+
+def test_non_numeric_size_is_refused_inline(operator_client: Client) -> None:
+    _post_bad(operator_client, {"size": "three"}, "Enter a whole number")
+
+
+def test_too_large_size_is_refused_inline(operator_client: Client) -> None:
+    _post_bad(operator_client, {"size": "101"}, "less than or equal to 100")  # CRD maximum
+
+
+def test_malformed_image_is_refused_inline(operator_client: Client) -> None:
+    _post_bad(operator_client, {"image": "UPPER CASE:bad"}, "Not a valid image reference")
+
+
+def test_empty_size_is_refused_inline(operator_client: Client) -> None:
+    _post_bad(operator_client, {"size": ""}, "This field is required")
+
+
+def test_valid_input_with_no_cluster_says_so(operator_client: Client) -> None:
+    response = operator_client.post(PATCH, {"size": "5", "image": "memcached:1.6"},
+                                    HTTP_HX_REQUEST="true")  # fmt: skip
+    assert response.status_code == 200
+    assert "No cluster" in response.content.decode()
+
+
+def test_apply_with_no_cluster_is_audited_as_failed(operator_client: Client) -> None:
+    data = {"size": "5", "image": "memcached:1.6", "resource_version": "7",
+            "before:spec.size": "3"}  # fmt: skip
+    html = operator_client.post(APPLY, data, HTTP_HX_REQUEST="true").content.decode()
+    assert "No cluster" in html
+    entry = AuditEntry.objects.get()
+    assert (entry.username, entry.result) == ("otto", "failed")
+    assert entry.after == {"spec.size": 5, "spec.image": "memcached:1.6"}
+
+
+def test_without_javascript_the_form_answers_with_a_full_page(operator_client: Client) -> None:
+    html = operator_client.post(PATCH, {"size": "-1", "image": "x"}).content.decode()
+    assert "<html" in html and "greater than or equal to 0" in html
