@@ -1,0 +1,3 @@
+from kubesim.cli import main
+
+raise SystemExit(main())

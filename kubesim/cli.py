@@ -1,0 +1,153 @@
+"""`python -m kubesim serve ...` and `python -m kubesim fault ... --server URL`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+import urllib.error
+import urllib.request
+from typing import Any
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from kubesim.server import KubeSim
+
+    sim = KubeSim(
+        host=args.host,
+        port=args.port,
+        data_dir=args.data_dir,
+        seed=args.seed,
+        nodes=args.nodes,
+        pod_start_delay=args.pod_start_delay,
+        cluster=not args.no_cluster,
+    )
+    sim.start()
+    if args.kubeconfig_out:
+        sim.write_kubeconfig(args.kubeconfig_out)
+    print(f"kubesim serving {sim.url}", flush=True)
+    if args.kubeconfig_out:
+        print(f"kubeconfig written to {args.kubeconfig_out}", flush=True)
+    done = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: done.set())
+    done.wait()
+    sim.stop()
+    return 0
+
+
+def _call(server: str, method: str, path: str, body: Any = None) -> Any:
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(
+        server.rstrip("/") + path,
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return json.loads(resp.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        sys.stderr.write(exc.read().decode() + "\n")
+        raise SystemExit(1) from None
+
+
+def _fault(args: argparse.Namespace) -> int:
+    s = args.server
+    if args.action == "list":
+        out = _call(s, "GET", "/_kubesim/faults")
+    elif args.action == "clear":
+        out = _call(s, "DELETE", "/_kubesim/faults")
+    elif args.action == "remove":
+        out = _call(s, "DELETE", f"/_kubesim/faults/{args.id}")
+    elif args.action == "close-watches":
+        out = _call(s, "POST", "/_kubesim/watches/close", {"resource": args.resource})
+    elif args.action == "seed":
+        out = _call(s, "POST", "/_kubesim/faults/seed", {"seed": args.seed})
+    else:
+        spec: dict[str, Any] = {"type": args.action}
+        for key in ("verb", "resource", "namespace", "count"):
+            if getattr(args, key, None) is not None:
+                spec[key] = getattr(args, key)
+        if args.action == "latency":
+            spec |= {"latency_ms": args.ms, "jitter_ms": args.jitter_ms}
+        elif args.action == "error":
+            spec |= {
+                "code": args.code,
+                "probability": args.probability,
+                "retry_after": args.retry_after,
+            }
+        out = _call(s, "POST", "/_kubesim/faults", spec)
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+def _requests(args: argparse.Namespace) -> int:
+    if args.clear:
+        out = _call(args.server, "DELETE", "/_kubesim/requests")
+    else:
+        out = _call(args.server, "GET", "/_kubesim/requests")
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m kubesim", description="A local Kubernetes API server emulator."
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve the Kubernetes API")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=6443, help="0 picks a free port")
+    serve.add_argument("--data-dir", default=".opsboard/kubesim")
+    serve.add_argument("--kubeconfig-out", default=None)
+    serve.add_argument("--nodes", type=int, default=3)
+    serve.add_argument("--pod-start-delay", type=float, default=0.2)
+    serve.add_argument("--seed", type=int, default=None)
+    serve.add_argument(
+        "--no-cluster",
+        action="store_true",
+        help="serve the API only, without simulated nodes and controllers",
+    )
+    serve.set_defaults(func=_serve)
+
+    fault = sub.add_parser("fault", help="inject or clear HTTP faults in a running kubesim")
+    fault.add_argument("--server", required=True, help="e.g. http://127.0.0.1:6443")
+    actions = fault.add_subparsers(dest="action", required=True)
+    for name in ("latency", "error", "expire-watch"):
+        a = actions.add_parser(name)
+        a.add_argument("--verb")
+        a.add_argument("--resource", help='e.g. "pods" or "deployments.apps"')
+        a.add_argument("--namespace")
+        a.add_argument("--count", type=int, help="only the next N matching requests")
+        if name == "latency":
+            a.add_argument("--ms", type=float, required=True)
+            a.add_argument("--jitter-ms", type=float, default=0.0)
+        if name == "error":
+            a.add_argument("--code", type=int, required=True, choices=(409, 429, 500, 503))
+            a.add_argument("--probability", type=float, default=1.0)
+            a.add_argument("--retry-after", type=int, default=1)
+    actions.add_parser("list")
+    actions.add_parser("clear")
+    rm = actions.add_parser("remove")
+    rm.add_argument("id", type=int)
+    cw = actions.add_parser("close-watches")
+    cw.add_argument("--resource")
+    sd = actions.add_parser("seed")
+    sd.add_argument("seed", type=int)
+    fault.set_defaults(func=_fault)
+
+    reqs = sub.add_parser("requests", help="print or clear the request log of a running kubesim")
+    reqs.add_argument("--server", required=True)
+    reqs.add_argument("--clear", action="store_true")
+    reqs.set_defaults(func=_requests)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))

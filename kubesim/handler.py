@@ -1,0 +1,572 @@
+"""The HTTP layer: one handler thread per connection, HTTP/1.1 keep-alive, JSON bodies.
+
+Every request passes through the request log and the fault injector, then to discovery,
+the control API under /_kubesim/, or the resource verbs backed by the store.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import socket
+import time
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+import yaml
+
+from kubesim import discovery, errors, openapi, routing, tables
+from kubesim.errors import ApiError
+from kubesim.faults import RequestRecord
+from kubesim.jsonutil import JSONDecodeError, dumps, loads
+from kubesim.watch import serve_watch
+
+if TYPE_CHECKING:
+    from kubesim.server import KubeSim
+
+MAX_BODY = 3 * 1024 * 1024
+PATCH_TYPES = {
+    "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+}
+PATCH_ACCEPTED = [
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+    "application/strategic-merge-patch+json",
+]
+BODY_ACCEPTED = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "kubesim"
+    sim: KubeSim  # set on the subclass the server builds
+
+    # --- plumbing -----------------------------------------------------------------------------
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
+
+    def send_bytes(
+        self,
+        code: int,
+        body: bytes,
+        *,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self._status = code
+        lines = [
+            f"HTTP/1.1 {code} {self.responses.get(code, ('',))[0]}",
+            f"Content-Type: {content_type}",
+            f"Content-Length: {len(body)}",
+            "Cache-Control: no-cache, private",
+            f"Audit-Id: {self._audit_id}",
+        ]
+        for k, v in (headers or {}).items():
+            lines.append(f"{k}: {v}")
+        for w in self._warnings:
+            lines.append(f'Warning: 299 - "{_escape(w)}"')
+        if self.close_connection:
+            lines.append("Connection: close")
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+        self.wfile.write(head if self.command == "HEAD" else head + body)
+
+    def send_obj(self, code: int, obj: Any, **kw: Any) -> None:
+        self.send_bytes(code, dumps(obj), **kw)
+
+    def send_error_status(self, exc: ApiError) -> None:
+        self.send_obj(exc.code, exc.status(), headers=exc.headers)
+
+    def start_stream(self) -> None:
+        self._status = 200
+        lines = [
+            "HTTP/1.1 200 OK",
+            "Content-Type: application/json",
+            "Transfer-Encoding: chunked",
+            "Cache-Control: no-cache, private",
+            f"Audit-Id: {self._audit_id}",
+        ]
+        self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+
+    def write_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def end_stream(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks, total = [], 0
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                total += size
+                if total > MAX_BODY:
+                    self.close_connection = True
+                    raise errors.too_large(MAX_BODY)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        if length > MAX_BODY:
+            self.close_connection = True
+            raise errors.too_large(MAX_BODY)
+        return self.rfile.read(length) if length else b""
+
+    # --- dispatch -----------------------------------------------------------------------------
+
+    def _serve(self) -> None:
+        started = time.perf_counter()
+        self._status = 0
+        self._warnings: list[str] = []
+        self._audit_id = self.sim.next_audit_id()
+        url = urlsplit(self.path)
+        self.query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+        parts = [p for p in url.path.split("/") if p]
+        info = {"verb": "", "resource": "", "subresource": "", "namespace": "", "name": ""}
+        fault_id = None
+        try:
+            if parts and parts[0] == "_kubesim":
+                self.sim.control.dispatch(self, url.path)
+                return
+            target = routing.parse(self.sim.store.registry, parts)
+            if target is not None:
+                info = self._describe(target)
+                delay, err, fault_id = self.sim.faults.before(
+                    info["verb"], info["resource"], info["namespace"] or None, info["name"]
+                )
+                if delay:
+                    time.sleep(delay)
+                if err is not None:
+                    self._drain()
+                    raise err
+                self._resource(target, info["verb"])
+            else:
+                self._non_resource(parts)
+        except ApiError as exc:
+            self.send_error_status(exc)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:  # never leave a client without an answer
+            self.sim.log.exception("kubesim: %s %s failed", self.command, self.path)
+            try:
+                self.send_error_status(errors.internal(str(exc)))
+            except OSError:
+                self.close_connection = True
+        finally:
+            if parts[:1] != ["_kubesim"]:
+                self.sim.requests.add(
+                    RequestRecord(
+                        time.time(),
+                        self.command,
+                        url.path,
+                        info["verb"],
+                        info["resource"],
+                        info["subresource"],
+                        info["namespace"],
+                        info["name"],
+                        self._status,
+                        round((time.perf_counter() - started) * 1000, 3),
+                        self.headers.get("User-Agent", ""),
+                        fault_id,
+                    )
+                )
+
+    def _drain(self) -> None:
+        with contextlib.suppress(ApiError):
+            self._read_body()
+
+    def _describe(self, t: routing.Target) -> dict[str, str]:
+        method = self.command
+        if method == "GET":
+            if t.watch_path or self.query.get("watch") in ("true", "1"):
+                verb = "watch"
+            else:
+                verb = "get" if t.name else "list"
+        elif method == "POST":
+            verb = "create"
+        elif method == "PUT":
+            verb = "update"
+        elif method == "PATCH":
+            verb = "patch"
+        elif method == "DELETE":
+            verb = "delete" if t.name else "deletecollection"
+        else:
+            verb = method.lower()
+        return {
+            "verb": verb,
+            "resource": t.rt.key,
+            "subresource": t.subresource or "",
+            "namespace": t.namespace or "",
+            "name": t.name or "",
+        }
+
+    def _non_resource(self, parts: list[str]) -> None:
+        if self.command not in ("GET", "HEAD"):
+            if parts[:1] in (["api"], ["apis"]):
+                raise errors.method_not_allowed()
+            self.send_bytes(404, b"404 page not found\n", content_type="text/plain")
+            return
+        reg = self.sim.store.registry
+        doc: Any = None
+        if parts == ["version"]:
+            doc = discovery.KUBE_VERSION
+        elif parts in (["healthz"], ["livez"], ["readyz"]):
+            self.send_bytes(200, b"ok", content_type="text/plain; charset=utf-8")
+            return
+        elif parts == ["api"]:
+            doc = discovery.api_versions(self.sim.address)
+        elif parts == ["apis"]:
+            doc = discovery.api_group_list(reg)
+        elif parts == ["api", "v1"]:
+            doc = discovery.resource_list(reg, "", "v1")
+        elif len(parts) == 2 and parts[0] == "apis":
+            doc = discovery.api_group(reg, parts[1])
+        elif len(parts) == 3 and parts[0] == "apis":
+            doc = discovery.resource_list(reg, parts[1], parts[2])
+        elif parts[:2] == ["openapi", "v3"]:
+            doc = openapi.v3(reg, parts[2:])
+        if doc is None:
+            if parts[:1] in (["api"], ["apis"]):
+                raise errors.resource_not_found()
+            self.send_bytes(404, b"404 page not found\n", content_type="text/plain")
+            return
+        self.send_obj(200, doc)
+
+    # --- resources ----------------------------------------------------------------------------
+
+    def _resource(self, t: routing.Target, verb: str) -> None:
+        rt = t.rt
+        if (rt.namespaced is False and t.namespace) or (
+            rt.namespaced and t.name and not t.namespace
+        ):
+            raise errors.resource_not_found()
+        if t.subresource and t.subresource not in rt.subresources():
+            raise errors.resource_not_found()
+        base = verb.split("/")[0]
+        allowed = rt.verbs if not t.subresource else rt.subresources()[t.subresource]
+        if base not in allowed and not (base == "watch" and "watch" in rt.verbs):
+            self._drain()
+            raise errors.method_not_allowed()
+        dry_run = self._dry_run()
+        fv = self._field_validation()
+        store = self.sim.store
+        if verb == "watch":
+            serve_watch(self, t)
+        elif verb == "list":
+            self._list(t)
+        elif verb == "get":
+            if t.subresource == "scale":
+                obj = store.get_scale(rt.key, t.namespace, t.name or "")
+                self.send_obj(200, obj)
+                return
+            obj, data = store.get_entry(rt.key, t.namespace, t.name or "")
+            self._send_object(t, 200, obj, data)
+        elif verb == "create":
+            body = self._body()
+            if t.subresource == "binding":
+                self.send_obj(201, store.bind(t.namespace or "", t.name or "", body))
+                return
+            if t.name:
+                raise errors.method_not_allowed()
+            obj, data = store.create_entry(
+                rt.key,
+                body,
+                namespace=t.namespace,
+                dry_run=dry_run,
+                field_validation=fv,
+                warnings=self._warnings,
+            )
+            self._send_object(t, 201, obj, data)
+        elif verb == "update":
+            body = self._body()
+            obj, data = store.update_entry(
+                rt.key,
+                body,
+                subresource=t.subresource,
+                namespace=t.namespace,
+                name=t.name,
+                dry_run=dry_run,
+                field_validation=fv,
+                warnings=self._warnings,
+            )
+            self._send_object(t, 200, obj, data)
+        elif verb == "patch":
+            self._patch(t, dry_run, fv)
+        elif verb == "delete":
+            self._delete(t, dry_run)
+        elif verb == "deletecollection":
+            opts = self._delete_options()
+            items = store.delete_collection(
+                rt.key,
+                t.namespace,
+                label_selector=self.query.get("labelSelector"),
+                field_selector=self.query.get("fieldSelector"),
+                propagation=opts.get("propagationPolicy"),
+                grace_period_seconds=opts.get("gracePeriodSeconds"),
+                dry_run=dry_run,
+            )
+            self.send_obj(
+                200,
+                {
+                    "kind": rt.list_kind,
+                    "apiVersion": rt.api_version_for(t.version),
+                    "metadata": {},
+                    "items": items,
+                },
+            )
+        else:
+            raise errors.method_not_allowed()
+
+    def _dry_run(self) -> bool:
+        value = self.query.get("dryRun")
+        if not value:
+            return False
+        if value != "All":
+            raise errors.bad_request(f'Invalid dry run value: "{value}" (supported: "All")')
+        return True
+
+    def _field_validation(self) -> str | None:
+        value = self.query.get("fieldValidation")
+        if value in (None, "", "Strict", "Warn", "Ignore"):
+            return value or None
+        raise errors.bad_request(
+            f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got {value}'
+        )
+
+    def _content_type(self) -> str:
+        return (self.headers.get("Content-Type") or "application/json").split(";")[0].strip()
+
+    def _decode(self, raw: bytes, content_type: str) -> Any:
+        if content_type in ("application/yaml", "application/apply-patch+yaml"):
+            try:
+                return yaml.safe_load(raw) if raw.strip() else None
+            except yaml.YAMLError as exc:
+                raise errors.bad_request(f"error converting YAML to JSON: yaml: {exc}") from None
+        try:
+            return loads(raw)
+        except JSONDecodeError as exc:
+            raise errors.bad_request(
+                f"couldn't get version/kind; json parse error: {exc}"
+            ) from None
+
+    def _body(self) -> Any:
+        ct = self._content_type()
+        raw = self._read_body()
+        if ct not in ("application/json", "application/yaml", "*/*", ""):
+            raise errors.unsupported_media(BODY_ACCEPTED)
+        body = self._decode(raw, ct)
+        if not isinstance(body, dict):
+            raise errors.bad_request(
+                "Object 'Kind' is missing in '" + raw[:200].decode("utf-8", "replace") + "'"
+            )
+        return body
+
+    def _version_data(self, t: routing.Target, obj: dict[str, Any], data: bytes) -> bytes:
+        want = t.rt.api_version_for(t.version)
+        if t.subresource == "scale" or obj.get("apiVersion") in (want, None):
+            return data
+        return dumps(obj | {"apiVersion": want})
+
+    def _send_object(self, t: routing.Target, code: int, obj: dict[str, Any], data: bytes) -> None:
+        accept = self.headers.get("Accept", "")
+        if "as=Table" in accept:
+            doc = tables.table(
+                t.rt,
+                t.version,
+                [obj],
+                include=self.query.get("includeObject", "Metadata"),
+                list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+            )
+            self.send_obj(code, doc, content_type=_table_type(accept))
+            return
+        if "as=PartialObjectMetadata" in accept and "as=PartialObjectMetadataList" not in accept:
+            self.send_obj(
+                code,
+                {
+                    "kind": "PartialObjectMetadata",
+                    "apiVersion": "meta.k8s.io/v1",
+                    "metadata": obj["metadata"],
+                },
+            )
+            return
+        self.send_bytes(code, self._version_data(t, obj, data))
+
+    def _list(self, t: routing.Target) -> None:
+        rt, q = t.rt, self.query
+        limit = _int_param(q, "limit")
+        start = None
+        if q.get("continue"):
+            start = _decode_continue(q["continue"])
+        entries, rv, last, remaining = self.sim.store.list_entries(
+            rt.key,
+            t.namespace,
+            label_selector=q.get("labelSelector"),
+            field_selector=q.get("fieldSelector"),
+            limit=limit or None,
+            start_after=start,
+        )
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if last is not None:
+            meta["continue"] = _encode_continue(rv, last)
+            if not q.get("labelSelector") and not q.get("fieldSelector"):
+                meta["remainingItemCount"] = remaining
+        accept = self.headers.get("Accept", "")
+        if "as=Table" in accept:
+            objs = [e[0] for e in entries]
+            doc = tables.table(
+                rt, t.version, objs, include=q.get("includeObject", "Metadata"), list_meta=meta
+            )
+            self.send_obj(200, doc, content_type=_table_type(accept))
+            return
+        if "as=PartialObjectMetadataList" in accept:
+            self.send_obj(
+                200,
+                {
+                    "kind": "PartialObjectMetadataList",
+                    "apiVersion": "meta.k8s.io/v1",
+                    "metadata": meta,
+                    "items": [
+                        {
+                            "kind": "PartialObjectMetadata",
+                            "apiVersion": "meta.k8s.io/v1",
+                            "metadata": e[0]["metadata"],
+                        }
+                        for e in entries
+                    ],
+                },
+            )
+            return
+        want = rt.api_version_for(t.version)
+        items = [
+            d if o.get("apiVersion") == want else dumps(o | {"apiVersion": want})
+            for o, d in entries
+        ]
+        head = dumps({"kind": rt.list_kind, "apiVersion": want, "metadata": meta})
+        self.send_bytes(200, head[:-1] + b',"items":[' + b",".join(items) + b"]}")
+
+    def _patch(self, t: routing.Target, dry_run: bool, fv: str | None) -> None:
+        ct = self._content_type()
+        patch_type = PATCH_TYPES.get(ct)
+        raw = self._read_body()
+        if patch_type is None:
+            raise errors.unsupported_media(PATCH_ACCEPTED)
+        if patch_type == "strategic" and t.rt.crd:
+            raise errors.unsupported_media(PATCH_ACCEPTED[:3])
+        if patch_type == "apply" and not self.query.get("fieldManager"):
+            raise errors.invalid(
+                "PatchOptions",
+                "meta.k8s.io",
+                "",
+                [
+                    errors.FieldError(
+                        "Required", "fieldManager", detail="is required for apply patch"
+                    )
+                ],
+            )
+        body = self._decode(raw, ct)
+        existed = True
+        if patch_type == "apply":
+            try:
+                self.sim.store.get_entry(t.rt.key, t.namespace, t.name or "")
+            except ApiError:
+                existed = False
+            if isinstance(body, dict):
+                meta = body.setdefault("metadata", {})
+                if isinstance(meta, dict):
+                    meta.setdefault("name", t.name)
+        obj, data = self.sim.store.patch_entry(
+            t.rt.key,
+            t.namespace,
+            t.name or "",
+            body,
+            patch_type=patch_type,
+            subresource=t.subresource,
+            dry_run=dry_run,
+            field_validation=fv,
+            warnings=self._warnings,
+        )
+        self._send_object(t, 200 if existed else 201, obj, data)
+
+    def _delete_options(self) -> dict[str, Any]:
+        raw = self._read_body()
+        opts: dict[str, Any] = {}
+        if raw.strip():
+            body = self._decode(raw, self._content_type())
+            if isinstance(body, dict):
+                opts = body
+        q = self.query
+        if q.get("propagationPolicy"):
+            opts["propagationPolicy"] = q["propagationPolicy"]
+        if q.get("gracePeriodSeconds"):
+            opts["gracePeriodSeconds"] = _int_param(q, "gracePeriodSeconds")
+        if q.get("orphanDependents") == "true" or opts.get("orphanDependents") is True:
+            opts.setdefault("propagationPolicy", "Orphan")
+        elif opts.get("orphanDependents") is False:
+            opts.setdefault("propagationPolicy", "Background")
+        if "All" in (opts.get("dryRun") or []):
+            self.query["dryRun"] = "All"
+        return opts
+
+    def _delete(self, t: routing.Target, dry_run: bool) -> None:
+        opts = self._delete_options()
+        dry_run = dry_run or self.query.get("dryRun") == "All"
+        (obj, data), gone = self.sim.store.delete_entry(
+            t.rt.key,
+            t.namespace,
+            t.name or "",
+            propagation=opts.get("propagationPolicy"),
+            grace_period_seconds=opts.get("gracePeriodSeconds"),
+            preconditions=opts.get("preconditions"),
+            dry_run=dry_run,
+        )
+        code = 200 if gone or t.rt.key == "namespaces" else 202
+        self._send_object(t, code, obj, data)
+
+
+def _table_type(accept: str) -> str:
+    return "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _int_param(q: dict[str, str], key: str) -> int | None:
+    value = q.get(key)
+    if value in (None, ""):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise errors.bad_request(f'invalid value for {key}: "{value}"') from None
+
+
+def _encode_continue(rv: int, last: tuple[str, str]) -> str:
+    token = dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{last[0]}/{last[1]}\x00"})
+    return base64.urlsafe_b64encode(token).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[str, str]:
+    try:
+        data = loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        ns, _, name = data["start"].rstrip("\x00").partition("/")
+        return ns, name
+    except Exception:
+        raise errors.bad_request("continue key is not valid: invalid continue token") from None

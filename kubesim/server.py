@@ -1,0 +1,228 @@
+"""The kubesim server: the store, the HTTP API, the control API and (when present) the cluster."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import itertools
+import logging
+import threading
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesim.control import ControlHandler, ControlRequest, ControlRouter
+from kubesim.faults import Fault, Faults, RequestLog, RequestRecord
+from kubesim.handler import Handler
+from kubesim.store import Store
+
+log = logging.getLogger("kubesim")
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+
+
+class KubeSim:
+    """One emulated cluster. `start()` serves it; `stop()` ends every thread it started."""
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        data_dir: str | Path | None = None,
+        seed: int | None = None,
+        nodes: int = 3,
+        pod_start_delay: float = 0.2,
+        cluster: bool = True,
+        cluster_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.log = log
+        self.store = Store(data_dir, seed=seed)
+        self.faults = Faults(seed)
+        self.requests = RequestLog()
+        self.control = ControlRouter()
+        self.stopping = False
+        self._audit = itertools.count(1)
+        handler = type("KubeSimHandler", (Handler,), {"sim": self})
+        self.httpd = _HTTPServer((host, port), handler)
+        self._thread: threading.Thread | None = None
+        self.cluster: Any = None
+        self._want_cluster = cluster
+        self.cluster_options = {
+            "nodes": nodes,
+            "pod_start_delay": pod_start_delay,
+            "seed": seed,
+            **(cluster_options or {}),
+        }
+        self._register_builtin_routes()
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        return str(self.httpd.server_address[0])
+
+    @property
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.address}"
+
+    def start(self) -> KubeSim:
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name="kubesim-http",
+            daemon=True,
+        )
+        self._thread.start()
+        if self._want_cluster and importlib.util.find_spec("kubesim.cluster") is not None:
+            module = importlib.import_module("kubesim.cluster")
+            self.cluster = module.Cluster(self.store, self.cluster_options)
+            if hasattr(self.cluster, "register_routes"):
+                self.cluster.register_routes(self.register_control)
+            self.cluster.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping = True
+        if self.cluster is not None:
+            self.cluster.stop()
+        with self.store.changed:
+            self.store.changed.notify_all()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.store.close()
+
+    def __enter__(self) -> KubeSim:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def next_audit_id(self) -> str:
+        return f"kubesim-{next(self._audit)}"
+
+    def kubeconfig(self, *, context: str = "kubesim") -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": context, "cluster": {"server": self.url}}],
+            "users": [{"name": context, "user": {"token": "kubesim"}}],
+            "contexts": [
+                {
+                    "name": context,
+                    "context": {"cluster": context, "user": context, "namespace": "default"},
+                }
+            ],
+            "current-context": context,
+            "preferences": {},
+        }
+
+    def write_kubeconfig(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
+        return path
+
+    # --- the control API ----------------------------------------------------------------------
+
+    def register_control(self, method: str, path: str, handler: ControlHandler) -> None:
+        self.control.register(method, path, handler)
+
+    def _register_builtin_routes(self) -> None:
+        reg = self.control.register
+        reg("GET", "/_kubesim/healthz", lambda r: {"ok": True, "url": self.url})
+        reg("GET", "/_kubesim/requests", self._get_requests)
+        reg("DELETE", "/_kubesim/requests", lambda r: (self.requests.clear(), {"cleared": True})[1])
+        reg("GET", "/_kubesim/faults", lambda r: {"items": self.faults.list()})
+        reg("POST", "/_kubesim/faults", self._post_fault)
+        reg("DELETE", "/_kubesim/faults", lambda r: (self.faults.clear(), {"cleared": True})[1])
+        reg("DELETE", "/_kubesim/faults/{id}", self._delete_fault)
+        reg("POST", "/_kubesim/faults/seed", self._seed)
+        reg("POST", "/_kubesim/watches/close", self._close_watches)
+
+    def _get_requests(self, r: ControlRequest) -> dict[str, Any]:
+        since = float(r.query["since"]) if r.query.get("since") else None
+        items = self.requests.records(
+            verb=r.query.get("verb") or None, resource=r.query.get("resource") or None, since=since
+        )
+        return {"items": [i.to_dict() for i in items]}
+
+    def _post_fault(self, r: ControlRequest) -> tuple[int, dict[str, Any]]:
+        return 201, self.add_fault(dict(r.body or {})).to_dict()
+
+    def _delete_fault(self, r: ControlRequest) -> tuple[int, dict[str, Any]]:
+        if self.faults.remove(int(r.params["id"])):
+            return 200, {"deleted": int(r.params["id"])}
+        return 404, {"error": f"no fault {r.params['id']}"}
+
+    def _seed(self, r: ControlRequest) -> dict[str, Any]:
+        self.faults.seed(int((r.body or {})["seed"]))
+        return {"seeded": True}
+
+    def _close_watches(self, r: ControlRequest) -> dict[str, Any]:
+        self.close_watches((r.body or {}).get("resource"))
+        return {"closed": True}
+
+    # --- Python API for tests -----------------------------------------------------------------
+
+    def add_fault(self, spec: dict[str, Any]) -> Fault:
+        """Add a fault from its JSON form: {"type": "latency"|"error"|"expire-watch", ...}."""
+        kind = spec.pop("type", None)
+        common = {k: spec.pop(k) for k in ("verb", "resource", "namespace") if k in spec}
+        if kind == "latency":
+            return self.faults.add_latency(
+                float(spec.pop("latency_ms", spec.pop("ms", 0))),
+                jitter_ms=float(spec.pop("jitter_ms", 0)),
+                count=spec.pop("count", None),
+                **common,
+            )
+        if kind == "error":
+            return self.faults.add_error(
+                int(spec.pop("code")),
+                probability=float(spec.pop("probability", 1.0)),
+                count=spec.pop("count", None),
+                retry_after=int(spec.pop("retry_after", 1)),
+                message=spec.pop("message", None),
+                **common,
+            )
+        if kind == "expire-watch":
+            return self.faults.expire_next_watch(
+                resource=common.get("resource"), count=int(spec.pop("count", 1))
+            )
+        raise ValueError('type must be "latency", "error" or "expire-watch"')
+
+    def add_latency(self, ms: float, **kw: Any) -> Fault:
+        return self.faults.add_latency(ms, **kw)
+
+    def add_error(self, code: int, **kw: Any) -> Fault:
+        return self.faults.add_error(code, **kw)
+
+    def expire_next_watch(self, **kw: Any) -> Fault:
+        return self.faults.expire_next_watch(**kw)
+
+    def close_watches(self, resource: str | None = None) -> None:
+        self.faults.close_watches(resource)
+        with self.store.changed:
+            self.store.changed.notify_all()
+
+    def clear_faults(self) -> None:
+        self.faults.clear()
+
+    def request_log(self, **kw: Any) -> list[RequestRecord]:
+        return self.requests.records(**kw)
+
+    def clear_request_log(self) -> None:
+        self.requests.clear()

@@ -1,0 +1,131 @@
+"""Watch streams: initial state, events from a resourceVersion, bookmarks, 410 Expired.
+
+Every commit appends to the store's bounded event window and wakes the watchers; each
+stream filters the window by namespace and selectors, turning selector transitions into
+ADDED/DELETED the way kube-apiserver's watch cache does.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import TYPE_CHECKING, Any
+
+from kubesim import errors, tables
+from kubesim.errors import ApiError
+from kubesim.jsonutil import dumps
+from kubesim.selectors import parse_fields, parse_labels
+
+if TYPE_CHECKING:
+    from kubesim.handler import Handler
+    from kubesim.routing import Target
+
+BOOKMARK_INTERVAL = 5.0  # seconds; kube-apiserver sends one about every minute
+
+
+def _event(kind: str, obj: bytes) -> bytes:
+    return b'{"type":"' + kind.encode() + b'","object":' + obj + b"}\n"
+
+
+def serve_watch(h: Handler, t: Target) -> None:
+    store, faults, q = h.sim.store, h.sim.faults, h.query
+    rt = t.rt
+    lmatch = parse_labels(q.get("labelSelector"))
+    fmatch = parse_fields(rt.key, q.get("fieldSelector"))
+    rv_param = q.get("resourceVersion") or ""
+    if rv_param and not rv_param.isdigit():
+        raise errors.bad_request(f'invalid resource version: "{rv_param}"')
+    timeout = q.get("timeoutSeconds")
+    deadline = time.monotonic() + (
+        int(timeout) if timeout and timeout.isdigit() else random.uniform(1800, 3600)
+    )
+    bookmarks = q.get("allowWatchBookmarks") == "true"
+    send_initial = q.get("sendInitialEvents") == "true"
+    accept = h.headers.get("Accept", "")
+    as_table = "as=Table" in accept
+    want_version = rt.api_version_for(t.version)
+    namespace = t.namespace or ""
+    generation = faults.watch_generation
+
+    def matches(obj: dict[str, Any]) -> bool:
+        if lmatch and not lmatch((obj.get("metadata") or {}).get("labels") or {}):
+            return False
+        return not (fmatch and not fmatch(obj))
+
+    def encode(obj: dict[str, Any], data: bytes) -> bytes:
+        if as_table:
+            return dumps(
+                tables.table(rt, t.version, [obj], include=q.get("includeObject", "Metadata"))
+            )
+        if obj.get("apiVersion") != want_version:
+            return dumps(obj | {"apiVersion": want_version})
+        return data
+
+    def bookmark(rv: int, initial_end: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(rv), "creationTimestamp": None}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        return _event(
+            "BOOKMARK", dumps({"kind": rt.kind, "apiVersion": want_version, "metadata": meta})
+        )
+
+    def expired(message: str) -> bytes:
+        return _event("ERROR", dumps(errors.gone(message).status()))
+
+    if t.name:  # /watch/namespaces/ns/pods/name addresses one object
+        name_match = fmatch
+
+        def fmatch(o: dict[str, Any], _n: str = t.name, _f: Any = name_match) -> bool:
+            return o["metadata"]["name"] == _n and (_f is None or _f(o))
+
+    h.start_stream()
+    h.close_connection = True
+    try:
+        if not rv_param or rv_param == "0" or send_initial:
+            entries, last, _, _ = store.list_entries(rt.key, t.namespace or None)
+            for obj, data in entries:
+                if matches(obj):
+                    h.write_chunk(_event("ADDED", encode(obj, data)))
+            if send_initial and bookmarks:
+                h.write_chunk(bookmark(last, initial_end=True))
+        else:
+            last = int(rv_param)
+            if faults.take_expired_watch(rt.key, t.namespace):
+                h.write_chunk(expired(f"too old resource version: {last} ({store.floor + 1})"))
+                h.end_stream()
+                return
+        next_bookmark = time.monotonic() + BOOKMARK_INTERVAL
+        while True:
+            try:
+                events = store.events_after(last)
+            except ApiError as exc:
+                h.write_chunk(_event("ERROR", dumps(exc.status())))
+                break
+            for ev in events:
+                last = ev.rv
+                if ev.resource != rt.key or (namespace and ev.namespace != namespace):
+                    continue
+                now_in = matches(ev.obj)
+                kind = ev.type
+                if kind == "MODIFIED" and (lmatch or fmatch):
+                    was_in = ev.prev is not None and matches(ev.prev)
+                    if now_in and not was_in:
+                        kind = "ADDED"
+                    elif was_in and not now_in:
+                        kind, now_in = "DELETED", True
+                if now_in:
+                    h.write_chunk(_event(kind, encode(ev.obj, ev.data)))
+            now = time.monotonic()
+            if now >= deadline or store.closed or h.sim.stopping:
+                break
+            if faults.watch_closed(generation, rt.key):
+                break
+            if bookmarks and now >= next_bookmark:
+                h.write_chunk(bookmark(last))
+                next_bookmark = now + BOOKMARK_INTERVAL
+            with store.changed:
+                if store.resource_version <= last:
+                    store.changed.wait(min(1.0, deadline - now, max(next_bookmark - now, 0.01)))
+        h.end_stream()
+    except (BrokenPipeError, ConnectionResetError, OSError):
+        pass
