@@ -1,0 +1,102 @@
+"""Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does.
+
+A candidate takes the Lease when it is free, or when its holder has not renewed it for
+leaseDuration as measured on the candidate's own clock (the time it last saw the record
+change, so clocks need not agree). The leader renews every retryPeriod and gives up if it
+cannot renew within renewDeadline. Writes carry the resourceVersion they were based on,
+so two candidates can never both win.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from controllers.base import Body, Kind, TemporaryError
+from controllers.kube import ApiKube, Conflict
+
+LEASE = Kind("coordination.k8s.io", "v1", "Lease", "leases")
+
+
+def _micro_time() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class LeaseElector:
+    def __init__(
+        self,
+        kube: ApiKube,
+        *,
+        namespace: str,
+        name: str,
+        identity: str,
+        lease_duration: float = 15.0,
+    ) -> None:
+        self.kube = kube
+        self.namespace, self.name, self.identity = namespace, name, identity
+        self.lease_duration = lease_duration
+        self._observed: tuple[str, str, str] | None = None  # (holder, renewTime, rv)
+        self._observed_at = 0.0
+
+    def _observe(self, lease: Body) -> str:
+        spec = lease.get("spec") or {}
+        record = (
+            spec.get("holderIdentity") or "",
+            spec.get("renewTime") or "",
+            lease["metadata"].get("resourceVersion", ""),
+        )
+        if record != self._observed:
+            self._observed, self._observed_at = record, time.monotonic()
+        return record[0]
+
+    def try_acquire_or_renew(self) -> bool:
+        """One attempt; True when this candidate holds the Lease afterwards."""
+        try:
+            lease = self.kube.get(LEASE, self.namespace, self.name)
+            if lease is None:
+                self.kube.create(LEASE, self._lease({}, transitions=0))
+                return True
+            holder = self._observe(lease)
+            expired = time.monotonic() - self._observed_at > self.lease_duration
+            if holder and holder != self.identity and not expired:
+                return False
+            spec = lease.get("spec") or {}
+            transitions = int(spec.get("leaseTransitions") or 0) + (holder != self.identity)
+            body = self._lease(lease, transitions=transitions)
+            if holder == self.identity:
+                body["spec"]["acquireTime"] = spec.get("acquireTime") or body["spec"]["acquireTime"]
+            self._observe(self.kube.replace(LEASE, body))
+            return True
+        except (Conflict, TemporaryError):
+            return False
+
+    def release(self) -> None:
+        """Hands the Lease over at once (client-go's ReleaseOnCancel) if we hold it."""
+        try:
+            lease = self.kube.get(LEASE, self.namespace, self.name)
+            if lease and (lease.get("spec") or {}).get("holderIdentity") == self.identity:
+                body = self._lease(
+                    lease, transitions=int(lease["spec"].get("leaseTransitions") or 0)
+                )
+                body["spec"].update({"holderIdentity": "", "leaseDurationSeconds": 1})
+                self.kube.replace(LEASE, body)
+        except (Conflict, TemporaryError):
+            pass  # the standby takes over after leaseDuration anyway
+
+    def _lease(self, current: Body, *, transitions: int) -> Body:
+        now = _micro_time()
+        metadata = {"name": self.name, "namespace": self.namespace}
+        if current:
+            metadata["resourceVersion"] = current["metadata"]["resourceVersion"]
+        return {
+            "apiVersion": LEASE.api_version,
+            "kind": LEASE.kind,
+            "metadata": metadata,
+            "spec": {
+                "holderIdentity": self.identity,
+                "leaseDurationSeconds": max(1, round(self.lease_duration)),
+                "acquireTime": now,
+                "renewTime": now,
+                "leaseTransitions": transitions,
+            },
+        }

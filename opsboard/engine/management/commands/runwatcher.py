@@ -1,0 +1,96 @@
+"""`manage.py runwatcher`: the watcher, active only while it holds the leader Lease."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.utils import timezone
+
+from opsboard.engine.cluster import api_kube
+from opsboard.engine.dispatch import reconcile_enqueue
+from opsboard.engine.leader import LeaseElector
+from opsboard.engine.services import controllers
+from opsboard.engine.watcher import Watcher
+from opsboard.mirror.models import WatcherHeartbeat
+
+log = logging.getLogger("opsboard.watcher")
+LEASE_NAME = "opsboard-watcher"
+
+
+class Command(BaseCommand):
+    help = "Watch the registered kinds, keep the mirror and queue reconciles (one leader)."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        identity = f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+        stop = threading.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+        elector = LeaseElector(
+            api_kube(),
+            namespace=settings.OPSBOARD_LEASE_NAMESPACE,
+            name=LEASE_NAME,
+            identity=identity,
+            lease_duration=settings.OPSBOARD_LEASE_DURATION,
+        )
+        started = timezone.now()
+        retry = settings.OPSBOARD_LEASE_RETRY_PERIOD
+        log.info("Watcher %s started; waiting for the lease", identity)
+        while not stop.is_set() and not elector.try_acquire_or_renew():
+            self._beat(identity, started, leader=False)
+            stop.wait(retry)
+        if stop.is_set():
+            return
+        log.info("Watcher %s leads", identity)
+        self._beat(identity, started, leader=True)
+        watcher = Watcher(
+            kube=api_kube(),
+            controllers=list(controllers().values()),
+            enqueue=reconcile_enqueue,
+            namespaces=settings.WATCH_NAMESPACES,
+        )
+        writer = threading.Thread(target=watcher.run, name="mirror writer", daemon=True)
+        writer.start()
+        renewed = time.monotonic()
+        while not stop.wait(retry):
+            if elector.try_acquire_or_renew():
+                renewed = time.monotonic()
+                self._beat(identity, started, leader=True)
+            elif time.monotonic() - renewed > settings.OPSBOARD_LEASE_RENEW_DEADLINE:
+                log.error("Watcher %s lost the lease: exiting", identity)
+                watcher.stop.set()
+                self._beat(identity, started, leader=False)
+                sys.exit(1)  # as controller-runtime does; the supervisor starts a candidate
+            if not writer.is_alive():
+                log.error("The mirror writer died: exiting")
+                elector.release()
+                sys.exit(1)
+        watcher.stop.set()
+        elector.release()
+        WatcherHeartbeat.objects.filter(identity=identity).delete()
+        log.info("Watcher %s stopped and released the lease", identity)
+
+    @staticmethod
+    def _beat(identity: str, started: Any, *, leader: bool) -> None:
+        try:
+            WatcherHeartbeat.objects.update_or_create(
+                identity=identity,
+                defaults={
+                    "is_leader": leader,
+                    "started_at": started,
+                    "heartbeat_at": timezone.now(),
+                },
+            )
+            if leader:  # only one row may say so
+                WatcherHeartbeat.objects.exclude(identity=identity).update(is_leader=False)
+        except Exception:
+            log.warning("Could not record the watcher heartbeat", exc_info=True)

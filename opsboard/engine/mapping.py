@@ -1,0 +1,84 @@
+"""From mirrored changes to reconcile keys (controller-runtime's predicates and handlers).
+
+A primary object maps to itself, but only when something a reconcile acts on changed:
+its generation (the spec), labels, annotations or deletion — so a controller's own status
+writes never trigger a reconcile (GenerationChangedPredicate, plus label/annotation
+changes). An owned object maps to the primary object that controls it, following the
+`controller: true` ownerReferences up through the mirror (Pod → ReplicaSet → Deployment →
+Memcached), if that controller declares the kind in `owns`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from controllers.base import Controller, Key
+from controllers.registry import primary_owner
+from opsboard.mirror.models import KubeObject
+from opsboard.mirror.writer import ADDED, DELETED, Change, snapshot
+
+MAX_OWNER_HOPS = 3
+
+
+def is_meaningful(change: Change) -> bool:
+    """Whether a change of a primary object deserves a reconcile."""
+    if change.type in (ADDED, DELETED) or change.previous is None:
+        return True
+    before, after = change.previous, snapshot(change.body)
+    return (
+        before.generation != after.generation
+        or before.labels != after.labels
+        or before.annotations != after.annotations
+        or before.deleting != after.deleting
+    )
+
+
+def _controller_ref(refs: Sequence[dict]) -> dict | None:
+    return next((ref for ref in refs or [] if ref.get("controller")), None)
+
+
+def _describe(change: Change) -> str:
+    meta = change.body["metadata"]
+    return f"{change.type} {change.kind.kind} {meta.get('namespace', '')}/{meta['name']}"
+
+
+def keys_for(changes: Sequence[Change], controllers: Sequence[Controller]) -> list[tuple[Key, str]]:
+    """The keys to reconcile for a batch of changes, each once, with the first reason."""
+    keys: dict[Key, str] = {}
+    pending: list[tuple[Change, dict]] = []  # owned changes, and the ownerReference to follow
+    for change in changes:
+        kind = change.kind
+        primary = primary_owner(controllers, kind.api_version, kind.kind)
+        meta = change.body["metadata"]
+        if primary is not None:
+            if is_meaningful(change):
+                key = Key(primary.name, meta.get("namespace", ""), meta["name"])
+                keys.setdefault(key, _describe(change))
+            continue
+        ref = _controller_ref(meta.get("ownerReferences") or [])
+        if ref is not None:
+            pending.append((change, ref))
+
+    for _ in range(MAX_OWNER_HOPS):
+        if not pending:
+            break
+        unresolved: list[tuple[Change, dict]] = []
+        for change, ref in pending:
+            api_version, owner_kind = ref.get("apiVersion", ""), ref.get("kind", "")
+            controller = primary_owner(controllers, api_version, owner_kind)
+            if controller is None:
+                unresolved.append((change, ref))
+            elif change.kind in controller.owns:
+                namespace = change.body["metadata"].get("namespace", "")
+                keys.setdefault(Key(controller.name, namespace, ref["name"]), _describe(change))
+        # One query per hop for the whole batch: the owners' own ownerReferences.
+        uids = {ref["uid"] for _, ref in unresolved if ref.get("uid")}
+        owners = dict(
+            KubeObject.objects.filter(uid__in=uids).values_list("uid", "owner_references")
+        )
+        pending = []
+        for change, ref in unresolved:
+            parent = _controller_ref(owners.get(ref.get("uid"), []))
+            if parent is not None:
+                pending.append((change, parent))
+    return list(keys.items())

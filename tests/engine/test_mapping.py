@@ -1,0 +1,107 @@
+"""Which changes lead to which reconcile keys (predicates and owner mapping)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from controllers.base import DEPLOYMENT, POD, REPLICASET, Controller, Key
+from opsboard.engine.mapping import is_meaningful, keys_for
+from opsboard.mirror.writer import mirror_apply
+from tests.engine.toy import CONFIGMAP, TOY, expected_children, reconcile
+from tests.mirror.factories import obj
+
+pytestmark = pytest.mark.django_db
+
+TOYS = Controller("toy", TOY, (CONFIGMAP, DEPLOYMENT, POD), reconcile, expected_children)
+
+
+def modified(body: dict, **meta: object) -> dict:
+    body = copy.deepcopy(body)
+    body["metadata"].update(meta)
+    body["metadata"]["resourceVersion"] = str(int(body["metadata"]["resourceVersion"]) + 1000)
+    return body
+
+
+def changes_for(kind, *events):  # type: ignore[no-untyped-def]
+    return mirror_apply(kind=kind, events=list(events))
+
+
+def test_a_new_primary_object_is_reconciled() -> None:
+    cr = obj(TOY, "a")
+    assert keys_for(changes_for(TOY, ("ADDED", cr)), [TOYS]) == [
+        (Key("toy", "default", "a"), "ADDED Toy default/a")
+    ]
+
+
+def test_a_status_write_on_the_primary_is_not_reconciled() -> None:
+    cr = obj(TOY, "a")
+    changes_for(TOY, ("ADDED", cr))
+    status_write = modified(cr)
+    status_write["status"] = {"observedGeneration": 1}
+    [change] = changes_for(TOY, ("MODIFIED", status_write))
+    assert not is_meaningful(change)
+    assert keys_for([change], [TOYS]) == []
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"generation": 2},
+        {"labels": {"tier": "cache"}},
+        {"annotations": {"note": "x"}},
+        {"deletionTimestamp": "2026-11-22T18:00:00Z"},
+    ],
+)
+def test_spec_label_annotation_and_deletion_changes_are_reconciled(meta: dict) -> None:
+    cr = obj(TOY, "a")
+    changes_for(TOY, ("ADDED", cr))
+    [change] = changes_for(TOY, ("MODIFIED", modified(cr, **meta)))
+    assert is_meaningful(change)
+
+
+def test_a_deleted_primary_is_reconciled() -> None:
+    cr = obj(TOY, "a")
+    changes_for(TOY, ("ADDED", cr))
+    assert [k for k, _ in keys_for(changes_for(TOY, ("DELETED", cr)), [TOYS])] == [
+        Key("toy", "default", "a")
+    ]
+
+
+def test_an_owned_object_maps_to_its_controller_owner() -> None:
+    cr = obj(TOY, "a")
+    changes_for(TOY, ("ADDED", cr))
+    cm = obj(CONFIGMAP, "a", owner=cr)
+    keys = keys_for(changes_for(CONFIGMAP, ("MODIFIED", cm)), [TOYS])
+    assert keys == [(Key("toy", "default", "a"), "MODIFIED ConfigMap default/a")]
+
+
+def test_a_pod_maps_through_its_replicaset_and_deployment_to_the_cr() -> None:
+    cr = obj(TOY, "a")
+    deployment = obj(DEPLOYMENT, "a", owner=cr)
+    rs = obj(REPLICASET, "a-1", owner=deployment)
+    changes_for(TOY, ("ADDED", cr))
+    changes_for(DEPLOYMENT, ("ADDED", deployment))
+    changes_for(REPLICASET, ("ADDED", rs))
+    pod = obj(POD, "a-1-x", owner=rs)
+    assert [k for k, _ in keys_for(changes_for(POD, ("ADDED", pod)), [TOYS])] == [
+        Key("toy", "default", "a")
+    ]
+
+
+def test_objects_of_a_kind_the_controller_does_not_own_are_ignored() -> None:
+    cr = obj(TOY, "a")
+    changes_for(TOY, ("ADDED", cr))
+    rs = obj(REPLICASET, "a-1", owner=cr)  # TOYS does not declare ReplicaSets
+    assert keys_for(changes_for(REPLICASET, ("ADDED", rs)), [TOYS]) == []
+
+
+def test_objects_without_a_controller_owner_are_ignored() -> None:
+    assert keys_for(changes_for(CONFIGMAP, ("ADDED", obj(CONFIGMAP, "loose"))), [TOYS]) == []
+
+
+def test_a_burst_of_changes_to_one_key_yields_it_once() -> None:
+    cr = obj(TOY, "a")
+    events = [("ADDED", cr)] + [("MODIFIED", modified(cr, generation=g)) for g in range(2, 50)]
+    assert len(keys_for(changes_for(TOY, *events), [TOYS])) == 1

@@ -1,0 +1,103 @@
+"""The work queue's semantics, against a real redis-server (no worker needed)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+from django.test import override_settings
+
+from controllers.base import Key
+from opsboard.engine.queue import Why, WorkQueue, backoff
+
+KEY = Key("toy", "ns", "a")
+
+
+@pytest.fixture
+def queue(redis_url: str) -> Iterator[WorkQueue]:
+    yield WorkQueue("toy", redis.Redis.from_url(redis_url))
+
+
+def test_a_key_queued_twice_before_it_runs_is_sent_once(queue: WorkQueue) -> None:
+    assert queue.add(KEY, Why("event"))
+    assert not queue.add(KEY, Why("event"))
+    assert queue.depth() == 1
+
+
+def test_start_takes_the_queued_reason_and_empties_the_queue(queue: WorkQueue) -> None:
+    queue.add(KEY, Why("manual", "by alice"))
+    why = queue.start(KEY, "t1", 5, Why("event"))
+    assert why is not None and (why.trigger, why.detail) == ("manual", "by alice")
+    assert queue.depth() == 0
+
+
+def test_a_key_changed_while_running_is_sent_again_when_done(queue: WorkQueue) -> None:
+    queue.add(KEY, Why("event"))
+    queue.start(KEY, "t1", 5, Why("event"))
+    assert not queue.add(KEY, Why("event")), "no second task while the first runs"
+    assert not queue.add(KEY, Why("event"))
+    assert queue.done(KEY, "t1")
+    assert queue.start(KEY, "t2", 5, Why("event")) is not None
+    assert not queue.done(KEY, "t2")
+
+
+def test_a_second_worker_cannot_start_a_running_key(queue: WorkQueue) -> None:
+    queue.start(KEY, "t1", 5, Why("event"))
+    assert queue.start(KEY, "t2", 5, Why("event")) is None
+    assert queue.done(KEY, "t1"), "the refused start leaves the key queued for after"
+
+
+def test_only_the_token_holder_releases_the_lock(queue: WorkQueue) -> None:
+    queue.start(KEY, "t1", 5, Why("event"))
+    queue.done(KEY, "intruder")
+    assert queue.start(KEY, "t2", 5, Why("event")) is None
+
+
+def test_a_dead_workers_key_is_found_once_its_lock_expires(queue: WorkQueue) -> None:
+    queue.start(KEY, "t1", 0.05, Why("event"))
+    assert queue.orphans() == []
+    time.sleep(0.1)
+    assert [key for key, _ in queue.orphans()] == [KEY]
+    assert queue.orphans() == []
+
+
+def test_renewing_keeps_a_live_workers_lock(queue: WorkQueue) -> None:
+    queue.start(KEY, "t1", 0.2, Why("event"))
+    for _ in range(4):
+        time.sleep(0.1)
+        assert queue.renew(KEY, "t1", 0.2)
+    assert queue.orphans() == []
+    assert not queue.renew(KEY, "other", 0.2)
+
+
+def test_delayed_keys_become_due_and_the_earliest_time_wins(queue: WorkQueue) -> None:
+    queue.add_after(KEY, 60, Why("retry"))
+    queue.add_after(KEY, 0.05, Why("requeue"))
+    queue.add_after(KEY, 30, Why("retry"))
+    assert queue.due() == []
+    time.sleep(0.1)
+    [(key, why)] = queue.due()
+    assert key == KEY and why.trigger == "retry"
+    assert queue.due() == []
+
+
+def test_a_due_key_already_queued_is_not_sent_twice(queue: WorkQueue) -> None:
+    queue.add(KEY, Why("event"))
+    queue.add_after(KEY, 0, Why("retry"))
+    time.sleep(0.01)
+    assert queue.due() == []
+
+
+@override_settings(OPSBOARD_BACKOFF_BASE=0.005, OPSBOARD_BACKOFF_MAX=1000.0)
+def test_backoff_doubles_from_5ms_and_caps_at_1000s() -> None:
+    assert [backoff(n) for n in (1, 2, 3, 4)] == [0.005, 0.01, 0.02, 0.04]
+    assert backoff(30) == 1000.0
+    assert backoff(10_000) == 1000.0
+
+
+def test_failures_count_up_and_success_resets_them(queue: WorkQueue) -> None:
+    assert [queue.failed(KEY) for _ in range(3)] == [1, 2, 3]
+    queue.succeeded(KEY)
+    assert queue.failed(KEY) == 1
