@@ -3,5 +3,6 @@
 pytest_plugins = [
     "tests.fixtures.redis",
     "tests.fixtures.kubesim",
+    "tests.fixtures.celery",
     "tests.accounts.users",
 ]
