@@ -62,6 +62,8 @@ def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
         min_value=minimum,
         max_value=maximum,
         help_text=f"A whole number from {minimum} to {maximum}.",
+        # Text, not type=number: the browser would drop "three" silently; we explain instead.
+        widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"}),
         error_messages={"invalid": "Enter a whole number, like 3."},
     )
 

@@ -8,9 +8,11 @@ from django.test import Client
 
 from opsboard.accounts.roles import Role, role_assign
 
+PASSWORD = "correct horse battery staple"
+
 
 def _user(username: str, role: Role | None) -> User:
-    user = User.objects.create_user(username, password="correct horse battery staple")
+    user = User.objects.create_user(username, password=PASSWORD)
     if role is not None:
         role_assign(user=user, role=role)
     return user

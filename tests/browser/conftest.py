@@ -1,0 +1,69 @@
+"""Headless Debian chromium driven by Playwright against pytest-django's live server.
+
+Skips when /usr/bin/chromium is missing outside CI; under CI=true a missing browser fails.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+
+from tests.accounts.users import PASSWORD
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--no-first-run", "--disable-sync",
+]  # fmt: skip
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
+# between page actions are still synchronous and safe.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    if not CHROMIUM.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but /usr/bin/chromium is missing: apt-get install chromium")
+        pytest.skip("/usr/bin/chromium is missing: apt-get install chromium to run these")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page_as(browser, live_server):
+    """`page_as(user)`: a fresh browser page logged in through the login form."""
+    contexts = []
+
+    def login(user: User):
+        context = browser.new_context(viewport={"width": 1360, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto(f"{live_server.url}/")
+        page.get_by_label("Username").fill(user.username)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        page.get_by_role("heading", name="Overview").wait_for()
+        return page
+
+    yield login
+    for context in contexts:
+        context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
