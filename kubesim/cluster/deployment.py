@@ -39,7 +39,19 @@ class DeploymentController(Controller):
         return {
             "deployments.apps": lambda old, new: self.enqueue_obj(new or old),
             "replicasets.apps": lambda old, new: self.enqueue_owner(new or old, "Deployment"),
+            "pods": self._pod_changed,
         }
+
+    def _pod_changed(self, old: Obj | None, new: Obj | None) -> None:
+        """Recreate waits for old pods to be gone: their removal wakes the Deployment."""
+        if new is not None or old is None:
+            return
+        for ref in old["metadata"].get("ownerReferences") or []:
+            if ref.get("controller") and ref.get("kind") == "ReplicaSet":
+                rs = self.ctx.cache.get(
+                    "replicasets.apps", old["metadata"]["namespace"], ref["name"]
+                )
+                self.enqueue_owner(rs, "Deployment")
 
     def resync(self) -> None:
         for d in self.ctx.cache.list("deployments.apps"):
@@ -95,8 +107,11 @@ class DeploymentController(Controller):
         self, d: Obj, new_rs: Obj | None, old_rs: list[Obj]
     ) -> tuple[Obj | None, Obj | None]:
         old_rs[:] = [self._scale(d, rs, 0) if spec_replicas(rs) else rs for rs in old_rs]
-        if any(rs.get("status", {}).get("replicas") for rs in old_rs):
-            return new_rs, None  # the old pods must be gone before new ones start
+        if self._old_pods_running(old_rs):
+            return (
+                new_rs,
+                None,
+            )  # the old pods must be gone, not just terminating, before new ones start
         if new_rs is None:
             new_rs = self._create_rs(d, old_rs, desired(d))
             return new_rs, new_rs
@@ -105,6 +120,13 @@ class DeploymentController(Controller):
         if complete(d, new_rs, old_rs):
             self._cleanup(d, old_rs)
         return new_rs, None
+
+    def _old_pods_running(self, old_rs: list[Obj]) -> bool:
+        for rs in old_rs:
+            for pod in self.ctx.cache.owned("pods", rs["metadata"]["uid"]):
+                if pod.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
+                    return True
+        return False
 
     def _scale_down_old(self, d: Obj, new_rs: Obj, old_rs: list[Obj]) -> list[Obj]:
         """reconcileOldReplicaSets: first unhealthy old pods, then as availability allows."""

@@ -48,7 +48,9 @@ class Recorder:
         """Never raises: an Event that cannot be written must not stop a controller."""
         try:
             self._post(obj, type_, reason, message, component, host, field_path)
-        except Exception:
+        except Exception as exc:
+            if is_status_error(exc, 403) or is_status_error(exc, 404):
+                return  # the namespace is going away; a real recorder drops these too
             log.warning(
                 "Could not post event %s for %s", reason, obj["metadata"].get("name"), exc_info=True
             )

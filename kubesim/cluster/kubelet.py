@@ -144,6 +144,7 @@ class Kubelet(Controller):
             rt.running = {c["name"] for c in running}
             rt.restarts = max(c.get("restartCount", 0) for c in running)
             rt.container_started = running[0]["state"]["running"].get("startedAt", "")
+            rt.last_state = running[0].get("lastState") or {}
             self._ips.setdefault(node["metadata"]["name"], set()).add(rt.ip)
             return rt
         rt.due = time.monotonic() + self.ctx.start_delay()
