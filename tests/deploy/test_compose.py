@@ -5,9 +5,14 @@ checks run everywhere."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -112,11 +117,52 @@ def test_two_watchers_run_for_leader_election() -> None:
 def test_kubesim_shares_its_kubeconfig_with_every_process() -> None:
     services = _services()
     kubesim = services["kubesim"]
-    out = kubesim["command"][kubesim["command"].index("--kubeconfig-out") + 1]
+    assert "> /shared/kubeconfig" in kubesim["command"][-1]
     assert "kubeconfig:/shared" in kubesim["volumes"]
+    assert "kubesim-data:/data" in kubesim["volumes"]
     for name in ("bootstrap", "web", "worker", "watcher", "beat"):
-        assert services[name]["environment"]["KUBECONFIG"] == out
+        assert services[name]["environment"]["KUBECONFIG"] == "/shared/kubeconfig"
         assert "kubeconfig:/shared:ro" in services[name]["volumes"]
+
+
+def _unescape(command: str) -> str:
+    return command.replace("$$", "$")
+
+
+def test_the_kubesim_service_serves_and_shares_a_kubeconfig_naming_the_service(
+    tmp_path: Path,
+) -> None:
+    """Runs the service's own shell command, with its paths and port moved under tmp_path."""
+    port = str(_free_port())
+    moves = {"/data": tmp_path / "data", "/tmp/kubeconfig": tmp_path / "own-kubeconfig",
+             "/shared/kubeconfig": tmp_path / "shared-kubeconfig", "6443": port}  # fmt: skip
+    kubesim = _services()["kubesim"]
+    command = _unescape(kubesim["command"][-1])
+    check = _unescape(kubesim["healthcheck"]["test"][1])
+    for old, new in moves.items():
+        command, check = command.replace(old, str(new)), check.replace(old, str(new))
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    server = subprocess.Popen(["sh", "-c", command], cwd=ROOT, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while subprocess.run(["sh", "-c", check], env=env, capture_output=True).returncode:
+            assert server.poll() is None, "the kubesim service exited"
+            assert time.monotonic() < deadline, "the kubesim service never became healthy"
+            time.sleep(0.3)
+        shared = yaml.safe_load((tmp_path / "shared-kubeconfig").read_text())
+        assert shared["clusters"][0]["cluster"]["server"] == f"http://kubesim:{port}"
+        server.send_signal(signal.SIGTERM)  # `docker compose stop`: the trap stops kubesim
+        assert server.wait(timeout=30) is not None
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def test_the_cluster_override_replaces_kubesim_with_a_mounted_kubeconfig() -> None:
