@@ -528,15 +528,20 @@ class Handler(BaseHTTPRequestHandler):
         opts = self._delete_options()
         dry_run = dry_run or self.query.get("dryRun") == "All"
         (obj, data), gone = self.sim.store.delete_entry(
-            t.rt.key,
-            t.namespace,
-            t.name or "",
-            propagation=opts.get("propagationPolicy"),
+            t.rt.key, t.namespace, t.name or "", propagation=opts.get("propagationPolicy"),
             grace_period_seconds=opts.get("gracePeriodSeconds"),
-            preconditions=opts.get("preconditions"),
-            dry_run=dry_run,
-        )
-        code = 200 if gone or t.rt.key == "namespaces" else 202
+            preconditions=opts.get("preconditions"), dry_run=dry_run)
+        # kube-apiserver answers 202 only for a pending delete that asked orphanDependents=false.
+        code = 202 if not gone and opts.get("orphanDependents") is False else 200
+        if gone and not (t.rt.crd or t.rt.key == "pods"):
+            # Stores without ReturnDeletedObject answer a Status naming what went.
+            details = {"name": obj["metadata"]["name"], "group": t.rt.group,
+                       "kind": t.rt.plural, "uid": obj["metadata"]["uid"]}
+            if not t.rt.group:
+                del details["group"]
+            self.send_obj(code, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                 "status": "Success", "details": details})
+            return
         self._send_object(t, code, obj, data)
 
 

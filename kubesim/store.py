@@ -918,8 +918,6 @@ class Store:
                 return entry, entry[0]["metadata"].get("uid") not in self._uids
             if dry_run:
                 return (old, current[1]), True
-            meta.setdefault("deletionTimestamp", now())
-            meta["deletionGracePeriodSeconds"] = 0
             return self._commit("DELETED", rt, new, old), True
 
     @staticmethod

@@ -1,0 +1,150 @@
+"""Requests, manifests and waiting for the kubesim contract suite."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+T = TypeVar("T")
+
+
+def wait_for(check: Callable[[], T], *, timeout: float = 10.0, what: str = "condition") -> T:
+    """Poll until check() returns something truthy; fail with the last value seen."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}; last seen: {last!r}")
+
+
+def memcached_crd(
+    *,
+    group: str = "cache.example.com",
+    plural: str = "memcacheds",
+    kind: str = "Memcached",
+    scope: str = "Namespaced",
+) -> dict[str, Any]:
+    """A CRD shaped like the operator tutorial's, with validation, defaults and subresources."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "required": ["size"],
+                "properties": {
+                    "size": {"type": "integer", "minimum": 0, "maximum": 10},
+                    "image": {"type": "string", "default": "memcached:1.6", "minLength": 1},
+                    "mode": {"type": "string", "enum": ["fast", "safe"]},
+                    "ratio": {"type": "number", "exclusiveMinimum": True, "minimum": 0},
+                    "name": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 8},
+                    "port": {"x-kubernetes-int-or-string": True},
+                    "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                    "note": {"type": "string", "nullable": True},
+                },
+            },
+            "status": {
+                "type": "object",
+                "properties": {
+                    "replicas": {"type": "integer"},
+                    "selector": {"type": "string"},
+                    "nodes": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        },
+    }
+    version = {
+        "name": "v1alpha1",
+        "served": True,
+        "storage": True,
+        "schema": {"openAPIV3Schema": schema},
+        "subresources": {
+            "status": {},
+            "scale": {
+                "specReplicasPath": ".spec.size",
+                "statusReplicasPath": ".status.replicas",
+                "labelSelectorPath": ".status.selector",
+            },
+        },
+        "additionalPrinterColumns": [
+            {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+            {"name": "Image", "type": "string", "jsonPath": ".spec.image"},
+            {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        ],
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "names": {
+                "kind": kind,
+                "listKind": f"{kind}List",
+                "plural": plural,
+                "singular": kind.lower(),
+                "shortNames": ["mc"],
+            },
+            "scope": scope,
+            "versions": [version],
+        },
+    }
+
+
+def to_yaml(*docs: dict[str, Any]) -> str:
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+def write_yaml(path: Path, *docs: dict[str, Any]) -> Path:
+    path.write_text(to_yaml(*docs))
+    return path
+
+
+class Raw:
+    """A response to a hand-made request, for what the typed client cannot express."""
+
+    def __init__(self, status: int, headers: Any, data: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.data = data
+
+    def json(self) -> Any:
+        return json.loads(self.data)
+
+
+def raw(
+    api: Any,
+    method: str,
+    path: str,
+    *,
+    body: bytes | dict | list | None = None,
+    content_type: str = "application/json",
+    accept: str = "application/json",
+    headers: dict[str, str] | None = None,
+    preload: bool = True,
+) -> Raw:
+    """Send one request with the client's own connection pool, TLS settings and credentials."""
+    hdrs = {"Accept": accept, **(headers or {})}
+    for auth in api.configuration.auth_settings().values():
+        if auth.get("in") == "header" and auth.get("value"):
+            hdrs[auth["key"]] = auth["value"]
+    payload: bytes | None = None
+    if body is not None:
+        hdrs["Content-Type"] = content_type
+        payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+    resp = api.rest_client.pool_manager.request(
+        method,
+        api.configuration.host + path,
+        body=payload,
+        headers=hdrs,
+        preload_content=preload,
+        timeout=30,
+    )
+    return Raw(resp.status, resp.headers, resp.data if preload else b"")
