@@ -1,0 +1,78 @@
+"""`python -m bench [--quick] [--no-peer] [scenario ...]`: run, print the table, write files."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from bench.report import Outcome, table, write_json, write_plots
+from bench.runner import Bench
+from bench.scenarios import SCENARIOS
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("scenarios", nargs="*", metavar="scenario",
+                        help=f"any of {', '.join(SCENARIOS)} (default: all)")  # fmt: skip
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes: a first look, a smoke test"
+    )
+    parser.add_argument("--no-peer", action="store_true", help="skip the kopf peer")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where JSON and PNGs go")
+    parser.add_argument("--keep", action="store_true", help="keep the work dir (stack logs)")
+    args = parser.parse_args(argv)
+    unknown = [s for s in args.scenarios if s not in SCENARIOS]
+    if unknown:
+        parser.error(f"unknown scenario {', '.join(unknown)}; choose from {', '.join(SCENARIOS)}")
+    return args
+
+
+def main(argv: list[str]) -> int:
+    args = parse(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="opsboard-bench-"))
+    bench = Bench(quick=args.quick, workdir=workdir, peer=not args.no_peer)
+    outcomes: list[Outcome] = []
+    try:
+        for name in args.scenarios or list(SCENARIOS):
+            outcomes.append(run_one(name, bench))
+    finally:
+        if args.keep:
+            log(f"work dir kept: {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    printed = table(outcomes, quick=args.quick)
+    print(printed)
+    write_json(outcomes, args.out, quick=args.quick)
+    (args.out / "table.txt").write_text(printed + "\n")
+    plots = write_plots(outcomes, args.out)
+    log(f"wrote {args.out / 'results.json'}, table.txt and {len(plots)} plots")
+    return 0
+
+
+def run_one(name: str, bench: Bench) -> Outcome:
+    log(f"running {name}{' (quick)' if bench.quick else ''}")
+    start = time.perf_counter()
+    try:
+        outcome = SCENARIOS[name](bench)
+    except Exception as exc:  # a missing or broken piece: report it, run the others
+        outcome = Outcome(name, name, error=str(exc).splitlines()[0] if str(exc) else repr(exc))
+        outcome.data["traceback"] = traceback.format_exc()
+        log(f"{name} could not run:\n{traceback.format_exc()}")
+    outcome.seconds = time.perf_counter() - start
+    log(f"{name} took {outcome.seconds:.0f} s")
+    return outcome
+
+
+def log(message: str) -> None:
+    print(f"bench | {message}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

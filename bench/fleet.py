@@ -1,0 +1,136 @@
+"""Follow a namespace of Memcached CRs and their Deployments through watches.
+
+Convergence is observed, not polled: polling would add API load to what we
+measure and blur the timings by its interval. Both operators are judged by the
+same definition:
+- spec converged: the Deployment's spec.replicas equals the CR's spec.size and
+  status.observedGeneration equals metadata.generation;
+- nodes converged: spec converged and status.nodes lists spec.size pods;
+- ready: nodes converged and status.readyReplicas equals spec.size (this one
+  includes kubesim's simulated pod start delay).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from bench.kube import MEMCACHED_PATH, KubeApi
+
+
+@dataclass(frozen=True)
+class CrState:
+    generation: int
+    size: int
+    observed: int | None
+    nodes: int
+    ready: int
+
+
+class Fleet:
+    def __init__(self, api: KubeApi, namespace: str) -> None:
+        self.api = api
+        self.namespace = namespace
+        self.crs: dict[str, CrState] = {}
+        self.replicas: dict[str, int] = {}
+        self.spec_ok: set[str] = set()
+        self.nodes_ok: set[str] = set()
+        self.ready_ok: set[str] = set()
+        self.cond = threading.Condition()
+        self._ready = threading.Barrier(3)
+
+    def start(self) -> Fleet:
+        for path, handle in (
+            (f"{MEMCACHED_PATH}/namespaces/{self.namespace}/memcacheds", self._on_cr),
+            (f"/apis/apps/v1/namespaces/{self.namespace}/deployments", self._on_deployment),
+        ):
+            threading.Thread(target=self._follow, args=(path, handle), daemon=True).start()
+        self._ready.wait(timeout=30)
+        return self
+
+    def _follow(self, path: str, handle: Callable[[str, dict[str, Any]], None]) -> None:
+        listed = self.api.request("GET", path)
+        for obj in listed["items"]:
+            handle("ADDED", obj)
+        version = listed["metadata"]["resourceVersion"]
+        self._ready.wait(timeout=30)
+        while True:  # a daemon thread: it ends with the benchmark process
+            try:
+                for event in self.api.stream(path, [("resourceVersion", version),
+                                                    ("allowWatchBookmarks", "true")]):  # fmt: skip
+                    version = event["object"]["metadata"].get("resourceVersion", version)
+                    if event["type"] != "BOOKMARK":
+                        handle(event["type"], event["object"])
+            except Exception:  # a dropped stream: resume where it stopped
+                time.sleep(0.1)
+
+    def _on_cr(self, type_: str, obj: dict[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        with self.cond:
+            if type_ == "DELETED":
+                self.crs.pop(name, None)
+            else:
+                status = obj.get("status") or {}
+                self.crs[name] = CrState(
+                    generation=obj["metadata"].get("generation", 1),
+                    size=(obj.get("spec") or {}).get("size", 1),
+                    observed=status.get("observedGeneration"),
+                    nodes=len(status.get("nodes") or []),
+                    ready=status.get("readyReplicas") or 0,
+                )
+            self._settle(name)
+
+    def _on_deployment(self, type_: str, obj: dict[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        with self.cond:
+            if type_ == "DELETED":
+                self.replicas.pop(name, None)
+            else:
+                self.replicas[name] = (obj.get("spec") or {}).get("replicas", 1)
+            self._settle(name)
+
+    def _settle(self, name: str) -> None:
+        cr = self.crs.get(name)
+        spec = (
+            cr is not None and cr.observed == cr.generation and self.replicas.get(name) == cr.size
+        )
+        (self.spec_ok.add if spec else self.spec_ok.discard)(name)
+        nodes = spec and cr is not None and cr.nodes == cr.size
+        (self.nodes_ok.add if nodes else self.nodes_ok.discard)(name)
+        ready = nodes and cr is not None and cr.ready == cr.size
+        (self.ready_ok.add if ready else self.ready_ok.discard)(name)
+        self.cond.notify_all()
+
+    # -- waiting ------------------------------------------------------------------------
+    def wait(self, predicate: Callable[[], bool], timeout: float) -> float | None:
+        """perf_counter() when the predicate first held, or None after `timeout` seconds."""
+        deadline = time.perf_counter() + timeout
+        with self.cond:
+            while not predicate():
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    return None
+                self.cond.wait(left)
+            return time.perf_counter()
+
+    def spec_converged(self, name: str, generation: int) -> bool:
+        cr = self.crs.get(name)
+        return cr is not None and cr.generation >= generation and name in self.spec_ok
+
+    def nodes_converged(self, name: str, generation: int) -> bool:
+        cr = self.crs.get(name)
+        return cr is not None and cr.generation >= generation and name in self.nodes_ok
+
+    def ready(self, name: str, generation: int) -> bool:
+        cr = self.crs.get(name)
+        return cr is not None and cr.generation >= generation and name in self.ready_ok
+
+
+def create_many(api: KubeApi, namespace: str, names: list[str], *, size: int) -> None:
+    """Create CRs "at once": from a few threads, as fast as the API server takes them."""
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda name: api.create_memcached(namespace, name, size=size), names))

@@ -1,0 +1,141 @@
+"""The benchmarks' own API client: raw JSON over the official client's transport.
+
+The official client's typed models cost milliseconds per object to decode; a
+benchmark that decodes them measures itself. This client keeps the official
+kubeconfig loading, auth and TLS, and hands back plain dicts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import kubernetes
+import yaml
+from kubernetes.watch.watch import iter_resp_lines
+
+MEMCACHED_PATH = "/apis/cache.example.com/v1alpha1"
+CRD_DIR = Path(__file__).resolve().parent.parent / "k8s" / "crd"
+CRD_FILE = (
+    Path(__file__).resolve().parent.parent / "k8s" / "crd" / "cache.example.com_memcacheds.yaml"
+)
+MERGE_PATCH = "application/merge-patch+json"
+USER_AGENT = "opsboard-bench"
+WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__(f"HTTP {status}: {body[:300]!r}")
+        self.status = status
+
+
+class KubeApi:
+    def __init__(self, kubeconfig: Path) -> None:
+        self.client = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
+        # Cold start creates CRs from many threads; each also holds a watch open.
+        self.client.rest_client.pool_manager.connection_pool_kw["maxsize"] = 32
+        # kubesim's request log names the client: the bench's own calls are left out of costs.
+        self.client.user_agent = USER_AGENT
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        query: list[tuple[str, str]] | None = None,
+        content_type: str = "application/json",
+        timeout: float = 30.0,
+    ) -> Any:
+        response = self._send(method, path, body=body, query=query, content_type=content_type,
+                              timeout=timeout)  # fmt: skip
+        data = response.read()
+        if response.status >= 400:
+            raise ApiError(response.status, data)
+        return json.loads(data) if data else None
+
+    def stream(self, path: str, query: list[tuple[str, str]]) -> Iterator[dict[str, Any]]:
+        """The events of a watch, decoded, until the server ends it."""
+        response = self._send("GET", path, query=[*query, ("watch", "true")], timeout=None)
+        if response.status >= 400:
+            raise ApiError(response.status, response.read())
+        for line in iter_resp_lines(response.response):
+            yield json.loads(line)
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        query: list[tuple[str, str]] | None = None,
+        content_type: str = "application/json",
+        timeout: float | None,
+    ) -> Any:
+        method, url, headers, body, _ = self.client.param_serialize(
+            method,
+            path,
+            query_params=query or [],
+            header_params={"Content-Type": content_type, "Accept": "application/json"},
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        return self.client.rest_client.request(
+            method, url, headers=headers, body=body, _request_timeout=timeout
+        )
+
+    # -- what the scenarios do -------------------------------------------------------
+    def apply_crds(self) -> None:
+        """Every CRD of the product: its watcher watches all the kinds it has operators for."""
+        for path in sorted(CRD_DIR.glob("*.yaml")):
+            crd = yaml.safe_load(path.read_text())
+            if crd.get("kind") != "CustomResourceDefinition":
+                continue
+            try:
+                self.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                             body=crd)  # fmt: skip
+            except ApiError as exc:
+                if exc.status != 409:
+                    raise
+
+    def create_namespace(self, name: str) -> None:
+        try:
+            self.request("POST", "/api/v1/namespaces", body={"metadata": {"name": name}})
+        except ApiError as exc:
+            if exc.status != 409:
+                raise
+
+    def create_memcached(self, namespace: str, name: str, *, size: int) -> dict[str, Any]:
+        body = {
+            "apiVersion": "cache.example.com/v1alpha1",
+            "kind": "Memcached",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"size": size},
+        }
+        return self.request("POST", f"{MEMCACHED_PATH}/namespaces/{namespace}/memcacheds",
+                            body=body)  # fmt: skip
+
+    def patch_memcached(self, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+        return self.request(
+            "PATCH",
+            f"{MEMCACHED_PATH}/namespaces/{namespace}/memcacheds/{name}",
+            body=patch,
+            content_type=MERGE_PATCH,
+        )
+
+    # -- kubesim's request log (kubesim only) ----------------------------------------------
+    def clear_request_log(self) -> None:
+        self.request("DELETE", "/_kubesim/requests")
+
+    def request_log(self) -> list[dict[str, Any]]:
+        """Requests made by everyone but the bench itself, watches excepted (they stay open)."""
+        records = self.request("GET", "/_kubesim/requests")
+        if isinstance(records, dict):
+            records = records.get("items") or records.get("requests") or []
+        return [
+            r for r in records
+            if r.get("user_agent", "") != USER_AGENT and r.get("verb") != "watch"
+        ]  # fmt: skip

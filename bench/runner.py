@@ -1,0 +1,47 @@
+"""What every scenario gets: sizes for quick or full runs, fresh stacks, the operator to run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.fleet import Fleet
+from bench.stack import Stack, StackError
+
+NAMESPACE = "bench"
+WARMUP = "warmup"
+
+
+@dataclass
+class Bench:
+    quick: bool
+    workdir: Path
+    peer: bool = True  # also run the kopf peer where a scenario compares
+
+    def size(self, *, full: int, quick: int) -> int:
+        return quick if self.quick else full
+
+    def operators(self) -> list[str]:
+        return ["opsboard", "kopf"] if self.peer else ["opsboard"]
+
+    def stack(self, name: str) -> Stack:
+        return Stack(self.workdir, name=name)
+
+
+def start_operator(
+    stack: Stack, operator: str, *, workers: int = 2, web: bool = False
+) -> tuple[Fleet, Stack]:
+    """kubesim, then the operator, then a warmed-up fleet watch: the first CR has converged,
+    so every process has connected and imported what it needs before anything is timed."""
+    stack.start_cluster()
+    stack.api.create_namespace(NAMESPACE)
+    if operator == "kopf":
+        stack.start_kopf(NAMESPACE)
+    else:
+        stack.start_opsboard(workers=workers, web=web)
+    fleet = Fleet(stack.api, NAMESPACE).start()
+    stack.api.create_memcached(NAMESPACE, WARMUP, size=1)
+    if fleet.wait(lambda: fleet.ready(WARMUP, 1), timeout=120) is None:
+        logs = "\n".join(f"--- {p.role}\n{p.tail(800)}" for p in stack.processes)
+        raise StackError(f"{operator}: the warm-up CR never converged\n{logs}")
+    return fleet, stack

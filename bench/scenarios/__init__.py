@@ -1,0 +1,18 @@
+"""The scenarios of issue 9, in the order they run. Each is `run(bench) -> Outcome`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bench.report import Outcome
+from bench.runner import Bench
+from bench.scenarios import coldstart, cost, kubesim, latency, patch, ui
+
+SCENARIOS: dict[str, Callable[[Bench], Outcome]] = {
+    "kubesim": kubesim.run,
+    "patch": patch.run,
+    "latency": latency.run,
+    "coldstart": coldstart.run,
+    "cost": cost.run,
+    "ui": ui.run,
+}

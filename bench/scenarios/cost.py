@@ -1,0 +1,138 @@
+"""Scenario 4, cost: API requests per no-op reconcile and per size change (kubesim's
+request log), reconciles and API writes per minute of a converged fleet between
+resyncs, and the peak memory of each process.
+
+A no-op reconcile is provoked by touching an annotation of a converged CR: an
+event that must make each operator look and find nothing to do. A size change
+is counted until the CR is ready again, plus a second for stragglers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from bench.fleet import create_many
+from bench.kube import WRITE_VERBS
+from bench.report import Outcome, Row, Target
+from bench.runner import NAMESPACE, Bench, start_operator
+from bench.runs import reconciles_total
+from bench.stack import Stack
+
+SETTLE = 1.0  # seconds to let late requests of one change land in the log
+
+
+def run(bench: Bench) -> Outcome:
+    count = bench.size(full=1000, quick=20)
+    idle_window = bench.size(full=60, quick=5)
+    probes = bench.size(full=10, quick=3)
+    outcome = Outcome("cost", f"Cost with {count:,} converged CRs")
+    figures: dict[str, dict[str, Any]] = {}
+    for operator in bench.operators():
+        figures[operator] = _measure(bench, operator, count, idle_window, probes)
+
+    ours, peer = figures["opsboard"], figures.get("kopf", {})
+    rows = [
+        ("requests per no-op reconcile", "noop_requests", Target(0)),
+        ("writes per no-op reconcile", "noop_writes", Target(0)),
+        ("requests per size change", "size_requests", None),
+        ("writes per size change", "size_writes", Target(2)),
+        ("reconciles per minute, converged fleet", "idle_reconciles_per_min", None),
+        ("API writes per minute, converged fleet", "idle_writes_per_min", None),
+        ("API requests per minute, converged fleet", "idle_requests_per_min", None),
+    ]
+    for metric, key, target in rows:
+        outcome.rows.append(Row(metric, ours.get(key), "n", peer.get(key), target))
+    for role, mb in sorted(ours["peak_rss_mb"].items()):
+        if role != "kubesim":
+            outcome.rows.append(Row(f"peak RSS {role} at {count:,} CRs", mb, "MB"))
+    if peer:
+        outcome.rows.append(Row(f"peak RSS kopf (one process) at {count:,} CRs",
+                                peer["peak_rss_mb"].get("kopf"), "MB"))  # fmt: skip
+    outcome.bars["writes per size change"] = {
+        op: float(f["size_writes"] or 0) for op, f in figures.items()
+    }
+    outcome.notes.append(
+        f"no-op: {probes} annotation touches on converged CRs, {SETTLE:.0f} s window each; "
+        f"size change: {probes} CRs 1→2, counted until ready + {SETTLE:.0f} s; idle window "
+        f"{idle_window} s with no beat running (resync is every 10 min); requests exclude watches "
+        "and the bench's own calls; writes = create/update/patch/delete, Events included"
+    )
+    outcome.notes.append(
+        "kopf is one process, watcher and worker at once; opsboard's processes are listed apart"
+    )
+    outcome.data = {"crs": count, "idle_window_s": idle_window, "figures": figures}
+    return outcome
+
+
+def _measure(
+    bench: Bench, operator: str, count: int, idle_window: int, probes: int
+) -> dict[str, Any]:
+    with bench.stack(f"cost-{operator}") as stack:
+        fleet, _ = start_operator(stack, operator, workers=2)
+        names = [f"mc-{i:05d}" for i in range(count)]
+        create_many(stack.api, NAMESPACE, names, size=1)
+        fleet.wait(lambda: len(fleet.ready_ok) >= count + 1, 300)
+        time.sleep(2 * SETTLE)
+
+        stack.api.clear_request_log()
+        runs_before = reconciles_total(stack.db) if operator == "opsboard" else None
+        time.sleep(idle_window)
+        idle = stack.api.request_log()
+        per_minute = 60 / idle_window
+        result: dict[str, Any] = {
+            "idle_requests_per_min": round(len(idle) * per_minute, 1),
+            "idle_writes_per_min": round(_writes(idle) * per_minute, 1),
+            "idle_reconciles_per_min": None
+            if runs_before is None
+            else round((reconciles_total(stack.db) - runs_before) * per_minute, 1),
+        }
+        result |= _noop(stack, names[:probes])
+        result |= _size_change(stack, fleet, names[probes : 2 * probes])
+        result["peak_rss_mb"] = {k: round(v, 1) for k, v in stack.rss.peak_mb.items()}
+    return result
+
+
+def _writes(records: list[dict[str, Any]]) -> int:
+    return sum(1 for r in records if r.get("verb") in WRITE_VERBS)
+
+
+def _noop(stack: Stack, names: list[str]) -> dict[str, Any]:
+    requests = writes = 0
+    for i, name in enumerate(names):
+        stack.api.clear_request_log()
+        stack.api.patch_memcached(NAMESPACE, name,
+                                  {"metadata": {"annotations": {"bench/touch": str(i)}}})  # fmt: skip
+        time.sleep(SETTLE)
+        log = stack.api.request_log()
+        requests += len(log)
+        writes += _writes(log)
+    return {
+        "noop_requests": round(requests / len(names), 2),
+        "noop_writes": round(writes / len(names), 2),
+    }
+
+
+def _size_change(stack: Stack, fleet: Any, names: list[str]) -> dict[str, Any]:
+    requests = writes = 0
+    kinds: Counter[str] = Counter()
+    for name in names:
+        stack.api.clear_request_log()
+        patched = stack.api.patch_memcached(NAMESPACE, name, {"spec": {"size": 2}})
+        generation = patched["metadata"]["generation"]
+        fleet.wait(lambda g=generation, n=name: fleet.ready(n, g), 60)
+        time.sleep(SETTLE)
+        log = stack.api.request_log()
+        requests += len(log)
+        writes += _writes(log)
+        kinds.update(
+            f"{r.get('verb')} {r.get('resource')}"
+            + (f"/{r['subresource']}" if r.get("subresource") else "")
+            for r in log
+        )
+    return {
+        "size_requests": round(requests / len(names), 2),
+        "size_writes": round(writes / len(names), 2),
+        "size_change_calls": {k: round(v / len(names), 2) for k, v in kinds.most_common()},
+    }

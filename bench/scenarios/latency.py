@@ -1,0 +1,94 @@
+"""Scenario 2, event to reconcile start (queue latency), idle and under load.
+
+A size patch of a probe CR is the event; the reconcile that first observed its
+generation says when it started (ReconcileRun.started_at). The difference covers
+the watch delivery to the watcher, the enqueue, Redis and a worker picking it up.
+Under load, two threads keep flipping the size of other CRs as fast as they can.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from datetime import UTC, datetime
+
+from bench.fleet import Fleet, create_many
+from bench.report import Outcome, Row, Target
+from bench.runner import NAMESPACE, Bench, start_operator
+from bench.runs import first_run_started
+from bench.stack import Stack
+from bench.stats import summary_ms
+
+PROBE = "probe"
+LOAD_CRS = 20
+
+
+def run(bench: Bench) -> Outcome:
+    count = bench.size(full=100, quick=5)
+    outcome = Outcome("latency", "Event to reconcile start (opsboard)")
+    with bench.stack("latency") as stack:
+        fleet, _ = start_operator(stack, "opsboard", workers=2)
+        stack.api.create_memcached(NAMESPACE, PROBE, size=1)
+        fleet.wait(lambda: fleet.ready(PROBE, 1), 60)
+        idle = _probe(stack, fleet, count, pause=0.1)
+
+        names = [f"load-{i}" for i in range(LOAD_CRS)]
+        create_many(stack.api, NAMESPACE, names, size=1)
+        fleet.wait(lambda: all(fleet.ready(n, 1) for n in names), 120)
+        stop, patches = threading.Event(), itertools.count()
+        threads = [
+            threading.Thread(target=_load, args=(stack, names[i::2], stop, patches), daemon=True)
+            for i in range(2)
+        ]
+        for thread in threads:
+            thread.start()
+        began = time.perf_counter()
+        loaded = _probe(stack, fleet, count, pause=0.0)
+        stop.set()
+        load_rate = next(patches) / (time.perf_counter() - began)
+        for thread in threads:
+            thread.join()
+
+    idle_s, loaded_s = summary_ms(idle), summary_ms(loaded)
+    outcome.rows = [
+        Row("idle p50", idle_s.get("p50_ms"), "ms", target=Target(10)),
+        Row("idle p99", idle_s.get("p99_ms"), "ms", target=Target(50)),
+        Row(f"under load ({load_rate:.0f} patches/s) p50", loaded_s.get("p50_ms"), "ms"),
+        Row(f"under load ({load_rate:.0f} patches/s) p99", loaded_s.get("p99_ms"), "ms"),
+    ]
+    outcome.samples = {"idle": idle, "under load": loaded}
+    outcome.notes.append(
+        "from the patch returning (wall clock) to ReconcileRun.started_at of the first run "
+        f"observing the new generation; load: 2 threads flipping the size of {LOAD_CRS} "
+        "other CRs 1↔2 back to back"
+    )
+    outcome.data = {
+        "idle": idle_s,
+        "under_load": loaded_s,
+        "load_patches_per_s": round(load_rate, 1),
+    }
+    return outcome
+
+
+def _probe(stack: Stack, fleet: Fleet, count: int, *, pause: float) -> list[float]:
+    samples = []
+    for i in range(count):
+        patched = stack.api.patch_memcached(NAMESPACE, PROBE, {"spec": {"size": 2 - i % 2}})
+        written = datetime.now(UTC)
+        generation = patched["metadata"]["generation"]
+        fleet.wait(lambda g=generation: fleet.spec_converged(PROBE, g), 30)
+        started = first_run_started(stack.db, name=PROBE, generation=generation)
+        if started is not None:
+            samples.append((started - written).total_seconds())
+        time.sleep(pause)
+    return samples
+
+
+def _load(stack: Stack, names: list[str], stop: threading.Event, patches: itertools.count) -> None:
+    for i in itertools.count():
+        if stop.is_set():
+            return
+        stack.api.patch_memcached(NAMESPACE, names[i % len(names)],
+                                  {"spec": {"size": 1 + (i // len(names)) % 2}})  # fmt: skip
+        next(patches)

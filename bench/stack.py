@@ -1,0 +1,266 @@
+"""One disposable opsboard (or kopf) installation for a measurement.
+
+Every measurement gets a fresh stack under the run's work directory: kubesim
+with its own data dir, a real redis-server, a SQLite database, and the
+product's processes (N Celery worker processes, the watcher, gunicorn) or the
+kopf peer, each a subprocess with its output in a log file. Nothing is shared
+between stacks, so one scenario's leftovers never slow the next.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from bench.kube import KubeApi
+from opsboard.embedded.redis import EmbeddedRedis, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+# kubesim's simulated kubelet: a pod turns Running/Ready this long after it is
+# scheduled (±50% jitter). Stated next to every figure that includes it.
+POD_START_DELAY = 0.2
+KOPF_PEER = ROOT / "bench" / "peers" / "kopf_memcached.py"
+
+
+class StackError(RuntimeError):
+    """A piece of the stack did not start; the message names it and quotes its log."""
+
+
+@dataclass
+class Process:
+    role: str  # "kubesim", "worker", "watcher", "web", "kopf"
+    popen: subprocess.Popen[bytes]
+    log: Path
+
+    def tail(self, chars: int = 1500) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.popen.poll() is not None:
+            return
+        try:  # each child leads its own process group: this reaches its pool too
+            os.killpg(self.popen.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait()
+
+
+@dataclass
+class RssSampler:
+    """Peak resident memory per role, sampled every 100 ms from the process trees."""
+
+    processes: list[Process]
+    peak_mb: dict[str, float] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> RssSampler:
+        threading.Thread(target=self._run, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def reset(self) -> None:
+        self.peak_mb.clear()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            for proc in list(self.processes):
+                for role, rss in self._sample(proc):
+                    self.peak_mb[role] = max(self.peak_mb.get(role, 0.0), rss / 2**20)
+
+    @staticmethod
+    def _sample(proc: Process) -> list[tuple[str, int]]:
+        """A worker or web server is a parent plus a pool: report one pool process, the
+        biggest (what each added worker costs), and the parent apart."""
+        try:
+            parent = psutil.Process(proc.popen.pid)
+            children = parent.children(recursive=True)
+            samples = [(proc.role, parent.memory_info().rss)]
+            if children and proc.role in {"worker", "web"}:
+                biggest = max(child.memory_info().rss for child in children)
+                samples = [(f"{proc.role} (main)", parent.memory_info().rss),
+                           (f"{proc.role} (one pool process)", biggest)]  # fmt: skip
+            return samples
+        except psutil.Error:
+            return []
+
+
+class Stack:
+    def __init__(self, workdir: Path, *, name: str) -> None:
+        self.dir = workdir / name
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True)
+        self.processes: list[Process] = []
+        self.redis: EmbeddedRedis | None = None
+        self.kubeconfig = self.dir / "kubeconfig"
+        self.rss = RssSampler(self.processes)
+        self.web_url = ""
+        self.db = self.dir / "opsboard.sqlite3"
+        self.env = {
+            **os.environ,
+            "OPSBOARD_STATE_DIR": str(self.dir),
+            "OPSBOARD_SECRET_KEY": "bench-only-not-secret",
+            "DATABASE_URL": f"sqlite:///{self.db}",
+            "OPSBOARD_LOG_LEVEL": "WARNING",
+            "PYTHONUNBUFFERED": "1",
+        }
+        self.env.pop("KUBECONFIG", None)
+        self._api: KubeApi | None = None
+
+    # -- infrastructure -------------------------------------------------------------
+    def start_cluster(self) -> Stack:
+        """kubesim, with the product's CRDs applied."""
+        self.spawn(
+            "kubesim",
+            [PYTHON, "-m", "kubesim", "serve", "--host", "127.0.0.1", "--port", "0",
+             "--data-dir", str(self.dir / "kubesim"), "--kubeconfig-out", str(self.kubeconfig),
+             "--pod-start-delay", str(POD_START_DELAY)],
+        )  # fmt: skip
+        self.wait_for("kubesim", self.kubeconfig.exists, timeout=60)
+        self.env["KUBECONFIG"] = str(self.kubeconfig)
+        self.api.apply_crds()
+        self.wait_for("the Memcached CRD", self._crd_served, timeout=30)
+        self.rss.start()
+        return self
+
+    def _crd_served(self) -> bool:
+        try:
+            self.api.request("GET", "/apis/cache.example.com/v1alpha1/memcacheds")
+        except Exception:
+            return False
+        return True
+
+    @property
+    def api(self) -> KubeApi:
+        if self._api is None:
+            self._api = KubeApi(self.kubeconfig)
+        return self._api
+
+    def start_redis(self) -> Stack:
+        self.redis = EmbeddedRedis(self.dir / "redis").start()
+        self.env["REDIS_URL"] = self.redis.url
+        return self
+
+    def migrate(self) -> Stack:
+        self.manage("migrate", "--noinput", "-v", "0")
+        return self
+
+    def manage(self, *args: str, extra_env: dict[str, str] | None = None) -> None:
+        result = subprocess.run(
+            [PYTHON, "manage.py", *args],
+            cwd=ROOT,
+            env={**self.env, **(extra_env or {})},
+            capture_output=True,
+            text=True,
+        )
+        if result.returncode != 0:
+            raise StackError(f"manage.py {args[0]} failed:\n{result.stderr[-1500:]}")
+
+    # -- the product ------------------------------------------------------------------
+    def start_opsboard(self, *, workers: int, web: bool = False) -> Stack:
+        """Redis, the database, the watcher and `workers` Celery worker processes (and web).
+
+        Readiness is proven by the caller's warm-up CR converging, not by log lines."""
+        self.start_redis().migrate()
+        self.spawn(
+            "worker",
+            [PYTHON, "-m", "celery", "-A", "opsboard", "worker", "--loglevel", "WARNING",
+             "--pool", "prefork", "--concurrency", str(workers), "-n", f"bench-{workers}@%h",
+             "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        )  # fmt: skip
+        self.spawn("watcher", [PYTHON, "manage.py", "runwatcher"])
+        if web:
+            self.start_web()
+        return self
+
+    def start_web(self) -> None:
+        port = free_port()
+        self.spawn(
+            "web",
+            [PYTHON, "-m", "gunicorn", "opsboard.wsgi:application", "--bind",
+             f"127.0.0.1:{port}", "--workers", "2", "--threads", "4"],
+        )  # fmt: skip
+        self.web_url = f"http://127.0.0.1:{port}"
+        self.wait_for("gunicorn", lambda: _http_ok(f"{self.web_url}/healthz"), 60)
+
+    def start_kopf(self, namespace: str) -> Stack:
+        self.spawn(
+            "kopf",
+            [PYTHON, "-m", "kopf", "run", "--standalone", "--namespace", namespace,
+             "--log-format", "plain", str(KOPF_PEER)],
+        )  # fmt: skip
+        return self
+
+    # -- processes -----------------------------------------------------------------------
+    def spawn(self, role: str, args: list[str]) -> Process:
+        log = self.dir / f"{role}.log"
+        popen = subprocess.Popen(
+            args,
+            cwd=ROOT,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        proc = Process(role, popen, log)
+        self.processes.append(proc)
+        return proc
+
+    def process(self, role: str) -> Process:
+        return next(p for p in self.processes if p.role == role)
+
+    def wait_for(self, what: str, condition: Callable[[], bool], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            for proc in self.processes:
+                if proc.popen.poll() is not None:
+                    raise StackError(
+                        f"{proc.role} exited ({proc.popen.returncode}):\n{proc.tail()}"
+                    )
+            if time.monotonic() > deadline:
+                raise StackError(f"{what} not ready within {timeout:.0f} s")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.rss.stop()
+        for proc in reversed(self.processes):
+            proc.stop()
+        self.processes.clear()
+        if self.redis:
+            self.redis.stop()
+
+    def __enter__(self) -> Stack:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _http_ok(url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=1) as response:
+            return response.status == 200
+    except OSError:
+        return False
