@@ -50,9 +50,8 @@ def main(argv: list[str]) -> int:
     printed = table(outcomes, quick=args.quick)
     print(printed)
     write_json(outcomes, args.out, quick=args.quick)
-    (args.out / "table.txt").write_text(printed + "\n")
     plots = write_plots(outcomes, args.out)
-    log(f"wrote {args.out / 'results.json'}, table.txt and {len(plots)} plots")
+    log(f"wrote {args.out / 'results.json'} and {len(plots)} plots")
     return 0
 
 
