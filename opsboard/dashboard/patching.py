@@ -93,27 +93,31 @@ def cr_patch_apply(
     namespace: str,
     name: str,
     changes: dict[str, Any],
-    before: dict[str, Any],
     resource_version: str,
 ) -> Applied:
-    """Send the reviewed patch; a concurrent change is refused (409), never overwritten."""
-    patch = _merge_patch(changes, resource_version)
-    record = {
+    """Send the reviewed patch; a concurrent change is refused (409), never overwritten.
+
+    The `before` values are read from the cluster, not taken from the form, so the audit
+    cannot be told a story; the patch's resourceVersion guarantees they are what changed."""
+    record: dict[str, Any] = {
         "user": user, "action": AuditEntry.Action.PATCH, "info": info,
-        "namespace": namespace, "name": name, "before": before, "after": changes,
+        "namespace": namespace, "name": name, "after": changes,
     }  # fmt: skip
     try:
+        live = cluster.cr_read(info.kind, namespace, name)
+        record["before"] = {path: value_at(live, path) for path in changes}
+        record["uid"] = live["metadata"].get("uid", "")
+        patch = _merge_patch(changes, resource_version)
         body = cluster.cr_merge_patch(info.kind, namespace, name, patch, dry_run=False)
     except cluster.ClusterError as exc:
         message = CHANGED_SINCE if exc.conflict else str(exc)
         result = AuditEntry.Result.FAILED if exc.unreachable else AuditEntry.Result.REJECTED
         return Applied(audit_record(**record, result=result, message=message), exc.conflict)
-    metadata = body.get("metadata", {})
+    generation = body.get("metadata", {}).get("generation")
     entry = audit_record(
         **record,
         result=AuditEntry.Result.APPLIED,
-        uid=metadata.get("uid", ""),
-        generation=metadata.get("generation"),
-        message=f"Patched to generation {metadata.get('generation')}",
+        generation=generation,
+        message=f"Patched to generation {generation}",
     )
     return Applied(entry)

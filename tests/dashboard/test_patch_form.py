@@ -104,8 +104,7 @@ def test_valid_input_with_no_cluster_says_so(operator_client: Client) -> None:
 
 
 def test_apply_with_no_cluster_is_audited_as_failed(operator_client: Client) -> None:
-    data = {"size": "5", "image": "memcached:1.6", "resource_version": "7",
-            "before:spec.size": "3"}  # fmt: skip
+    data = {"size": "5", "image": "memcached:1.6", "resource_version": "7"}
     html = operator_client.post(APPLY, data, HTTP_HX_REQUEST="true").content.decode()
     assert "No cluster" in html
     entry = AuditEntry.objects.get()

@@ -49,10 +49,9 @@ def cr_patch_confirm(
     form = PatchForm(request.POST, info=info)
     context = {"info": info, "cr": cr, "form": form, "step": "form"}
     if form.is_valid():
-        before = {path: request.POST.get(f"before:{path}") for path in form.changes()}
         applied = cr_patch_apply(
             user=request.user, info=info, namespace=namespace, name=name,
-            changes=form.changes(), before=before,
+            changes=form.changes(),
             resource_version=request.POST.get("resource_version", ""),
         )  # fmt: skip
         context.update(applied=applied, step="applied" if applied.ok else "form")

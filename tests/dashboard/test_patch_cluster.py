@@ -1,0 +1,110 @@
+"""The patch flow against a real API server (kubesim, or OPSBOARD_TEST_KUBECONFIG): a
+server-side dry run for the review, then a merge patch conditioned on the reviewed
+resourceVersion, audited whatever happens."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from controllers.kube import ApiKube
+from controllers.memcached.desired import MEMCACHED
+from opsboard.audit.models import AuditEntry
+from tests.dashboard.mirror_factory import MEMCACHED_API, mirror_object
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cache_a(cluster_kube: ApiKube, namespace: str) -> str:
+    """A Memcached of size 3 in the cluster, and its row in the mirror (as the watcher would)."""
+    cluster_kube.create(MEMCACHED, {
+        "apiVersion": MEMCACHED_API, "kind": "Memcached",
+        "metadata": {"name": "cache-a", "namespace": namespace},
+        "spec": {"size": 3, "image": "memcached:1.4.36-alpine"},
+    })  # fmt: skip
+    mirror_object("Memcached", "cache-a", namespace=namespace, api_version=MEMCACHED_API,
+                  spec={"size": 3, "image": "memcached:1.4.36-alpine"})  # fmt: skip
+    return f"/k/memcached/{namespace}/cache-a/"
+
+
+def _size(kube: ApiKube, namespace: str) -> int:
+    return kube.get(MEMCACHED, namespace, "cache-a")["spec"]["size"]
+
+
+def _review(client: Client, url: str, size: str = "5") -> tuple[str, dict[str, str]]:
+    html = client.post(url + "patch/", {"size": size, "image": "memcached:1.4.36-alpine"},
+                       HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
+    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', html))
+    return html, hidden
+
+
+def test_review_shows_the_dry_run_diff_and_changes_nothing(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str
+) -> None:
+    html, hidden = _review(operator_client, cache_a)
+    assert "accepted this change in a dry run" in html
+    assert re.search(r"spec\.size</td><td><del>3</del></td><td><ins>5</ins>", html)
+    assert hidden["resource_version"] == cluster_kube.get(MEMCACHED, namespace, "cache-a")[
+        "metadata"]["resourceVersion"]  # fmt: skip
+    assert _size(cluster_kube, namespace) == 3
+    assert not AuditEntry.objects.exists()
+
+
+def test_apply_patches_the_reviewed_version_and_audits_it(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str
+) -> None:
+    _, hidden = _review(operator_client, cache_a)
+    html = operator_client.post(cache_a + "patch/apply/", hidden,
+                                HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
+    assert "Applied:" in html
+    live = cluster_kube.get(MEMCACHED, namespace, "cache-a")
+    assert live["spec"]["size"] == 5
+    entry = AuditEntry.objects.get()
+    assert (entry.username, entry.action, entry.result) == ("otto", "patch", "applied")
+    assert entry.before == {"spec.size": 3, "spec.image": "memcached:1.4.36-alpine"}
+    assert entry.after == {"spec.size": 5, "spec.image": "memcached:1.4.36-alpine"}
+    assert entry.generation == live["metadata"]["generation"]
+    assert entry.uid == live["metadata"]["uid"]
+
+
+def test_a_concurrent_change_asks_to_review_again_and_overwrites_nothing(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str
+) -> None:
+    _, hidden = _review(operator_client, cache_a)
+    cluster_kube.patch(MEMCACHED, namespace, "cache-a", {"spec": {"size": 4}})  # someone else
+    html = operator_client.post(cache_a + "patch/apply/", hidden,
+                                HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
+    assert "changed since you looked at it — review again" in html
+    assert _size(cluster_kube, namespace) == 4
+    assert AuditEntry.objects.get().result == "rejected"
+
+
+@pytest.mark.kubesim_only
+def test_a_failing_cluster_is_reported_and_audited(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str,
+    kubesim_server,
+) -> None:  # fmt: skip
+    _, hidden = _review(operator_client, cache_a)
+    kubesim_server.add_error(503, verb="patch", namespace=namespace)
+    html = operator_client.post(cache_a + "patch/apply/", hidden,
+                                HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
+    assert "The cluster is unreachable or failing; nothing was changed" in html
+    kubesim_server.clear_faults()
+    assert _size(cluster_kube, namespace) == 3
+    assert AuditEntry.objects.get().result == "failed"
+
+
+def test_a_cluster_that_is_down_is_reported(
+    operator_client: Client, namespace: str, cache_a: str, settings, tmp_path: Path
+) -> None:
+    kubeconfig = Path(settings.KUBECONFIG).read_text()
+    dead = tmp_path / "kubeconfig"  # same cluster entry, a port nobody listens on
+    dead.write_text(re.sub(r"server: \S+", "server: http://127.0.0.1:9", kubeconfig))
+    settings.KUBECONFIG = str(dead)
+    html, _ = _review(operator_client, cache_a)
+    assert "The cluster is unreachable or failing; nothing was changed" in html
+    assert 'role="alert"' in html
