@@ -203,8 +203,17 @@ def initial_status(resource: str, obj: dict[str, Any]) -> dict[str, Any] | None:
     if resource in ("persistentvolumeclaims", "persistentvolumes"):
         return {"phase": "Pending"}
     if resource in ("deployments.apps", "replicasets.apps", "statefulsets.apps", "daemonsets.apps"):
-        return {}
+        return dict(_ZERO_STATUS.get(resource, {}))
     return None
+
+
+# Status counters Go serialises even when zero (no omitempty); clients require them.
+_ZERO_STATUS: dict[str, dict[str, int]] = {
+    "replicasets.apps": {"replicas": 0},
+    "statefulsets.apps": {"replicas": 0, "availableReplicas": 0},
+    "daemonsets.apps": {"currentNumberScheduled": 0, "numberMisscheduled": 0,
+                        "desiredNumberScheduled": 0, "numberReady": 0},
+}
 
 
 def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
