@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from kubernetes import client
 
 from tests.kubesim.cluster.helpers import (
@@ -18,16 +17,6 @@ from tests.kubesim.cluster.helpers import (
 )
 
 SELECTOR = "app=memcached,memcached_cr=memcached"
-
-
-@pytest.fixture
-def apps(kube_api_client: client.ApiClient) -> client.AppsV1Api:
-    return client.AppsV1Api(kube_api_client)
-
-
-@pytest.fixture
-def core(kube_api_client: client.ApiClient) -> client.CoreV1Api:
-    return client.CoreV1Api(kube_api_client)
 
 
 def rollout_done(
