@@ -44,7 +44,7 @@ def memcached_crd(
                     "image": {"type": "string", "default": "memcached:1.6", "minLength": 1},
                     "mode": {"type": "string", "enum": ["fast", "safe"]},
                     "ratio": {"type": "number", "exclusiveMinimum": True, "minimum": 0},
-                    "name": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 8},
+                    "label": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 8},
                     "port": {"x-kubernetes-int-or-string": True},
                     "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                     "note": {"type": "string", "nullable": True},
