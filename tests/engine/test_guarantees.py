@@ -1,0 +1,256 @@
+"""The engine's guarantees (issue 5), with real Celery workers, redis-server and kubesim."""
+
+from __future__ import annotations
+
+import itertools
+import signal
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.db import connection
+
+from controllers.base import Key
+from controllers.kube import ApiKube
+from opsboard.embedded.redis import EmbeddedRedis
+from opsboard.engine.dispatch import reconcile_enqueue
+from opsboard.engine.models import ReconcileRun
+from opsboard.mirror.models import KubeObject, WatcherHeartbeat
+from tests.engine.conftest import wait_for
+from tests.engine.toy import CONFIGMAP, TOY, toy
+from tests.fixtures.celery import EngineProcesses, _point_this_process_at
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def runs(namespace: str, name: str = "") -> list[ReconcileRun]:
+    found = ReconcileRun.objects.filter(namespace=namespace).order_by("started_at")
+    return list(found.filter(name=name) if name else found)
+
+
+def reconciles(namespace: str, name: str) -> int:
+    return sum(1 + r.folded_count for r in runs(namespace, name))
+
+
+def quiet(engine: EngineProcesses, namespace: str, name: str, *, settle: float = 0.5) -> int:
+    """Waits until `name` has no new runs for `settle` seconds; returns how many it had."""
+    count, since = reconciles(namespace, name), time.monotonic()
+    while time.monotonic() - since < settle:
+        time.sleep(0.1)
+        now = reconciles(namespace, name)
+        if now != count:
+            count, since = now, time.monotonic()
+    return count
+
+
+@pytest.fixture
+def toys(engine: EngineProcesses, toy_crd: None) -> EngineProcesses:
+    engine.controllers = "tests.engine.toy"
+    return engine
+
+
+def test_a_burst_of_100_events_for_one_key_leads_to_at_most_2_reconciles(
+    toys: EngineProcesses, api: ApiKube, namespace: str
+) -> None:
+    toys.start_worker(concurrency=2)
+    toys.start_watcher()
+    api.create(TOY, toy("a", namespace, sleep=0.3, touch=True))
+    wait_for(lambda: runs(namespace, "a"), what="the first reconcile")
+    before = quiet(toys, namespace, "a")
+    key = Key("toy", namespace, "a")
+    for _ in range(100):
+        reconcile_enqueue(key=key, trigger="event", detail="burst")
+    time.sleep(1.5)  # several reconcile lengths: any extra run would have started by now
+    after = quiet(toys, namespace, "a")
+    assert 1 <= after - before <= 2
+
+
+def test_four_workers_hammering_ten_keys_never_overlap_on_one_key(
+    toys: EngineProcesses, api: ApiKube, namespace: str
+) -> None:
+    workers = [toys.start_worker(concurrency=1, wait=False) for _ in range(4)]
+    for worker in workers:
+        toys.wait_worker_ready(worker)
+    toys.start_watcher()
+    names = [f"k{i}" for i in range(10)]
+    for name in names:
+        api.create(TOY, toy(name, namespace, sleep=0.03, touch=True))
+    for _ in range(15):
+        for name in names:
+            reconcile_enqueue(key=Key("toy", namespace, name), trigger="manual")
+        time.sleep(0.02)
+    for name in names:
+        quiet(toys, namespace, name)
+    total = 0
+    for name in names:
+        done = runs(namespace, name)
+        total += len(done)
+        for earlier, later in itertools.pairwise(done):
+            assert earlier.finished_at <= later.started_at, (name, earlier.worker, later.worker)
+    assert total > 2 * len(names)
+    assert len({r.worker for r in runs(namespace)}) > 1
+
+
+def test_a_failing_key_backs_off_exponentially_and_success_resets_it(
+    toys: EngineProcesses, api: ApiKube, namespace: str
+) -> None:
+    toys.extra_env["OPSBOARD_BACKOFF_BASE"] = "0.05"
+    toys.start_worker()
+    toys.start_watcher()
+    api.create(TOY, toy("a", namespace, fail="temporary"))
+
+    def errors() -> list[ReconcileRun]:
+        return [r for r in runs(namespace, "a") if r.outcome == "error"]
+
+    wait_for(lambda: len(errors()) >= 5, what="five failed runs")
+    delays = [r.requeue_after for r in errors()[:5]]
+    assert delays == [0.05, 0.1, 0.2, 0.4, 0.8]
+    assert [r.trigger for r in errors()[1:5]] == ["retry"] * 4
+
+    api.patch(TOY, namespace, "a", {"spec": {"fail": None}})
+    wait_for(lambda: runs(namespace, "a")[-1].outcome == "success", what="a success")
+    api.patch(TOY, namespace, "a", {"spec": {"fail": "temporary", "size": 2}})
+    wait_for(lambda: runs(namespace, "a")[-1].outcome == "error", what="a new failure")
+    assert runs(namespace, "a")[-1].requeue_after == 0.05
+
+
+def test_a_permanent_error_is_not_retried(
+    toys: EngineProcesses, api: ApiKube, namespace: str
+) -> None:
+    toys.extra_env["OPSBOARD_BACKOFF_BASE"] = "0.01"
+    toys.start_worker()
+    toys.start_watcher()
+    api.create(TOY, toy("a", namespace, fail="permanent"))
+    wait_for(lambda: runs(namespace, "a"), what="the run")
+    assert quiet(toys, namespace, "a", settle=1.0) == 1
+    [run] = runs(namespace, "a")
+    assert run.outcome == "permanent" and "spec.fail" in run.error
+
+
+def test_a_worker_killed_mid_reconcile_is_recovered(
+    toys: EngineProcesses, api: ApiKube, namespace: str, redis_url: str
+) -> None:
+    first = toys.start_worker()
+    toys.start_watcher()
+    api.create(TOY, toy("a", namespace, sleep=1.5))
+    lock = f"opsboard:toy:lock:toy/{namespace}/a"
+    client = redis.Redis.from_url(redis_url)
+    wait_for(lambda: client.exists(lock), what="the reconcile to start")
+    toys.kill(first, signal.SIGKILL)
+    assert runs(namespace, "a") == [], "killed before it could record anything"
+    toys.start_worker()
+    [run] = wait_for(lambda: runs(namespace, "a"), timeout=30, what="the recovered reconcile")
+    assert run.outcome == "success" and run.actions == ["Created ConfigMap a"]
+    assert api.get(CONFIGMAP, namespace, "a") is not None
+
+
+@pytest.mark.kubesim_only
+def test_a_restarted_watcher_answered_410_misses_nothing_and_repeats_nothing(
+    toys: EngineProcesses, api: ApiKube, namespace: str, kubesim_server: Any
+) -> None:
+    toys.start_worker(concurrency=2)
+    watcher = toys.start_watcher()
+    names = [f"t{i}" for i in range(6)]
+    for name in names:
+        api.create(TOY, toy(name, namespace, size=1))
+    for name in names:
+        wait_for(lambda n=name: api.get(CONFIGMAP, namespace, n), what=f"{name}'s ConfigMap")
+    api.patch(TOY, namespace, "t0", {"spec": {"size": 2}})  # a stream of changes...
+    toys.kill(watcher, signal.SIGKILL)  # ...interrupted
+    settled = {name: quiet(toys, namespace, name) for name in names}
+    api.patch(TOY, namespace, "t1", {"spec": {"size": 3}})
+    api.patch(TOY, namespace, "t2", {"spec": {"size": 4}})
+    api.delete(TOY, namespace, "t3")
+    kubesim_server.expire_next_watch(resource="toys.test.opsboard.dev")
+    toys.start_watcher()
+    api.patch(TOY, namespace, "t4", {"spec": {"size": 5}})
+    for name, size in (("t0", "2"), ("t1", "3"), ("t2", "4"), ("t4", "5")):
+        wait_for(
+            lambda n=name, s=size: api.get(CONFIGMAP, namespace, n)["data"]["size"] == s,
+            what=f"{name} to converge",
+        )
+    wait_for(lambda: not KubeObject.objects.filter(kind="Toy", name="t3").exists())
+    assert quiet(toys, namespace, "t5", settle=1.0) == settled["t5"], "t5 never changed"
+    for name in ("t1", "t2", "t4"):  # one spec change, one update: no repeats
+        updates = [r for r in runs(namespace, name) if r.actions and "Updated" in r.actions[0]]
+        assert len(updates) == 1, (
+            name,
+            [(r.trigger_detail, r.actions) for r in runs(namespace, name)],
+        )
+
+
+def test_a_standby_watcher_takes_over_when_the_leader_dies(
+    toys: EngineProcesses, api: ApiKube, namespace: str
+) -> None:
+    toys.start_worker()
+    first = toys.start_watcher()
+    host = socket.gethostname()
+
+    def leader() -> str:
+        row = WatcherHeartbeat.objects.filter(is_leader=True).order_by("-heartbeat_at").first()
+        return row.identity if row else ""
+
+    wait_for(lambda: leader().startswith(f"{host}_{first.pid}_"), what="the first to lead")
+    second = toys.start_watcher()
+    wait_for(
+        lambda: WatcherHeartbeat.objects.filter(
+            identity__startswith=f"{host}_{second.pid}_", is_leader=False
+        ).exists(),
+        what="the second to stand by",
+    )
+    assert leader().startswith(f"{host}_{first.pid}_")
+    toys.kill(first, signal.SIGKILL)
+    lease = float(toys.extra_env["OPSBOARD_LEASE_DURATION"])
+    retry = float(toys.extra_env["OPSBOARD_LEASE_RETRY_PERIOD"])
+    wait_for(
+        lambda: leader().startswith(f"{host}_{second.pid}_"),
+        timeout=lease + 3 * retry + 2,  # the lease, observed, then a retry period to take it
+        what="the standby to lead",
+    )
+    api.create(TOY, toy("after", namespace))
+    wait_for(lambda: api.get(CONFIGMAP, namespace, "after"), what="the new leader to work")
+
+
+def test_everything_converges_after_redis_restarts(
+    transactional_db: Any,
+    kubesim_server: Any,
+    toy_crd: None,
+    api: ApiKube,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    engine = EngineProcesses(
+        redis_url=server.url,
+        kubeconfig=str(kubesim_server.kubeconfig_path),
+        database=str(connection.settings_dict["NAME"]),
+        tmp=tmp_path,
+    )
+    engine.controllers = "tests.engine.toy"
+    engine.extra_env["OPSBOARD_RESYNC_SECONDS"] = "2"
+    _point_this_process_at(server.url)
+    try:
+        engine.start_worker(concurrency=2)
+        engine.start_watcher()
+        engine.start_beat()
+        api.create(TOY, toy("a", namespace, size=1))
+        wait_for(lambda: api.get(CONFIGMAP, namespace, "a"), what="the ConfigMap")
+        server.stop()
+        api.patch(TOY, namespace, "a", {"spec": {"size": 2}})  # queued nowhere: Redis is down
+        api.create(TOY, toy("b", namespace, size=7))
+        time.sleep(1.0)
+        server.start()
+        for name, size in (("a", "2"), ("b", "7")):
+            wait_for(
+                lambda n=name, s=size: (
+                    (api.get(CONFIGMAP, namespace, n) or {}).get("data", {}).get("size") == s
+                ),
+                timeout=30,
+                what=f"{name} to converge",
+            )
+    finally:
+        engine.stop_all()
+        server.stop()
