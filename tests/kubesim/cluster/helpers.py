@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -28,17 +30,19 @@ def wait_for(check: Callable[[], T], *, timeout: float = 30.0, what: str = "cond
 
 
 def control(api: client.ApiClient, method: str, path: str, body: Any = None) -> Any:
-    """Calls kubesim's control API (/_kubesim/...) with the client's own connection settings."""
-    response = api.call_api(
-        path,
-        method,
-        header_params={"Content-Type": "application/json", "Accept": "application/json"},
-        body=body,
-        auth_settings=["BearerToken"],
-        _preload_content=False,
-    )[0]
-    data = response.data
-    return json.loads(data) if data else None
+    """Calls kubesim's control API (/_kubesim/...) on the server the client talks to."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(
+        api.configuration.host.rstrip("/") + path,
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        raise client.ApiException(status=exc.code, reason=exc.reason) from None
 
 
 def deployment(

@@ -1,0 +1,236 @@
+"""Cluster faults: pause/resume, pod crashes and deletions, nodes going NotReady, coming and going."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client
+
+from tests.kubesim.cluster.helpers import (
+    condition,
+    control,
+    deployment,
+    is_ready,
+    pod,
+    pods_of,
+    wait_for,
+)
+
+pytestmark = pytest.mark.kubesim_only
+
+SELECTOR = "app=memcached,memcached_cr=memcached"
+
+
+@pytest.fixture
+def cluster(kubesim_server) -> Iterator[object]:
+    """The session's simulated cluster, put back as it was after each test."""
+    sim_cluster = kubesim_server.cluster
+    nodes = {n["metadata"]["name"] for n in sim_cluster.cache.list("nodes")}
+    yield sim_cluster
+    for group in ("controllers", "kubelet"):
+        sim_cluster.resume(group)
+    for name in list(sim_cluster.nodes.down):
+        sim_cluster.set_node_ready(name, True)
+    for node in sim_cluster.cache.list("nodes"):
+        if node["metadata"]["name"] not in nodes:
+            sim_cluster.remove_node(node["metadata"]["name"])
+    sim_cluster.missing_images = ["*:does-not-exist"]
+
+
+def read(core: client.CoreV1Api, namespace: str, name: str) -> client.V1Pod:
+    return core.read_namespaced_pod(name, namespace)
+
+
+def test_paused_controllers_do_nothing_until_resumed(cluster, apps, namespace):
+    cluster.pause("controllers")
+    apps.create_namespaced_deployment(namespace, deployment("memcached", replicas=1))
+    assert cluster.paused() == ["controllers"]
+    # A later write is seen by the store, but no controller reacts to either.
+    apps.patch_namespaced_deployment(
+        "memcached", namespace, {"metadata": {"labels": {"later": "yes"}}}
+    )
+    assert apps.list_namespaced_replica_set(namespace).items == []
+    assert not apps.read_namespaced_deployment("memcached", namespace).status.observed_generation
+
+    cluster.resume("controllers")
+
+    wait_for(
+        lambda: (
+            apps.read_namespaced_deployment("memcached", namespace).status.available_replicas == 1
+        ),
+        what="resumed",
+    )
+
+
+def restarted(core: client.CoreV1Api, namespace: str, name: str, restarts: int) -> bool:
+    p = read(core, namespace, name)
+    return p.status.container_statuses[0].restart_count == restarts and is_ready(p)
+
+
+def test_a_paused_kubelet_leaves_bound_pods_pending(cluster, core, namespace):
+    cluster.pause("kubelet")
+    core.create_namespaced_pod(namespace, pod("idle"))
+
+    bound = wait_for(
+        lambda: (p := read(core, namespace, "idle")).spec.node_name and p, what="binding"
+    )
+    assert bound.status.phase == "Pending" and not bound.status.container_statuses
+
+    cluster.resume("kubelet")
+
+    wait_for(lambda: is_ready(read(core, namespace, "idle")), what="started after resume")
+
+
+def test_a_crashed_pod_restarts_and_counts_it(cluster, core, namespace):
+    core.create_namespaced_pod(namespace, pod("flaky"))
+    wait_for(lambda: is_ready(read(core, namespace, "flaky")), what="Ready")
+    states: list[tuple[bool, int]] = []
+
+    cluster.crash_pod(namespace, "flaky")
+
+    def back() -> bool:
+        p = read(core, namespace, "flaky")
+        cs = p.status.container_statuses[0]
+        states.append((is_ready(p), cs.restart_count))
+        return cs.restart_count == 1 and is_ready(p)
+
+    wait_for(back, what="restarted and Ready")
+    p = read(core, namespace, "flaky")
+    last = p.status.container_statuses[0].last_state.terminated
+    assert (last.reason, last.exit_code) == ("Error", 1)
+    assert (False, 1) in states  # it was not ready in between
+
+
+def test_crashing_again_grows_the_restart_count_and_aggregates_events(cluster, core, namespace):
+    core.create_namespaced_pod(namespace, pod("flaky"))
+    for restarts in (1, 2):
+        wait_for(lambda: is_ready(read(core, namespace, "flaky")), what="Ready")
+        cluster.crash_pod(namespace, "flaky")
+        wait_for(
+            lambda n=restarts: restarted(core, namespace, "flaky", n), what=f"restart {restarts}"
+        )
+
+    started = wait_for(
+        lambda: [
+            e
+            for e in core.list_namespaced_event(namespace).items
+            if e.involved_object.name == "flaky" and e.reason == "Started" and e.count == 3
+        ],
+        what="one Started event counted three times",
+    )
+    assert started[0].message == "Started container main"
+    assert started[0].last_timestamp >= started[0].first_timestamp
+
+
+def test_deleting_a_pod_through_the_control_api_gets_it_replaced(
+    cluster, apps, core, namespace, kube_api_client
+):
+    apps.create_namespaced_deployment(namespace, deployment("memcached", replicas=2))
+    wait_for(
+        lambda: (
+            apps.read_namespaced_deployment("memcached", namespace).status.available_replicas == 2
+        ),
+        what="2 pods",
+    )
+    victim = pods_of(core, namespace, SELECTOR)[0].metadata.name
+
+    control(kube_api_client, "POST", f"/_kubesim/cluster/pods/{namespace}/{victim}/delete", {})
+
+    def replaced() -> bool:
+        names = {p.metadata.name for p in pods_of(core, namespace, SELECTOR) if is_ready(p)}
+        return len(names) == 2 and victim not in names
+
+    wait_for(replaced, what="a replacement")
+
+
+def test_a_node_going_not_ready_makes_its_pods_not_ready(cluster, core, namespace):
+    node = core.list_node().items[0].metadata.name
+    core.create_namespaced_pod(
+        namespace, pod("stranded", nodeSelector={"kubernetes.io/hostname": node})
+    )
+    wait_for(lambda: is_ready(read(core, namespace, "stranded")), what="Ready")
+
+    cluster.set_node_ready(node, False)
+
+    wait_for(lambda: not is_ready(read(core, namespace, "stranded")), what="pod not ready")
+    n = core.read_node(node)
+    assert condition(n, "Ready").status == "Unknown"
+    assert {(t.key, t.effect) for t in n.spec.taints} == {
+        ("node.kubernetes.io/unreachable", "NoSchedule"),
+        ("node.kubernetes.io/unreachable", "NoExecute"),
+    }
+    core.create_namespaced_pod(
+        namespace, pod("newcomer", nodeSelector={"kubernetes.io/hostname": node})
+    )
+    cond = wait_for(
+        lambda: condition(read(core, namespace, "newcomer"), "PodScheduled"), what="unschedulable"
+    )
+    assert cond.reason == "Unschedulable" and "node.kubernetes.io/unreachable" in cond.message
+
+    cluster.set_node_ready(node, True)
+
+    wait_for(lambda: is_ready(read(core, namespace, "stranded")), what="pod ready again")
+    wait_for(lambda: is_ready(read(core, namespace, "newcomer")), what="the waiting pod scheduled")
+    assert not core.read_node(node).spec.taints
+
+
+def test_nodes_can_be_added_and_removed_over_http(cluster, core, kube_api_client):
+    before = {n.metadata.name for n in core.list_node().items}
+
+    added = control(kube_api_client, "POST", "/_kubesim/cluster/nodes")["name"]
+
+    assert added not in before
+    wait_for(
+        lambda: condition(core.read_node(added), "Ready").status == "True", what="new node Ready"
+    )
+    control(kube_api_client, "DELETE", f"/_kubesim/cluster/nodes/{added}")
+    assert {n.metadata.name for n in core.list_node().items} == before
+
+
+def test_pods_of_a_removed_node_are_deleted(cluster, core, namespace):
+    node = cluster.add_node()["metadata"]["name"]
+    core.create_namespaced_pod(
+        namespace, pod("orphan", nodeSelector={"kubernetes.io/hostname": node})
+    )
+    wait_for(lambda: is_ready(read(core, namespace, "orphan")), what="Ready")
+
+    cluster.remove_node(node)
+
+    def gone() -> bool:
+        try:
+            read(core, namespace, "orphan")
+        except client.ApiException as exc:
+            return exc.status == 404
+        return False
+
+    wait_for(gone, what="the pod of the removed node to go")
+
+
+def test_the_missing_image_list_is_configurable(cluster, core, namespace, kube_api_client):
+    control(
+        kube_api_client,
+        "PUT",
+        "/_kubesim/cluster/missing-images",
+        {"patterns": ["example.com/private/*"]},
+    )
+
+    core.create_namespaced_pod(namespace, pod("private", image="example.com/private/app:1.0"))
+    core.create_namespaced_pod(namespace, pod("fine", image="nginx:does-not-exist"))
+
+    def reason(name: str) -> str | None:
+        statuses = read(core, namespace, name).status.container_statuses or []
+        return statuses[0].state.waiting.reason if statuses and statuses[0].state.waiting else None
+
+    wait_for(lambda: reason("private") in ("ErrImagePull", "ImagePullBackOff"), what="pull failure")
+    wait_for(lambda: is_ready(read(core, namespace, "fine")), what="no longer missing")
+    assert control(kube_api_client, "GET", "/_kubesim/cluster/missing-images") == {
+        "patterns": ["example.com/private/*"]
+    }
+
+
+def test_an_unknown_group_is_a_bad_request(cluster, kube_api_client):
+    with pytest.raises(client.ApiException) as err:
+        control(kube_api_client, "POST", "/_kubesim/cluster/pause/everything")
+
+    assert err.value.status == 400

@@ -1,0 +1,56 @@
+"""Nodes as the kubelet registers them, and their Lease heartbeats."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes import client
+
+from tests.kubesim.cluster.helpers import condition, wait_for
+
+
+def test_ready_nodes_report_capacity_and_addresses(core):
+    nodes = core.list_node().items
+
+    assert nodes
+    for node in nodes:
+        assert condition(node, "Ready").status == "True"
+        assert node.metadata.labels["kubernetes.io/hostname"] == node.metadata.name
+        assert node.metadata.labels["kubernetes.io/os"] == "linux"
+        assert {"cpu", "memory", "pods"} <= set(node.status.capacity)
+        assert {"cpu", "memory", "pods"} <= set(node.status.allocatable)
+        assert {a.type for a in node.status.addresses} >= {"InternalIP", "Hostname"}
+        assert node.status.node_info.kubelet_version.startswith("v1.")
+
+
+@pytest.mark.kubesim_only
+def test_simulated_nodes_are_numbered_workers_with_pod_cidrs(core):
+    names = sorted(n.metadata.name for n in core.list_node().items)
+
+    assert names[:3] == ["kubesim-node-1", "kubesim-node-2", "kubesim-node-3"]
+    node = core.read_node("kubesim-node-1")
+    assert "node-role.kubernetes.io/worker" in node.metadata.labels
+    assert node.spec.pod_cidr == "10.244.1.0/24"
+    assert node.status.capacity["pods"] == "110"
+
+
+def test_every_node_renews_a_lease_in_kube_node_lease(core, kube_api_client):
+    coordination = client.CoordinationV1Api(kube_api_client)
+    nodes = {n.metadata.name for n in core.list_node().items}
+
+    leases = wait_for(
+        lambda: (
+            (
+                ls := {
+                    x.metadata.name: x
+                    for x in coordination.list_namespaced_lease("kube-node-lease").items
+                }
+            )
+            and nodes <= set(ls)
+            and ls
+        ),
+        what="a lease per node",
+    )
+
+    for name in nodes:
+        assert leases[name].spec.holder_identity == name
+        assert leases[name].spec.renew_time is not None
