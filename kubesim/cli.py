@@ -144,6 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
     reqs.add_argument("--server", required=True)
     reqs.add_argument("--clear", action="store_true")
     reqs.set_defaults(func=_requests)
+
+    from kubesim.cluster.cli import add_cluster_parser
+
+    add_cluster_parser(sub)
     return p
 
 
