@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -234,3 +237,25 @@ def test_an_unknown_group_is_a_bad_request(cluster, kube_api_client):
         control(kube_api_client, "POST", "/_kubesim/cluster/pause/everything")
 
     assert err.value.status == 400
+
+
+def test_the_cli_drives_the_same_faults(cluster, kubesim_server, core):
+    node = core.list_node().items[0].metadata.name
+
+    def cli(*args: str) -> dict:
+        out = subprocess.run(
+            [sys.executable, "-m", "kubesim", "cluster", "--server", kubesim_server.url, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return json.loads(out.stdout)
+
+    assert cli("node-notready", node) == {"name": node, "ready": False}
+    wait_for(lambda: condition(core.read_node(node), "Ready").status == "Unknown", what="NotReady")
+    status = cli("status")
+    assert {"name": node, "ready": False} in status["nodes"]
+    cli("node-ready", node)
+    assert cli("pause", "kubelet")["paused"] == ["kubelet"]
+    assert cli("resume", "kubelet")["paused"] == []
