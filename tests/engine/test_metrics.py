@@ -1,0 +1,72 @@
+"""/metrics: controller-runtime's names and buckets, summed over every worker process."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from controllers.kube import ApiKube
+from opsboard.engine.models import ReconcileRun
+from tests.engine.conftest import wait_for
+from tests.engine.toy import TOY, toy
+from tests.fixtures.celery import EngineProcesses
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def sample(text: str, metric: str, **labels: str) -> float:
+    """The value of one sample, labels matched exactly as given (in any order)."""
+    total = 0.0
+    for line in text.splitlines():
+        match = re.match(rf"^{metric}{{(.*)}} (\S+)$", line)
+        if match and all(f'{k}="{v}"' in match.group(1) for k, v in labels.items()):
+            total += float(match.group(2))
+    return total
+
+
+def test_metrics_count_every_run_of_every_worker_process(
+    engine: EngineProcesses,
+    toy_crd: None,
+    api: ApiKube,
+    namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Any,
+) -> None:
+    settings.OPSBOARD_CONTROLLERS = ["tests.engine.toy"]
+    engine.controllers = "tests.engine.toy"
+    for worker in [engine.start_worker(wait=False) for _ in range(2)]:
+        engine.wait_worker_ready(worker)
+    engine.start_watcher()
+    for i in range(8):
+        api.create(TOY, toy(f"m{i}", namespace, sleep=0.05, touch=True))
+    wait_for(
+        lambda: (
+            ReconcileRun.objects.filter(namespace=namespace).values("name").distinct().count() == 8
+        ),
+        what="every CR reconciled",
+    )
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(engine.tmp / "metrics"))
+
+    def scrape() -> str:
+        response = Client().get("/metrics")
+        assert response.status_code == 200
+        return response.content.decode()
+
+    def counted() -> bool:
+        runs = sum(1 + r.folded_count for r in ReconcileRun.objects.filter(namespace=namespace))
+        return sample(scrape(), "controller_runtime_reconcile_total", controller="toy") == runs
+
+    wait_for(counted, what="the counter to match the recorded runs")
+    text = scrape()
+    assert len({r.worker for r in ReconcileRun.objects.filter(namespace=namespace)}) == 2
+    assert 'controller_runtime_reconcile_time_seconds_bucket{controller="toy",le="0.005"}' in text
+    assert 'le="60.0"' in text
+    assert sample(text, "workqueue_depth", controller="toy", name="toy") == 0
+    assert sample(text, "workqueue_queue_duration_seconds_count", controller="toy") >= 8
+    assert sample(text, "workqueue_work_duration_seconds_count", controller="toy") >= 8
+    assert (
+        "controller_runtime_reconcile_errors_total" in text or "workqueue_retries_total" not in text
+    )
