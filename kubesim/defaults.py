@@ -211,8 +211,12 @@ def initial_status(resource: str, obj: dict[str, Any]) -> dict[str, Any] | None:
 _ZERO_STATUS: dict[str, dict[str, int]] = {
     "replicasets.apps": {"replicas": 0},
     "statefulsets.apps": {"replicas": 0, "availableReplicas": 0},
-    "daemonsets.apps": {"currentNumberScheduled": 0, "numberMisscheduled": 0,
-                        "desiredNumberScheduled": 0, "numberReady": 0},
+    "daemonsets.apps": {
+        "currentNumberScheduled": 0,
+        "numberMisscheduled": 0,
+        "desiredNumberScheduled": 0,
+        "numberReady": 0,
+    },
 }
 
 

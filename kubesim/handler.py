@@ -60,6 +60,30 @@ class Handler(BaseHTTPRequestHandler):
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
 
+    def _record(self, status: int) -> None:
+        """Log the request as its answer starts, so a client that got it can read the log."""
+        self._status = status
+        if self._logged is None:
+            return
+        info, started, fault_id = self._logged
+        self._logged = None
+        self.sim.requests.add(
+            RequestRecord(
+                time.time(),
+                self.command,
+                self._url_path,
+                info["verb"],
+                info["resource"],
+                info["subresource"],
+                info["namespace"],
+                info["name"],
+                status,
+                round((time.perf_counter() - started) * 1000, 3),
+                self.headers.get("User-Agent", ""),
+                fault_id,
+            )
+        )
+
     def send_bytes(
         self,
         code: int,
@@ -68,7 +92,7 @@ class Handler(BaseHTTPRequestHandler):
         content_type: str = "application/json",
         headers: dict[str, str] | None = None,
     ) -> None:
-        self._status = code
+        self._record(code)
         lines = [
             f"HTTP/1.1 {code} {self.responses.get(code, ('',))[0]}",
             f"Content-Type: {content_type}",
@@ -92,7 +116,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_obj(exc.code, exc.status(), headers=exc.headers)
 
     def start_stream(self) -> None:
-        self._status = 200
+        self._record(200)
         lines = [
             "HTTP/1.1 200 OK",
             "Content-Type: application/json",
@@ -134,23 +158,27 @@ class Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         started = time.perf_counter()
         self._status = 0
+        self._logged: tuple[dict[str, str], float, int | None] | None = None
         self._warnings: list[str] = []
         self._audit_id = self.sim.next_audit_id()
         url = urlsplit(self.path)
+        self._url_path = url.path
         self.query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         parts = [p for p in url.path.split("/") if p]
         info = {"verb": "", "resource": "", "subresource": "", "namespace": "", "name": ""}
-        fault_id = None
+        if parts[:1] != ["_kubesim"]:
+            self._logged = (info, started, None)
         try:
             if parts and parts[0] == "_kubesim":
                 self.sim.control.dispatch(self, url.path)
                 return
             target = routing.parse(self.sim.store.registry, parts)
             if target is not None:
-                info = self._describe(target)
+                info.update(self._describe(target))
                 delay, err, fault_id = self.sim.faults.before(
                     info["verb"], info["resource"], info["namespace"] or None, info["name"]
                 )
+                self._logged = (info, started, fault_id)
                 if delay:
                     time.sleep(delay)
                 if err is not None:
@@ -169,24 +197,6 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_error_status(errors.internal(str(exc)))
             except OSError:
                 self.close_connection = True
-        finally:
-            if parts[:1] != ["_kubesim"]:
-                self.sim.requests.add(
-                    RequestRecord(
-                        time.time(),
-                        self.command,
-                        url.path,
-                        info["verb"],
-                        info["resource"],
-                        info["subresource"],
-                        info["namespace"],
-                        info["name"],
-                        self._status,
-                        round((time.perf_counter() - started) * 1000, 3),
-                        self.headers.get("User-Agent", ""),
-                        fault_id,
-                    )
-                )
 
     def _drain(self) -> None:
         with contextlib.suppress(ApiError):
@@ -528,19 +538,36 @@ class Handler(BaseHTTPRequestHandler):
         opts = self._delete_options()
         dry_run = dry_run or self.query.get("dryRun") == "All"
         (obj, data), gone = self.sim.store.delete_entry(
-            t.rt.key, t.namespace, t.name or "", propagation=opts.get("propagationPolicy"),
+            t.rt.key,
+            t.namespace,
+            t.name or "",
+            propagation=opts.get("propagationPolicy"),
             grace_period_seconds=opts.get("gracePeriodSeconds"),
-            preconditions=opts.get("preconditions"), dry_run=dry_run)
+            preconditions=opts.get("preconditions"),
+            dry_run=dry_run,
+        )
         # kube-apiserver answers 202 only for a pending delete that asked orphanDependents=false.
         code = 202 if not gone and opts.get("orphanDependents") is False else 200
         if gone and not (t.rt.crd or t.rt.key == "pods"):
             # Stores without ReturnDeletedObject answer a Status naming what went.
-            details = {"name": obj["metadata"]["name"], "group": t.rt.group,
-                       "kind": t.rt.plural, "uid": obj["metadata"]["uid"]}
+            details = {
+                "name": obj["metadata"]["name"],
+                "group": t.rt.group,
+                "kind": t.rt.plural,
+                "uid": obj["metadata"]["uid"],
+            }
             if not t.rt.group:
                 del details["group"]
-            self.send_obj(code, {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                                 "status": "Success", "details": details})
+            self.send_obj(
+                code,
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Success",
+                    "details": details,
+                },
+            )
             return
         self._send_object(t, code, obj, data)
 

@@ -146,5 +146,6 @@ def raw(
         headers=hdrs,
         preload_content=preload,
         timeout=30,
+        retries=False,
     )
     return Raw(resp.status, resp.headers, resp.data if preload else b"")

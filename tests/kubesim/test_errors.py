@@ -1,0 +1,179 @@
+"""Errors are Status objects with kube-apiserver's code, reason and message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from tests.kubesim.support import raw
+
+Api = client.ApiClient
+
+
+def _cms(namespace: str) -> str:
+    return f"/api/v1/namespaces/{namespace}/configmaps"
+
+
+def _status(resp: Any, code: int, reason: str) -> dict[str, Any]:
+    assert resp.status == code, resp.data
+    body = resp.json()
+    assert body["kind"] == "Status" and body["status"] == "Failure"
+    assert body["code"] == code and body["reason"] == reason
+    return body
+
+
+def test_malformed_json_is_400(kube_api_client: Api, namespace: str) -> None:
+    resp = raw(kube_api_client, "POST", _cms(namespace), body=b'{"metadata": {')
+    body = _status(resp, 400, "BadRequest")
+    assert body["message"].startswith("couldn't get version/kind; json parse error")
+
+
+def test_malformed_yaml_is_400(kube_api_client: Api, namespace: str) -> None:
+    resp = raw(
+        kube_api_client,
+        "POST",
+        _cms(namespace),
+        body=b"metadata: [unclosed",
+        content_type="application/yaml",
+    )
+    assert _status(resp, 400, "BadRequest")["message"].startswith("error converting YAML")
+
+
+def test_yaml_bodies_are_accepted(kube_api_client: Api, namespace: str) -> None:
+    resp = raw(
+        kube_api_client,
+        "POST",
+        _cms(namespace),
+        body=b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\n",
+        content_type="application/yaml",
+    )
+    assert resp.status == 201
+
+
+def test_unknown_path_is_404(kube_api_client: Api) -> None:
+    assert raw(kube_api_client, "GET", "/nothing/here").status == 404
+    _status(raw(kube_api_client, "GET", "/apis/nope.example.com/v1"), 404, "NotFound")
+
+
+def test_wrong_method_is_405(kube_api_client: Api, namespace: str) -> None:
+    resp = raw(kube_api_client, "POST", f"{_cms(namespace)}/named", body={"metadata": {}})
+    _status(resp, 405, "MethodNotAllowed")
+    resp = raw(kube_api_client, "DELETE", "/api/v1/namespaces")
+    _status(resp, 405, "MethodNotAllowed")
+
+
+def test_body_over_3_mib_is_413(kube_api_client: Api, namespace: str) -> None:
+    big = {"metadata": {"name": "big"}, "data": {"k": "x" * (3 * 1024 * 1024 + 10)}}
+    resp = raw(kube_api_client, "POST", _cms(namespace), body=big)
+    body = _status(resp, 413, "RequestEntityTooLarge")
+    assert body["message"] == "Request entity too large: limit is 3145728"
+
+
+def test_unsupported_content_types_are_415(kube_api_client: Api, namespace: str) -> None:
+    resp = raw(
+        kube_api_client,
+        "POST",
+        _cms(namespace),
+        body=b"\x00\x01",
+        content_type="application/vnd.kubernetes.protobuf",
+    )
+    _status(resp, 415, "UnsupportedMediaType")
+    client.CoreV1Api(kube_api_client).create_namespaced_config_map(
+        namespace, {"metadata": {"name": "p"}}
+    )
+    resp = raw(
+        kube_api_client,
+        "PATCH",
+        f"{_cms(namespace)}/p",
+        body={"data": {}},
+        content_type="text/plain",
+    )
+    body = _status(resp, 415, "UnsupportedMediaType")
+    assert "application/merge-patch+json" in body["message"]
+
+
+def test_invalid_name_is_422(kube_api_client: Api, namespace: str) -> None:
+    resp = raw(kube_api_client, "POST", _cms(namespace), body={"metadata": {"name": "Bad_Name"}})
+    body = _status(resp, 422, "Invalid")
+    assert body["message"].startswith(
+        'ConfigMap "Bad_Name" is invalid: metadata.name: Invalid '
+        'value: "Bad_Name": a lowercase RFC 1123 subdomain'
+    )
+    assert body["details"]["causes"][0]["field"] == "metadata.name"
+
+
+def test_invalid_deployment_is_422(kube_api_client: Api, namespace: str) -> None:
+    dep = {
+        "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "a"}},
+            "template": {
+                "metadata": {"labels": {"app": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    resp = raw(
+        kube_api_client, "POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", body=dep
+    )
+    body = _status(resp, 422, "Invalid")
+    assert body["message"] == (
+        'Deployment.apps "d" is invalid: spec.template.metadata.labels: Invalid value: '
+        'map[string]string{"app":"b"}: `selector` does not match template `labels`'
+    )
+
+
+def test_mismatched_name_is_400(kube_api_client: Api, namespace: str) -> None:
+    client.CoreV1Api(kube_api_client).create_namespaced_config_map(
+        namespace, {"metadata": {"name": "one"}}
+    )
+    resp = raw(kube_api_client, "PUT", f"{_cms(namespace)}/one", body={"metadata": {"name": "two"}})
+    assert _status(resp, 400, "BadRequest")["message"] == (
+        "the name of the object (two) does not match the name on the URL (one)"
+    )
+
+
+def test_rejected_requests_change_nothing(kube_api_client: Api, namespace: str) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    core.create_namespaced_config_map(namespace, {"metadata": {"name": "keep"}, "data": {"k": "v"}})
+    before = core.list_namespaced_config_map(namespace)
+    raw(kube_api_client, "POST", _cms(namespace), body=b"{bad")
+    raw(kube_api_client, "POST", _cms(namespace), body={"metadata": {"name": "Bad_Name"}})
+    raw(
+        kube_api_client,
+        "PUT",
+        f"{_cms(namespace)}/keep",
+        body={"metadata": {"name": "keep", "resourceVersion": "1"}, "data": {}},
+    )
+    raw(
+        kube_api_client,
+        "PATCH",
+        f"{_cms(namespace)}/keep",
+        body=[{"op": "test", "path": "/data/k", "value": "no"}],
+        content_type="application/json-patch+json",
+    )
+    after = core.list_namespaced_config_map(namespace)
+    assert [(i.metadata.name, i.metadata.resource_version, i.data) for i in after.items] == [
+        (i.metadata.name, i.metadata.resource_version, i.data) for i in before.items
+    ]
+
+
+@pytest.mark.kubesim_only
+def test_too_many_requests_carries_retry_after(
+    kube_api_client: Api, namespace: str, kubesim_server: Any
+) -> None:
+    kubesim_server.add_error(429, verb="list", resource="configmaps", count=1, retry_after=3)
+    resp = raw(kube_api_client, "GET", _cms(namespace))
+    body = _status(resp, 429, "TooManyRequests")
+    assert resp.headers["Retry-After"] == "3"
+    assert body["details"]["retryAfterSeconds"] == 3
+    assert raw(kube_api_client, "GET", _cms(namespace)).status == 200
+
+
+@pytest.mark.kubesim_only
+def test_internal_error_is_500(kube_api_client: Api, namespace: str, kubesim_server: Any) -> None:
+    kubesim_server.add_error(500, verb="get", resource="configmaps", count=1)
+    resp = raw(kube_api_client, "GET", f"{_cms(namespace)}/whatever")
+    _status(resp, 500, "InternalError")

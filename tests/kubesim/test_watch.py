@@ -1,0 +1,169 @@
+"""Watch: events in order, resume from a resourceVersion, bookmarks, timeouts, 410 Expired."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pytest
+from kubernetes import client, watch
+
+from tests.kubesim.support import raw
+
+Api = client.ApiClient
+
+
+def _cm(name: str, **labels: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": labels}, "data": {"k": "v"}}
+
+
+def _collect(stream: Any, count: int) -> list[tuple[str, str]]:
+    out = []
+    for ev in stream:
+        out.append((ev["type"], ev["object"].metadata.name))
+        if len(out) == count:
+            break
+    return out
+
+
+def test_watch_from_resource_version_sees_changes_in_order(
+    kube_api_client: Api, namespace: str
+) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    rv = core.list_namespaced_config_map(namespace).metadata.resource_version
+    core.create_namespaced_config_map(namespace, _cm("a"))
+    core.patch_namespaced_config_map("a", namespace, {"data": {"k": "w"}})
+    core.delete_namespaced_config_map("a", namespace)
+    w = watch.Watch()
+    events = _collect(
+        w.stream(
+            core.list_namespaced_config_map, namespace, resource_version=rv, timeout_seconds=5
+        ),
+        3,
+    )
+    w.stop()
+    assert events == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
+
+
+def test_watch_without_resource_version_starts_with_current_state(
+    kube_api_client: Api, namespace: str
+) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    core.create_namespaced_config_map(namespace, _cm("existing"))
+    w = watch.Watch()
+    events = _collect(w.stream(core.list_namespaced_config_map, namespace, timeout_seconds=5), 1)
+    w.stop()
+    assert events == [("ADDED", "existing")]
+
+
+def test_watch_delivers_live_events(kube_api_client: Api, namespace: str) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    rv = core.list_namespaced_config_map(namespace).metadata.resource_version
+    got: list[tuple[str, str]] = []
+    w = watch.Watch()
+    started = threading.Event()
+
+    def run() -> None:
+        started.set()
+        got.extend(
+            _collect(
+                w.stream(
+                    core.list_namespaced_config_map,
+                    namespace,
+                    resource_version=rv,
+                    timeout_seconds=10,
+                ),
+                2,
+            )
+        )
+
+    t = threading.Thread(target=run)
+    t.start()
+    started.wait()
+    core.create_namespaced_config_map(namespace, _cm("live"))
+    core.delete_namespaced_config_map("live", namespace)
+    t.join(timeout=15)
+    assert got == [("ADDED", "live"), ("DELETED", "live")]
+
+
+def test_label_selector_transitions_become_added_and_deleted(
+    kube_api_client: Api, namespace: str
+) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    core.create_namespaced_config_map(namespace, _cm("sel", app="x"))
+    rv = core.list_namespaced_config_map(namespace).metadata.resource_version
+    core.patch_namespaced_config_map("sel", namespace, {"metadata": {"labels": {"app": "y"}}})
+    core.patch_namespaced_config_map("sel", namespace, {"metadata": {"labels": {"app": "x"}}})
+    w = watch.Watch()
+    events = _collect(
+        w.stream(
+            core.list_namespaced_config_map,
+            namespace,
+            label_selector="app=x",
+            resource_version=rv,
+            timeout_seconds=5,
+        ),
+        2,
+    )
+    w.stop()
+    assert events == [("DELETED", "sel"), ("ADDED", "sel")]
+
+
+def test_watch_ends_after_timeout_seconds(kube_api_client: Api, namespace: str) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    rv = core.list_namespaced_config_map(namespace).metadata.resource_version
+    events = list(
+        watch.Watch().stream(
+            core.list_namespaced_config_map, namespace, resource_version=rv, timeout_seconds=1
+        )
+    )
+    assert events == []
+
+
+def test_bookmarks_when_allowed(kube_api_client: Api, namespace: str) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    rv = core.list_namespaced_config_map(namespace).metadata.resource_version
+    resp = raw(
+        kube_api_client,
+        "GET",
+        f"/api/v1/namespaces/{namespace}/configmaps?watch=true&resourceVersion={rv}"
+        "&allowWatchBookmarks=true&sendInitialEvents=true"
+        "&resourceVersionMatch=NotOlderThan&timeoutSeconds=2",
+    )
+    lines = [line for line in resp.data.splitlines() if line]
+
+    events = [json.loads(line) for line in lines]
+    bookmarks = [e for e in events if e["type"] == "BOOKMARK"]
+    assert bookmarks, events
+    meta = bookmarks[0]["object"]["metadata"]
+    assert meta["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert int(meta["resourceVersion"]) >= int(rv)
+
+
+@pytest.mark.kubesim_only
+def test_too_old_resource_version_is_410_expired(
+    kube_api_client: Api, namespace: str, kubesim_server: Any
+) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    rv = core.list_namespaced_config_map(namespace).metadata.resource_version
+    kubesim_server.expire_next_watch(resource="configmaps")
+    resp = raw(
+        kube_api_client,
+        "GET",
+        f"/api/v1/namespaces/{namespace}/configmaps?watch=true&resourceVersion={rv}",
+    )
+    assert resp.status == 200  # as kube-apiserver: the error comes as a watch event
+
+    event = json.loads(resp.data.splitlines()[0])
+    assert event["type"] == "ERROR"
+    assert event["object"]["code"] == 410 and event["object"]["reason"] == "Expired"
+    assert event["object"]["message"].startswith(f"too old resource version: {rv} (")
+    with pytest.raises(client.ApiException) as exc:
+        kubesim_server.expire_next_watch(resource="configmaps")
+        list(
+            watch.Watch().stream(
+                core.list_namespaced_config_map, namespace, resource_version=rv, timeout_seconds=2
+            )
+        )
+    assert exc.value.status == 410
