@@ -78,9 +78,6 @@ class RssSampler:
     def stop(self) -> None:
         self._stop.set()
 
-    def reset(self) -> None:
-        self.peak_mb.clear()
-
     def _run(self) -> None:
         while not self._stop.wait(0.1):
             for proc in list(self.processes):
@@ -93,12 +90,12 @@ class RssSampler:
         biggest (what each added worker costs), and the parent apart."""
         try:
             parent = psutil.Process(proc.popen.pid)
-            children = parent.children(recursive=True)
-            samples = [(proc.role, parent.memory_info().rss)]
-            if children and proc.role in {"worker", "web"}:
-                biggest = max(child.memory_info().rss for child in children)
-                samples = [(f"{proc.role} (main)", parent.memory_info().rss),
-                           (f"{proc.role} (one pool process)", biggest)]  # fmt: skip
+            if proc.role not in {"worker", "web"}:
+                return [(proc.role, parent.memory_info().rss)]
+            samples = [(f"{proc.role} (main)", parent.memory_info().rss)]
+            pool = [child.memory_info().rss for child in parent.children(recursive=True)]
+            if pool:
+                samples.append((f"{proc.role} (one pool process)", max(pool)))
             return samples
         except psutil.Error:
             return []

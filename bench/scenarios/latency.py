@@ -3,7 +3,9 @@
 A size patch of a probe CR is the event; the reconcile that first observed its
 generation says when it started (ReconcileRun.started_at). The difference covers
 the watch delivery to the watcher, the enqueue, Redis and a worker picking it up.
-Under load, two threads keep flipping the size of other CRs as fast as they can.
+Under load, other CRs have their size flipped at a steady LOAD_RATE patches per
+second: well within what the engine sustains, so the figure shows queueing behind
+real work rather than an ever-growing backlog.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from bench.stats import summary_ms
 
 PROBE = "probe"
 LOAD_CRS = 20
+LOAD_RATE = 10.0  # patches per second of the other CRs
 
 
 def run(bench: Bench) -> Outcome:
@@ -37,18 +40,13 @@ def run(bench: Bench) -> Outcome:
         create_many(stack.api, NAMESPACE, names, size=1)
         fleet.wait(lambda: all(fleet.ready(n, 1) for n in names), 120)
         stop, patches = threading.Event(), itertools.count()
-        threads = [
-            threading.Thread(target=_load, args=(stack, names[i::2], stop, patches), daemon=True)
-            for i in range(2)
-        ]
-        for thread in threads:
-            thread.start()
+        thread = threading.Thread(target=_load, args=(stack, names, stop, patches), daemon=True)
+        thread.start()
         began = time.perf_counter()
-        loaded = _probe(stack, fleet, count, pause=0.0)
+        loaded = _probe(stack, fleet, count, pause=0.1)
         stop.set()
         load_rate = next(patches) / (time.perf_counter() - began)
-        for thread in threads:
-            thread.join()
+        thread.join()
 
     idle_s, loaded_s = summary_ms(idle), summary_ms(loaded)
     outcome.rows = [
@@ -60,8 +58,8 @@ def run(bench: Bench) -> Outcome:
     outcome.samples = {"idle": idle, "under load": loaded}
     outcome.notes.append(
         "from the patch returning (wall clock) to ReconcileRun.started_at of the first run "
-        f"observing the new generation; load: 2 threads flipping the size of {LOAD_CRS} "
-        "other CRs 1↔2 back to back"
+        f"observing the new generation; load: the size of {LOAD_CRS} other CRs flipped 1↔2 at "
+        f"{LOAD_RATE:.0f} patches/s"
     )
     outcome.data = {
         "idle": idle_s,
@@ -78,7 +76,12 @@ def _probe(stack: Stack, fleet: Fleet, count: int, *, pause: float) -> list[floa
         written = datetime.now(UTC)
         generation = patched["metadata"]["generation"]
         fleet.wait(lambda g=generation: fleet.spec_converged(PROBE, g), 30)
-        started = first_run_started(stack.db, name=PROBE, generation=generation)
+        # The run's row is written when it ends, which may be just after its status write.
+        deadline = time.monotonic() + 10
+        while (started := first_run_started(stack.db, name=PROBE, generation=generation)) is None:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
         if started is not None:
             samples.append((started - written).total_seconds())
         time.sleep(pause)
@@ -87,7 +90,7 @@ def _probe(stack: Stack, fleet: Fleet, count: int, *, pause: float) -> list[floa
 
 def _load(stack: Stack, names: list[str], stop: threading.Event, patches: itertools.count) -> None:
     for i in itertools.count():
-        if stop.is_set():
+        if stop.wait(1 / LOAD_RATE):
             return
         stack.api.patch_memcached(NAMESPACE, names[i % len(names)],
                                   {"spec": {"size": 1 + (i // len(names)) % 2}})  # fmt: skip
