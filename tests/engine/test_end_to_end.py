@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
+from controllers.base import Key
 from controllers.kube import ApiKube
+from opsboard.engine.dispatch import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 from tests.engine.conftest import wait_for
@@ -74,3 +77,29 @@ def test_a_deleted_child_is_restored_through_the_owner_mapping(
         what="the ConfigMap to be created again",
     )
     assert api.get(CONFIGMAP, namespace, "a") is not None
+
+
+@pytest.mark.kubesim_only
+def test_a_noop_reconcile_makes_no_api_call(
+    toy_engine: EngineProcesses, api: ApiKube, namespace: str, kubesim_server: Any
+) -> None:
+    api.create(TOY, toy("a", namespace))
+    wait_for(lambda: (api.get(TOY, namespace, "a").get("status") or {}).get("size") == 1)
+    wait_for(lambda: KubeObject.objects.filter(kind="Toy", name="a", status__size=1).exists())
+    time.sleep(0.5)  # let the runs caused by its own writes finish
+
+    def count() -> int:
+        return sum(1 + r.folded_count for r in runs(namespace, "a"))
+
+    before, since = count(), time.time()
+    reconcile_enqueue(key=Key("toy", namespace, "a"), trigger="manual")
+    wait_for(lambda: count() == before + 1, what="the manual run")
+    calls = [
+        (r.method, r.path)
+        for r in kubesim_server.request_log(since=since)
+        if r.namespace == namespace and r.verb != "watch"
+    ]
+    assert calls == []
+    # The log does see this namespace's calls: the first run's ConfigMap create is there.
+    assert any(r.namespace == namespace for r in kubesim_server.request_log(verb="create"))
+    assert runs(namespace, "a")[-1].actions == []
