@@ -154,9 +154,6 @@ class Kubelet(Controller):
 
     def _advance(self, pod: Obj, node: Obj, rt: Runtime) -> None:
         if rt.stage == "creating":
-            if not self._volumes_ready(pod):
-                rt.due = time.monotonic() + 0.1
-                return
             if not rt.ip:
                 rt.ip = self._allocate_ip(node)
             self._start_containers(pod, node, rt)
@@ -284,18 +281,6 @@ class Kubelet(Controller):
                 used.add(ip)
                 return ip
         raise RuntimeError(f"no pod IP left on {node['metadata']['name']}")
-
-    def _volumes_ready(self, pod: Obj) -> bool:
-        """Like the volume manager: a pod waits until its claims are bound."""
-        for volume in pod["spec"].get("volumes") or []:
-            claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
-            if claim:
-                pvc = self.ctx.cache.get(
-                    "persistentvolumeclaims", pod["metadata"]["namespace"], claim
-                )
-                if pvc is None or pvc.get("status", {}).get("phase") != "Bound":
-                    return False
-        return True
 
     def _finish_resizes(self, pod: Obj, node: Obj) -> None:
         """Mounting a claim whose volume grew finishes the file system resize (NodeExpandVolume)."""

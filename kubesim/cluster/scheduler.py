@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
+from decimal import Decimal
 
 from kubesim.cluster.api import is_status_error
 from kubesim.cluster.cache import controller_uid
 from kubesim.cluster.controller import Controller, Key, Obj, Watch, is_deleting, key_of
+from kubesim.cluster.quantity import parse_quantity
 from kubesim.cluster.selectors import (
     labels_of,
     matches_map,
@@ -28,7 +30,11 @@ class Scheduler(Controller):
         self.unschedulable: set[Key] = set()
 
     def watches(self) -> dict[str, Watch]:
-        return {"pods": self._pod_changed, "nodes": self._node_changed}
+        return {
+            "pods": self._pod_changed,
+            "nodes": self._node_changed,
+            "persistentvolumeclaims": self._node_changed,
+        }
 
     def _pod_changed(self, old: Obj | None, new: Obj | None) -> None:
         if new is not None and needs_scheduling(new):
@@ -37,7 +43,7 @@ class Scheduler(Controller):
             self.unschedulable.discard(key_of(old))
 
     def _node_changed(self, old: Obj | None, new: Obj | None) -> None:
-        """A node that appears or changes may fit a pod that fitted nowhere."""
+        """A node (or a claim) that appears or changes may fit a pod that fitted nowhere."""
         for key in list(self.unschedulable):
             self.enqueue(key)
 
@@ -53,21 +59,35 @@ class Scheduler(Controller):
             return None
         nodes = self.ctx.cache.list("nodes")
         feasible, reasons = [], Counter[str]()
-        for node in nodes:
-            if (
-                reason := unfit_reason(
-                    pod, node, len(self.ctx.cache.pods_on(node["metadata"]["name"]))
-                )
-            ) is None:
-                feasible.append(node)
-            else:
-                reasons[reason] += 1
+        if (problem := self._claim_problem(pod)) is not None:
+            reasons[problem] = 0  # a pre-filter failure: no per-node count
+        else:
+            for node in nodes:
+                on_node = self.ctx.cache.pods_on(node["metadata"]["name"])
+                if (reason := unfit_reason(pod, node, on_node)) is None:
+                    feasible.append(node)
+                else:
+                    reasons[reason] += 1
         if not feasible:
             self.unschedulable.add(key)
             self._unschedulable(pod, len(nodes), reasons)
             return None
         self.unschedulable.discard(key)
         self._bind(pod, self._pick(pod, feasible))
+        return None
+
+    def _claim_problem(self, pod: Obj) -> str | None:
+        """VolumeBinding's pre-filter: every claim must exist and (binding is Immediate) be bound."""
+        namespace = pod["metadata"]["namespace"]
+        for volume in pod["spec"].get("volumes") or []:
+            claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+            if not claim:
+                continue
+            pvc = self.ctx.cache.get("persistentvolumeclaims", namespace, claim)
+            if pvc is None:
+                return f'persistentvolumeclaim "{claim}" not found'
+            if pvc.get("status", {}).get("phase") != "Bound":
+                return "pod has unbound immediate PersistentVolumeClaims"
         return None
 
     def _pick(self, pod: Obj, nodes: list[Obj]) -> Obj:
@@ -100,7 +120,7 @@ class Scheduler(Controller):
         )
 
     def _unschedulable(self, pod: Obj, total: int, reasons: Counter[str]) -> None:
-        detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
+        detail = ", ".join(f"{n} {r}" if n else r for r, n in sorted(reasons.items()))
         message = (
             f"0/{total} nodes are available: {detail}."
             if total
@@ -141,7 +161,7 @@ def needs_scheduling(pod: Obj) -> bool:
     )
 
 
-def unfit_reason(pod: Obj, node: Obj, pods_on_node: int) -> str | None:
+def unfit_reason(pod: Obj, node: Obj, pods_on_node: list[Obj]) -> str | None:
     """The filter plugins that matter here, with the scheduler's wording."""
     if node["metadata"].get("deletionTimestamp"):
         return "node(s) were being deleted"
@@ -153,7 +173,31 @@ def unfit_reason(pod: Obj, node: Obj, pods_on_node: int) -> str | None:
         return _AFFINITY
     if (taint := untolerated_taint(pod, node)) is not None:
         return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
-    allowed = int(node.get("status", {}).get("allocatable", {}).get("pods", "110"))
-    if pods_on_node >= allowed:
+    allocatable = node.get("status", {}).get("allocatable", {})
+    if len(pods_on_node) >= int(allocatable.get("pods", "110")):
         return "Too many pods"
+    wanted = requests(pod)
+    for resource in ("cpu", "memory"):
+        if not wanted.get(resource) or resource not in allocatable:
+            continue
+        used = sum(requests(p).get(resource, 0) for p in pods_on_node if _occupies(p))
+        if used + wanted[resource] > parse_quantity(allocatable[resource]):
+            return f"Insufficient {resource}"
     return None
+
+
+def requests(pod: Obj) -> dict[str, Decimal]:
+    """The pod's effective requests: its containers' sum, or an init container's if larger."""
+    total: dict[str, Decimal] = {}
+    spec = pod.get("spec", {})
+    for container in spec.get("containers") or []:
+        for resource, value in ((container.get("resources") or {}).get("requests") or {}).items():
+            total[resource] = total.get(resource, Decimal(0)) + parse_quantity(value)
+    for container in spec.get("initContainers") or []:
+        for resource, value in ((container.get("resources") or {}).get("requests") or {}).items():
+            total[resource] = max(total.get(resource, Decimal(0)), parse_quantity(value))
+    return total
+
+
+def _occupies(pod: Obj) -> bool:
+    return pod.get("status", {}).get("phase") not in ("Succeeded", "Failed")

@@ -111,9 +111,14 @@ def events_for(core: client.CoreV1Api, namespace: str, name: str) -> list[client
     ]
 
 
-def ready_nodes(core: client.CoreV1Api) -> list[client.V1Node]:
-    return [
-        n
-        for n in core.list_node().items
-        if condition(n, "Ready") and condition(n, "Ready").status == "True"
-    ]
+def schedulable_nodes(core: client.CoreV1Api) -> list[client.V1Node]:
+    """Ready nodes an ordinary pod can land on (a tainted control plane does not count)."""
+
+    def usable(n: client.V1Node) -> bool:
+        ready = condition(n, "Ready")
+        taints = [t for t in n.spec.taints or [] if t.effect in ("NoSchedule", "NoExecute")]
+        return (
+            ready is not None and ready.status == "True" and not taints and not n.spec.unschedulable
+        )
+
+    return [n for n in core.list_node().items if usable(n)]

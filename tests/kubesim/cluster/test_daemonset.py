@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.kubesim.cluster.helpers import ready_nodes, wait_for
+from tests.kubesim.cluster.helpers import schedulable_nodes, wait_for
 
 
 def daemonset(name: str, **pod_spec: object) -> dict:
@@ -22,7 +22,7 @@ def daemonset(name: str, **pod_spec: object) -> dict:
 
 
 def test_one_ready_pod_on_every_node(apps, core, namespace):
-    nodes = {n.metadata.name for n in ready_nodes(core)}
+    nodes = {n.metadata.name for n in schedulable_nodes(core)}
     apps.create_namespaced_daemon_set(namespace, daemonset("agent"))
 
     def status():
@@ -42,7 +42,7 @@ def test_one_ready_pod_on_every_node(apps, core, namespace):
 
 
 def test_node_selector_limits_the_nodes(apps, core, namespace):
-    node = ready_nodes(core)[0].metadata.name
+    node = schedulable_nodes(core)[0].metadata.name
     apps.create_namespaced_daemon_set(
         namespace, daemonset("one", nodeSelector={"kubernetes.io/hostname": node})
     )
@@ -60,7 +60,7 @@ def test_node_selector_limits_the_nodes(apps, core, namespace):
 
 
 def test_a_template_change_replaces_the_pods(apps, core, namespace):
-    nodes = len(ready_nodes(core))
+    nodes = len(schedulable_nodes(core))
     apps.create_namespaced_daemon_set(namespace, daemonset("roll"))
     wait_for(
         lambda: apps.read_namespaced_daemon_set("roll", namespace).status.number_ready == nodes,

@@ -12,7 +12,7 @@ from tests.kubesim.cluster.helpers import (
     events_for,
     is_ready,
     pods_of,
-    ready_nodes,
+    schedulable_nodes,
     wait_for,
 )
 
@@ -73,7 +73,7 @@ def test_memcached_deployment_gets_a_replica_set_and_three_running_pods(apps, co
         assert cs.ready and cs.started and cs.restart_count == 0
         assert MEMCACHED_IMAGE in cs.image and "@sha256:" in cs.image_id
         assert cs.state.running.started_at is not None
-    if len(ready_nodes(core)) >= 3:
+    if len(schedulable_nodes(core)) >= 3:
         assert len({p.spec.node_name for p in pods}) == 3
 
 

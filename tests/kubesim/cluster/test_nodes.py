@@ -8,7 +8,7 @@ from kubernetes import client
 from tests.kubesim.cluster.helpers import condition, wait_for
 
 
-def test_ready_nodes_report_capacity_and_addresses(core):
+def test_schedulable_nodes_report_capacity_and_addresses(core):
     nodes = core.list_node().items
 
     assert nodes

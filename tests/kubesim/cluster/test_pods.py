@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from tests.kubesim.cluster.helpers import condition, events_for, is_ready, pod, wait_for
+from tests.kubesim.cluster.helpers import (
+    condition,
+    events_for,
+    is_ready,
+    pod,
+    schedulable_nodes,
+    wait_for,
+)
 
 
 def read(core: client.CoreV1Api, namespace: str, name: str) -> client.V1Pod:
@@ -90,8 +97,21 @@ def test_a_pod_no_node_fits_stays_pending_as_unschedulable(core, namespace):
     assert failed[0].type == "Warning" and failed[0].message == cond.message
 
 
+def test_a_pod_asking_for_more_cpu_than_any_node_has_is_unschedulable(core, namespace):
+    greedy = pod("greedy")
+    greedy["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1000"}}
+    core.create_namespaced_pod(namespace, greedy)
+
+    cond = wait_for(
+        lambda: condition(read(core, namespace, "greedy"), "PodScheduled"), what="PodScheduled"
+    )
+
+    assert (cond.status, cond.reason) == ("False", "Unschedulable")
+    assert "Insufficient cpu" in cond.message
+
+
 def test_node_selector_picks_the_node(core, namespace):
-    node = core.list_node().items[0].metadata.name
+    node = schedulable_nodes(core)[0].metadata.name
     core.create_namespaced_pod(
         namespace, pod("pinned", nodeSelector={"kubernetes.io/hostname": node})
     )
