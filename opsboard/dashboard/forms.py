@@ -39,8 +39,11 @@ class ListFilterForm(forms.Form):
 class PatchForm(forms.Form):
     """Fields named after what they change: `size` and `image` (present if the kind has them)."""
 
-    def __init__(self, *args: Any, info: KindInfo, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args: Any, info: KindInfo, cr: KubeObject, **kwargs: Any) -> None:
+        self.paths = {"size": info.controller.size_path, "image": info.controller.image_path}
+        # What the mirror holds now: the form starts from it and sends only what differs.
+        self.current = {f: value_at({"spec": cr.spec or {}}, p) for f, p in self.paths.items()}
+        super().__init__(*args, initial=self.current, **kwargs)
         self.info = info
         controller = info.controller
         if controller.size_path:
@@ -48,10 +51,19 @@ class PatchForm(forms.Form):
         if controller.image_path:
             self.fields["image"] = _image_field(info.field_schema(controller.image_path))
 
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if not self.errors and not self.changes():
+            raise forms.ValidationError("Nothing to change: these are the current values.")
+        return cleaned
+
     def changes(self) -> dict[str, Any]:
-        """{"spec.size": 5, "spec.image": "memcached:1.6"} from the cleaned data."""
-        paths = {"size": self.info.controller.size_path, "image": self.info.controller.image_path}
-        return {paths[f]: v for f, v in self.cleaned_data.items() if paths.get(f)}
+        """{"spec.size": 5} from the cleaned data: only the fields that differ."""
+        return {
+            self.paths[f]: v
+            for f, v in self.cleaned_data.items()
+            if self.paths.get(f) and v != self.current.get(f)
+        }
 
 
 def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
@@ -78,14 +90,6 @@ def _image_field(schema: dict[str, Any]) -> forms.CharField:
             RegexValidator(pattern, message="Not a valid image reference (e.g. registry/name:tag).")
         ],
     )
-
-
-def patch_form_for(info: KindInfo, cr: KubeObject) -> PatchForm:
-    """The form, filled with the values the mirror holds."""
-    body = {"spec": cr.spec or {}}
-    initial = {"size": value_at(body, info.controller.size_path)}
-    initial["image"] = value_at(body, info.controller.image_path)
-    return PatchForm(info=info, initial=initial)
 
 
 class AuditFilterForm(forms.Form):

@@ -165,14 +165,21 @@ def cr_runs(*, info: KindInfo, namespace: str, name: str, limit: int = 20) -> li
     )
 
 
-def cr_events(*, cr: KubeObject, limit: int = 30) -> list[Body]:
-    """Events about the CR, if the watcher mirrors them (newest first)."""
+def cr_events(*, cr: KubeObject, limit: int = 30) -> list[dict[str, Any]]:
+    """Events about the CR, newest first, as the table shows them."""
     # The mirror files an Event under the object it is about (owner_uid = involvedObject.uid).
     rows = KubeObject.objects.filter(kind="Event", owner_uid=cr.uid).values_list("body", flat=True)
-    events = sorted(
-        rows, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "", reverse=True
-    )
-    return events[:limit]
+    events = [
+        {
+            "type": e.get("type", ""),
+            "reason": e.get("reason", ""),
+            "message": e.get("message", ""),
+            "count": e.get("count") or (e.get("series") or {}).get("count") or 1,
+            "last_seen": e.get("lastTimestamp") or e.get("eventTime") or "",
+        }
+        for e in rows
+    ]
+    return sorted(events, key=lambda e: e["last_seen"], reverse=True)[:limit]
 
 
 @dataclass

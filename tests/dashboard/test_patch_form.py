@@ -115,3 +115,10 @@ def test_apply_with_no_cluster_is_audited_as_failed(operator_client: Client) -> 
 def test_without_javascript_the_form_answers_with_a_full_page(operator_client: Client) -> None:
     html = operator_client.post(PATCH, {"size": "-1", "image": "x"}).content.decode()
     assert "<html" in html and "greater than or equal to 0" in html
+
+
+def test_unchanged_values_are_refused_inline(operator_client: Client) -> None:
+    response = operator_client.post(PATCH, {"size": "3", "image": "memcached:1.4.36-alpine"},
+                                    HTTP_HX_REQUEST="true")  # fmt: skip
+    assert "Nothing to change" in response.content.decode()
+    assert not AuditEntry.objects.exists()

@@ -30,7 +30,7 @@ def cr_patch(request: HttpRequest, controller: str, namespace: str, name: str) -
     """Step 1: validate against the schema, then show the server's dry-run diff."""
     info = kind_get(controller)
     cr = selectors.cr_get(info=info, namespace=namespace, name=name)
-    form = PatchForm(request.POST, info=info)
+    form = PatchForm(request.POST, info=info, cr=cr)
     context = {"info": info, "cr": cr, "form": form, "step": "form"}
     if form.is_valid():
         review = cr_patch_review(info=info, namespace=namespace, name=name, changes=form.changes())
@@ -46,7 +46,7 @@ def cr_patch_confirm(
     """Step 2: apply exactly what was reviewed, conditioned on its resourceVersion."""
     info = kind_get(controller)
     cr = selectors.cr_get(info=info, namespace=namespace, name=name)
-    form = PatchForm(request.POST, info=info)
+    form = PatchForm(request.POST, info=info, cr=cr)
     context = {"info": info, "cr": cr, "form": form, "step": "form"}
     if form.is_valid():
         applied = cr_patch_apply(

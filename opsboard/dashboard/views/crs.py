@@ -8,7 +8,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from opsboard.dashboard import selectors
-from opsboard.dashboard.forms import ListFilterForm, patch_form_for
+from opsboard.dashboard.forms import ListFilterForm, PatchForm
 from opsboard.dashboard.kinds import KindInfo, all_kinds, kind_get
 
 
@@ -61,7 +61,7 @@ def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, object
 def cr_detail(request: HttpRequest, controller: str, namespace: str, name: str) -> HttpResponse:
     info = kind_get(controller)
     context = _live_context(info, namespace, name)
-    context["form"] = patch_form_for(info, context["cr"])
+    context["form"] = PatchForm(info=info, cr=context["cr"])
     return render(request, "dashboard/cr_detail.html", context)
 
 
