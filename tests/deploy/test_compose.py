@@ -187,6 +187,7 @@ def test_secrets_come_from_the_env_file_which_is_never_committed_or_built() -> N
 def test_every_secret_the_compose_file_requires_is_in_the_example() -> None:
     text = COMPOSE.read_text()
     required = set(re.findall(r"\$\{([A-Z_]+):\?", text))
+    assert {"OPSBOARD_SECRET_KEY", "POSTGRES_PASSWORD", "OPSBOARD_ADMIN_PASSWORD"} <= required
     required |= {
         s["environment"] for s in yaml.safe_load(text)["secrets"].values() if "environment" in s
     }
@@ -205,17 +206,22 @@ def _compose_client() -> list[str] | None:
     return None
 
 
-@pytest.mark.parametrize("files", [[COMPOSE], [COMPOSE, CLUSTER]], ids=["kubesim", "cluster"])
-def test_docker_compose_config_accepts_the_files(tmp_path: Path, files: list[Path]) -> None:
+def _compose_config(
+    tmp_path: Path, files: list[Path], *, empty: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """`docker compose config` on copies of the files, with .env.example's secrets filled in."""
     client = _compose_client()
     if client is None:
         pytest.skip("no docker compose v2 client here; the YAML checks above still ran")
     for path in files:
         shutil.copy(path, tmp_path / path.name)
     example = (ROOT / ".env.example").read_text()
-    (tmp_path / ".env").write_text(re.sub(r"^([A-Z_]+)=$", r"\1=test-secret", example, flags=re.M))
+    env = re.sub(r"^([A-Z_]+)=$", r"\1=test-secret", example, flags=re.M)
+    if empty:
+        env = env.replace(f"{empty}=test-secret", f"{empty}=")
+    (tmp_path / ".env").write_text(env)
     args = [arg for path in files for arg in ("-f", path.name)]
-    result = subprocess.run(
+    return subprocess.run(
         [*client, *args, "config", "--quiet"],
         cwd=tmp_path,
         env={"PATH": "/usr/local/bin:/usr/bin:/bin", "OPSBOARD_KUBECONFIG": "/dev/null"},
@@ -223,4 +229,18 @@ def test_docker_compose_config_accepts_the_files(tmp_path: Path, files: list[Pat
         text=True,
         timeout=60,
     )
+
+
+@pytest.mark.parametrize("files", [[COMPOSE], [COMPOSE, CLUSTER]], ids=["kubesim", "cluster"])
+def test_docker_compose_config_accepts_the_files(tmp_path: Path, files: list[Path]) -> None:
+    result = _compose_config(tmp_path, files)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    "secret", ["OPSBOARD_SECRET_KEY", "POSTGRES_PASSWORD", "OPSBOARD_ADMIN_PASSWORD"]
+)
+def test_docker_compose_refuses_an_empty_secret(tmp_path: Path, secret: str) -> None:
+    result = _compose_config(tmp_path, [COMPOSE], empty=secret)
+    assert result.returncode != 0
+    assert f"set {secret} in .env" in result.stderr
