@@ -141,7 +141,7 @@ def test_validation_error_reaches_the_user(kubectl: Kubectl, namespace: str, crd
     proc = kubectl("apply", "-f", "-", input=to_yaml(cr), namespace=namespace, check=False)
     assert proc.returncode != 0
     assert (
-        f'The Memcached "bad" is invalid: spec.size: Invalid value: -1: spec.size in body '
+        'The Memcached "bad" is invalid: spec.size: Invalid value: -1: spec.size in body '
         "should be greater than or equal to 0"
     ) in proc.stderr
 
