@@ -197,6 +197,6 @@ class Cluster:
             except Exception as exc:
                 if is_status_error(exc, 409):
                     return 0.02  # a stale read; the cache catches up from the watch
-                if is_status_error(exc, 404):
-                    return None
+                if is_status_error(exc, 404) or is_status_error(exc, 403):
+                    return None  # gone, or its namespace is being deleted
                 raise

@@ -70,7 +70,14 @@ class DeploymentController(Controller):
         old_rs = sorted((rs for rs in all_rs if rs is not new_rs), key=_created)
         progressing = None
         if d["spec"].get("paused"):
-            pass
+            # A paused Deployment still scales its one active ReplicaSet, but does not roll out.
+            active = [rs for rs in [new_rs, *old_rs] if rs is not None and spec_replicas(rs)]
+            if len(active) == 1:
+                scaled = self._scale(d, active[0], desired(d))
+                if active[0] is new_rs:
+                    new_rs = scaled
+                else:
+                    old_rs[old_rs.index(active[0])] = scaled
         elif d["spec"].get("strategy", {}).get("type") == "Recreate":
             new_rs, progressing = self._recreate(d, new_rs, old_rs)
         else:
@@ -78,8 +85,7 @@ class DeploymentController(Controller):
         if new_rs is not None:
             self._sync_revision(d, new_rs, old_rs)
             all_rs = [new_rs, *old_rs]
-        self._write_status(d, new_rs, all_rs, old_rs, progressing)
-        return None
+        return self._write_status(d, new_rs, all_rs, old_rs, progressing)
 
     # -- strategies --------------------------------------------------------------------------
 
@@ -260,7 +266,8 @@ class DeploymentController(Controller):
 
     def _write_status(
         self, d: Obj, new_rs: Obj | None, all_rs: list[Obj], old_rs: list[Obj], created: Obj | None
-    ) -> None:
+    ) -> float | None:
+        """Writes the status; returns when to look again for the progress deadline."""
         d = (
             self.ctx.cache.get(
                 "deployments.apps", d["metadata"]["namespace"], d["metadata"]["name"]
@@ -280,76 +287,34 @@ class DeploymentController(Controller):
         if "collisionCount" in old:
             status["collisionCount"] = old["collisionCount"]
         status = drop_zero(status, keep=("observedGeneration", "collisionCount"))
-        conditions = list(old.get("conditions") or [])
         stamp = names.rfc3339()
         if avail >= desired(d) - max_unavailable(d):
-            conditions = set_condition(
-                conditions,
-                _cond(
-                    "Available",
-                    "True",
-                    "MinimumReplicasAvailable",
-                    "Deployment has minimum availability.",
-                    stamp,
-                ),
-                now=stamp,
+            available_now = (
+                "True",
+                "MinimumReplicasAvailable",
+                "Deployment has minimum availability.",
             )
         else:
-            conditions = set_condition(
-                conditions,
-                _cond(
-                    "Available",
-                    "False",
-                    "MinimumReplicasUnavailable",
-                    "Deployment does not have minimum availability.",
-                    stamp,
-                ),
-                now=stamp,
+            available_now = (
+                "False",
+                "MinimumReplicasUnavailable",
+                "Deployment does not have minimum availability.",
             )
-        if new_rs is not None and not d["spec"].get("paused"):
-            name = new_rs["metadata"]["name"]
-            current = next((c for c in conditions if c["type"] == "Progressing"), None)
-            if created is not None:
-                progress = _cond(
-                    "Progressing",
-                    "True",
-                    "NewReplicaSetCreated",
-                    f'Created new replica set "{name}"',
-                    stamp,
-                )
-            elif complete(d, new_rs, old_rs, status):
-                progress = _cond(
-                    "Progressing",
-                    "True",
-                    "NewReplicaSetAvailable",
-                    f'ReplicaSet "{name}" has successfully progressed.',
-                    stamp,
-                )
-            elif current is None:
-                progress = _cond(
-                    "Progressing",
-                    "True",
-                    "FoundNewReplicaSet",
-                    f'Found new replica set "{name}"',
-                    stamp,
-                )
-            elif (
-                _made_progress(old, status)
-                or current.get("reason") == "NewReplicaSetAvailable"
-                or name not in current.get("message", "")
-            ):
-                progress = _cond(
-                    "Progressing",
-                    "True",
-                    "ReplicaSetUpdated",
-                    f'ReplicaSet "{name}" is progressing.',
-                    stamp,
-                )
-            else:
-                progress = current
-            conditions = set_condition(conditions, progress, now=stamp)
+        conditions = set_condition(
+            list(old.get("conditions") or []), _cond("Available", *available_now, stamp), now=stamp
+        )
+        current = next((c for c in conditions if c["type"] == "Progressing"), None)
+        progress, recheck = progressing(
+            d, new_rs, old_rs, old, status, current, created is not None
+        )
+        if progress is not None:
+            touch = progress.get("reason") == "ReplicaSetUpdated" and _made_progress(old, status)
+            conditions = set_condition(
+                conditions, {**progress, "lastUpdateTime": stamp}, now=stamp, touch=touch
+            )
         status["conditions"] = conditions
         write_status(self.ctx, "deployments.apps", d, status)
+        return recheck
 
 
 # -- pure arithmetic ---------------------------------------------------------------------------
@@ -363,6 +328,51 @@ def _cond(type_: str, status: str, reason: str, message: str, stamp: str) -> Obj
         "reason": reason,
         "message": message,
     }
+
+
+def progressing(
+    d: Obj,
+    new_rs: Obj | None,
+    old_rs: list[Obj],
+    old: Obj,
+    status: Obj,
+    current: Obj | None,
+    created: bool,
+) -> tuple[Obj | None, float | None]:
+    """syncRolloutStatus: the Progressing condition, and the seconds left before its deadline."""
+
+    def cond(status_: str, reason: str, message: str) -> Obj:
+        return {"type": "Progressing", "status": status_, "reason": reason, "message": message}
+
+    if d["spec"].get("paused"):
+        return cond("Unknown", "DeploymentPaused", "Deployment is paused"), None
+    if new_rs is None:
+        return None, None
+    name = new_rs["metadata"]["name"]
+    if created:
+        return cond("True", "NewReplicaSetCreated", f'Created new replica set "{name}"'), None
+    if complete(d, new_rs, old_rs, status):
+        return cond(
+            "True", "NewReplicaSetAvailable", f'ReplicaSet "{name}" has successfully progressed.'
+        ), None
+    if current is None or current.get("reason") == "DeploymentPaused":
+        return cond("True", "FoundNewReplicaSet", f'Found new replica set "{name}"'), None
+    if (
+        _made_progress(old, status)
+        or current.get("reason") == "NewReplicaSetAvailable"
+        or name not in current.get("message", "")
+    ):
+        return cond("True", "ReplicaSetUpdated", f'ReplicaSet "{name}" is progressing.'), None
+    if current.get("reason") == "ProgressDeadlineExceeded":
+        return current, None
+    deadline = d["spec"].get("progressDeadlineSeconds", 600)
+    since = names.parse_time(current.get("lastUpdateTime"))
+    left = deadline - (names.now() - since).total_seconds() if since else deadline
+    if left <= 0:
+        return cond(
+            "False", "ProgressDeadlineExceeded", f'ReplicaSet "{name}" has timed out progressing.'
+        ), None
+    return current, left
 
 
 def _made_progress(old: Obj, new: Obj) -> bool:

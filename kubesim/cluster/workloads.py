@@ -40,8 +40,14 @@ def write_status(ctx: Context, resource: str, obj: Obj, status: Obj) -> Obj | No
         raise
 
 
-def set_condition(conditions: list[Obj], new: Obj, *, now: str | None = None) -> list[Obj]:
-    """Replaces the condition of the same type; the transition time moves only when the status does."""
+def set_condition(
+    conditions: list[Obj], new: Obj, *, now: str | None = None, touch: bool = False
+) -> list[Obj]:
+    """Replaces the condition of the same type; the transition time moves only when the status does.
+
+    A `lastUpdateTime` moves when the reason changes, or when `touch` says the condition was
+    renewed (a Deployment that made progress).
+    """
     stamp = now or names.rfc3339()
     out, found = [], False
     for cond in conditions:
@@ -55,7 +61,7 @@ def set_condition(conditions: list[Obj], new: Obj, *, now: str | None = None) ->
             cond.get("lastTransitionTime", stamp) if same_status else stamp
         )
         if "lastUpdateTime" in new:
-            unchanged = same_status and cond.get("reason") == new.get("reason")
+            unchanged = same_status and cond.get("reason") == new.get("reason") and not touch
             merged["lastUpdateTime"] = cond.get("lastUpdateTime", stamp) if unchanged else stamp
         out.append(merged)
     if not found:

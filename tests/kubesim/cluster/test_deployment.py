@@ -224,3 +224,72 @@ def test_replica_set_replaces_a_deleted_pod(apps, core, namespace):
     ]
     assert len(created) == 3
     assert all(e.message.startswith(f"Created pod: {rs.metadata.name}-") for e in created)
+
+
+def test_a_paused_deployment_scales_but_does_not_roll_out(apps, namespace):
+    apps.create_namespaced_deployment(namespace, deployment("memcached", replicas=1))
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 1), what="1 replica")
+    apps.patch_namespaced_deployment("memcached", namespace, {"spec": {"paused": True}})
+
+    patch = {
+        "spec": {
+            "replicas": 2,
+            "template": {
+                "spec": {"containers": [{"name": "memcached", "image": "memcached:1.6.9-alpine"}]}
+            },
+        }
+    }
+    apps.patch_namespaced_deployment("memcached", namespace, patch)
+
+    def paused() -> client.V1Deployment | None:
+        d = apps.read_namespaced_deployment("memcached", namespace)
+        return (
+            d
+            if d.status.observed_generation == d.metadata.generation
+            and d.status.available_replicas == 2
+            else None
+        )
+
+    d = wait_for(paused, what="scaled while paused")
+    assert len(replica_sets(apps, namespace)) == 1
+    assert (condition(d, "Progressing").status, condition(d, "Progressing").reason) == (
+        "Unknown",
+        "DeploymentPaused",
+    )
+
+    apps.patch_namespaced_deployment("memcached", namespace, {"spec": {"paused": False}})
+
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 2), what="rollout after resume")
+    assert len(replica_sets(apps, namespace)) == 2
+
+
+def test_a_rollout_to_a_missing_image_keeps_the_old_pods_serving(apps, core, namespace):
+    apps.create_namespaced_deployment(namespace, deployment("memcached", replicas=2))
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 2), what="2 replicas")
+
+    patch = {
+        "spec": {
+            "template": {
+                "spec": {"containers": [{"name": "memcached", "image": "memcached:does-not-exist"}]}
+            }
+        }
+    }
+    apps.patch_namespaced_deployment("memcached", namespace, patch)
+
+    def stuck() -> client.V1Deployment | None:
+        d = apps.read_namespaced_deployment("memcached", namespace)
+        s = d.status
+        return (
+            d
+            if s.observed_generation == d.metadata.generation
+            and s.updated_replicas
+            and s.unavailable_replicas
+            else None
+        )
+
+    d = wait_for(stuck, what="a stuck rollout")
+    assert d.status.available_replicas == 2  # maxUnavailable 25% of 2 rounds down to 0
+    assert condition(d, "Available").status == "True"
+    assert condition(d, "Progressing").reason in ("NewReplicaSetCreated", "ReplicaSetUpdated")
+    ready = [p for p in pods_of(core, namespace, SELECTOR) if is_ready(p)]
+    assert {p.spec.containers[0].image for p in ready} == {MEMCACHED_IMAGE}
