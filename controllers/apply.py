@@ -32,8 +32,18 @@ def now() -> str:
     return datetime.now(UTC).strftime(TIME_FORMAT)
 
 
-def ensure_child(ctx: Context, kind: Kind, want: Manifest, have: Body | None) -> Body:
-    """Create `want` if missing, else patch only the fields it owns that drifted."""
+def ensure_child(
+    ctx: Context,
+    kind: Kind,
+    want: Manifest,
+    have: Body | None,
+    *,
+    exact: frozenset[str] = frozenset(),
+) -> Body:
+    """Create `want` if missing, else patch only the fields it owns that drifted.
+
+    `exact`: dotted paths of maps that must match key for key (see `owned_diff`).
+    """
     name = want["metadata"]["name"]
     if have is None:
         created = ctx.kube.create(kind, want)
@@ -41,7 +51,7 @@ def ensure_child(ctx: Context, kind: Kind, want: Manifest, have: Body | None) ->
         return created
     if deep_get(have, "metadata.deletionTimestamp"):
         return have  # its deletion event brings us back to re-create it
-    patch = owned_diff(want, have)
+    patch = owned_diff(want, have, exact=exact)
     if patch is None:
         return have
     updated = ctx.kube.patch(

@@ -92,21 +92,26 @@ def set_condition(
     return [new if c.get("type") == type_ else c for c in conditions or []]
 
 
-def owned_diff(desired: Manifest, observed: Body | None) -> Body | None:
+def owned_diff(
+    desired: Manifest, observed: Body | None, *, exact: frozenset[str] = frozenset(), _at: str = ""
+) -> Body | None:
     """The minimal merge patch that makes `observed` agree with `desired`, or None.
 
     Only the fields present in `desired` are compared, so fields that others own (defaults,
     annotations, an allocated nodePort, a sidecar) are kept. A list of objects that differs
     is sent whole, as the observed list with the desired items laid over it by their key.
+    The maps at the dotted paths in `exact` (a Service's selector) must match key for key:
+    an extra key there would change their meaning, so the patch removes it (null).
     """
     observed = observed or {}
     patch: Body = {}
     for key, want in desired.items():
-        have = observed.get(key)
+        have, path = observed.get(key), f"{_at}{key}"
         if isinstance(want, dict) and isinstance(have, dict):
-            sub = owned_diff(want, have)
-            if sub is not None:
-                patch[key] = sub
+            sub = owned_diff(want, have, exact=exact, _at=f"{path}.")
+            extra = {k: None for k in have if k not in want} if path in exact else {}
+            if sub is not None or extra:
+                patch[key] = {**extra, **(sub or {})}
         elif isinstance(want, list) and isinstance(have, list):
             if not _list_covers(want, have):
                 patch[key] = _overlay_list(want, have)

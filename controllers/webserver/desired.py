@@ -10,6 +10,8 @@ WEBSERVER = Kind("my.domain", "v1", "WebServer", "webservers")
 DEFAULT_REPLICAS = 1
 DEFAULT_IMAGE = "nginx:1.23.1"
 DEFAULT_PORT = 80
+# A key added to the Service's selector would select other pods (or none): it is ours whole.
+SERVICE_EXACT = frozenset({"spec.selector"})
 
 
 def spec_replicas(cr: Body) -> int:

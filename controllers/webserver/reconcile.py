@@ -15,6 +15,7 @@ from controllers.base import (
 )
 from controllers.objects import deep_get, spec_problem
 from controllers.webserver.desired import (
+    SERVICE_EXACT,
     WEBSERVER,
     desired_deployment,
     desired_service,
@@ -37,7 +38,7 @@ def reconcile(ctx: Context) -> Result:
         ensure_child(
             ctx, DEPLOYMENT, desired_deployment(cr), ctx.cache.get(DEPLOYMENT, namespace, name)
         )
-        service = ensure_child(ctx, SERVICE, desired_service(cr), service)
+        service = ensure_child(ctx, SERVICE, desired_service(cr), service, exact=SERVICE_EXACT)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
     status = compute_status(cr, pods=pods, service=service, now=now(), invalid=problem)
     write_status(ctx, WEBSERVER, cr, status)

@@ -231,3 +231,12 @@ def test_describe_status_counts_nodes_and_names_flipped_conditions() -> None:
         "Updated status.nodes: 2 pods",
         "Updated status: readyReplicas 2, Available=True (PodsReady)",
     ]
+
+
+def test_owned_diff_removes_extra_keys_from_a_map_that_must_match_exactly() -> None:
+    desired = {"spec": {"selector": {"app": "web"}, "type": "NodePort"}}
+    observed = {"spec": {"selector": {"app": "web", "tier": "x"}, "type": "NodePort"}}
+    assert owned_diff(desired, observed) is None
+    assert owned_diff(desired, observed, exact=frozenset({"spec.selector"})) == {
+        "spec": {"selector": {"tier": None}}
+    }

@@ -1,0 +1,223 @@
+"""Memcached end to end: the engine (watcher + Celery worker) reconciling against a cluster.
+
+Only the public API and kubectl are used, so these run unchanged against a real cluster
+through OPSBOARD_TEST_KUBECONFIG.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from controllers.base import DEPLOYMENT, EVENT, POD, Key
+from controllers.kube import ApiKube
+from controllers.memcached.desired import MEMCACHED, labels_for
+from controllers.objects import deep_get, find_condition
+from opsboard.engine.dispatch import reconcile_enqueue
+from tests.controllers.cluster import kubectl, list_objects, wait_until
+from tests.controllers.runs import actions_since, run_count
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("running_engine")]
+
+
+def _create(kube: ApiKube, namespace: str, name: str, **spec: Any) -> dict[str, Any]:
+    body = {
+        "apiVersion": MEMCACHED.api_version,
+        "kind": MEMCACHED.kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+    return kube.create(MEMCACHED, body)
+
+
+def _cr(kube: ApiKube, namespace: str, name: str) -> dict[str, Any]:
+    cr = kube.get(MEMCACHED, namespace, name)
+    assert cr is not None
+    return cr
+
+
+def _pods(kube: ApiKube, namespace: str, name: str) -> list[str]:
+    labels = labels_for({"metadata": {"name": name}})
+    pods = list_objects(kube, POD, namespace, labels)
+    return sorted(
+        p["metadata"]["name"] for p in pods if not deep_get(p, "metadata.deletionTimestamp")
+    )
+
+
+def _settled(kube: ApiKube, namespace: str, name: str, size: int) -> dict[str, Any] | None:
+    """The CR once its status says: `size` ready pods, listed in status.nodes, Available."""
+    cr = _cr(kube, namespace, name)
+    status = cr.get("status") or {}
+    available = find_condition(status.get("conditions"), "Available") or {}
+    nodes = status.get("nodes") or []
+    if (
+        len(nodes) == size
+        and status.get("readyReplicas") == size
+        and status.get("observedGeneration") == cr["metadata"]["generation"]
+        and available.get("status") == "True"
+        and nodes == _pods(kube, namespace, name)
+    ):
+        return cr
+    return None
+
+
+def _wait_settled(kube: ApiKube, namespace: str, name: str, size: int) -> dict[str, Any]:
+    return wait_until(
+        lambda: _settled(kube, namespace, name, size), what=f"{name} settled at {size} pods"
+    )
+
+
+def _deployment(kube: ApiKube, namespace: str, name: str) -> dict[str, Any] | None:
+    return kube.get(DEPLOYMENT, namespace, name)
+
+
+def test_create_makes_a_deployment_of_size_pods_listed_in_status_nodes(
+    kube: ApiKube, namespace: str
+) -> None:
+    cr = _create(kube, namespace, "m", size=3)
+    deployment = wait_until(lambda: _deployment(kube, namespace, "m"), what="Deployment m")
+    assert deployment["spec"]["replicas"] == 3
+    assert deployment["metadata"]["ownerReferences"][0]["uid"] == cr["metadata"]["uid"]
+    settled = _wait_settled(kube, namespace, "m", 3)
+    assert settled["status"]["selector"] == (
+        "app.kubernetes.io/instance=m,app.kubernetes.io/managed-by=opsboard,"
+        "app.kubernetes.io/name=memcached"
+    )
+
+
+def test_patching_size_from_3_to_5_gives_5_replicas_and_5_nodes(
+    kube: ApiKube, namespace: str
+) -> None:
+    _create(kube, namespace, "m", size=3)
+    _wait_settled(kube, namespace, "m", 3)
+    kube.patch(MEMCACHED, namespace, "m", {"spec": {"size": 5}})
+    _wait_settled(kube, namespace, "m", 5)
+    deployment = _deployment(kube, namespace, "m")
+    assert deployment is not None and deployment["spec"]["replicas"] == 5
+
+
+def test_scale_subresource_scales_the_cr(kube: ApiKube, namespace: str) -> None:
+    _create(kube, namespace, "m", size=1)
+    _wait_settled(kube, namespace, "m", 1)
+    scale_path = kube.path(MEMCACHED, namespace, "m", "scale")
+    kube.request(
+        "PATCH",
+        scale_path,
+        body={"spec": {"replicas": 4}},
+        content_type="application/merge-patch+json",
+    )
+    assert _cr(kube, namespace, "m")["spec"]["size"] == 4
+    _wait_settled(kube, namespace, "m", 4)
+    scale = kube.request("GET", scale_path)
+    assert (scale["spec"]["replicas"], scale["status"]["replicas"]) == (4, 4)
+    assert "app.kubernetes.io/instance=m" in scale["status"]["selector"]
+
+
+def test_kubectl_scale_scales_the_cr(kube: ApiKube, namespace: str, kubesim_server: Any) -> None:
+    _create(kube, namespace, "m", size=1)
+    _wait_settled(kube, namespace, "m", 1)
+    done = kubectl(
+        kubesim_server.kubeconfig_path, "scale", "-n", namespace, "memcached/m", "--replicas=3"
+    )
+    assert done.returncode == 0, done.stderr
+    _wait_settled(kube, namespace, "m", 3)
+
+
+def test_an_image_change_rolls_every_pod(kube: ApiKube, namespace: str) -> None:
+    _create(kube, namespace, "m", size=2)
+    before = _wait_settled(kube, namespace, "m", 2)["status"]["nodes"]
+    kube.patch(MEMCACHED, namespace, "m", {"spec": {"image": "memcached:1.6.21-alpine"}})
+
+    def rolled() -> bool:
+        cr = _settled(kube, namespace, "m", 2)
+        progressing = find_condition(deep_get(cr, "status.conditions"), "Progressing") or {}
+        return cr is not None and progressing.get("reason") == "RolloutComplete"
+
+    wait_until(rolled, what="the rollout to complete")
+    after = _cr(kube, namespace, "m")["status"]["nodes"]
+    assert not set(before) & set(after)
+    for pod in list_objects(kube, POD, namespace, labels_for({"metadata": {"name": "m"}})):
+        assert pod["spec"]["containers"][0]["image"] == "memcached:1.6.21-alpine"
+
+
+def test_a_deleted_deployment_is_restored(kube: ApiKube, namespace: str) -> None:
+    _create(kube, namespace, "m", size=1)
+    _wait_settled(kube, namespace, "m", 1)
+    old = _deployment(kube, namespace, "m")
+    assert old is not None
+    kube.delete(DEPLOYMENT, namespace, "m")
+    restored = wait_until(
+        lambda: (
+            (d := _deployment(kube, namespace, "m"))
+            and d["metadata"]["uid"] != old["metadata"]["uid"]
+            and d
+        ),
+        what="a new Deployment m",
+    )
+    assert restored["spec"]["replicas"] == 1
+
+
+def test_deleting_the_cr_garbage_collects_its_children(kube: ApiKube, namespace: str) -> None:
+    _create(kube, namespace, "m", size=2)
+    _wait_settled(kube, namespace, "m", 2)
+    kube.delete(MEMCACHED, namespace, "m")
+    wait_until(
+        lambda: _deployment(kube, namespace, "m") is None and not _pods(kube, namespace, "m"),
+        what="the Deployment and pods to be garbage-collected",
+    )
+
+
+def test_a_missing_image_is_degraded_with_a_warning_event(kube: ApiKube, namespace: str) -> None:
+    cr = _create(kube, namespace, "m", size=1, image="memcached:does-not-exist")
+
+    def degraded() -> dict[str, Any] | None:
+        status = _cr(kube, namespace, "m").get("status") or {}
+        condition = find_condition(status.get("conditions"), "Degraded") or {}
+        return condition if condition.get("status") == "True" else None
+
+    condition = wait_until(degraded, what="Degraded=True")
+    assert condition["reason"] == "ImagePullFailed"
+    assert "memcached:does-not-exist" in condition["message"]
+
+    def warning() -> list[dict[str, Any]]:
+        return [
+            e
+            for e in list_objects(kube, EVENT, namespace)
+            if e.get("type") == "Warning"
+            and e.get("reason") == "ImagePullFailed"
+            and deep_get(e, "involvedObject.uid") == cr["metadata"]["uid"]
+        ]
+
+    [event] = wait_until(warning, what="a Warning Event on the CR")
+    assert "memcached:does-not-exist" in event["message"]
+
+
+def test_two_crs_in_one_namespace_keep_their_own_pods(kube: ApiKube, namespace: str) -> None:
+    _create(kube, namespace, "a", size=2)
+    _create(kube, namespace, "b", size=3)
+    a = _wait_settled(kube, namespace, "a", 2)["status"]["nodes"]
+    b = _wait_settled(kube, namespace, "b", 3)["status"]["nodes"]
+    assert not set(a) & set(b)
+    assert len(list_objects(kube, POD, namespace)) == 5
+
+
+def test_reconciling_a_converged_cr_again_writes_nothing(kube: ApiKube, namespace: str) -> None:
+    _create(kube, namespace, "m", size=2)
+    cr = _wait_settled(kube, namespace, "m", 2)
+    deployment = _deployment(kube, namespace, "m")
+    assert deployment is not None
+    key = Key("memcached", namespace, "m")
+    runs, since = run_count(key), timezone.now()
+    reconcile_enqueue(key=key, trigger="manual")
+    wait_until(lambda: run_count(key) > runs, what="the manual reconcile")
+    assert actions_since(key, since) == []  # every write is an action in the log
+    # Only the operator writes the CR (its status) and the Deployment's spec.
+    assert (
+        _cr(kube, namespace, "m")["metadata"]["resourceVersion"]
+        == (cr["metadata"]["resourceVersion"])
+    )
+    again = _deployment(kube, namespace, "m")
+    assert again is not None
+    assert again["metadata"]["generation"] == deployment["metadata"]["generation"]

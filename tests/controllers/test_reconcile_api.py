@@ -1,0 +1,166 @@
+"""reconcile() driven by hand against a live API server: what it writes, and when it does not.
+
+The engine-driven scenarios (test_*_scenarios.py) prove the operators end to end; these
+pin down the reconcile contract itself: create, correct drift without clobbering, write
+nothing once converged, report a missing image once and stop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controllers.base import DEPLOYMENT, POD, SERVICE, Context, Key, Result
+from controllers.kube import ApiKube
+from controllers.memcached import CONTROLLER as MEMCACHED_CONTROLLER
+from controllers.memcached.desired import MEMCACHED
+from controllers.objects import deep_get, find_condition
+from controllers.webserver import CONTROLLER as WEBSERVER_CONTROLLER
+from controllers.webserver.desired import WEBSERVER
+from tests.controllers.cluster import (
+    CountingKube,
+    ReadThroughCache,
+    RecordingReporter,
+    list_objects,
+    wait_until,
+)
+
+
+class Driver:
+    """Runs one controller's reconcile for one key, recording writes and reports."""
+
+    def __init__(self, kube: ApiKube, controller: Any, namespace: str, name: str) -> None:
+        self.kube, self.controller = kube, controller
+        self.key = Key(controller.name, namespace, name)
+        self.counting = CountingKube(kube)
+        self.reporter = RecordingReporter()
+        self.result: Result | None = None
+
+    def run(self) -> list[tuple[str, str, str]]:
+        """One reconcile; the writes it made."""
+        self.counting.writes.clear()
+        ctx = Context(self.key, ReadThroughCache(self.kube), self.counting, self.reporter)
+        self.result = self.controller.reconcile(ctx)
+        return list(self.counting.writes)
+
+    def converge(self, *, timeout: float = 30.0) -> None:
+        """Reconcile until a pass finds the CR Available and writes nothing."""
+        wait_until(
+            lambda: not self.run() and self.condition("Available") == "True",
+            timeout=timeout,
+            what=f"{self.key} to converge",
+        )
+
+    def until(self, check: Any, *, what: str, timeout: float = 30.0) -> None:
+        """Reconcile until `check()` holds after a pass."""
+        wait_until(lambda: self.run() is not None and check(), timeout=timeout, what=what)
+
+    def cr(self) -> dict[str, Any]:
+        cr = self.kube.get(self.controller.primary, self.key.namespace, self.key.name)
+        assert cr is not None
+        return cr
+
+    def condition(self, type_: str, field: str = "status") -> Any:
+        condition = find_condition(deep_get(self.cr(), "status.conditions"), type_) or {}
+        return condition.get(field)
+
+
+def _memcached(kube: ApiKube, namespace: str, name: str, **spec: Any) -> dict[str, Any]:
+    body = {
+        "apiVersion": MEMCACHED.api_version,
+        "kind": MEMCACHED.kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+    return kube.create(MEMCACHED, body)
+
+
+def test_first_reconcile_creates_the_deployment_and_reports_it(
+    kube: ApiKube, namespace: str
+) -> None:
+    cr = _memcached(kube, namespace, "m", size=2)
+    driver = Driver(kube, MEMCACHED_CONTROLLER, namespace, "m")
+    writes = driver.run()
+    assert ("create", "Deployment", "m") in writes
+    assert ("patch_status", "Memcached", "m") in writes
+    assert "Created Deployment m" in driver.reporter.actions
+    deployment = kube.get(DEPLOYMENT, namespace, "m")
+    assert deployment is not None
+    assert deployment["spec"]["replicas"] == 2
+    [owner] = deployment["metadata"]["ownerReferences"]
+    assert (owner["uid"], owner["controller"]) == (cr["metadata"]["uid"], True)
+    assert driver.result is not None and driver.result.requeue_after  # pods are still starting
+
+
+def test_a_converged_reconcile_writes_nothing(kube: ApiKube, namespace: str) -> None:
+    _memcached(kube, namespace, "m", size=2)
+    driver = Driver(kube, MEMCACHED_CONTROLLER, namespace, "m")
+    driver.converge()
+    before = (driver.cr(), kube.get(DEPLOYMENT, namespace, "m"))
+    assert driver.run() == []
+    after = (driver.cr(), kube.get(DEPLOYMENT, namespace, "m"))
+    assert [o["metadata"]["resourceVersion"] for o in after] == [
+        o["metadata"]["resourceVersion"] for o in before
+    ]
+    assert driver.result == Result.done()
+    assert driver.cr()["status"]["nodes"] == sorted(
+        p["metadata"]["name"] for p in list_objects(kube, POD, namespace)
+    )
+
+
+def test_drift_is_corrected_without_clobbering_what_others_own(
+    kube: ApiKube, namespace: str
+) -> None:
+    _memcached(kube, namespace, "m", size=1)
+    driver = Driver(kube, MEMCACHED_CONTROLLER, namespace, "m")
+    driver.run()
+    kube.patch(
+        DEPLOYMENT,
+        namespace,
+        "m",
+        {
+            "metadata": {"annotations": {"team": "cache"}},
+            "spec": {"replicas": 4, "revisionHistoryLimit": 3},
+        },
+    )
+    driver.run()
+    assert "Scaled Deployment m replicas 4→1" in driver.reporter.actions
+    deployment = kube.get(DEPLOYMENT, namespace, "m")
+    assert deployment is not None
+    assert deployment["spec"]["replicas"] == 1
+    assert deployment["spec"]["revisionHistoryLimit"] == 3
+    assert deployment["metadata"]["annotations"]["team"] == "cache"
+
+
+def test_a_missing_image_is_reported_once_as_degraded_and_not_retried(
+    kube: ApiKube, namespace: str
+) -> None:
+    _memcached(kube, namespace, "m", size=1, image="memcached:does-not-exist")
+    driver = Driver(kube, MEMCACHED_CONTROLLER, namespace, "m")
+    driver.until(lambda: driver.condition("Degraded") == "True", what="Degraded=True")
+    assert driver.condition("Degraded", "reason") == "ImagePullFailed"
+    assert "memcached:does-not-exist" in driver.condition("Degraded", "message")
+    assert driver.result == Result.done()
+    warnings = [e for e in driver.reporter.events if e[0] == "Warning"]
+    assert [reason for _, reason, _ in warnings] == ["ImagePullFailed"]
+    driver.run()
+    assert len([e for e in driver.reporter.events if e[0] == "Warning"]) == 1
+
+
+def test_webserver_reconcile_keeps_a_service_with_an_allocated_node_port(
+    kube: ApiKube, namespace: str
+) -> None:
+    body = {
+        "apiVersion": WEBSERVER.api_version,
+        "kind": WEBSERVER.kind,
+        "metadata": {"name": "w", "namespace": namespace},
+        "spec": {"replicas": 1},
+    }
+    kube.create(WEBSERVER, body)
+    driver = Driver(kube, WEBSERVER_CONTROLLER, namespace, "w")
+    driver.converge()
+    service = kube.get(SERVICE, namespace, "w-service")
+    assert service is not None and service["spec"]["type"] == "NodePort"
+    node_port = service["spec"]["ports"][0]["nodePort"]
+    assert driver.cr()["status"]["nodePort"] == node_port
+    assert driver.cr()["status"]["serviceName"] == "w-service"
+    assert driver.run() == []

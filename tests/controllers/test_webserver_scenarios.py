@@ -1,0 +1,160 @@
+"""WebServer end to end: a Deployment and a NodePort Service per CR, healed through watches.
+
+Only the public API is used, so these run unchanged against a real cluster through
+OPSBOARD_TEST_KUBECONFIG.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controllers.base import DEPLOYMENT, POD, SERVICE
+from controllers.kube import ApiKube
+from controllers.objects import deep_get, find_condition
+from controllers.webserver.desired import WEBSERVER, labels_for
+from tests.controllers.cluster import list_objects, wait_until
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("running_engine")]
+
+
+def _create(kube: ApiKube, namespace: str, name: str, **spec: Any) -> dict[str, Any]:
+    body = {
+        "apiVersion": WEBSERVER.api_version,
+        "kind": WEBSERVER.kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+    return kube.create(WEBSERVER, body)
+
+
+def _settled(kube: ApiKube, namespace: str, name: str, replicas: int) -> dict[str, Any] | None:
+    """The CR once its status says: `replicas` ready pods, its Service and nodePort, Available."""
+    cr = kube.get(WEBSERVER, namespace, name)
+    status = (cr or {}).get("status") or {}
+    available = find_condition(status.get("conditions"), "Available") or {}
+    pods = list_objects(kube, POD, namespace, labels_for({"metadata": {"name": name}}))
+    live = sorted(
+        p["metadata"]["name"] for p in pods if not deep_get(p, "metadata.deletionTimestamp")
+    )
+    if (
+        cr is not None
+        and status.get("observedGeneration") == cr["metadata"]["generation"]
+        and status.get("readyReplicas") == replicas
+        and status.get("nodes") == live
+        and len(live) == replicas
+        and status.get("nodePort")
+        and available.get("status") == "True"
+    ):
+        return cr
+    return None
+
+
+def _wait_settled(kube: ApiKube, namespace: str, name: str, replicas: int) -> dict[str, Any]:
+    return wait_until(
+        lambda: _settled(kube, namespace, name, replicas), what=f"{name} settled at {replicas}"
+    )
+
+
+def test_create_makes_a_deployment_and_a_node_port_service(kube: ApiKube, namespace: str) -> None:
+    cr = _create(kube, namespace, "web", replicas=3)
+    settled = _wait_settled(kube, namespace, "web", 3)
+    deployment = kube.get(DEPLOYMENT, namespace, "web")
+    service = kube.get(SERVICE, namespace, "web-service")
+    assert deployment is not None and service is not None
+    assert deployment["spec"]["replicas"] == 3
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.23.1"
+    assert service["spec"]["type"] == "NodePort"
+    assert service["metadata"]["ownerReferences"][0]["uid"] == cr["metadata"]["uid"]
+    assert settled["status"]["serviceName"] == "web-service"
+    assert settled["status"]["nodePort"] == service["spec"]["ports"][0]["nodePort"]
+
+
+def test_many_webservers_get_their_own_node_ports(kube: ApiKube, namespace: str) -> None:
+    _create(kube, namespace, "a", replicas=1)
+    _create(kube, namespace, "b", replicas=1, nodePort=30123)
+    a = _wait_settled(kube, namespace, "a", 1)["status"]
+    b = _wait_settled(kube, namespace, "b", 1)["status"]
+    assert b["nodePort"] == 30123
+    assert a["nodePort"] != b["nodePort"]
+    assert not set(a["nodes"]) & set(b["nodes"])
+
+
+def test_a_deleted_service_is_restored(kube: ApiKube, namespace: str) -> None:
+    _create(kube, namespace, "web", replicas=1)
+    _wait_settled(kube, namespace, "web", 1)
+    old = kube.get(SERVICE, namespace, "web-service")
+    assert old is not None
+    kube.delete(SERVICE, namespace, "web-service")
+    wait_until(
+        lambda: (
+            (s := kube.get(SERVICE, namespace, "web-service"))
+            and s["metadata"]["uid"] != old["metadata"]["uid"]
+        ),
+        what="a new Service web-service",
+    )
+
+
+def test_an_edited_service_is_corrected(kube: ApiKube, namespace: str) -> None:
+    _create(kube, namespace, "web", replicas=1)
+    _wait_settled(kube, namespace, "web", 1)
+    kube.patch(
+        SERVICE,
+        namespace,
+        "web-service",
+        {"metadata": {"annotations": {"team": "web"}}, "spec": {"selector": {"app": "other"}}},
+    )
+
+    def corrected() -> dict[str, Any] | None:
+        service = kube.get(SERVICE, namespace, "web-service") or {}
+        selector = deep_get(service, "spec.selector", {})
+        return service if selector == labels_for({"metadata": {"name": "web"}}) else None
+
+    service = wait_until(corrected, what="the Service's selector restored")
+    assert service["metadata"]["annotations"]["team"] == "web"  # not ours: kept
+
+
+def test_a_deleted_deployment_is_restored(kube: ApiKube, namespace: str) -> None:
+    _create(kube, namespace, "web", replicas=2)
+    _wait_settled(kube, namespace, "web", 2)
+    old = kube.get(DEPLOYMENT, namespace, "web")
+    assert old is not None
+    kube.delete(DEPLOYMENT, namespace, "web")
+    wait_until(
+        lambda: (
+            (d := kube.get(DEPLOYMENT, namespace, "web"))
+            and d["metadata"]["uid"] != old["metadata"]["uid"]
+        ),
+        what="a new Deployment web",
+    )
+    _wait_settled(kube, namespace, "web", 2)
+
+
+def test_an_image_change_rolls_the_pods(kube: ApiKube, namespace: str) -> None:
+    _create(kube, namespace, "web", replicas=2)
+    _wait_settled(kube, namespace, "web", 2)
+    kube.patch(WEBSERVER, namespace, "web", {"spec": {"image": "nginx:1.25.3"}})
+
+    def rolled() -> bool:
+        cr = _settled(kube, namespace, "web", 2)
+        progressing = find_condition(deep_get(cr, "status.conditions"), "Progressing") or {}
+        return cr is not None and progressing.get("reason") == "RolloutComplete"
+
+    wait_until(rolled, what="the rollout to complete")
+    pods = list_objects(kube, POD, namespace, labels_for({"metadata": {"name": "web"}}))
+    live = [p for p in pods if not deep_get(p, "metadata.deletionTimestamp")]
+    assert {p["spec"]["containers"][0]["image"] for p in live} == {"nginx:1.25.3"}
+
+
+def test_deleting_the_cr_garbage_collects_its_children(kube: ApiKube, namespace: str) -> None:
+    _create(kube, namespace, "web", replicas=1)
+    _wait_settled(kube, namespace, "web", 1)
+    kube.delete(WEBSERVER, namespace, "web")
+    wait_until(
+        lambda: (
+            kube.get(DEPLOYMENT, namespace, "web") is None
+            and kube.get(SERVICE, namespace, "web-service") is None
+        ),
+        what="the Deployment and Service to be garbage-collected",
+    )
