@@ -46,6 +46,9 @@ class Runtime:
     failing: dict[str, str] = field(default_factory=dict)
     invalid: dict[str, str] = field(default_factory=dict)
     pull_failures: int = 0
+    # A readiness probe's initialDelaySeconds: running, but not ready until then.
+    ready_at: float = 0.0
+    probing: bool = False
     transitions: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
@@ -123,7 +126,10 @@ class Kubelet(Controller):
         now = time.monotonic()
         if rt.due <= now:
             self._advance(pod, node, rt)
+        rt.probing = rt.stage == "running" and rt.ready_at > time.monotonic()
         self._write_status(pod, node, rt)
+        if rt.probing:
+            return max(rt.ready_at - time.monotonic(), 0.001)
         if rt.stage == "running" or rt.stage == "invalid":
             return None
         return max(rt.due - time.monotonic(), 0.001)
@@ -237,6 +243,7 @@ class Kubelet(Controller):
             rt.stage = "invalid"
         else:
             rt.stage, rt.container_started = "running", names.rfc3339()
+            rt.ready_at = time.monotonic() + readiness_delay(pod)
             self._finish_resizes(pod, node)
 
     def _terminate(self, pod: Obj, rt: Runtime) -> float | None:
@@ -344,3 +351,12 @@ class Kubelet(Controller):
         except Exception as exc:
             if not is_status_error(exc, 404):
                 raise
+
+
+def readiness_delay(pod: Obj) -> float:
+    """The first readiness probe passes after its initial delay (all probes pass here)."""
+    delays = [
+        (c.get("readinessProbe") or {}).get("initialDelaySeconds", 0)
+        for c in pod["spec"].get("containers") or []
+    ]
+    return float(max(delays, default=0))

@@ -153,3 +153,22 @@ def test_an_invalid_image_reference_is_invalid_image_name(core, namespace):
 
     assert not is_ready(p) and p.status.phase == "Pending"
     assert any(e.reason == "InspectFailed" for e in events_for(core, namespace, "odd"))
+
+
+def test_a_readiness_probe_delays_ready_but_not_running(core, namespace):
+    probed = pod("probed", image="nginx:1.25")
+    probed["spec"]["containers"][0]["readinessProbe"] = {
+        "tcpSocket": {"port": 80},
+        "initialDelaySeconds": 2,
+        "periodSeconds": 1,
+    }
+    core.create_namespaced_pod(namespace, probed)
+
+    running = wait_for(
+        lambda: (p := read(core, namespace, "probed")).status.phase == "Running" and p,
+        what="Running",
+    )
+    assert not is_ready(running)
+    assert running.status.container_statuses[0].started is True
+
+    wait_for(lambda: is_ready(read(core, namespace, "probed")), what="Ready after the probe delay")
