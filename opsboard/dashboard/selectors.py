@@ -16,6 +16,7 @@ from django.http import Http404
 from controllers.base import Body
 from opsboard.dashboard.kinds import KindInfo, value_at
 from opsboard.engine.models import ReconcileRun
+from opsboard.mirror import selectors as mirror
 from opsboard.mirror.models import KubeObject
 
 HEALTHS = ("Available", "Progressing", "Degraded", "Unknown")
@@ -167,8 +168,6 @@ def cr_runs(*, info: KindInfo, namespace: str, name: str, limit: int = 20) -> li
 
 def cr_events(*, cr: KubeObject, limit: int = 30) -> list[dict[str, Any]]:
     """Events about the CR, newest first, as the table shows them."""
-    # The mirror files an Event under the object it is about (owner_uid = involvedObject.uid).
-    rows = KubeObject.objects.filter(kind="Event", owner_uid=cr.uid).values_list("body", flat=True)
     events = [
         {
             "type": e.get("type", ""),
@@ -177,9 +176,9 @@ def cr_events(*, cr: KubeObject, limit: int = 30) -> list[dict[str, Any]]:
             "count": e.get("count") or (e.get("series") or {}).get("count") or 1,
             "last_seen": e.get("lastTimestamp") or e.get("eventTime") or "",
         }
-        for e in rows
+        for e in (row.body for row in mirror.object_events(uid=cr.uid, limit=limit))
     ]
-    return sorted(events, key=lambda e: e["last_seen"], reverse=True)[:limit]
+    return sorted(events, key=lambda e: e["last_seen"], reverse=True)
 
 
 @dataclass
@@ -187,7 +186,7 @@ class TreeNode:
     kind: str
     name: str
     obj: KubeObject | None = None  # None: an expected child that is missing
-    health: str = "Unknown"  # "ok", "progressing", "failed", "missing"
+    health: str = "ok"  # "ok", "progressing", "failed", "missing"
     detail: str = ""
     children: list[TreeNode] = field(default_factory=list)
 
@@ -198,56 +197,29 @@ def _node_health(obj: KubeObject) -> tuple[str, str]:
     if obj.deleted_at:
         return "progressing", "terminating"
     if obj.kind == "Pod":
-        return _pod_health(status)
+        health = {"Available": "ok", "Degraded": "failed"}.get(obj.health, "progressing")
+        return health, status.get("phase", "Pending")
     if obj.kind in ("Deployment", "ReplicaSet", "StatefulSet"):
         want, ready = spec.get("replicas", 1), status.get("readyReplicas", 0) or 0
         return ("ok" if ready >= want else "progressing"), f"{ready}/{want} ready"
     return "ok", ""
 
 
-def _pod_health(status: dict[str, Any]) -> tuple[str, str]:
-    for cs in status.get("containerStatuses") or []:
-        reason = (cs.get("state", {}).get("waiting") or {}).get("reason", "")
-        if reason in ("ErrImagePull", "ImagePullBackOff", "CrashLoopBackOff"):
-            return "failed", reason
-    phase = status.get("phase", "Pending")
-    ready = any(
-        c.get("type") == "Ready" and c.get("status") == "True"
-        for c in status.get("conditions") or []
-    )
-    if phase == "Running" and ready:
-        return "ok", "Running"
-    return ("failed" if phase == "Failed" else "progressing"), phase
-
-
-def _node(obj: KubeObject) -> TreeNode:
+def _tree_node(owner_node: mirror.OwnerNode) -> TreeNode:
+    obj = owner_node.obj
     health, detail = _node_health(obj)
-    return TreeNode(kind=obj.kind, name=obj.name, obj=obj, health=health, detail=detail)
+    children = [_tree_node(child) for child in owner_node.children]
+    if obj.kind == "Service":
+        children = [_tree_node(mirror.OwnerNode(p)) for p in mirror.service_pods(service=obj)]
+        detail = f"selects {len(children)} pods"
+    return TreeNode(obj.kind, obj.name, obj, health, detail, children)
 
 
-def owner_tree(*, info: KindInfo, cr: KubeObject, max_depth: int = 4) -> TreeNode:
-    """CR → owned objects (→ ReplicaSets → Pods), one query per level; Services list the
-    pods they select; expected children that are missing appear as "missing" nodes."""
-    root = TreeNode(kind=cr.kind, name=cr.name, obj=cr, health="ok")
-    level = {cr.uid: root}
-    for _ in range(max_depth):
-        rows = (
-            KubeObject.objects.filter(owner_uid__in=list(level))
-            .exclude(kind="Event")  # mirrored Events hang off the object they are about
-            .order_by("kind", "name")
-        )
-        nodes: dict[str, TreeNode] = {}
-        for obj in rows.defer("body", "annotations"):
-            node = _node(obj)
-            level[obj.owner_uid].children.append(node)
-            nodes[obj.uid] = node
-        if not nodes:
-            break
-        level = nodes
-    for node in root.children:
-        if node.kind == "Service":
-            node.children = [_node(p) for p in _selected_pods(cr.namespace, node.obj)]
-            node.detail = f"selects {len(node.children)} pods"
+def owner_tree(*, info: KindInfo, cr: KubeObject) -> TreeNode:
+    """CR → owned objects (→ ReplicaSets → Pods), Services → the pods they select, each
+    with its health; expected children that are missing appear as "missing" nodes."""
+    root = _tree_node(mirror.owner_tree(root=cr))
+    root.health, root.detail = "ok", ""
     present = {(n.kind, n.name) for n in root.children}
     for expected in info.controller.expected_children(cr.body):
         if (expected.kind.kind, expected.name) not in present:
@@ -260,15 +232,6 @@ def owner_tree(*, info: KindInfo, cr: KubeObject, max_depth: int = 4) -> TreeNod
                 )
             )
     return root
-
-
-def _selected_pods(namespace: str, service: KubeObject | None) -> list[KubeObject]:
-    selector = ((service.spec if service else {}) or {}).get("selector") or {}
-    if not selector:
-        return []
-    lookups = {f"labels__{key}": value for key, value in selector.items()}
-    pods = KubeObject.objects.filter(kind="Pod", namespace=namespace, **lookups)
-    return list(pods.defer("body", "annotations").order_by("name"))
 
 
 def tree_pods(tree: TreeNode) -> dict[str, KubeObject]:

@@ -73,15 +73,18 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
     why = queue.start(key, token, ttl, Why(trigger, detail, time.time()))
     if why is None:
         return False  # running elsewhere; that worker sends it again when it finishes
+    started = datetime.now(UTC)
     try:
-        _run(queue, key, why, token, ttl, worker)
+        _run(queue, key, why, token, ttl, worker, started)
     finally:
         if queue.done(key, token):
             send(key, Why("event", "changed while reconciling"))
     return True
 
 
-def _run(queue: WorkQueue, key: Key, why: Why, token: str, ttl: float, worker: str) -> None:
+def _run(
+    queue: WorkQueue, key: Key, why: Why, token: str, ttl: float, worker: str, started: datetime
+) -> None:
     controller = controllers().get(key.kind)
     if controller is None:
         log.error("No controller named %r: dropping %s", key.kind, key)
@@ -90,7 +93,7 @@ def _run(queue: WorkQueue, key: Key, why: Why, token: str, ttl: float, worker: s
     primary = cache.get(controller.primary, key.namespace, key.name)
     report = RunReporter()
     ctx = Context(key=key, cache=cache, kube=api_kube(), report=report)
-    started, clock = datetime.now(UTC), time.perf_counter()
+    clock = time.perf_counter()
     outcome, error, requeue_after, result_label = "success", "", None, "success"
     with _renewing(queue, key, token, ttl):
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 MIRROR_ONLY = (REPLICASET, EVENT)
 BATCH = 500
 WATCH_TIMEOUT = 300  # seconds per watch request; the server ends it, we resume
+VERSION_SAVE_INTERVAL = 1.0  # seconds between writes of the resume points
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,8 @@ class Watcher:
         self.kinds = kinds + [k for k in MIRROR_ONLY if k not in kinds]
         self.inbox: queue.Queue[Listed | Streamed] = queue.Queue(maxsize=50_000)
         self.stop = threading.Event()
+        self._versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)
+        self._saved_at = 0.0
 
     # -- readers -------------------------------------------------------------------------
 
@@ -109,41 +113,59 @@ class Watcher:
         return batch
 
     def _apply(self, batch: list[Listed | Streamed]) -> None:
-        changes: list[Change] = []
-        versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)
-        run: list[Streamed] = []
-
-        def flush() -> None:
-            if run:
-                kind = run[0].kind
-                events = [(item.type, item.body) for item in run]
-                changes.extend(mirror_apply(kind=kind, events=events))
-                run.clear()
-
+        # Per kind, in stream order; primary kinds first, queued as soon as they are
+        # mirrored, so a CR's change never waits behind a flood of Pod or Event updates.
+        by_kind: dict[Kind, list[Listed | Streamed]] = {}
         for item in batch:
-            if isinstance(item, Listed):
-                flush()
-                namespaces = [item.namespace] if item.namespace else []
-                changes.extend(
-                    mirror_relist(kind=item.kind, items=item.items, namespaces=namespaces)
-                )
-                if not item.namespace:
-                    versions[item.kind] = (item.resource_version, True, False)
-                continue
-            version = str(item.body["metadata"].get("resourceVersion") or "")
-            if not self.namespaces:
-                _, listed, _ = versions.get(item.kind, ("", False, False))
-                versions[item.kind] = (version, listed, item.type != "BOOKMARK")
-            if item.type == "BOOKMARK":
-                continue
-            if run and run[0].kind != item.kind:
-                flush()
-            run.append(item)
-        flush()
-        for kind, (version, listed, event) in versions.items():
-            kind_watch_save(kind=kind, resource_version=version, listed=listed, event=event)
+            by_kind.setdefault(item.kind, []).append(item)
+        primaries = {c.primary for c in self.controllers}
+        for kind in [k for k in by_kind if k in primaries]:
+            self._enqueue_all(self._apply_kind(kind, by_kind[kind]))
+        # Owned kinds together: an owner chain mirrored in this batch (a ReplicaSet and
+        # its Pods) is complete before the changes are mapped to keys.
+        owned: list[Change] = []
+        for kind in [k for k in by_kind if k not in primaries]:
+            owned.extend(self._apply_kind(kind, by_kind[kind]))
+        self._enqueue_all(owned)
+        self._save_versions()
+
+    def _enqueue_all(self, changes: list[Change]) -> None:
         for key, detail in keys_for(changes, self.controllers):
             self._enqueue(key, detail)
+
+    def _apply_kind(self, kind: Kind, items: list[Listed | Streamed]) -> list[Change]:
+        changes: list[Change] = []
+        run: list[tuple[str, Body]] = []
+        for item in items:
+            if isinstance(item, Listed):
+                if run:
+                    changes.extend(mirror_apply(kind=kind, events=run))
+                    run = []
+                namespaces = [item.namespace] if item.namespace else []
+                changes.extend(mirror_relist(kind=kind, items=item.items, namespaces=namespaces))
+                if not item.namespace:
+                    self._versions[kind] = (item.resource_version, True, False)
+                continue
+            if not self.namespaces:
+                version = str(item.body["metadata"].get("resourceVersion") or "")
+                _, listed, _ = self._versions.get(kind, ("", False, False))
+                self._versions[kind] = (version, listed, item.type != "BOOKMARK")
+            if item.type != "BOOKMARK":
+                run.append((item.type, item.body))
+        if run:
+            changes.extend(mirror_apply(kind=kind, events=run))
+        return changes
+
+    def _save_versions(self, *, force: bool = False) -> None:
+        """Records resume points at most every VERSION_SAVE_INTERVAL: one write, not one
+        per batch. Resuming from a slightly older version replays events the mirror has
+        already seen, which the predicates turn into no reconcile."""
+        if not force and time.monotonic() - self._saved_at < VERSION_SAVE_INTERVAL:
+            return
+        for kind, (version, listed, event) in self._versions.items():
+            kind_watch_save(kind=kind, resource_version=version, listed=listed, event=event)
+        self._versions.clear()
+        self._saved_at = time.monotonic()
 
     def _enqueue(self, key: Key, detail: str) -> None:
         try:
@@ -162,5 +184,6 @@ class Watcher:
             try:
                 first = self.inbox.get(timeout=0.5)
             except queue.Empty:
+                self._save_versions(force=bool(self._versions))
                 continue
             self._apply(self._drain(first))

@@ -58,3 +58,11 @@ def test_list_items_without_kind_are_mirrored_under_the_listed_kind() -> None:
     del item["kind"], item["apiVersion"]
     mirror_relist(kind=MEMCACHED, items=[item])
     assert KubeObject.objects.get().kind == "Memcached"
+
+
+def test_a_replayed_older_event_neither_regresses_the_mirror_nor_counts_as_a_change() -> None:
+    cr = obj(MEMCACHED, "m", generation=1)
+    newer = {**cr, "metadata": {**cr["metadata"], "generation": 2, "resourceVersion": "90000"}}
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", cr), ("MODIFIED", newer)])
+    assert mirror_apply(kind=MEMCACHED, events=[("MODIFIED", cr), ("MODIFIED", newer)]) == []
+    assert KubeObject.objects.get().generation == 2

@@ -55,7 +55,10 @@ def cr_patch_confirm(
             resource_version=request.POST.get("resource_version", ""),
         )  # fmt: skip
         context.update(applied=applied, step="applied" if applied.ok else "form")
-    return _panel(request, context)
+    response = _panel(request, context)
+    if context["step"] == "applied":
+        response["HX-Trigger"] = "cr-changed"  # the live sections refresh now, not in 2 s
+    return response
 
 
 @require_POST
