@@ -1,0 +1,69 @@
+"""Discovery and OpenAPI documents, shaped as kube-apiserver serves them."""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from tests.kubesim.support import raw
+
+Api = client.ApiClient
+
+
+def test_version(kube_api_client: Api) -> None:
+    info = client.VersionApi(kube_api_client).get_code()
+    assert info.major == "1" and info.git_version.startswith("v1.")
+
+
+def test_core_api_and_group_list(kube_api_client: Api) -> None:
+    assert raw(kube_api_client, "GET", "/api").json()["versions"] == ["v1"]
+    groups = {g["name"]: g for g in raw(kube_api_client, "GET", "/apis").json()["groups"]}
+    for name in (
+        "apps",
+        "apiextensions.k8s.io",
+        "coordination.k8s.io",
+        "events.k8s.io",
+        "discovery.k8s.io",
+        "rbac.authorization.k8s.io",
+    ):
+        assert groups[name]["preferredVersion"]["version"] == "v1"
+    apps = raw(kube_api_client, "GET", "/apis/apps").json()
+    assert apps["kind"] == "APIGroup" and apps["versions"][0]["groupVersion"] == "apps/v1"
+
+
+def test_resource_lists_carry_kinds_verbs_and_subresources(kube_api_client: Api) -> None:
+    core = {r["name"]: r for r in raw(kube_api_client, "GET", "/api/v1").json()["resources"]}
+    assert core["pods"]["kind"] == "Pod" and core["pods"]["shortNames"] == ["po"]
+    assert core["pods"]["categories"] == ["all"]
+    assert core["namespaces"]["namespaced"] is False
+    assert "deletecollection" not in core["namespaces"]["verbs"]
+    assert core["pods/status"]["verbs"] == ["get", "patch", "update"]
+    apps = raw(kube_api_client, "GET", "/apis/apps/v1").json()
+    assert apps["kind"] == "APIResourceList" and apps["groupVersion"] == "apps/v1"
+    by_name = {r["name"]: r for r in apps["resources"]}
+    assert sorted(by_name["deployments"]["verbs"]) == sorted(
+        ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+    )
+    assert by_name["deployments/scale"] == {
+        "name": "deployments/scale",
+        "singularName": "",
+        "namespaced": True,
+        "group": "autoscaling",
+        "version": "v1",
+        "kind": "Scale",
+        "verbs": ["get", "patch", "update"],
+    }
+    assert "deployments/status" in by_name and "statefulsets/scale" in by_name
+    assert "daemonsets/scale" not in by_name
+
+
+def test_openapi_v3_index_and_documents(kube_api_client: Api) -> None:
+    paths = raw(kube_api_client, "GET", "/openapi/v3").json()["paths"]
+    assert "api/v1" in paths and "apis/apps/v1" in paths
+    doc = raw(kube_api_client, "GET", paths["apis/apps/v1"]["serverRelativeURL"]).json()
+    op = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]
+    assert op["x-kubernetes-group-version-kind"] == {
+        "group": "apps",
+        "version": "v1",
+        "kind": "Deployment",
+    }
+    assert "fieldValidation" in [p["name"] for p in op["parameters"]]

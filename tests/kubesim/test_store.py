@@ -1,0 +1,135 @@
+"""The in-process store API that the simulated cluster and the HTTP layer share."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kubesim.errors import ApiError, FieldError, invalid
+from kubesim.store import Store
+
+
+@pytest.fixture
+def store() -> Iterator[Store]:
+    s = Store(None)
+    yield s
+    s.close()
+
+
+def _cm(name: str, **labels: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": labels}, "data": {"k": "v"}}
+
+
+def test_initial_namespaces_exist(store: Store) -> None:
+    names = [n["metadata"]["name"] for n in store.list("namespaces")]
+    assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
+
+
+def test_returned_objects_are_private_copies(store: Store) -> None:
+    created = store.create("configmaps", _cm("a"), namespace="default")
+    created["data"]["k"] = "changed"
+    assert store.get("configmaps", "default", "a")["data"] == {"k": "v"}
+
+
+def test_one_resource_version_counter_across_kinds(store: Store) -> None:
+    a = store.create("configmaps", _cm("a"), namespace="default")
+    b = store.create("secrets", {"metadata": {"name": "b"}}, namespace="default")
+    assert int(b["metadata"]["resourceVersion"]) == int(a["metadata"]["resourceVersion"]) + 1
+
+
+def test_subscribers_see_commits_in_order(store: Store) -> None:
+    seen: list[tuple[str, str, str]] = []
+    done = threading.Event()
+
+    def on_event(kind: str, resource: str, obj: dict[str, Any]) -> None:
+        seen.append((kind, resource, obj["metadata"]["name"]))
+        if kind == "DELETED":
+            done.set()
+
+    unsubscribe = store.subscribe(on_event)
+    store.create("configmaps", _cm("s"), namespace="default")
+    store.patch("configmaps", "default", "s", {"data": {"k": "w"}})
+    store.delete("configmaps", "default", "s")
+    assert done.wait(5)
+    unsubscribe()
+    assert seen == [
+        ("ADDED", "configmaps", "s"),
+        ("MODIFIED", "configmaps", "s"),
+        ("DELETED", "configmaps", "s"),
+    ]
+
+
+def test_update_with_stale_resource_version_is_409(store: Store) -> None:
+    first = store.create("configmaps", _cm("u"), namespace="default")
+    store.patch("configmaps", "default", "u", {"data": {"k": "2"}})
+    with pytest.raises(ApiError) as exc:
+        store.update("configmaps", first)
+    assert exc.value.code == 409 and exc.value.reason == "Conflict"
+
+
+def test_events_older_than_the_window_are_gone() -> None:
+    small = Store(None, window=8)
+    try:
+        start = small.resource_version
+        for i in range(20):
+            small.create("configmaps", _cm(f"c{i}"), namespace="default")
+        with pytest.raises(ApiError) as exc:
+            small.events_after(start)
+        assert exc.value.code == 410 and exc.value.reason == "Expired"
+        assert exc.value.message.startswith(f"too old resource version: {start} (")
+        assert small.events_after(small.resource_version - 1)[0].type == "ADDED"
+    finally:
+        small.close()
+
+
+def test_admission_hooks_can_mutate_and_reject(store: Store) -> None:
+    def admit(op: str, new: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
+        if new is None:
+            return
+        if new["metadata"]["name"] == "reject":
+            raise invalid("ConfigMap", "", "reject", [FieldError("Invalid", "data", "x", "no")])
+        new.setdefault("data", {})["admitted"] = op
+
+    store.register_admission("configmaps", admit)
+    assert store.create("configmaps", _cm("ok"), namespace="default")["data"]["admitted"] == (
+        "CREATE"
+    )
+    with pytest.raises(ApiError) as exc:
+        store.create("configmaps", _cm("reject"), namespace="default")
+    assert exc.value.code == 422
+    with pytest.raises(ApiError):
+        store.get("configmaps", "default", "reject")
+
+
+def test_pods_bound_to_a_node_terminate_gracefully(store: Store) -> None:
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "pause"}]},
+    }
+    store.create("pods", pod, namespace="default")
+    pending = store.delete("pods", "default", "p")
+    assert pending["metadata"]["deletionGracePeriodSeconds"] == 30
+    assert store.get("pods", "default", "p")["metadata"]["deletionTimestamp"]
+    store.delete("pods", "default", "p", grace_period_seconds=0)
+    with pytest.raises(ApiError):
+        store.get("pods", "default", "p")
+
+
+def test_bind_assigns_the_node_once(store: Store) -> None:
+    pod = {"metadata": {"name": "b"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    store.create("pods", pod, namespace="default")
+    store.bind("default", "b", {"target": {"kind": "Node", "name": "n1"}})
+    assert store.get("pods", "default", "b")["spec"]["nodeName"] == "n1"
+    with pytest.raises(ApiError) as exc:
+        store.bind("default", "b", {"target": {"kind": "Node", "name": "n2"}})
+    assert exc.value.code == 409
+
+
+def test_dry_run_writes_nothing(store: Store) -> None:
+    rv = store.resource_version
+    store.create("configmaps", _cm("dry"), namespace="default", dry_run=True)
+    assert store.resource_version == rv
+    assert store.list("configmaps", "default") == []

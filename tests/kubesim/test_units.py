@@ -1,0 +1,142 @@
+"""Pure parts: selectors, patches and structural schemas."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubesim.errors import ApiError
+from kubesim.patch import json_patch, merge_patch, strategic_merge
+from kubesim.schema import process
+from kubesim.selectors import parse_fields, parse_labels, selector_string
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "expected"),
+    [
+        ("a=b", {"a": "b"}, True),
+        ("a=b", {"a": "c"}, False),
+        ("a!=b", {}, True),
+        ("a in (x, y)", {"a": "y"}, True),
+        ("a notin (x)", {"a": "x"}, False),
+        ("a", {"a": ""}, True),
+        ("!a", {"a": ""}, False),
+        ("a>3", {"a": "4"}, True),
+        ("a<3", {"a": "4"}, False),
+        ("a=b,c", {"a": "b"}, False),
+        ("example.com/role==web", {"example.com/role": "web"}, True),
+    ],
+)
+def test_label_selector_syntax(selector: str, labels: dict[str, str], expected: bool) -> None:
+    match = parse_labels(selector)
+    assert match is not None and match(labels) is expected
+
+
+@pytest.mark.parametrize("selector", ["a in (b", "a=b=c", "=x", "a in b"])
+def test_malformed_label_selectors_are_400(selector: str) -> None:
+    with pytest.raises(ApiError) as exc:
+        parse_labels(selector)
+    assert exc.value.code == 400
+
+
+def test_field_selectors_know_the_pod_fields() -> None:
+    match = parse_fields("pods", "spec.nodeName=n1,status.phase!=Failed")
+    assert match is not None
+    assert match({"metadata": {}, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}})
+    assert not match({"metadata": {}, "spec": {"nodeName": "n1"}, "status": {"phase": "Failed"}})
+    with pytest.raises(ApiError):
+        parse_fields("configmaps", "spec.nodeName=n1")
+
+
+def test_selector_string_renders_match_expressions() -> None:
+    sel = {
+        "matchLabels": {"b": "2", "a": "1"},
+        "matchExpressions": [{"key": "c", "operator": "In", "values": ["y", "x"]}],
+    }
+    assert selector_string(sel) == "a=1,b=2,c in (x,y)"
+
+
+def test_merge_patch_removes_nulls_and_replaces_lists() -> None:
+    doc = {"a": {"b": 1, "c": 2}, "l": [1, 2]}
+    assert merge_patch(doc, {"a": {"b": None}, "l": [3]}) == {"a": {"c": 2}, "l": [3]}
+
+
+def test_json_patch_operations() -> None:
+    doc = {"a": [1, 2], "b": {"c": 1}}
+    ops = [
+        {"op": "add", "path": "/a/-", "value": 3},
+        {"op": "remove", "path": "/b/c"},
+        {"op": "copy", "from": "/a/0", "path": "/d"},
+        {"op": "move", "from": "/d", "path": "/e"},
+        {"op": "test", "path": "/e", "value": 1},
+        {"op": "replace", "path": "/a/0", "value": 0},
+    ]
+    assert json_patch(doc, ops) == {"a": [0, 2, 3], "b": {}, "e": 1}
+    assert doc == {"a": [1, 2], "b": {"c": 1}}
+
+
+def test_strategic_merge_by_keys_and_directives() -> None:
+    pod = {
+        "spec": {
+            "containers": [
+                {"name": "a", "image": "x", "env": [{"name": "E", "value": "1"}]},
+                {"name": "b", "image": "y"},
+            ]
+        },
+        "metadata": {"finalizers": ["f1"]},
+    }
+    patch = {
+        "spec": {
+            "containers": [
+                {"name": "a", "env": [{"name": "F", "value": "2"}]},
+                {"name": "b", "$patch": "delete"},
+            ]
+        },
+        "metadata": {"finalizers": ["f2"]},
+    }
+    out = strategic_merge(pod, patch)
+    assert out["spec"]["containers"] == [
+        {
+            "name": "a",
+            "image": "x",
+            "env": [{"name": "E", "value": "1"}, {"name": "F", "value": "2"}],
+        }
+    ]
+    assert out["metadata"]["finalizers"] == ["f1", "f2"]
+    replaced = strategic_merge({"spec": {"a": 1, "b": 2}}, {"spec": {"$patch": "replace", "c": 3}})
+    assert replaced == {"spec": {"c": 3}}
+    ordered = strategic_merge(
+        {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}},
+        {"spec": {"$setElementOrder/containers": [{"name": "b"}, {"name": "a"}]}},
+    )
+    assert [c["name"] for c in ordered["spec"]["containers"]] == ["b", "a"]
+
+
+def test_service_ports_merge_by_port() -> None:
+    svc = {"spec": {"ports": [{"port": 80, "name": "http"}]}}
+    out = strategic_merge(svc, {"spec": {"ports": [{"port": 443, "name": "https"}]}})
+    assert [p["port"] for p in out["spec"]["ports"]] == [80, 443]
+
+
+def test_schema_prunes_defaults_and_validates() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "size": {"type": "integer", "minimum": 1, "default": 1},
+                    "tags": {"type": "array", "maxItems": 1, "items": {"type": "string"}},
+                },
+            }
+        },
+    }
+    obj = {
+        "apiVersion": "x/v1",
+        "kind": "X",
+        "metadata": {"name": "n"},
+        "spec": {"tags": ["a", "b"], "junk": 1},
+    }
+    out, unknown, errors = process(schema, obj)
+    assert unknown == ["spec.junk"]
+    assert out["spec"]["size"] == 1
+    assert [e.text() for e in errors] == ["spec.tags: Too many: 2: must have at most 1 items"]
