@@ -21,7 +21,7 @@ TIMEOUT = 300.0
 
 def run(bench: Bench) -> Outcome:
     count = bench.size(full=1000, quick=20)
-    worker_counts = [1, 2] if bench.quick else [1, 2, 4]
+    worker_counts = [2] if bench.quick else [1, 2, 4]
     outcome = Outcome("coldstart", f"Cold start of {count:,} CRs")
     runs: dict[str, dict[str, Any]] = {}
     setups = [("opsboard", w) for w in worker_counts]

@@ -25,8 +25,8 @@ SETTLE = 1.0  # seconds to let late requests of one change land in the log
 
 def run(bench: Bench) -> Outcome:
     count = bench.size(full=1000, quick=20)
-    idle_window = bench.size(full=60, quick=5)
-    probes = bench.size(full=10, quick=3)
+    idle_window = bench.size(full=60, quick=3)
+    probes = bench.size(full=10, quick=2)
     outcome = Outcome("cost", f"Cost with {count:,} converged CRs")
     figures: dict[str, dict[str, Any]] = {}
     for operator in bench.operators():

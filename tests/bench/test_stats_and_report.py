@@ -1,0 +1,50 @@
+"""The pure parts of bench/: percentiles, verdicts against targets, the table."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.report import Outcome, Row, Target, table
+from bench.stats import percentile, summary_ms
+
+
+def test_percentile_interpolates_between_closest_ranks():
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert percentile([5, 1, 3], 0) == 1
+    assert percentile([5, 1, 3], 100) == 5
+
+
+def test_percentile_of_nothing_is_an_error():
+    with pytest.raises(ValueError):
+        percentile([], 50)
+
+
+def test_summary_is_in_milliseconds_and_empty_without_samples():
+    assert summary_ms([0.010, 0.020, 0.030])["p50_ms"] == 20.0
+    assert summary_ms([]) == {"n": 0}
+
+
+def test_a_missed_target_says_by_how_much():
+    assert Target(50).verdict(40, "ms") == "met"
+    assert Target(50).verdict(60, "ms") == "MISSED by 10 ms (20%)"
+    assert Target(5, ">=").verdict(2, "x") == "MISSED by 3 (60%)"
+    assert Target(0).verdict(1, "n") == "MISSED by 1"
+    assert Target(50).verdict(None) == "not measured"
+
+
+def test_ratio_says_how_many_times_better_opsboard_is():
+    assert Row("p50", 10, "ms", peer=50).ratio == 5
+    assert Row("rate", 20, "1/s", peer=10, higher_is_better=True).ratio == 2
+    assert Row("p50", 10, "ms").ratio is None
+
+
+def test_table_prints_cpu_count_verdicts_and_errors():
+    outcomes = [
+        Outcome("patch", "Patch", rows=[Row("p50", 60, "ms", peer=30, target=Target(50))]),
+        Outcome("ui", "UI", error="the dashboard is missing"),
+    ]
+    printed = table(outcomes, quick=True)
+    assert "CPUs" in printed.splitlines()[0]
+    assert "MISSED by 10 ms (20%)" in printed
+    assert "0.5x" in printed
+    assert "not measured: the dashboard is missing" in printed
