@@ -108,3 +108,13 @@ def test_a_cluster_that_is_down_is_reported(
     html, _ = _review(operator_client, cache_a)
     assert "The cluster is unreachable or failing; nothing was changed" in html
     assert 'role="alert"' in html
+
+
+def test_an_applied_patch_tells_the_live_sections_to_refresh(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str
+) -> None:
+    _, hidden = _review(operator_client, cache_a)
+    response = operator_client.post(cache_a + "patch/apply/", hidden, HTTP_HX_REQUEST="true")
+    assert response["HX-Trigger"] == "cr-changed"
+    live = operator_client.get(cache_a).content.decode()
+    assert "cr-changed from:body" in live
