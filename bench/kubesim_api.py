@@ -11,6 +11,7 @@ LIST of 10,000 objects <= 500 ms, 10,000 CRs in <= 250 MB RSS.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -128,10 +129,8 @@ def start_server(data_dir: str) -> tuple[subprocess.Popen[str], str]:
     line = proc.stdout.readline() if proc.stdout else ""
     if not line.startswith("kubesim serving "):
         raise SystemExit(f"kubesim did not start: {line!r}")
-    try:
+    with contextlib.suppress(AttributeError, psutil.Error):
         psutil.Process(proc.pid).cpu_affinity([0])  # one core, as the targets are stated
-    except (AttributeError, psutil.Error):
-        pass
     return proc, line.split()[-1]
 
 
