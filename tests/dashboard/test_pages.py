@@ -170,3 +170,23 @@ def test_detail_query_count_does_not_grow_with_pods(viewer_client: Client) -> No
 def test_unknown_kind_and_object_are_404(viewer_client: Client) -> None:
     assert viewer_client.get("/k/nope/").status_code == 404
     assert viewer_client.get("/k/memcached/default/ghost/").status_code == 404
+
+
+def test_pages_warn_when_no_watcher_keeps_the_mirror(viewer_client: Client) -> None:
+    html = viewer_client.get("/").content.decode()
+    assert "The watcher is down:" in html
+
+
+def test_pages_say_how_fresh_the_mirror_is_while_the_watcher_runs(viewer_client: Client) -> None:
+    from django.utils import timezone
+
+    from opsboard.mirror.models import KindWatch, WatcherHeartbeat
+
+    now = timezone.now()
+    WatcherHeartbeat.objects.create(
+        identity="w-1", is_leader=True, started_at=now, heartbeat_at=now
+    )
+    KindWatch.objects.create(api_version="v1", kind="Memcached", last_event_at=now)
+    html = viewer_client.get("/k/memcached/").content.decode()
+    assert "Mirror live · last change 0s ago" in html
+    assert "The watcher is down" not in html

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from opsboard.accounts.roles import Role, has_role, user_role
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
+from opsboard.mirror.selectors import mirror_freshness
 
 register = template.Library()
 
@@ -109,3 +110,9 @@ def pod_row(pods: dict[str, Any], name: str) -> dict[str, Any] | None:
         "restarts": sum(c.get("restartCount", 0) for c in containers),
         "created_at": pod.created_at,
     }
+
+
+@register.inclusion_tag("dashboard/_mirror_banner.html")
+def mirror_banner() -> dict[str, Any]:
+    """Every page says how fresh the mirror it shows is, and warns when no watcher runs."""
+    return {"mirror": mirror_freshness()}
