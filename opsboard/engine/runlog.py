@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -39,46 +38,49 @@ def _runs_of(key: Key):  # type: ignore[no-untyped-def]
 
 
 def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
-    """Stores a run; a run that changed nothing is folded into a last run that did the same."""
+    """Stores a run; a run that changed nothing is folded into a last run that did the same.
+
+    Only the worker holding the key's lock writes its runs, so the reads need no
+    transaction, and each write is one statement: SQLite's write lock is held briefly.
+    """
     duration_ms = (run.finished_at - run.started_at).total_seconds() * 1000
-    with transaction.atomic():
-        if run.changed_nothing:
-            last = _runs_of(run.key).order_by("-started_at").first()
-            if (
-                last is not None
-                and not last.actions
-                and not last.error
-                and last.outcome == run.outcome
-                and last.generation == run.generation
-                and last.uid == run.uid
-            ):
-                _runs_of(run.key).filter(id=last.id).update(
-                    folded_count=F("folded_count") + 1,
-                    last_folded_at=run.started_at,
-                    duration_ms=duration_ms,
-                )
-                return last
-        row = ReconcileRun.objects.create(
-            controller=run.key.kind,
-            namespace=run.key.namespace,
-            name=run.key.name,
-            uid=run.uid,
-            generation=run.generation,
-            trigger=run.trigger,
-            trigger_detail=run.trigger_detail[:200],
-            worker=run.worker[:200],
-            started_at=run.started_at,
-            finished_at=run.finished_at,
-            duration_ms=duration_ms,
-            outcome=run.outcome,
-            requeue_after=run.requeue_after,
-            error=run.error,
-            actions=run.actions,
-        )
-        keep = settings.OPSBOARD_RUNLOG_KEEP_PER_KEY
-        old = list(_runs_of(run.key).order_by("-started_at").values_list("id", flat=True)[keep:])
-        if old:
-            ReconcileRun.objects.filter(id__in=old).delete()
+    if run.changed_nothing:
+        last = _runs_of(run.key).order_by("-started_at").first()
+        if (
+            last is not None
+            and not last.actions
+            and not last.error
+            and last.outcome == run.outcome
+            and last.generation == run.generation
+            and last.uid == run.uid
+        ):
+            ReconcileRun.objects.filter(id=last.id).update(
+                folded_count=F("folded_count") + 1,
+                last_folded_at=run.started_at,
+                duration_ms=duration_ms,
+            )
+            return last
+    row = ReconcileRun.objects.create(
+        controller=run.key.kind,
+        namespace=run.key.namespace,
+        name=run.key.name,
+        uid=run.uid,
+        generation=run.generation,
+        trigger=run.trigger,
+        trigger_detail=run.trigger_detail[:200],
+        worker=run.worker[:200],
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        duration_ms=duration_ms,
+        outcome=run.outcome,
+        requeue_after=run.requeue_after,
+        error=run.error,
+        actions=run.actions,
+    )
+    keep = settings.OPSBOARD_RUNLOG_KEEP_PER_KEY
+    old = list(_runs_of(run.key).order_by("-started_at").values_list("id", flat=True)[keep:])
+    if old:
+        ReconcileRun.objects.filter(id__in=old).delete()
     return row
 
 

@@ -155,38 +155,43 @@ def _write(kind: Kind, final: dict[str, tuple[str, Body]]) -> None:
     now = timezone.now()
     gone = [uid for uid, (type_, _) in final.items() if type_ == DELETED]
     live = [_row(kind, body, now) for type_, body in final.values() if type_ != DELETED]
-    if gone:
-        KubeObject.objects.filter(uid__in=gone).delete()
-    if not live:
-        return
     # An object deleted and re-created under the same name has a new uid: drop the old row.
     names = {(row.namespace, row.name): row.uid for row in live}
     clashing = KubeObject.objects.filter(
         api_version=kind.api_version, kind=kind.kind, name__in=[name for _, name in names]
     ).values_list("id", "namespace", "name", "uid")
     stale_ids = [i for i, ns, name, uid in clashing if names.get((ns, name), uid) != uid]
-    if stale_ids:
-        KubeObject.objects.filter(id__in=stale_ids).delete()
-    KubeObject.objects.bulk_create(
-        live, update_conflicts=True, unique_fields=["uid"], update_fields=_UPDATE_FIELDS
-    )
+    # Reads above, writes below: the write lock (SQLite has one) is held only for these.
+    with transaction.atomic():
+        if gone:
+            KubeObject.objects.filter(uid__in=gone).delete()
+        if stale_ids:
+            KubeObject.objects.filter(id__in=stale_ids).delete()
+        if live:
+            KubeObject.objects.bulk_create(
+                live, update_conflicts=True, unique_fields=["uid"], update_fields=_UPDATE_FIELDS
+            )
 
 
 def mirror_apply(*, kind: Kind, events: Sequence[tuple[str, Body]]) -> list[Change]:
-    """Applies watch events (in order) to the mirror in one transaction."""
+    """Applies watch events (in order) to the mirror, a transaction per 500.
+
+    The watcher is the mirror's only writer, so reading the previous state before the
+    write transaction opens is safe, and keeps that transaction short.
+    """
     changes: list[Change] = []
     for start in range(0, len(events), _CHUNK):
         chunk = [(type_, _with_type(kind, body)) for type_, body in events[start : start + _CHUNK]]
-        with transaction.atomic():
-            known = _existing(kind, {body["metadata"]["uid"] for _, body in chunk})
-            final: dict[str, tuple[str, Body]] = {}
-            for type_, body in chunk:
-                uid = body["metadata"]["uid"]
-                if type_ != DELETED and _not_newer(body, known.get(uid)):
-                    continue  # a replay (resuming from an older version): already mirrored
-                changes.append(Change(type_, kind, body, known.get(uid)))
-                known[uid] = snapshot(body)
-                final[uid] = (type_, body)
+        known = _existing(kind, {body["metadata"]["uid"] for _, body in chunk})
+        final: dict[str, tuple[str, Body]] = {}
+        for type_, body in chunk:
+            uid = body["metadata"]["uid"]
+            if type_ != DELETED and _not_newer(body, known.get(uid)):
+                continue  # a replay (resuming from an older version): already mirrored
+            changes.append(Change(type_, kind, body, known.get(uid)))
+            known[uid] = snapshot(body)
+            final[uid] = (type_, body)
+        if final:
             _write(kind, final)
     return changes
 

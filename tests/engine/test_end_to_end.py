@@ -11,6 +11,7 @@ from controllers.base import Key
 from controllers.kube import ApiKube
 from opsboard.engine.dispatch import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.selectors import engine_health
 from opsboard.mirror.models import KubeObject
 from tests.engine.conftest import wait_for
 from tests.engine.toy import CONFIGMAP, TOY, toy
@@ -103,3 +104,9 @@ def test_a_noop_reconcile_makes_no_api_call(
     # The log does see this namespace's calls: the first run's ConfigMap create is there.
     assert any(r.namespace == namespace for r in kubesim_server.request_log(verb="create"))
     assert runs(namespace, "a")[-1].actions == []
+
+
+def test_engine_health_lists_live_workers(toy_engine: EngineProcesses, settings: Any) -> None:
+    settings.OPSBOARD_CONTROLLERS = ["tests.engine.toy"]
+    health = engine_health()
+    assert health.reachable and len(health.workers) == 1 and health.depths == {"toy": 0}
