@@ -216,6 +216,7 @@ _WIDE_WORKLOAD: list[Column] = [
     ("Selector", "string", 1, lambda o: selector_string(_spec(o).get("selector")) or "<none>"),
 ]
 _AGE: Column = ("Age", "string", 0, _age)
+_NAME_LAST: Column = ("Name", "string", 1, _name)  # events list the name last, wide only
 
 BUILTIN: dict[str, list[Column]] = {
     "pods": [
@@ -332,8 +333,22 @@ BUILTIN: dict[str, list[Column]] = {
         ("Type", "string", 0, _val("type", default="")),
         ("Reason", "string", 0, _val("reason", default="")),
         ("Object", "string", 0, _event_object),
+        ("Subobject", "string", 1, _val("involvedObject", "fieldPath", default="")),
+        (
+            "Source",
+            "string",
+            1,
+            lambda o: (o.get("source") or {}).get("component") or o.get("reportingComponent", ""),
+        ),
         ("Message", "string", 0, _val("message", default="")),
+        (
+            "First Seen",
+            "string",
+            1,
+            lambda o: _since(o.get("firstTimestamp") or o.get("eventTime")),
+        ),
         ("Count", "string", 1, _val("count", default=1)),
+        _NAME_LAST,
     ],
     "persistentvolumeclaims": [
         ("Status", "string", 0, _val("status", "phase", default="")),
@@ -490,15 +505,18 @@ def table(
     list_meta: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     cols = columns_for(rt, version)
-    definitions = [
-        {
-            "name": "Name",
-            "type": "string",
-            "format": "name",
-            "description": _DESCRIPTIONS["Name"],
-            "priority": 0,
-        }
-    ]
+    name_first = _NAME_LAST not in cols
+    definitions = []
+    if name_first:
+        definitions.append(
+            {
+                "name": "Name",
+                "type": "string",
+                "format": "name",
+                "description": _DESCRIPTIONS["Name"],
+                "priority": 0,
+            }
+        )
     for name, type_, priority, _ in cols:
         definitions.append(
             {
@@ -511,7 +529,9 @@ def table(
         )
     rows = []
     for obj in objs:
-        row: dict[str, Any] = {"cells": [_name(obj)] + [fn(obj) for _, _, _, fn in cols]}
+        row: dict[str, Any] = {
+            "cells": ([_name(obj)] if name_first else []) + [fn(obj) for _, _, _, fn in cols]
+        }
         if include == "Object":
             row["object"] = obj
         elif include != "None":
