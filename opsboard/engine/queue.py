@@ -184,9 +184,15 @@ class WorkQueue:
 
     def add_after(self, key: Key, delay: float, why: Why) -> None:
         """Queues the key once `delay` seconds have passed (the earliest due time wins)."""
+        self.add_many_after([(key, delay)], why)
+
+    def add_many_after(self, delays: list[tuple[Key, float]], why: Why) -> None:
+        """add_after for many keys in one round trip (the resync)."""
+        now, text = _now_ms(), why.dump()
         pipe = self.client.pipeline(transaction=True)
-        pipe.zadd(self.delayed, {str(key): _now_ms() + int(delay * 1000)}, lt=True)
-        pipe.hset(self.delayed_why, str(key), why.dump())
+        for key, delay in delays:
+            pipe.zadd(self.delayed, {str(key): now + int(delay * 1000)}, lt=True)
+            pipe.hset(self.delayed_why, str(key), text)
         pipe.execute()
 
     def due(self) -> list[tuple[Key, Why]]:

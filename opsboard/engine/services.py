@@ -162,10 +162,14 @@ def resync_all(*, jitter: float | None = None) -> int:
         queue = queue_for(name)
         permanent = queue.permanent_versions()
         rows = objects_of(controller.primary).values_list("namespace", "name", "resource_version")
-        for namespace, obj_name, version in rows:
-            key = Key(name, namespace, obj_name)
-            if permanent.get(str(key)) == version:
-                continue  # a user-fixable error on this very version: waiting for a change
-            queue.add_after(key, random.uniform(0, spread), Why("resync"))
-            queued += 1
+        # A user-fixable error on this very version waits for a change, not for the resync.
+        keys = [
+            Key(name, namespace, obj_name)
+            for namespace, obj_name, version in rows
+            if permanent.get(str(Key(name, namespace, obj_name))) != version
+        ]
+        for start in range(0, len(keys), 1000):
+            chunk = keys[start : start + 1000]
+            queue.add_many_after([(k, random.uniform(0, spread)) for k in chunk], Why("resync"))
+        queued += len(keys)
     return queued
