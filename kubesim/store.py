@@ -57,7 +57,7 @@ class Event:
 
 class Store:
     def __init__(
-        self, data_dir: str | Path | None = None, *, window: int = 50_000, seed: int | None = None
+        self, data_dir: str | Path | None = None, *, window: int = 20_000, seed: int | None = None
     ) -> None:
         self.registry = Registry()
         self._lock = threading.RLock()
