@@ -5,35 +5,16 @@ Against kubesim by default, or the cluster of OPSBOARD_TEST_KUBECONFIG: the same
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import yaml
 from kubernetes import client, dynamic
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
 from tests.deploy.kustomize import KUBECTL, Manifest
 
-NAMESPACE = "opsboard"
 # Kinds kubesim does not serve yet; against a real cluster nothing is left out.
 NOT_IN_KUBESIM = {"NetworkPolicy", "PodDisruptionBudget"}
-
-
-@pytest.fixture
-def opsboard_namespace(kube_api_client: client.ApiClient) -> Iterator[str]:
-    """A server dry run of namespaced objects needs their namespace to exist, as on a cluster."""
-    core = client.CoreV1Api(kube_api_client)
-    try:
-        core.create_namespace({"metadata": {"name": NAMESPACE}})
-        created = True
-    except client.ApiException as exc:
-        if exc.status != 409:
-            raise
-        created = False
-    yield NAMESPACE
-    if created:
-        core.delete_namespace(NAMESPACE)
 
 
 def _served(api: client.ApiClient, doc: Manifest) -> bool:
