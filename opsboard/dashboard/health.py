@@ -31,13 +31,14 @@ def engine_health() -> EngineHealth:
     workers = (
         ReconcileRun.objects.filter(started_at__gte=now - WORKER_WINDOW)
         .exclude(worker="")
+        .order_by()  # the model's ordering would make DISTINCT per (worker, started_at)
         .values_list("worker", flat=True)
         .distinct()
     )
     return EngineHealth(
         mirror=mirror_freshness(),
         last_run_at=ReconcileRun.objects.aggregate(at=Max("started_at"))["at"],
-        workers=sorted(set(workers)),
+        workers=sorted(workers),
         runs_last_hour=hour["runs"],
         errors_last_hour=hour["errors"],
     )

@@ -51,7 +51,7 @@ def test_operator_scales_3_to_5_and_watches_the_rollout(
     page.locator("#cr-rows tr", has_text=namespace).first.wait_for()
     page.locator("#cr-rows tr", has_text=namespace).get_by_role("link", name="cache-a").click()
     nodes = page.locator("[id^=cr-nodes-] tbody tr")
-    tree_pods = page.locator("[id^=cr-tree-] li.node", has_text="Pod")
+    tree_pods = page.locator("[id^=cr-tree-] tr.node", has_text="Pod")
     page.get_by_role("heading", name="Owner tree").wait_for()
     assert nodes.count() == 3
 

@@ -152,9 +152,11 @@ def test_detail_service_lists_the_pods_it_selects(viewer_client: Client) -> None
 
     running_pod("web-1", owner=dep, labels=labels)
     running_pod("other", owner=dep, labels={"app": "other"})
-    tree = viewer_client.get("/k/webserver/default/web/").context["tree"]
-    service = next(n for n in tree.children if n.kind == "Service")
+    rows = viewer_client.get("/k/webserver/default/web/").context["tree"]
+    at = next(i for i, (_, node) in enumerate(rows) if node.kind == "Service")
+    depth, service = rows[at]
     assert [p.name for p in service.children] == ["web-1"]
+    assert rows[at + 1][0] == depth + 1 and rows[at + 1][1].name == "web-1"
 
 
 def test_detail_query_count_does_not_grow_with_pods(viewer_client: Client) -> None:

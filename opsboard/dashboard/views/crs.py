@@ -49,7 +49,7 @@ def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, object
         "info": info,
         "cr": cr,
         "view": selectors.view_body(cr),
-        "tree": tree,
+        "tree": selectors.tree_rows(tree),
         "pods": selectors.tree_pods(tree),
         "runs": selectors.cr_runs(info=info, namespace=namespace, name=name),
         "events": selectors.cr_events(cr=cr),
