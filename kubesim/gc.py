@@ -88,7 +88,11 @@ class GarbageCollector:
             return
         if meta.get("deletionTimestamp"):
             self._pending.add((ev.resource, ev.namespace, meta["name"]))
-            self._process(ev.resource, ev.namespace, meta["name"])
+            try:
+                self._process(ev.resource, ev.namespace, meta["name"])
+            except ApiError as exc:  # gone meanwhile: nothing left to move on
+                if exc.code != 404:
+                    raise
         elif ev.type == "ADDED" and meta.get("ownerReferences"):
             self._check_dangling(ev.resource, ev.namespace, ev.obj)
 
