@@ -133,7 +133,28 @@ class Watcher:
         for key, detail in keys_for(changes, self.controllers):
             self._enqueue(key, detail)
 
+    def _about_primary(self, event: Body) -> bool:
+        involved = event.get("involvedObject") or {}
+        return any(
+            c.primary.kind == involved.get("kind")
+            and c.primary.api_version == involved.get("apiVersion")
+            for c in self.controllers
+        )
+
     def _apply_kind(self, kind: Kind, items: list[Listed | Streamed]) -> list[Change]:
+        if kind == EVENT:  # the UI shows a CR's Events; Pods' Events would only cost writes
+            items = [
+                Listed(
+                    kind,
+                    i.namespace,
+                    [e for e in i.items if self._about_primary(e)],
+                    i.resource_version,
+                )
+                if isinstance(i, Listed)
+                else i
+                for i in items
+                if isinstance(i, Listed) or i.type == "BOOKMARK" or self._about_primary(i.body)
+            ]
         changes: list[Change] = []
         run: list[tuple[str, Body]] = []
         for item in items:

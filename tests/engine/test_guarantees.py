@@ -19,6 +19,7 @@ from opsboard.embedded.redis import EmbeddedRedis
 from opsboard.engine.dispatch import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
+from opsboard.mirror.selectors import object_events
 from tests.engine.conftest import wait_for
 from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.fixtures.celery import EngineProcesses, _point_this_process_at
@@ -128,6 +129,9 @@ def test_a_permanent_error_is_not_retried(
     assert quiet(toys, namespace, "a", settle=1.0) == 1
     [run] = runs(namespace, "a")
     assert run.outcome == "permanent" and "spec.fail" in run.error
+    # Posted as a Warning Event on the CR, which the mirror keeps for the UI.
+    [event] = wait_for(lambda: object_events(uid=run.uid), what="the Event in the mirror")
+    assert (event.body["type"], event.body["reason"]) == ("Warning", "ReconcileFailed")
 
 
 def test_a_worker_killed_mid_reconcile_is_recovered(
