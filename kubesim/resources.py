@@ -146,6 +146,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         tracks_generation=True,
         categories=("all",),
     ),
+    _b("apps", "v1", "controllerrevisions", "ControllerRevision"),
     _b(
         "apiextensions.k8s.io",
         "v1",

@@ -206,6 +206,15 @@ def _val(*keys: str, default: Any = 0) -> Cell:
     return cell
 
 
+def _controller(obj: dict[str, Any]) -> str:
+    for ref in obj["metadata"].get("ownerReferences") or []:
+        if ref.get("controller"):
+            group = ref.get("apiVersion", "").rpartition("/")[0]
+            kind = ref.get("kind", "").lower() + (f".{group}" if group else "")
+            return f"{kind}/{ref.get('name')}"
+    return "<none>"
+
+
 def _join(values: list[Any]) -> str:
     return ",".join(str(v) for v in values) or "<none>"
 
@@ -299,6 +308,11 @@ BUILTIN: dict[str, list[Column]] = {
         ),
         _AGE,
         *_WIDE_WORKLOAD,
+    ],
+    "controllerrevisions.apps": [
+        ("Controller", "string", 0, _controller),
+        ("Revision", "integer", 0, _val("revision")),
+        _AGE,
     ],
     "namespaces": [("Status", "string", 0, _val("status", "phase", default="")), _AGE],
     "nodes": [
