@@ -154,7 +154,9 @@ def test_the_build_writes_no_secret_into_the_image(app_copy: Path) -> None:
     assert not list(app_copy.rglob("secret_key"))
 
 
-def test_the_image_command_serves_health_and_static_files(app_copy: Path, tmp_path: Path) -> None:
+def test_the_image_command_serves_static_files_and_passes_its_health_check(
+    app_copy: Path, tmp_path: Path
+) -> None:
     command = json.loads(dict(image.final_stage())["CMD"])
     port = _free_port()
     command[command.index("--bind") + 1] = f"127.0.0.1:{port}"
@@ -176,6 +178,10 @@ def test_the_image_command_serves_health_and_static_files(app_copy: Path, tmp_pa
         manifest = json.loads((app_copy / "staticfiles" / "staticfiles.json").read_text())
         hashed = manifest["paths"]["admin/css/base.css"]
         assert _get(f"{base}/static/{hashed}", server) == 200
+        check = json.loads(dict(image.final_stage())["HEALTHCHECK"].split(" CMD ", 1)[1])
+        check = [arg.replace(":8000/", f":{port}/") for arg in check]
+        check[0] = sys.executable  # the image's python, here
+        assert subprocess.run(check, env=env, timeout=30).returncode == 0
     finally:
         server.terminate()
         server.wait(timeout=30)
