@@ -64,11 +64,13 @@ class Cluster:
             queue=self.queue,
             events=Recorder(store),
             options=self.options,
-            rng=random.Random(self.options.seed),
+            seed=self.options.seed,
+            jitter=random.Random(self.options.seed),
+            ties=random.Random(self.options.seed),
         )
         self.nodes = NodeController(self.ctx)
         self.kubelet = Kubelet(self.ctx, self.nodes)
-        self.services = ServiceAllocator(store, random.Random(self.options.seed))
+        self.services = ServiceAllocator(store, self.ctx.random("services"))
         controllers: list[Controller] = [
             self.nodes,
             Scheduler(self.ctx),

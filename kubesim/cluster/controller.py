@@ -56,11 +56,18 @@ class Context:
     queue: WorkQueue
     events: Recorder
     options: ClusterOptions
-    rng: random.Random
+    seed: int | None
+    # Separate streams, so that timing (jitter, tie-breaks) never shifts the names drawn.
+    jitter: random.Random
+    ties: random.Random
+
+    def random(self, purpose: str) -> random.Random:
+        """A generator of its own per purpose, repeatable under a seed."""
+        return random.Random(None if self.seed is None else f"{self.seed}:{purpose}")
 
     def start_delay(self) -> float:
         """The configured delay with ±50% jitter, so pods do not all flip at once."""
-        return self.options.pod_start_delay * self.rng.uniform(0.5, 1.5)
+        return self.options.pod_start_delay * self.jitter.uniform(0.5, 1.5)
 
 
 class Controller:
@@ -69,6 +76,7 @@ class Controller:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self.rng = ctx.random(self.name)  # the names this controller draws
 
     def watches(self) -> dict[str, Watch]:
         return {}

@@ -135,7 +135,7 @@ class DaemonSetController(Controller):
             },
             "spec": spec,
         }
-        created = create_with_random_name(self.ctx, "pods", pod, ds["metadata"]["name"])
+        created = create_with_random_name(self.ctx, self.rng, "pods", pod, ds["metadata"]["name"])
         self.ctx.events.normal(
             ds, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}", COMPONENT
         )

@@ -163,7 +163,7 @@ class EndpointsController(Controller):
                 "endpoints": endpoints,
                 "ports": ports or [],
             }
-            create_with_random_name(self.ctx, SLICES, slice_, meta["name"])
+            create_with_random_name(self.ctx, self.rng, SLICES, slice_, meta["name"])
             return
         have = existing[0]
         if (

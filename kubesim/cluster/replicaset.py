@@ -65,7 +65,7 @@ class ReplicaSetController(Controller):
             },
             "spec": template.get("spec") or {},
         }
-        created = create_with_random_name(self.ctx, "pods", pod, rs["metadata"]["name"])
+        created = create_with_random_name(self.ctx, self.rng, "pods", pod, rs["metadata"]["name"])
         self.ctx.events.normal(
             rs, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}", COMPONENT
         )

@@ -97,7 +97,7 @@ class Scheduler(Controller):
         def score(node: Obj) -> tuple[int, int, float]:
             pods = self.ctx.cache.pods_on(node["metadata"]["name"])
             siblings = sum(1 for p in pods if owner and controller_uid(p) == owner)
-            return siblings, len(pods), self.ctx.rng.random()
+            return siblings, len(pods), self.ctx.ties.random()
 
         return min(nodes, key=score)
 

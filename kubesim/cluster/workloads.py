@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import copy
+import random
 
 from kubesim.cluster import names
 from kubesim.cluster.api import is_status_error
 from kubesim.cluster.controller import Context, Obj
 
 
-def create_with_random_name(ctx: Context, resource: str, obj: Obj, base: str) -> Obj:
+def create_with_random_name(
+    ctx: Context, rng: random.Random, resource: str, obj: Obj, base: str
+) -> Obj:
     """generateName, but seeded: `<base>-<5 chars>`, retried on the rare collision."""
     for _ in range(10):
-        obj["metadata"]["name"] = f"{base}-{names.random_suffix(ctx.rng)}"
+        obj["metadata"]["name"] = f"{base}-{names.random_suffix(rng)}"
         try:
             return ctx.api.create(resource, obj)
         except Exception as exc:

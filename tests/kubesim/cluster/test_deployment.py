@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubernetes import client
+from kubernetes import client, watch
 
 from tests.kubesim.cluster.helpers import (
     ALPHABET,
@@ -117,20 +117,24 @@ def test_a_new_image_rolls_out_step_by_step(apps, core, namespace):
             }
         }
     }
+    since = apps.list_namespaced_replica_set(namespace).metadata.resource_version
     apps.patch_namespaced_deployment("memcached", namespace, patch)
 
-    seen: set[tuple[int, int]] = set()
-
-    def progress() -> client.V1Deployment | None:
-        sets = {rs.metadata.name: rs.spec.replicas for rs in replica_sets(apps, namespace)}
-        if len(sets) == 2:
-            seen.add((sets[old.metadata.name], sum(sets.values()) - sets[old.metadata.name]))
-        return rollout_done(apps, namespace, "memcached", 4)
-
-    d = wait_for(progress, what="rollout of the new image")
-    # Both ReplicaSets had pods at once, and never more than replicas + maxSurge (25% of 4 = 1).
+    d = wait_for(
+        lambda: rollout_done(apps, namespace, "memcached", 4), what="rollout of the new image"
+    )
+    # Replay every ReplicaSet change of the rollout: both sets had pods at once, and there
+    # were never more than replicas + maxSurge (25% of 4 = 1).
+    sizes = {old.metadata.name: 4}
+    seen = []
+    for event in watch.Watch().stream(
+        apps.list_namespaced_replica_set, namespace, resource_version=since, timeout_seconds=1
+    ):
+        sizes[event["object"].metadata.name] = event["object"].spec.replicas
+        seen.append((sizes[old.metadata.name], sum(sizes.values()) - sizes[old.metadata.name]))
     assert any(o > 0 and n > 0 for o, n in seen)
     assert all(o + n <= 5 for o, n in seen)
+    assert seen[-1] == (0, 4)
     new = next(rs for rs in replica_sets(apps, namespace) if rs.metadata.name != old.metadata.name)
     assert new.metadata.annotations["deployment.kubernetes.io/revision"] == "2"
     assert d.metadata.annotations["deployment.kubernetes.io/revision"] == "2"
@@ -167,19 +171,21 @@ def test_recreate_stops_every_old_pod_before_starting_new_ones(apps, core, names
             }
         }
     }
+    since = core.list_namespaced_pod(namespace).metadata.resource_version
     apps.patch_namespaced_deployment("memcached", namespace, patch)
 
-    overlaps = []
-
-    def progress() -> client.V1Deployment | None:
-        hashes = {
-            p.metadata.labels["pod-template-hash"] for p in pods_of(core, namespace, SELECTOR)
-        }
-        overlaps.append(len(hashes) > 1)  # terminating old pods count: they still run
-        return rollout_done(apps, namespace, "memcached", 2)
-
-    wait_for(progress, what="recreate rollout")
-    assert not any(overlaps)
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 2), what="recreate rollout")
+    # Replay the pod changes: no pod of the new template existed while an old one did.
+    alive: dict[str, str] = {}
+    for event in watch.Watch().stream(
+        core.list_namespaced_pod, namespace, resource_version=since, timeout_seconds=1
+    ):
+        p = event["object"]
+        if event["type"] == "DELETED":
+            alive.pop(p.metadata.name, None)
+        else:
+            alive[p.metadata.name] = p.metadata.labels["pod-template-hash"]
+        assert len(set(alive.values())) <= 1, alive
 
 
 def test_revision_history_limit_deletes_the_oldest_replica_sets(apps, namespace):

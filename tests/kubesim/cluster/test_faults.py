@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from kubernetes import client
+from kubernetes import client, watch
 
 from tests.kubesim.cluster.helpers import (
     condition,
@@ -88,21 +88,27 @@ def test_a_paused_kubelet_leaves_bound_pods_pending(cluster, core, namespace):
 def test_a_crashed_pod_restarts_and_counts_it(cluster, core, namespace):
     core.create_namespaced_pod(namespace, pod("flaky"))
     wait_for(lambda: is_ready(read(core, namespace, "flaky")), what="Ready")
-    states: list[tuple[bool, int]] = []
+    since = read(core, namespace, "flaky").metadata.resource_version
 
     cluster.crash_pod(namespace, "flaky")
 
-    def back() -> bool:
-        p = read(core, namespace, "flaky")
-        cs = p.status.container_statuses[0]
-        states.append((is_ready(p), cs.restart_count))
-        return cs.restart_count == 1 and is_ready(p)
-
-    wait_for(back, what="restarted and Ready")
+    wait_for(lambda: restarted(core, namespace, "flaky", 1), what="restarted and Ready")
     p = read(core, namespace, "flaky")
     last = p.status.container_statuses[0].last_state.terminated
     assert (last.reason, last.exit_code) == ("Error", 1)
-    assert (False, 1) in states  # it was not ready in between
+    # Replaying the pod's changes since the crash shows it was not ready in between.
+    changes = watch.Watch().stream(
+        core.list_namespaced_pod,
+        namespace,
+        field_selector="metadata.name=flaky",
+        resource_version=since,
+        timeout_seconds=1,
+    )
+    states = [
+        (is_ready(e["object"]), e["object"].status.container_statuses[0].restart_count)
+        for e in changes
+    ]
+    assert (False, 1) in states
 
 
 def test_crashing_again_grows_the_restart_count_and_aggregates_events(cluster, core, namespace):
