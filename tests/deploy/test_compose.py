@@ -31,6 +31,29 @@ def _services(path: Path = COMPOSE) -> dict[str, dict[str, Any]]:
     return yaml.safe_load(path.read_text())["services"]
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys; compose (and a reader) would be misled."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        keys = [self.construct_object(k) for k, _ in node.value if k.value != "<<"]
+        duplicates = {k for k in keys if keys.count(k) > 1}
+        if duplicates:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate keys {sorted(duplicates)}", node.start_mark
+            )
+        return super().construct_mapping(node, deep)
+
+
+@pytest.mark.parametrize("path", [COMPOSE, CLUSTER], ids=lambda p: p.name)
+def test_the_files_have_no_duplicate_keys(path: Path) -> None:
+    assert yaml.load(path.read_text(), Loader=_StrictLoader)["services"]
+
+
+def test_the_duplicate_key_check_bites() -> None:
+    with pytest.raises(yaml.constructor.ConstructorError, match="image"):
+        yaml.load("a:\n  image: x\n  image: y\n", Loader=_StrictLoader)
+
+
 def test_it_runs_every_process_on_its_dependencies() -> None:
     assert set(_services()) == OPSBOARD_SERVICES | {"redis", "postgres"}
 
