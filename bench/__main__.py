@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -36,6 +37,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse(argv)
+    # `timeout` and CI send SIGTERM: unwind like Ctrl-C so every stack stops its servers.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     workdir = Path(tempfile.mkdtemp(prefix="opsboard-bench-"))
     bench = Bench(quick=args.quick, workdir=workdir, peer=not args.no_peer)
     outcomes: list[Outcome] = []

@@ -53,20 +53,31 @@ class Fleet:
         return self
 
     def _follow(self, path: str, handle: Callable[[str, dict[str, Any]], None]) -> None:
-        listed = self.api.request("GET", path)
-        for obj in listed["items"]:
-            handle("ADDED", obj)
-        version = listed["metadata"]["resourceVersion"]
-        self._ready.wait(timeout=30)
+        ready = False
         while True:  # a daemon thread: it ends with the benchmark process
             try:
-                for event in self.api.stream(path, [("resourceVersion", version),
-                                                    ("allowWatchBookmarks", "true")]):  # fmt: skip
-                    version = event["object"]["metadata"].get("resourceVersion", version)
-                    if event["type"] != "BOOKMARK":
-                        handle(event["type"], event["object"])
-            except Exception:  # a dropped stream: resume where it stopped
+                listed = self.api.request("GET", path)
+                for obj in listed["items"]:
+                    handle("ADDED", obj)
+                version = listed["metadata"]["resourceVersion"]
+                if not ready:
+                    self._ready.wait(timeout=30)
+                    ready = True
+                self._watch(path, version, handle)
+            except Exception:  # a dropped stream or 410 Gone: list again, then watch
                 time.sleep(0.1)
+
+    def _watch(
+        self, path: str, version: str, handle: Callable[[str, dict[str, Any]], None]
+    ) -> None:
+        while True:
+            query = [("resourceVersion", version), ("allowWatchBookmarks", "true")]
+            for event in self.api.stream(path, query):
+                if event["type"] == "ERROR":
+                    return  # expired: the caller lists again
+                version = event["object"]["metadata"].get("resourceVersion", version)
+                if event["type"] != "BOOKMARK":
+                    handle(event["type"], event["object"])
 
     def _on_cr(self, type_: str, obj: dict[str, Any]) -> None:
         name = obj["metadata"]["name"]

@@ -29,11 +29,12 @@ class Bench:
 
 
 def start_operator(
-    stack: Stack, operator: str, *, workers: int = 2, web: bool = False
+    stack: Stack, operator: str, *, workers: int = 2, web: bool = False, pods: int = 10
 ) -> tuple[Fleet, Stack]:
     """kubesim, then the operator, then a warmed-up fleet watch: the first CR has converged,
-    so every process has connected and imported what it needs before anything is timed."""
-    stack.start_cluster()
+    so every process has connected and imported what it needs before anything is timed.
+    `pods`: how many the scenario will run at most, so that the cluster has the nodes."""
+    stack.start_cluster(pods=pods)
     stack.api.create_namespace(NAMESPACE)
     if operator == "kopf":
         stack.start_kopf(NAMESPACE)

@@ -9,6 +9,8 @@ between stacks, so one scenario's leftovers never slow the next.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import shutil
 import signal
@@ -59,8 +61,12 @@ class Process:
         try:
             self.popen.wait(timeout)
         except subprocess.TimeoutExpired:
+            self.kill()
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait()
+        self.popen.wait()
 
 
 @dataclass
@@ -124,13 +130,15 @@ class Stack:
         self._api: KubeApi | None = None
 
     # -- infrastructure -------------------------------------------------------------
-    def start_cluster(self) -> Stack:
-        """kubesim, with the product's CRDs applied."""
+    def start_cluster(self, *, pods: int = 0) -> Stack:
+        """kubesim, with the product's CRDs applied and enough nodes for `pods` pods: a
+        node takes at most 110, as a real kubelet does."""
+        nodes = max(3, math.ceil(pods / 100) + 1)
         self.spawn(
             "kubesim",
             [PYTHON, "-m", "kubesim", "serve", "--host", "127.0.0.1", "--port", "0",
              "--data-dir", str(self.dir / "kubesim"), "--kubeconfig-out", str(self.kubeconfig),
-             "--pod-start-delay", str(POD_START_DELAY)],
+             "--pod-start-delay", str(POD_START_DELAY), "--nodes", str(nodes)],
         )  # fmt: skip
         self.wait_for("kubesim", self.kubeconfig.exists, timeout=60)
         self.env["KUBECONFIG"] = str(self.kubeconfig)
@@ -240,11 +248,19 @@ class Stack:
 
     def stop(self) -> None:
         self.rss.stop()
-        for proc in reversed(self.processes):
-            proc.stop()
-        self.processes.clear()
-        if self.redis:
-            self.redis.stop()
+        try:
+            for proc in reversed(self.processes):
+                proc.stop()
+            if self.redis:
+                self.redis.stop()
+        except BaseException:  # interrupted while stopping: leave no server behind
+            for proc in self.processes:
+                proc.kill()
+            if self.redis and self.redis.process:
+                self.redis.process.kill()
+            raise
+        finally:
+            self.processes.clear()
 
     def __enter__(self) -> Stack:
         return self

@@ -16,7 +16,7 @@ from bench.report import Outcome, Row, Target
 from bench.runner import NAMESPACE, Bench, start_operator
 from bench.runs import reconciles_total
 
-TIMEOUT = 300.0
+TIMEOUT = 240.0
 
 
 def run(bench: Bench) -> Outcome:
@@ -66,7 +66,7 @@ def run(bench: Bench) -> Outcome:
 
 def _measure(bench: Bench, operator: str, workers: int, count: int) -> dict[str, Any]:
     with bench.stack(f"coldstart-{operator}-{workers}") as stack:
-        fleet, _ = start_operator(stack, operator, workers=workers)
+        fleet, _ = start_operator(stack, operator, workers=workers, pods=count + 1)
         before = reconciles_total(stack.db) if operator == "opsboard" else 0
         names = [f"mc-{i:05d}" for i in range(count)]
         total = count + 1  # and the warm-up CR
@@ -74,7 +74,8 @@ def _measure(bench: Bench, operator: str, workers: int, count: int) -> dict[str,
         create_many(stack.api, NAMESPACE, names, size=1)
         created = time.perf_counter() - start
         spec = fleet.wait(lambda: len(fleet.spec_ok) >= total, TIMEOUT)
-        ready = fleet.wait(lambda: len(fleet.ready_ok) >= total, TIMEOUT)
+        left = TIMEOUT - (time.perf_counter() - start)
+        ready = fleet.wait(lambda: len(fleet.ready_ok) >= total, left) if spec else None
         reconciles = reconciles_total(stack.db) - before if operator == "opsboard" else None
         converged = len(fleet.spec_ok) - 1
     spec_s = spec - start if spec else None

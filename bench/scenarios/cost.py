@@ -72,7 +72,7 @@ def _measure(
     bench: Bench, operator: str, count: int, idle_window: int, probes: int
 ) -> dict[str, Any]:
     with bench.stack(f"cost-{operator}") as stack:
-        fleet, _ = start_operator(stack, operator, workers=2)
+        fleet, _ = start_operator(stack, operator, workers=2, pods=count + 2 * probes)
         names = [f"mc-{i:05d}" for i in range(count)]
         create_many(stack.api, NAMESPACE, names, size=1)
         fleet.wait(lambda: len(fleet.ready_ok) >= count + 1, 300)

@@ -34,7 +34,7 @@ def run(bench: Bench) -> Outcome:
     outcome = Outcome("ui", "UI server time (HTTP on gunicorn, logged in)")
     figures: dict[str, Any] = {}
     with bench.stack("ui") as stack:
-        fleet, _ = start_operator(stack, "opsboard", workers=2, web=True)
+        fleet, _ = start_operator(stack, "opsboard", workers=2, web=True, pods=pods + small + 2)
         stack.api.create_memcached(NAMESPACE, BIG, size=pods)
         if fleet.wait(lambda: fleet.ready(BIG, 1), 180) is None:
             raise StackError(f"the CR with {pods} pods never became ready")
