@@ -69,6 +69,7 @@ def test_operator_scales_3_to_5_and_watches_the_rollout(
     wait_for(lambda: tree_pods.count() >= 5, what="5 pods in the owner tree on the page")
     page.get_by_text("5 of 5").wait_for(timeout=60_000)
     screenshot(page, "rollout-5-pods")
+    screenshot(page, "readme", full_page=False)  # docs/screenshot.png is a copy of this one
 
     admin = page_as(admin_user)
     admin.get_by_role("link", name="Audit").click()
