@@ -113,7 +113,13 @@ def _rolling(strategy: dict[str, Any], kind: str) -> None:
 
 def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
+    if resource == "namespaces":
+        # kube-apiserver labels every namespace with its own name (immutable).
+        labels = obj["metadata"].setdefault("labels", {})
+        labels["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
     if resource == "pods" and isinstance(spec, dict):
+        # The ServiceAccount admission plugin's default.
+        spec.setdefault("serviceAccountName", "default")
         pod_spec_defaults(spec)
         spec.setdefault("enableServiceLinks", True)
         spec.setdefault("preemptionPolicy", "PreemptLowerPriority")

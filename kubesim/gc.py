@@ -13,7 +13,7 @@ import queue
 import threading
 from typing import TYPE_CHECKING, Any
 
-from kubesim import crds
+from kubesim import crds, namespaces
 from kubesim.errors import ApiError
 from kubesim.jsonutil import clone
 
@@ -95,6 +95,8 @@ class GarbageCollector:
                     raise
         elif ev.type == "ADDED" and meta.get("ownerReferences"):
             self._check_dangling(ev.resource, ev.namespace, ev.obj)
+        elif ev.type == "ADDED" and ev.resource == "namespaces":
+            namespaces.populate(self.store, meta["name"])
 
     def _ns_uid(self, namespace: str) -> str:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +15,12 @@ from kubesim.store import Store
 
 @pytest.fixture
 def store() -> Iterator[Store]:
+    """A store whose namespace controllers have settled (each namespace has its CA map)."""
     s = Store(None)
+    deadline = time.monotonic() + 5
+    while len(s.list("configmaps", field_selector="metadata.name=kube-root-ca.crt")) < 4:
+        assert time.monotonic() < deadline, "the namespaces were never populated"
+        time.sleep(0.01)
     yield s
     s.close()
 
@@ -23,9 +29,12 @@ def _cm(name: str, **labels: str) -> dict[str, Any]:
     return {"metadata": {"name": name, "labels": labels}, "data": {"k": "v"}}
 
 
-def test_initial_namespaces_exist(store: Store) -> None:
+def test_initial_namespaces_exist_and_are_populated(store: Store) -> None:
     names = [n["metadata"]["name"] for n in store.list("namespaces")]
     assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
+    labels = store.get("namespaces", None, "default")["metadata"]["labels"]
+    assert labels == {"kubernetes.io/metadata.name": "default"}
+    assert store.get("serviceaccounts", "kube-system", "default")["metadata"]["uid"]
 
 
 def test_returned_objects_are_private_copies(store: Store) -> None:
@@ -132,4 +141,4 @@ def test_dry_run_writes_nothing(store: Store) -> None:
     rv = store.resource_version
     store.create("configmaps", _cm("dry"), namespace="default", dry_run=True)
     assert store.resource_version == rv
-    assert store.list("configmaps", "default") == []
+    assert store.list("configmaps", "default", field_selector="metadata.name=dry") == []
