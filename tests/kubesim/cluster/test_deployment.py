@@ -299,3 +299,13 @@ def test_a_rollout_to_a_missing_image_keeps_the_old_pods_serving(apps, core, nam
     assert condition(d, "Progressing").reason in ("NewReplicaSetCreated", "ReplicaSetUpdated")
     ready = [p for p in pods_of(core, namespace, SELECTOR) if is_ready(p)]
     assert {p.spec.containers[0].image for p in ready} == {MEMCACHED_IMAGE}
+
+
+def test_deleting_a_deployment_removes_its_replica_sets_and_pods(apps, core, namespace):
+    apps.create_namespaced_deployment(namespace, deployment("memcached", replicas=2))
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 2), what="2 replicas")
+
+    apps.delete_namespaced_deployment("memcached", namespace)
+
+    wait_for(lambda: not replica_sets(apps, namespace), what="the ReplicaSet collected")
+    wait_for(lambda: not pods_of(core, namespace, SELECTOR), what="the pods gone")

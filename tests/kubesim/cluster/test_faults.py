@@ -265,3 +265,30 @@ def test_the_cli_drives_the_same_faults(cluster, kubesim_server, core):
     cli("node-ready", node)
     assert cli("pause", "kubelet")["paused"] == ["kubelet"]
     assert cli("resume", "kubelet")["paused"] == []
+
+
+def test_scaling_down_removes_the_not_ready_pod_first(cluster, apps, core, namespace):
+    apps.create_namespaced_deployment(namespace, deployment("memcached", replicas=3))
+    wait_for(
+        lambda: (
+            apps.read_namespaced_deployment("memcached", namespace).status.available_replicas == 3
+        ),
+        what="3 pods",
+    )
+    victim = pods_of(core, namespace, SELECTOR)[1]
+    cluster.set_node_ready(victim.spec.node_name, False)
+    wait_for(
+        lambda: not is_ready(read(core, namespace, victim.metadata.name)), what="victim not ready"
+    )
+
+    apps.patch_namespaced_deployment_scale("memcached", namespace, {"spec": {"replicas": 2}})
+
+    def removed() -> bool:
+        names = {
+            p.metadata.name
+            for p in pods_of(core, namespace, SELECTOR)
+            if not p.metadata.deletion_timestamp
+        }
+        return len(names) == 2 and victim.metadata.name not in names
+
+    wait_for(removed, what="the not-ready pod chosen for removal")
