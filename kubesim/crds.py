@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubesim.errors import FieldError
+from kubesim.errors import FieldError, GoLiteral
 from kubesim.jsonutil import now
 from kubesim.resources import ALL_VERBS, Registry, ResourceType
 
@@ -80,16 +80,8 @@ def validate(crd: dict[str, Any]) -> list[FieldError]:
     return errors
 
 
-class _Literal:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def _versions_literal(versions: list[dict[str, Any]]) -> _Literal:
-    return _Literal("[]apiextensions.CustomResourceDefinitionVersion{...}")
+def _versions_literal(versions: list[dict[str, Any]]) -> GoLiteral:
+    return GoLiteral("[]apiextensions.CustomResourceDefinitionVersion{...}")
 
 
 def prepare_create(crd: dict[str, Any]) -> None:

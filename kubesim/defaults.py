@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubesim.errors import FieldError
+from kubesim.errors import FieldError, GoLiteral
 from kubesim.selectors import match_labels_dict
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -310,14 +310,4 @@ def _validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:
 
 def _go_map(labels: dict[str, Any]) -> Any:
     inner = ", ".join(f'"{k}":"{v}"' for k, v in sorted(labels.items()))
-    return _GoLiteral(f"map[string]string{{{inner}}}")
-
-
-class _GoLiteral:
-    """A value rendered verbatim in a field error (Go's %#v of a map)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
+    return GoLiteral(f"map[string]string{{{inner}}}")

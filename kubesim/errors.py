@@ -184,6 +184,16 @@ class FieldError:
         return {"reason": self._REASONS[self.kind][0], "message": self.body(), "field": self.field}
 
 
+class GoLiteral:
+    """A value rendered verbatim in a field error, for Go values like `0x0` or a map."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def render_value(value: Any) -> str:
     """Go's %#v-ish rendering that field.Invalid uses: strings quoted, numbers bare."""
     if isinstance(value, str):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesim import crds, defaults, errors, schema
-from kubesim.errors import ApiError, FieldError
+from kubesim.errors import ApiError, FieldError, GoLiteral
 from kubesim.jsonutil import clone, dumps, later, loads, now
 from kubesim.patch import json_patch, merge_patch, strategic_merge
 from kubesim.persistence import Persistence
@@ -549,6 +549,20 @@ class Store:
             rv = meta.get("resourceVersion")
             if rv and rv != old["metadata"]["resourceVersion"]:
                 raise errors.stale(rt.key, name)
+            if not rv and rt.crd:  # custom resources do not allow unconditional updates
+                raise errors.invalid(
+                    rt.kind,
+                    rt.group,
+                    name,
+                    [
+                        FieldError(
+                            "Invalid",
+                            "metadata.resourceVersion",
+                            GoLiteral("0x0"),
+                            "must be specified for an update",
+                        )
+                    ],
+                )
             if subresource == "status":
                 new = clone(old)
                 if "status" in obj:
