@@ -31,6 +31,7 @@ class Chart:
     max_count: int = 0
     max_ms: float = 0.0
     duration_points: str = ""  # SVG polyline points of the mean duration
+    duration_dots: list[tuple[float, float, str]] = field(default_factory=list)  # (x, y, title)
     ticks: list[tuple[float, str]] = field(default_factory=list)  # (x, "14:00")
     totals: dict[str, int] = field(default_factory=dict)
 
@@ -57,6 +58,7 @@ def run_charts(*, since: datetime, until: datetime) -> list[Chart]:
             mean = float(row["mean_ms"] or 0)
             y = HEIGHT - PAD - (HEIGHT - 2 * PAD) * mean / chart.max_ms
             points.append(f"{x + slot_width / 2:.1f},{y:.1f}")
+            chart.duration_dots.append((x + slot_width / 2, y, f"mean {mean:.1f} ms"))
         chart.duration_points = " ".join(points)
         charts.append(chart)
     return charts

@@ -79,3 +79,9 @@ def test_operator_scales_3_to_5_and_watches_the_rollout(
     assert "otto" in text and "spec.size=3" in text and "spec.size=5" in text
     assert "applied" in text
     screenshot(admin, "audit")
+    admin.get_by_role("link", name="Charts").click()
+    admin.locator("section.chart", has_text="memcached").locator("svg rect").first.wait_for()
+    screenshot(admin, "charts")
+    admin.get_by_role("link", name="Overview").click()
+    admin.get_by_role("heading", name="Resources by health").wait_for()
+    screenshot(admin, "overview")
