@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from controllers.base import Body, Context, Kind, Manifest, Result
 from controllers.objects import (
+    CHILD_CONFLICT,
     deep_get,
     describe_patch,
     describe_status,
@@ -87,6 +88,8 @@ def settle(ctx: Context, cr: Body, status: Body) -> Result:
         if (before.get("status"), before.get("message")) != ("True", degraded["message"]):
             ctx.report.event("Warning", degraded["reason"], degraded["message"])
             log.warning("Degraded %s: %s: %s", ctx.key, degraded["reason"], degraded["message"])
+        if degraded["reason"] == CHILD_CONFLICT:  # its deletion would not bring us back
+            return Result(requeue_after=RECHECK_MAX_SECONDS)
         return Result.done()  # waiting on the user or the registry, not on us: no retry loop
     progressing = find_condition(status["conditions"], "Progressing") or {}
     if progressing.get("status") == "True":

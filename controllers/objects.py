@@ -23,6 +23,11 @@ _DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}
 IMAGE_PATTERN = rf"^(?:{_DOMAIN}/)?{_PATH_PART}(?:/{_PATH_PART})*(?::{_TAG})?(?:@{_DIGEST})?$"
 _IMAGE_RE = re.compile(IMAGE_PATTERN)
 
+# Why a CR cannot be reconciled as asked: (condition reason, message for a person).
+Problem = tuple[str, str]
+INVALID_SPEC = "InvalidSpec"
+CHILD_CONFLICT = "ChildConflict"
+
 # Keys that identify an item of a list of objects, tried in order (as strategic merge does):
 # ownerReferences by uid, containers/env/ports by name, conditions by type.
 _LIST_KEYS = ("uid", "name", "type", "containerPort", "port")
@@ -218,13 +223,13 @@ def workload_status(
     image: str,
     labels: Mapping[str, str],
     now: str,
-    invalid: str | None = None,
+    problem: Problem | None = None,
 ) -> Body:
     """The CR's status, told from its pods: nodes, readyReplicas, selector and conditions.
 
     Available: the ready pods reach the size. Progressing: a scale or rollout is under way.
-    Degraded: pods cannot start (the image cannot be pulled, a container crashes) or the
-    spec is `invalid` (a message naming the field).
+    Degraded: pods cannot start (the image cannot be pulled, a container crashes), or a
+    `problem` found before anything was written (an invalid spec, a child in the way).
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
     live = [p for p in pods if not deep_get(p, "metadata.deletionTimestamp")]
@@ -243,8 +248,8 @@ def workload_status(
         progressing = ("PodsStarting", f"{ready}/{size} pods ready")
 
     degraded: tuple[str, str] | None = None
-    if invalid:
-        degraded = ("InvalidSpec", invalid)
+    if problem:
+        degraded = problem
     elif pulls := _waiting(live, _PULL_FAILURES):
         pod, status = pulls[0]
         reason = deep_get(status, "state.waiting.reason")
@@ -294,13 +299,34 @@ def workload_status(
 # --- what a write changed, told in Kubernetes style for the reconcile log ------------------
 
 
-def spec_problem(*, image: str, size: int, size_field: str) -> str | None:
+def spec_problem(*, image: str, size: int, size_field: str) -> Problem | None:
     """What is wrong with a spec that the API should have rejected (a CRD without validation)."""
     if not is_valid_image(image):
-        return f"spec.image: Invalid value: {image!r}: not a valid image reference"
+        return INVALID_SPEC, f"spec.image: Invalid value: {image!r}: not a valid image reference"
     if size < 0:
-        return f"{size_field}: Invalid value: {size}: must be greater than or equal to 0"
+        return (
+            INVALID_SPEC,
+            f"{size_field}: Invalid value: {size}: must be greater than or equal to 0",
+        )
     return None
+
+
+def ownership_problem(cr: Body, child: Body | None, *, kind: str) -> Problem | None:
+    """A child of the same name that another object controls: never take it over.
+
+    (A Memcached and a WebServer of one name in one namespace would both want its Deployment.)
+    An existing child with no controller is adopted, as controller-runtime does.
+    """
+    if child is None:
+        return None
+    refs = child["metadata"].get("ownerReferences") or []
+    owner = next((ref for ref in refs if ref.get("controller")), None)
+    if owner is None or owner.get("uid") == cr["metadata"]["uid"]:
+        return None
+    return CHILD_CONFLICT, (
+        f"{kind} {child['metadata']['name']} exists and is controlled by {owner.get('kind')} "
+        f"{owner.get('name')}: rename this {cr['kind']} or remove that {kind}"
+    )
 
 
 def describe_patch(kind: str, name: str, patch: Body, observed: Body) -> list[str]:

@@ -12,7 +12,7 @@ from controllers.memcached.desired import (
     spec_size,
 )
 from controllers.memcached.status import compute_status
-from controllers.objects import deep_get, spec_problem
+from controllers.objects import INVALID_SPEC, deep_get, ownership_problem, spec_problem
 
 
 def reconcile(ctx: Context) -> Result:
@@ -20,15 +20,17 @@ def reconcile(ctx: Context) -> Result:
     cr = ctx.cache.get(MEMCACHED, namespace, name)
     if cr is None or deep_get(cr, "metadata.deletionTimestamp"):
         return Result.done()  # gone: the garbage collector removes its children
-    problem = spec_problem(image=spec_image(cr), size=spec_size(cr), size_field="spec.size")
+    deployment = ctx.cache.get(DEPLOYMENT, namespace, name)
+    problem = spec_problem(
+        image=spec_image(cr), size=spec_size(cr), size_field="spec.size"
+    ) or ownership_problem(cr, deployment, kind=DEPLOYMENT.kind)
     if problem is None:
-        want = desired_deployment(cr)
-        ensure_child(ctx, DEPLOYMENT, want, ctx.cache.get(DEPLOYMENT, namespace, name))
+        ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
-    status = compute_status(cr, pods=pods, now=now(), invalid=problem)
+    status = compute_status(cr, pods=pods, now=now(), problem=problem)
     write_status(ctx, MEMCACHED, cr, status)
-    if problem is not None:
-        raise PermanentError(problem)
+    if problem is not None and problem[0] == INVALID_SPEC:
+        raise PermanentError(problem[1])  # the user must change the CR, which brings us back
     return settle(ctx, cr, status)
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from controllers.base import Body
 from controllers.memcached.desired import labels_for, spec_image, spec_size
-from controllers.objects import workload_status
+from controllers.objects import Problem, workload_status
 
 
-def compute_status(cr: Body, *, pods: list[Body], now: str, invalid: str | None = None) -> Body:
+def compute_status(cr: Body, *, pods: list[Body], now: str, problem: Problem | None = None) -> Body:
     """status.nodes (the pod names, sorted: the tutorial's contract), readiness, conditions."""
     return workload_status(
         cr,
@@ -16,5 +16,5 @@ def compute_status(cr: Body, *, pods: list[Body], now: str, invalid: str | None 
         image=spec_image(cr),
         labels=labels_for(cr),
         now=now,
-        invalid=invalid,
+        problem=problem,
     )

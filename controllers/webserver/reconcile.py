@@ -13,7 +13,7 @@ from controllers.base import (
     PermanentError,
     Result,
 )
-from controllers.objects import deep_get, spec_problem
+from controllers.objects import INVALID_SPEC, deep_get, ownership_problem, spec_problem
 from controllers.webserver.desired import (
     SERVICE_EXACT,
     WEBSERVER,
@@ -32,18 +32,21 @@ def reconcile(ctx: Context) -> Result:
     cr = ctx.cache.get(WEBSERVER, namespace, name)
     if cr is None or deep_get(cr, "metadata.deletionTimestamp"):
         return Result.done()  # gone: the garbage collector removes its children
-    problem = spec_problem(image=spec_image(cr), size=spec_replicas(cr), size_field="spec.replicas")
+    deployment = ctx.cache.get(DEPLOYMENT, namespace, name)
     service = ctx.cache.get(SERVICE, namespace, service_name(cr))
+    problem = (
+        spec_problem(image=spec_image(cr), size=spec_replicas(cr), size_field="spec.replicas")
+        or ownership_problem(cr, deployment, kind=DEPLOYMENT.kind)
+        or ownership_problem(cr, service, kind=SERVICE.kind)
+    )
     if problem is None:
-        ensure_child(
-            ctx, DEPLOYMENT, desired_deployment(cr), ctx.cache.get(DEPLOYMENT, namespace, name)
-        )
+        ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
         service = ensure_child(ctx, SERVICE, desired_service(cr), service, exact=SERVICE_EXACT)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
-    status = compute_status(cr, pods=pods, service=service, now=now(), invalid=problem)
+    status = compute_status(cr, pods=pods, service=service, now=now(), problem=problem)
     write_status(ctx, WEBSERVER, cr, status)
-    if problem is not None:
-        raise PermanentError(problem)
+    if problem is not None and problem[0] == INVALID_SPEC:
+        raise PermanentError(problem[1])  # the user must change the CR, which brings us back
     return settle(ctx, cr, status)
 
 

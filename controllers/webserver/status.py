@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from controllers.base import Body
-from controllers.objects import deep_get, workload_status
+from controllers.objects import Problem, deep_get, workload_status
 from controllers.webserver.desired import labels_for, service_name, spec_image, spec_replicas
 
 
 def compute_status(
-    cr: Body, *, pods: list[Body], service: Body | None, now: str, invalid: str | None = None
+    cr: Body, *, pods: list[Body], service: Body | None, now: str, problem: Problem | None = None
 ) -> Body:
     """As for Memcached, plus where to reach it: the Service's name and its nodePort."""
     status = workload_status(
@@ -18,7 +18,7 @@ def compute_status(
         image=spec_image(cr),
         labels=labels_for(cr),
         now=now,
-        invalid=invalid,
+        problem=problem,
     )
     status["serviceName"] = service_name(cr)
     ports = deep_get(service, "spec.ports", [])

@@ -15,6 +15,7 @@ from controllers.base import DEPLOYMENT, EVENT, POD, Key
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED, labels_for
 from controllers.objects import deep_get, find_condition
+from controllers.webserver.desired import WEBSERVER
 from opsboard.engine.dispatch import reconcile_enqueue
 from tests.controllers.cluster import kubectl, list_objects, wait_until
 from tests.controllers.runs import actions_since, run_count
@@ -201,6 +202,28 @@ def test_two_crs_in_one_namespace_keep_their_own_pods(kube: ApiKube, namespace: 
     b = _wait_settled(kube, namespace, "b", 3)["status"]["nodes"]
     assert not set(a) & set(b)
     assert len(list_objects(kube, POD, namespace)) == 5
+
+
+def test_a_child_controlled_by_another_cr_is_never_taken_over(
+    kube: ApiKube, namespace: str
+) -> None:
+    web = {"apiVersion": WEBSERVER.api_version, "kind": WEBSERVER.kind, "spec": {"replicas": 1}}
+    kube.create(WEBSERVER, {**web, "metadata": {"name": "same", "namespace": namespace}})
+    taken = wait_until(lambda: _deployment(kube, namespace, "same"), what="WebServer's Deployment")
+    _create(kube, namespace, "same", size=3)
+
+    def degraded() -> dict[str, Any] | None:
+        status = _cr(kube, namespace, "same").get("status") or {}
+        condition = find_condition(status.get("conditions"), "Degraded") or {}
+        return condition if condition.get("status") == "True" else None
+
+    condition = wait_until(degraded, what="Degraded=True")
+    assert condition["reason"] == "ChildConflict"
+    assert "controlled by WebServer same" in condition["message"]
+    deployment = _deployment(kube, namespace, "same")
+    assert deployment is not None
+    assert deployment["metadata"]["ownerReferences"] == taken["metadata"]["ownerReferences"]
+    assert deployment["spec"]["replicas"] == 1
 
 
 def test_reconciling_a_converged_cr_again_writes_nothing(kube: ApiKube, namespace: str) -> None:

@@ -64,7 +64,10 @@ def test_status_is_degraded_naming_the_image_when_it_cannot_be_pulled() -> None:
 
 def test_status_is_degraded_with_the_reason_of_an_invalid_spec() -> None:
     status = compute_status(
-        memcached(image="UPPER CASE:bad"), pods=[], now="T", invalid="spec.image: bad"
+        memcached(image="UPPER CASE:bad"),
+        pods=[],
+        now="T",
+        problem=("InvalidSpec", "spec.image: bad"),
     )
     degraded = find_condition(status["conditions"], "Degraded")
     assert degraded is not None

@@ -6,6 +6,7 @@ from typing import Any
 
 from controllers import memcached, webserver
 from controllers.base import EVENT, Kind
+from opsboard.engine.watcher import MIRROR_ONLY
 from tests.controllers.builders import memcached as memcached_cr
 from tests.controllers.builders import webserver as webserver_cr
 from tests.controllers.manifests import K8S, load
@@ -30,7 +31,9 @@ def _on(kind: Kind, *verbs: str, subresource: str = "") -> set[Grant]:
 
 
 def _needed_by_the_code() -> set[Grant]:
-    needed = _on(EVENT, "create", "patch")  # the engine's Reporter posts aggregated Events
+    needed = _on(EVENT, "create", "patch")  # the engine's EventRecorder, aggregating by count
+    for kind in MIRROR_ONLY:  # the watcher mirrors these for the UI
+        needed |= _on(kind, "get", "list", "watch")
     for controller, sample in CONTROLLERS:
         for kind in (controller.primary, *controller.owns):
             needed |= _on(kind, "get", "list", "watch")  # the watcher's list + watch

@@ -1,0 +1,84 @@
+"""Every API call the engine makes while running the operators is one the RBAC grants.
+
+kubesim's request log names each call's verb and resource; the test's own calls carry a
+user agent of their own and are left out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controllers.base import SERVICE
+from controllers.kube import ApiKube
+from controllers.memcached.desired import MEMCACHED
+from controllers.objects import deep_get, find_condition
+from controllers.webserver.desired import WEBSERVER
+from tests.controllers.cluster import wait_until
+from tests.controllers.manifests import K8S, load
+from tests.controllers.test_rbac import _grants
+
+pytestmark = [
+    pytest.mark.kubesim_only,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("running_engine"),
+]
+TEST_AGENT = "opsboard-tests/rbac"
+
+
+def _group(path: str) -> str:
+    parts = path.split("?")[0].strip("/").split("/")
+    return parts[1] if parts[0] == "apis" else ""
+
+
+def _resource(resource: str, subresource: str) -> str:
+    plural = resource.split(".", 1)[0]  # kubesim names it kubectl-style: "deployments.apps"
+    return f"{plural}/{subresource}" if subresource else plural
+
+
+def _condition(kube: ApiKube, kind: Any, namespace: str, name: str, type_: str) -> str | None:
+    cr = kube.get(kind, namespace, name)
+    return (find_condition(deep_get(cr, "status.conditions"), type_) or {}).get("status")
+
+
+@pytest.fixture
+def tagged_client(kube_api_client: Any, kubesim_server: Any, operator_crds: None) -> Any:
+    """The test's own client, told apart by its user agent from before the engine starts."""
+    kube_api_client.user_agent = TEST_AGENT
+    kubesim_server.clear_request_log()
+    return kube_api_client
+
+
+def test_the_operators_use_only_what_the_rbac_grants(
+    tagged_client: Any, kube: ApiKube, namespace: str, kubesim_server: Any
+) -> None:
+    for kind, spec in ((MEMCACHED, {"size": 1}), (WEBSERVER, {"replicas": 1})):
+        body = {"apiVersion": kind.api_version, "kind": kind.kind, "spec": spec}
+        kube.create(kind, {**body, "metadata": {"name": kind.plural, "namespace": namespace}})
+    bad = {"size": 1, "image": "memcached:does-not-exist"}
+    kube.create(
+        MEMCACHED,
+        {"apiVersion": MEMCACHED.api_version, "kind": MEMCACHED.kind, "spec": bad,
+         "metadata": {"name": "bad", "namespace": namespace}},
+    )  # fmt: skip
+    for kind in (MEMCACHED, WEBSERVER):
+        wait_until(lambda k=kind: _condition(kube, k, namespace, k.plural, "Available") == "True",
+                   what=f"{kind} Available")  # fmt: skip
+    wait_until(lambda: _condition(kube, MEMCACHED, namespace, "bad", "Degraded") == "True",
+               what="Degraded")  # fmt: skip
+    kube.delete(SERVICE, namespace, "webservers-service")
+    wait_until(lambda: kube.get(SERVICE, namespace, "webservers-service"), what="Service restored")
+
+    [role] = load(K8S / "rbac" / "role.yaml")
+    [leases] = load(K8S / "rbac" / "leader_election_role.yaml")
+    granted = _grants(role["rules"]) | _grants(leases["rules"])
+    calls = [r for r in kubesim_server.request_log() if r.user_agent != TEST_AGENT]
+    used = {(_group(r.path), _resource(r.resource, r.subresource), r.verb) for r in calls}
+    # The engine's calls were seen: the watcher's, the workers' and the Events.
+    assert {
+        ("", "pods", "watch"),
+        ("apps", "deployments", "create"),
+        ("", "events", "create"),
+    } <= used
+    assert used - granted == set(), sorted(used)
