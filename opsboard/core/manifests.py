@@ -24,9 +24,10 @@ def api_client(kubeconfig: str) -> client.ApiClient:
 
 
 def documents(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
+    """The Kubernetes objects in `paths`; kustomize's own files (kustomization.yaml) are not."""
     for path in sorted(paths):
         for doc in yaml.safe_load_all(path.read_text()):
-            if doc:
+            if doc and not str(doc.get("apiVersion", "")).startswith("kustomize.config.k8s.io/"):
                 yield doc
 
 
