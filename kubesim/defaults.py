@@ -179,8 +179,8 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
             p.setdefault("targetPort", p.get("port"))
     elif resource == "persistentvolumeclaims" and isinstance(spec, dict):
         spec.setdefault("volumeMode", "Filesystem")
-    elif resource == "secrets":
-        obj.setdefault("type", "Opaque")
+    elif resource == "secrets" and not obj.get("type"):
+        obj["type"] = "Opaque"
 
 
 def _qos(spec: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from kubesim import discovery, errors, openapi, routing, tables
+from kubesim import discovery, errors, openapi, protobuf, routing, tables
 from kubesim.errors import ApiError
 from kubesim.faults import RequestRecord
 from kubesim.jsonutil import JSONDecodeError, dumps, loads
@@ -379,6 +379,8 @@ class Handler(BaseHTTPRequestHandler):
     def _body(self) -> Any:
         ct = self._content_type()
         raw = self._read_body()
+        if ct == "application/vnd.kubernetes.protobuf":
+            return protobuf.decode(raw, BODY_ACCEPTED)
         if ct not in ("application/json", "application/yaml", "*/*", ""):
             raise errors.unsupported_media(BODY_ACCEPTED)
         body = self._decode(raw, ct)
