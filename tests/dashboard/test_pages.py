@@ -192,3 +192,14 @@ def test_pages_say_how_fresh_the_mirror_is_while_the_watcher_runs(viewer_client:
     html = viewer_client.get("/k/memcached/").content.decode()
     assert "Mirror live · last change 0s ago" in html
     assert "The watcher is down" not in html
+
+
+def test_logout_is_a_post_and_leads_to_the_login_page(viewer_client: Client) -> None:
+    response = viewer_client.post("/accounts/logout/")
+    assert response.status_code == 302 and response["Location"] == "/accounts/login/"
+    assert viewer_client.get("/").status_code == 302
+
+
+def test_a_missing_object_says_what_is_missing(viewer_client: Client) -> None:
+    html = viewer_client.get("/k/memcached/default/ghost/").content.decode()
+    assert "Memcached default/ghost is not in the mirror" in html

@@ -122,3 +122,9 @@ def test_unchanged_values_are_refused_inline(operator_client: Client) -> None:
                                     HTTP_HX_REQUEST="true")  # fmt: skip
     assert "Nothing to change" in response.content.decode()
     assert not AuditEntry.objects.exists()
+
+
+def test_a_403_names_the_role_it_needs(viewer_client: Client) -> None:
+    response = viewer_client.post(RECONCILE)
+    assert response.status_code == 403
+    assert "This needs the operator role." in response.content.decode()
