@@ -129,7 +129,7 @@ def test_bookmarks_when_allowed(kube_api_client: Api, namespace: str) -> None:
         "GET",
         f"/api/v1/namespaces/{namespace}/configmaps?watch=true&resourceVersion={rv}"
         "&allowWatchBookmarks=true&sendInitialEvents=true"
-        "&resourceVersionMatch=NotOlderThan&timeoutSeconds=2",
+        "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
     )
     lines = [line for line in resp.data.splitlines() if line]
 
@@ -167,3 +167,22 @@ def test_too_old_resource_version_is_410_expired(
             )
         )
     assert exc.value.status == 410
+
+
+def test_watch_as_table_for_kubectl_get_watch(kube_api_client: Api, namespace: str) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    core.create_namespaced_config_map(namespace, _cm("tw"))
+    resp = raw(
+        kube_api_client,
+        "GET",
+        f"/api/v1/namespaces/{namespace}/configmaps?watch=true&timeoutSeconds=1"
+        "&fieldSelector=metadata.name%3Dtw",
+        accept="application/json;as=Table;v=v1;g=meta.k8s.io",
+    )
+    [line] = [json.loads(x) for x in resp.data.splitlines() if x]
+    assert line["type"] == "ADDED"
+    table = line["object"]
+    assert table["kind"] == "Table"
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert table["rows"][0]["cells"][:2] == ["tw", 1]
+    assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
