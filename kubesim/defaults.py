@@ -51,6 +51,56 @@ def validate_name(resource: str, name: str) -> list[FieldError]:
     return errors
 
 
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+NAME_PART_MSG = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+    "'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+
+
+def _key_errors(path: str, key: str) -> list[FieldError]:
+    prefix, _, name = key.rpartition("/")
+    errors = []
+    if prefix and not _SUBDOMAIN.match(prefix):
+        errors.append(FieldError("Invalid", path, key, "prefix part " + SUBDOMAIN_MSG))
+    if len(name) > 63:
+        errors.append(
+            FieldError("Invalid", path, key, "name part must be no more than 63 characters")
+        )
+    if not _QUALIFIED_NAME.match(name):
+        errors.append(FieldError("Invalid", path, key, NAME_PART_MSG))
+    return errors
+
+
+def validate_metadata(meta: dict[str, Any]) -> list[FieldError]:
+    """Label keys and values, and annotation keys, as ObjectMeta validation checks them."""
+    errors: list[FieldError] = []
+    labels = meta.get("labels") or {}
+    annotations = meta.get("annotations") or {}
+    if not isinstance(labels, dict) or not isinstance(annotations, dict):
+        return [FieldError("Invalid", "metadata", None, "labels and annotations are maps")]
+    for key, value in labels.items():
+        errors += _key_errors("metadata.labels", key)
+        if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.match(value):
+            detail = (
+                "must be no more than 63 characters"
+                if isinstance(value, str) and len(value) > 63
+                else LABEL_VALUE_MSG
+            )
+            errors.append(FieldError("Invalid", "metadata.labels", value, detail))
+    for key in annotations:
+        errors += _key_errors("metadata.annotations", key)
+    return errors
+
+
 def _container_defaults(c: dict[str, Any]) -> None:
     image = c.get("image", "")
     if "imagePullPolicy" not in c:

@@ -372,6 +372,7 @@ class Store:
             errs = defaults.validate(rt.key, rt.kind, obj)
             if rt.key == crds.CRD:
                 errs += crds.validate(obj)
+        errs = defaults.validate_metadata(obj["metadata"]) + errs
         if errs:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), errs)
 

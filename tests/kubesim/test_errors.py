@@ -177,3 +177,15 @@ def test_internal_error_is_500(kube_api_client: Api, namespace: str, kubesim_ser
     kubesim_server.add_error(500, verb="get", resource="configmaps", count=1)
     resp = raw(kube_api_client, "GET", f"{_cms(namespace)}/whatever")
     _status(resp, 500, "InternalError")
+
+
+def test_invalid_labels_are_422(kube_api_client: Api, namespace: str) -> None:
+    body = {"metadata": {"name": "l", "labels": {"ok": "bad value!", "bad key!": "v"}}}
+    resp = raw(kube_api_client, "POST", _cms(namespace), body=body)
+    causes = _status(resp, 422, "Invalid")["details"]["causes"]
+    assert [(c["field"], c["message"].split(":")[0]) for c in causes] == [
+        ("metadata.labels", "Invalid value"),
+        ("metadata.labels", "Invalid value"),
+    ]
+    assert causes[0]["message"].startswith('Invalid value: "bad value!": a valid label must be')
+    assert causes[1]["message"].startswith('Invalid value: "bad key!": name part must consist')
