@@ -72,11 +72,13 @@ def test_body_over_3_mib_is_413(kube_api_client: Api, namespace: str) -> None:
 
 
 def test_unsupported_content_types_are_415(kube_api_client: Api, namespace: str) -> None:
+    type_meta = b"\x0a\x07apps/v1\x12\x0aDeployment"  # a kind kubesim cannot decode
+    envelope = b"k8s\x00\x0a" + bytes([len(type_meta)]) + type_meta + b"\x12\x00"
     resp = raw(
         kube_api_client,
         "POST",
-        _cms(namespace),
-        body=b"\x00\x01",
+        f"/apis/apps/v1/namespaces/{namespace}/deployments",
+        body=envelope,
         content_type="application/vnd.kubernetes.protobuf",
     )
     _status(resp, 415, "UnsupportedMediaType")
