@@ -6,6 +6,7 @@ objects (no N+1), so pages stay fast at tens of thousands of CRs.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ SORTS = {
     "health": ("health", "name"),
     "kind": ("kind", "name"),
 }
+_LABEL_KEY = re.compile(r"[A-Za-z0-9][\w./-]{0,252}")
 # Enough for the table; `body` and annotations are large and only the detail page needs them.
 LIST_FIELDS = (
     "id", "api_version", "kind", "namespace", "name", "uid", "generation",
@@ -43,9 +45,10 @@ def _kind_filter(kinds: list[KindInfo]) -> Q:
 
 def _search_filter(text: str) -> Q:
     """`key=value` matches a label; anything else a part of the name."""
-    key, sep, value = text.partition("=")
-    if sep and key.strip():
-        return Q(**{f"labels__{key.strip()}": value.strip()})
+    key, sep, value = (part.strip() for part in text.partition("="))
+    # A label key never holds "__", which Django would read as a lookup ("app__in").
+    if sep and _LABEL_KEY.fullmatch(key) and "__" not in key:
+        return Q(**{f"labels__{key}": value})
     return Q(name__icontains=text)
 
 

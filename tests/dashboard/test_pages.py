@@ -203,3 +203,11 @@ def test_logout_is_a_post_and_leads_to_the_login_page(viewer_client: Client) -> 
 def test_a_missing_object_says_what_is_missing(viewer_client: Client) -> None:
     html = viewer_client.get("/k/memcached/default/ghost/").content.decode()
     assert "Memcached default/ghost is not in the mirror" in html
+
+
+def test_a_search_that_looks_like_a_lookup_is_a_plain_name_search(viewer_client: Client) -> None:
+    mirror_object("Memcached", "alpha", api_version=MEMCACHED_API, labels={"team": "red"})
+    for query in ("team__in=red", "team__regex=.*", "=red"):
+        response = viewer_client.get("/k/memcached/", {"search": query})
+        assert response.status_code == 200, query
+        assert list(response.context["page"]) == [], query
