@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import sys
@@ -46,6 +47,7 @@ def main(argv: list[str]) -> int:
         for name in args.scenarios or list(SCENARIOS):
             outcomes.append(run_one(name, bench))
     finally:
+        bench.release()
         if args.keep:
             log(f"work dir kept: {workdir}")
         else:
@@ -60,6 +62,7 @@ def main(argv: list[str]) -> int:
 
 def run_one(name: str, bench: Bench) -> Outcome:
     log(f"running {name}{' (quick)' if bench.quick else ''}")
+    load_before = os.getloadavg()[0]
     start = time.perf_counter()
     try:
         outcome = SCENARIOS[name](bench)
@@ -68,6 +71,13 @@ def run_one(name: str, bench: Bench) -> Outcome:
         outcome.data["traceback"] = traceback.format_exc()
         log(f"{name} could not run:\n{traceback.format_exc()}")
     outcome.seconds = time.perf_counter() - start
+    # Other work on the machine skews every figure: say how busy it was.
+    outcome.data["load_average"] = {"before": load_before, "after": os.getloadavg()[0]}
+    if max(load_before, os.getloadavg()[0]) > (os.cpu_count() or 1):
+        outcome.notes.append(
+            f"the machine was busy with other work: 1-min load average {load_before:.1f} before, "
+            f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs"
+        )
     log(f"{name} took {outcome.seconds:.0f} s")
     return outcome
 

@@ -187,7 +187,7 @@ def _plot_distributions(outcome: Outcome, path: Path) -> Path:
     ax.set_ylabel("fraction of samples ≤ x")
     ax.set_title(outcome.title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="upper left", fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

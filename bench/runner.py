@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.fleet import Fleet
@@ -17,6 +17,22 @@ class Bench:
     quick: bool
     workdir: Path
     peer: bool = True  # also run the kopf peer where a scenario compares
+    # Converged fleets handed from one scenario to the next (cold start → cost → UI), so
+    # the full run builds 1,000 CRs once per operator instead of once per scenario.
+    _kept: dict[str, tuple[Stack, Fleet]] = field(default_factory=dict)
+
+    def keep(self, operator: str, stack: Stack, fleet: Fleet) -> None:
+        self.release(operator)
+        self._kept[operator] = (stack, fleet)
+
+    def reuse(self, operator: str) -> tuple[Stack, Fleet] | None:
+        return self._kept.pop(operator, None)
+
+    def release(self, operator: str | None = None) -> None:
+        """Stop the kept fleet of `operator`, or all of them."""
+        for key in [operator] if operator else list(self._kept):
+            if key in self._kept:
+                self._kept.pop(key)[0].stop()
 
     def size(self, *, full: int, quick: int) -> int:
         return quick if self.quick else full
