@@ -10,13 +10,11 @@ from controllers.base import Key
 from opsboard.audit.models import AuditEntry
 from opsboard.audit.services import audit_record
 from opsboard.dashboard.kinds import KindInfo
+from opsboard.engine.dispatch import reconcile_enqueue
 from opsboard.mirror.models import KubeObject
 
 
 def cr_reconcile_now(*, user: AbstractBaseUser, info: KindInfo, cr: KubeObject) -> AuditEntry:
-    # Imported on use: the engine's queue brings Celery and metrics the read pages never need.
-    from opsboard.engine.dispatch import reconcile_enqueue
-
     key = Key(info.name, cr.namespace, cr.name)
     record = {
         "user": user, "action": AuditEntry.Action.RECONCILE, "info": info,
