@@ -92,6 +92,8 @@ class Handler(BaseHTTPRequestHandler):
         content_type: str = "application/json",
         headers: dict[str, str] | None = None,
     ) -> None:
+        if not self._body_read:  # else it would be read as the next request on this connection
+            self._drain()
         self._record(code)
         lines = [
             f"HTTP/1.1 {code} {self.responses.get(code, ('',))[0]}",
@@ -133,6 +135,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
     def _read_body(self) -> bytes:
+        if self._body_read:
+            return b""
+        self._body_read = True
         length = int(self.headers.get("Content-Length") or 0)
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             chunks, total = [], 0
@@ -160,6 +165,7 @@ class Handler(BaseHTTPRequestHandler):
         self._status = 0
         self._logged: tuple[dict[str, str], float, int | None] | None = None
         self._warnings: list[str] = []
+        self._body_read = False
         self._audit_id = self.sim.next_audit_id()
         url = urlsplit(self.path)
         self._url_path = url.path
@@ -229,8 +235,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def _non_resource(self, parts: list[str]) -> None:
         if self.command not in ("GET", "HEAD"):
-            if parts[:1] in (["api"], ["apis"]):
+            discovery_path = (parts[:1] == ["api"] and len(parts) <= 2) or (
+                parts[:1] == ["apis"] and len(parts) <= 3
+            )
+            if discovery_path:
                 raise errors.method_not_allowed()
+            if parts[:1] in (["api"], ["apis"]):
+                raise errors.resource_not_found()
             self.send_bytes(404, b"404 page not found\n", content_type="text/plain")
             return
         reg = self.sim.store.registry

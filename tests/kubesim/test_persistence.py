@@ -27,8 +27,8 @@ def test_objects_uids_and_resource_versions_survive_a_restart(tmp_path: Path) ->
     created = first.store.create("configmaps", _cm("kept"), namespace="default")
     first.store.create("configmaps", _cm("gone"), namespace="default")
     first.store.delete("configmaps", "default", "gone")
-    last_rv = first.store.resource_version
     first.stop()
+    last_rv = first.store.resource_version  # after stop: background writers have finished
 
     second = KubeSim(data_dir=tmp_path, cluster=False).start()
     try:
