@@ -208,6 +208,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A late-acked task must be redelivered long before this; the default is one hour.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 4}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# No broadcast remote control (nothing uses inspect/control): its Redis pub/sub channel
+# is what crashes a worker ("Unrecoverable error") when Redis restarts under it.
+CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
 
 if CELERY_TASK_SOFT_TIME_LIMIT >= CELERY_TASK_TIME_LIMIT:
     raise ImproperlyConfigured(
@@ -223,6 +226,8 @@ OPSBOARD_BACKOFF_MAX = env_float("OPSBOARD_BACKOFF_MAX", 1000.0, minimum=0.001)
 OPSBOARD_RESYNC_SECONDS = env_float("OPSBOARD_RESYNC_SECONDS", 600.0, minimum=1.0)
 # A per-key lock outlives a dead worker by at most this; live workers renew it.
 OPSBOARD_LOCK_TTL = env_float("OPSBOARD_LOCK_TTL", 10.0, minimum=1.0)
+# A key queued this long without running is sent again (its task was lost with Redis).
+OPSBOARD_QUEUE_STALE_SECONDS = env_float("OPSBOARD_QUEUE_STALE_SECONDS", 60.0, minimum=1.0)
 OPSBOARD_LEASE_NAMESPACE = env_str("OPSBOARD_LEASE_NAMESPACE", "default")
 OPSBOARD_LEASE_DURATION = env_float("OPSBOARD_LEASE_DURATION", 15.0, minimum=1.0)
 OPSBOARD_LEASE_RENEW_DEADLINE = env_float("OPSBOARD_LEASE_RENEW_DEADLINE", 10.0, minimum=0.5)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from celery import current_app
+from django.conf import settings
 
 from controllers.base import Key
 from opsboard.engine import metrics
@@ -34,11 +35,14 @@ def reconcile_enqueue(
 
 
 def send_due(controllers: list[str], *, orphans: bool = True) -> int:
-    """Sends the keys whose retry or requeue time has come, and those of dead workers."""
+    """Sends the keys whose retry or requeue time has come, and (every second or so) those
+    of dead workers and those whose task was lost."""
     sent = 0
+    stale_after = settings.OPSBOARD_QUEUE_STALE_SECONDS
     for name in controllers:
         queue = queue_for(name)
-        for key, why in [*queue.due(), *(queue.orphans() if orphans else [])]:
+        lost = [*queue.orphans(), *queue.stale(stale_after)] if orphans else []
+        for key, why in [*queue.due(), *lost]:
             send(key, why)
             sent += 1
     return sent

@@ -213,6 +213,23 @@ class WorkQueue:
         )
         return [(Key.parse(key.decode()), why) for key in found]
 
+    def stale(self, older_than: float) -> list[tuple[Key, Why]]:
+        """Queued keys that no task will run: queued longer than `older_than` seconds, and
+        not running. That happens when Redis restarts and its append-only file brings back
+        a queued marker whose task was lost; without this the key would stay deduplicated
+        against a task that never comes. One worker sweeps at a time; a rare duplicate send
+        costs one extra reconcile, never a lost one."""
+        if not self.client.set(f"{self.queued}:sweep", 1, nx=True, px=int(older_than * 500)):
+            return []
+        cutoff, found = time.time() - older_than, []
+        for field, value in self.client.hscan_iter(self.queued, count=1000):
+            why = Why.load(value)
+            if why.at < cutoff and not self.client.exists(f"{self.lock_prefix}{field.decode()}"):
+                fresh = Why(why.trigger, why.detail, time.time())
+                self.client.hset(self.queued, field, fresh.dump())
+                found.append((Key.parse(field.decode()), fresh))
+        return found
+
     def failed(self, key: Key) -> int:
         """Counts one more consecutive failure; returns how many there have been."""
         return int(self.client.hincrby(self.fails, str(key), 1))

@@ -101,3 +101,13 @@ def test_failures_count_up_and_success_resets_them(queue: WorkQueue) -> None:
     assert [queue.failed(KEY) for _ in range(3)] == [1, 2, 3]
     queue.succeeded(KEY)
     assert queue.failed(KEY) == 1
+
+
+def test_a_queued_key_whose_task_was_lost_is_found_stale(queue: WorkQueue) -> None:
+    queue.add(KEY, Why("event", at=time.time() - 120))
+    running = Key("toy", "ns", "running")
+    queue.add(running, Why("event", at=time.time() - 120))
+    queue.start(running, "t", 5, Why("event"))
+    queue.add(running, Why("event", at=time.time() - 120))  # queued behind its own run
+    assert [key for key, _ in queue.stale(60)] == [KEY]
+    assert queue.stale(60) == [], "refreshed: not sent again at once"
