@@ -207,4 +207,19 @@ class Watcher:
             except queue.Empty:
                 self._save_versions(force=bool(self._versions))
                 continue
-            self._apply(self._drain(first))
+            self._apply_retrying(self._drain(first))
+
+    def _apply_retrying(self, batch: list[Listed | Streamed]) -> None:
+        """A busy database (SQLite's one writer) must not lose a batch: try again for a
+        minute, then let the error end the watcher; its successor resumes from the last
+        saved version, so it replays the batch."""
+        delay, deadline = 0.1, time.monotonic() + 60
+        while True:
+            try:
+                return self._apply(batch)
+            except Exception:
+                if time.monotonic() > deadline or self.stop.is_set():
+                    raise
+                log.warning("Could not write a batch to the mirror; retrying", exc_info=True)
+                self.stop.wait(delay)
+                delay = min(delay * 2, 5.0)
