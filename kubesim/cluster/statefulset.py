@@ -167,6 +167,9 @@ class StatefulSetController(Controller):
         }
         if annotations := template.get("metadata", {}).get("annotations"):
             claim["metadata"]["annotations"] = annotations
+        policy = sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}
+        if policy.get("whenDeleted") == "Delete":
+            claim["metadata"]["ownerReferences"] = [controller_ref(sts)]  # collected with the set
         try:
             self.ctx.api.create("persistentvolumeclaims", claim)
         except Exception as exc:

@@ -182,3 +182,20 @@ def test_the_default_storage_class_allows_expansion(kube_api_client):
 
     assert sc.allow_volume_expansion is True
     assert sc.metadata.annotations["storageclass.kubernetes.io/is-default-class"] == "true"
+
+
+def test_claims_go_with_the_set_when_the_retention_policy_says_delete(apps, core, namespace):
+    body = statefulset("tmp", replicas=1)
+    body["spec"]["persistentVolumeClaimRetentionPolicy"] = {
+        "whenDeleted": "Delete",
+        "whenScaled": "Retain",
+    }
+    apps.create_namespaced_stateful_set(namespace, body)
+    wait_for(lambda: settled(apps, namespace, "tmp", 1), what="1 ready replica")
+
+    apps.delete_namespaced_stateful_set("tmp", namespace)
+
+    wait_for(
+        lambda: not core.list_namespaced_persistent_volume_claim(namespace).items,
+        what="claims deleted",
+    )
