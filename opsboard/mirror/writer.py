@@ -151,16 +151,18 @@ def _existing(kind: Kind, uids: Iterable[str]) -> dict[str, Snapshot]:
     return {row["uid"]: _row_snapshot(row) for row in rows}
 
 
-def _write(kind: Kind, final: dict[str, tuple[str, Body]]) -> None:
+def _write(kind: Kind, final: dict[str, tuple[str, Body]], new: set[str]) -> None:
     now = timezone.now()
     gone = [uid for uid, (type_, _) in final.items() if type_ == DELETED]
     live = [_row(kind, body, now) for type_, body in final.values() if type_ != DELETED]
     # An object deleted and re-created under the same name has a new uid: drop the old row.
-    names = {(row.namespace, row.name): row.uid for row in live}
-    clashing = KubeObject.objects.filter(
-        api_version=kind.api_version, kind=kind.kind, name__in=[name for _, name in names]
-    ).values_list("id", "namespace", "name", "uid")
-    stale_ids = [i for i, ns, name, uid in clashing if names.get((ns, name), uid) != uid]
+    names = {(row.namespace, row.name): row.uid for row in live if row.uid in new}
+    stale_ids: list[int] = []
+    if names:
+        clashing = KubeObject.objects.filter(
+            api_version=kind.api_version, kind=kind.kind, name__in=[name for _, name in names]
+        ).values_list("id", "namespace", "name", "uid")
+        stale_ids = [i for i, ns, name, uid in clashing if names.get((ns, name), uid) != uid]
     # Reads above, writes below: the write lock (SQLite has one) is held only for these.
     with transaction.atomic():
         if gone:
@@ -183,6 +185,7 @@ def mirror_apply(*, kind: Kind, events: Sequence[tuple[str, Body]]) -> list[Chan
     for start in range(0, len(events), _CHUNK):
         chunk = [(type_, _with_type(kind, body)) for type_, body in events[start : start + _CHUNK]]
         known = _existing(kind, {body["metadata"]["uid"] for _, body in chunk})
+        mirrored = set(known)
         final: dict[str, tuple[str, Body]] = {}
         for type_, body in chunk:
             uid = body["metadata"]["uid"]
@@ -192,7 +195,7 @@ def mirror_apply(*, kind: Kind, events: Sequence[tuple[str, Body]]) -> list[Chan
             known[uid] = snapshot(body)
             final[uid] = (type_, body)
         if final:
-            _write(kind, final)
+            _write(kind, final, new={uid for uid in final if uid not in mirrored})
     return changes
 
 
