@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.deploy.kustomize import DEPLOY, K8S, Manifest, copy_with_secrets, documents, kustomize
+
+
+def _container(workload: Manifest, name: str) -> dict[str, Any]:
+    [found] = [c for c in workload["spec"]["template"]["spec"]["containers"] if c["name"] == name]
+    return found
 
 
 def _one(built: list[Manifest], kind: str, name: str) -> Manifest:
@@ -88,7 +94,7 @@ def test_web_migrates_the_database_before_it_serves(built: list[Manifest]) -> No
 def test_watcher_runs_two_replicas_for_leader_election(built: list[Manifest]) -> None:
     watcher = _one(built, "Deployment", "opsboard-watcher")
     assert watcher["spec"]["replicas"] == 2
-    [container] = watcher["spec"]["template"]["spec"]["containers"]
+    container = _container(watcher, "watcher")
     assert container["command"] == ["python", "manage.py", "runwatcher"]
 
 
@@ -99,9 +105,7 @@ def test_beat_is_a_single_replica_that_is_never_doubled(built: list[Manifest]) -
 
 
 def test_worker_has_a_liveness_check(built: list[Manifest]) -> None:
-    [container] = _one(built, "Deployment", "opsboard-worker")["spec"]["template"]["spec"][
-        "containers"
-    ]
+    container = _container(_one(built, "Deployment", "opsboard-worker"), "worker")
     assert container["command"][:4] == ["celery", "-A", "opsboard", "worker"]
     assert "exec" in container["livenessProbe"]
 
@@ -127,6 +131,19 @@ def test_every_pod_disruption_budget_selects_pods_of_a_workload(built: list[Mani
     for budget in budgets:
         selector = budget["spec"]["selector"]["matchLabels"]
         assert any(selector.items() <= labels.items() for labels in templates)
+
+
+@pytest.mark.parametrize("name", ["opsboard-worker", "opsboard-watcher"])
+def test_worker_and_watcher_pods_serve_their_own_metrics(built: list[Manifest], name: str) -> None:
+    pod = _one(built, "Deployment", name)["spec"]["template"]
+    sidecar = _container(_one(built, "Deployment", name), "metrics")
+    port = sidecar["ports"][0]["containerPort"]
+    assert pod["metadata"]["annotations"]["prometheus.io/port"] == str(port)
+    main = _container(_one(built, "Deployment", name), name.removeprefix("opsboard-"))
+    directory = {e["name"]: e["value"] for e in main["env"] if "value" in e}
+    assert directory["PROMETHEUS_MULTIPROC_DIR"] == sidecar["env"][0]["value"]
+    policy = _one(built, "NetworkPolicy", "opsboard-metrics")
+    assert policy["spec"]["ingress"] == [{"ports": [{"port": port, "protocol": "TCP"}]}]
 
 
 def test_redis_accepts_connections_only_from_opsboard_pods(built: list[Manifest]) -> None:

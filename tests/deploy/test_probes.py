@@ -27,7 +27,9 @@ def _k8s_probe(built: list[Manifest], name: str) -> list[str]:
         for d in built
         if d["kind"] == "Deployment" and d["metadata"]["name"] == f"opsboard-{name}"
     ]
-    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    [container] = [
+        c for c in deployment["spec"]["template"]["spec"]["containers"] if c["name"] == name
+    ]
     return container["livenessProbe"]["exec"]["command"]
 
 
