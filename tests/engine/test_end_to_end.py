@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from controllers.base import Key
+from controllers.base import Key, Kind
 from controllers.kube import ApiKube
 from opsboard.engine.dispatch import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
@@ -18,6 +18,7 @@ from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.fixtures.celery import EngineProcesses
 
 pytestmark = pytest.mark.django_db(transaction=True)
+NAMESPACE = Kind("", "v1", "Namespace", "namespaces", namespaced=False)
 
 
 @pytest.fixture
@@ -110,3 +111,23 @@ def test_engine_health_lists_live_workers(toy_engine: EngineProcesses, settings:
     settings.OPSBOARD_CONTROLLERS = ["tests.engine.toy"]
     health = engine_health()
     assert health.reachable and len(health.workers) == 1 and health.depths == {"toy": 0}
+
+
+def test_only_the_configured_namespaces_are_watched(
+    engine: EngineProcesses, toy_crd: None, api: ApiKube, namespace: str
+) -> None:
+    other = f"{namespace}-other"
+    api.create(NAMESPACE, {"metadata": {"name": other}})
+    try:
+        engine.controllers = "tests.engine.toy"
+        engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
+        engine.start_worker()
+        engine.start_watcher()
+        api.create(TOY, toy("ignored", other))
+        api.create(TOY, toy("watched", namespace))
+        wait_for(lambda: api.get(CONFIGMAP, namespace, "watched"), what="the watched CR")
+        time.sleep(0.5)
+        assert api.get(CONFIGMAP, other, "ignored") is None
+        assert not KubeObject.objects.filter(namespace=other).exists()
+    finally:
+        api.delete(NAMESPACE, "", other)
