@@ -81,11 +81,14 @@ def write_status(ctx: Context, kind: Kind, cr: Body, status: Body) -> None:
 
 
 def settle(ctx: Context, cr: Body, status: Body) -> Result:
-    """Tell a user about new trouble once (Event + log), and look again while pods start."""
+    """Tell a user about new trouble once (Event + log), and look again while pods start.
+
+    Once: when Degraded turns True or changes its reason, not when only its counts change.
+    """
     degraded = find_condition(status["conditions"], "Degraded") or {}
     if degraded.get("status") == "True":
         before = find_condition(deep_get(cr, "status.conditions"), "Degraded") or {}
-        if (before.get("status"), before.get("message")) != ("True", degraded["message"]):
+        if (before.get("status"), before.get("reason")) != ("True", degraded["reason"]):
             ctx.report.event("Warning", degraded["reason"], degraded["message"])
             log.warning("Degraded %s: %s: %s", ctx.key, degraded["reason"], degraded["message"])
         if degraded["reason"] == CHILD_CONFLICT:  # its deletion would not bring us back

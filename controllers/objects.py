@@ -91,9 +91,8 @@ def set_condition(
         "observedGeneration": observed_generation,
         "lastTransitionTime": now if changed else old.get("lastTransitionTime", now),
     }
-    rest = [c for c in conditions or [] if c.get("type") != type_]
     if old is None:
-        return [*rest, new]
+        return [*(conditions or []), new]
     return [new if c.get("type") == type_ else c for c in conditions or []]
 
 
@@ -232,7 +231,10 @@ def workload_status(
     `problem` found before anything was written (an invalid spec, a child in the way).
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
-    live = [p for p in pods if not deep_get(p, "metadata.deletionTimestamp")]
+    live = sorted(
+        (p for p in pods if not deep_get(p, "metadata.deletionTimestamp")),
+        key=lambda p: p["metadata"]["name"],
+    )
     ready = sum(1 for p in live if pod_is_ready(p))
     current = [p for p in live if image in pod_images(p)]
     outdated = len(live) - len(current)
@@ -251,12 +253,13 @@ def workload_status(
     if problem:
         degraded = problem
     elif pulls := _waiting(live, _PULL_FAILURES):
+        # One message for ErrImagePull and ImagePullBackOff: a node alternates between the two,
+        # and the condition must not flap with it.
         pod, status = pulls[0]
-        reason = deep_get(status, "state.waiting.reason")
         degraded = (
             "ImagePullFailed",
-            f"Image {_spec_image(pod, status)} cannot be pulled: "
-            f"{len(pulls)} pod(s) in {reason}, e.g. {pod['metadata']['name']}",
+            f"Image {_spec_image(pod, status)} cannot be pulled: {len(pulls)} pod(s) wait "
+            f"for it, e.g. {pod['metadata']['name']}",
         )
     elif crashes := _waiting(live, _CRASHING):
         pod, status = crashes[0]
@@ -288,7 +291,7 @@ def workload_status(
             now=now,
         )
     return {
-        "nodes": sorted(p["metadata"]["name"] for p in live),
+        "nodes": [p["metadata"]["name"] for p in live],
         "readyReplicas": ready,
         "selector": selector_string(labels),
         "observedGeneration": generation,

@@ -94,3 +94,15 @@ def test_recomputing_an_unchanged_status_gives_the_same_status() -> None:
     cr = memcached(size=1)
     cr["status"] = compute_status(cr, pods=pods, now="T1")
     assert compute_status(cr, pods=pods, now="T2") == cr["status"]
+
+
+def test_degraded_does_not_flap_between_err_image_pull_and_image_pull_back_off() -> None:
+    bad = "memcached:does-not-exist"
+    cr = memcached(size=1, image=bad)
+    pulling = compute_status(
+        cr, pods=[pod("m-0", image=bad, ready=False, waiting="ErrImagePull")], now="T"
+    )
+    backing_off = compute_status(
+        cr, pods=[pod("m-0", image=bad, ready=False, waiting="ImagePullBackOff")], now="T"
+    )
+    assert pulling == backing_off

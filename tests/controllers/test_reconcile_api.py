@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from controllers.base import DEPLOYMENT, POD, SERVICE, Context, Key, Result
-from controllers.kube import ApiKube
+from controllers.kube import ApiKube, Conflict
 from controllers.memcached import CONTROLLER as MEMCACHED_CONTROLLER
 from controllers.memcached.desired import MEMCACHED
 from controllers.objects import deep_get, find_condition
@@ -36,11 +36,16 @@ class Driver:
         self.result: Result | None = None
 
     def run(self) -> list[tuple[str, str, str]]:
-        """One reconcile; the writes it made."""
-        self.counting.writes.clear()
-        ctx = Context(self.key, ReadThroughCache(self.kube), self.counting, self.reporter)
-        self.result = self.controller.reconcile(ctx)
-        return list(self.counting.writes)
+        """One reconcile, retried from fresh state on a 409 as the engine does; its writes."""
+        for _ in range(10):
+            self.counting.writes.clear()
+            ctx = Context(self.key, ReadThroughCache(self.kube), self.counting, self.reporter)
+            try:
+                self.result = self.controller.reconcile(ctx)
+            except Conflict:  # the cluster's Deployment controller wrote its status meanwhile
+                continue
+            return list(self.counting.writes)
+        raise AssertionError(f"{self.key}: a conflict on every one of 10 attempts")
 
     def converge(self, *, timeout: float = 30.0) -> None:
         """Reconcile until a pass finds the CR Available and writes nothing."""
