@@ -29,7 +29,7 @@ from kubesim.cluster.replicaset import ReplicaSetController
 from kubesim.cluster.scheduler import Scheduler
 from kubesim.cluster.services import ServiceAllocator
 from kubesim.cluster.statefulset import StatefulSetController
-from kubesim.cluster.volumes import VolumeController
+from kubesim.cluster.volumes import ClaimAdmission, VolumeController
 from kubesim.cluster.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -94,6 +94,7 @@ class Cluster:
 
     def start(self) -> Cluster:
         self.services.install()
+        ClaimAdmission(self.store).install()
         self._unsubscribe = self.store.subscribe(self._on_event)
         for resource in RESOURCES:
             for obj in self.store.list(resource):

@@ -9,16 +9,21 @@ again (the kubelet then finishes the resize and `status.capacity` grows).
 from __future__ import annotations
 
 import copy
+from decimal import Decimal
+from typing import Any
 
 from kubesim.cluster.api import is_status_error
 from kubesim.cluster.controller import Controller, Key, Obj, Watch, condition, is_deleting, key_of
 from kubesim.cluster.quantity import parse_quantity
 from kubesim.cluster.workloads import set_condition
+from kubesim.errors import FieldError, forbidden, invalid
 
 STORAGE_CLASSES = "storageclasses.storage.k8s.io"
 DEFAULT_CLASS = "standard"
 PROVISIONER = "kubesim.io/hostpath"
 COMPONENT = "persistentvolume-controller"
+CLAIM_PROTECTION = "kubernetes.io/pvc-protection"
+VOLUME_PROTECTION = "kubernetes.io/pv-protection"
 RESIZE_PENDING_MESSAGE = (
     "Waiting for user to (re-)start a pod to finish file system resize of volume on node."
 )
@@ -28,7 +33,21 @@ class VolumeController(Controller):
     name = "volumes"
 
     def watches(self) -> dict[str, Watch]:
-        return {"persistentvolumeclaims": self._claim_changed}
+        return {
+            "persistentvolumeclaims": self._claim_changed,
+            "persistentvolumes": self._volume_changed,
+            "pods": self._pod_changed,
+        }
+
+    def _volume_changed(self, old: Obj | None, new: Obj | None) -> None:
+        if new is not None and is_deleting(new):
+            self.enqueue(("", new["metadata"]["name"]))
+
+    def _pod_changed(self, old: Obj | None, new: Obj | None) -> None:
+        """A pod that goes may release a claim that waits on pvc-protection."""
+        if new is None and old is not None:
+            for claim in claims_of(old):
+                self.enqueue((old["metadata"]["namespace"], claim))
 
     def _claim_changed(self, old: Obj | None, new: Obj | None) -> None:
         if new is not None:
@@ -63,7 +82,10 @@ class VolumeController(Controller):
         if not key[0]:
             return self._reclaim(key[1])
         pvc = self.ctx.cache.get("persistentvolumeclaims", *key)
-        if pvc is None or is_deleting(pvc):
+        if pvc is None:
+            return None
+        if is_deleting(pvc):
+            self._release_claim(pvc)
             return None
         if pvc.get("status", {}).get("phase") != "Bound":
             self._provision(pvc)
@@ -74,8 +96,8 @@ class VolumeController(Controller):
     def _provision(self, pvc: Obj) -> None:
         spec, meta = pvc.get("spec") or {}, pvc["metadata"]
         class_name = spec.get("storageClassName", DEFAULT_CLASS)
-        if class_name != DEFAULT_CLASS or spec.get("volumeName"):
-            return  # another provisioner's claim, or a claim of a pre-made volume
+        if spec.get("volumeName") or self._provisioner(class_name) != PROVISIONER:
+            return  # a claim of a pre-made volume, or another provisioner's claim
         size = spec.get("resources", {}).get("requests", {}).get("storage", "1Gi")
         volume_name = f"pvc-{meta['uid']}"
         volume = {
@@ -84,6 +106,7 @@ class VolumeController(Controller):
             "metadata": {
                 "name": volume_name,
                 "annotations": {"pv.kubernetes.io/provisioned-by": PROVISIONER},
+                "finalizers": [VOLUME_PROTECTION],
             },
             "spec": {
                 "capacity": {"storage": size},
@@ -139,6 +162,16 @@ class VolumeController(Controller):
             f"{PROVISIONER}_kubesim",
         )
 
+    def _provisioner(self, class_name: str | None) -> str | None:
+        if not class_name:
+            return None
+        try:
+            return self.ctx.api.store.get(STORAGE_CLASSES, None, class_name).get("provisioner")
+        except Exception as exc:
+            if is_status_error(exc, 404):
+                return None
+            raise
+
     def _expand(self, pvc: Obj) -> None:
         wanted = pvc.get("spec", {}).get("resources", {}).get("requests", {}).get("storage")
         have = pvc.get("status", {}).get("capacity", {}).get("storage")
@@ -183,9 +216,105 @@ class VolumeController(Controller):
             "external-resizer " + PROVISIONER,
         )
 
-    def _reclaim(self, volume_name: str) -> None:
-        """reclaimPolicy Delete: the volume of a deleted claim goes too."""
-        volume = self.ctx.cache.get("persistentvolumes", None, volume_name)
-        if volume is None or volume["spec"].get("persistentVolumeReclaimPolicy") != "Delete":
+    def _release_claim(self, pvc: Obj) -> None:
+        """pvc-protection: a claim in use by a pod stays until the pod is gone."""
+        namespace, name = pvc["metadata"]["namespace"], pvc["metadata"]["name"]
+        if any(name in claims_of(p) for p in self.ctx.cache.list("pods", namespace)):
             return
-        self.ctx.api.delete("persistentvolumes", None, volume_name)
+        self._drop_finalizer("persistentvolumeclaims", pvc, CLAIM_PROTECTION)
+
+    def _reclaim(self, volume_name: str) -> None:
+        """reclaimPolicy Delete: the volume of a deleted claim goes; pv-protection lets it."""
+        volume = self.ctx.cache.get("persistentvolumes", None, volume_name)
+        if volume is None or self._claim_exists(volume):
+            return
+        if is_deleting(volume):
+            self._drop_finalizer("persistentvolumes", volume, VOLUME_PROTECTION)
+        elif volume["spec"].get("persistentVolumeReclaimPolicy") == "Delete":
+            self.ctx.api.delete("persistentvolumes", None, volume_name)
+
+    def _claim_exists(self, volume: Obj) -> bool:
+        ref = volume["spec"].get("claimRef") or {}
+        claim = self.ctx.cache.get(
+            "persistentvolumeclaims", ref.get("namespace"), ref.get("name", "")
+        )
+        return claim is not None and claim["metadata"].get("uid") == ref.get("uid")
+
+    def _drop_finalizer(self, resource: str, obj: Obj, finalizer: str) -> None:
+        finalizers = obj["metadata"].get("finalizers") or []
+        if finalizer not in finalizers:
+            return
+        body = copy.deepcopy(obj)
+        body["metadata"]["finalizers"] = [f for f in finalizers if f != finalizer]
+        try:
+            self.ctx.api.update(resource, body)
+        except Exception as exc:
+            if not is_status_error(exc, 404):
+                raise
+
+
+def claims_of(pod: Obj) -> set[str]:
+    return {
+        v["persistentVolumeClaim"]["claimName"]
+        for v in pod.get("spec", {}).get("volumes") or []
+        if (v.get("persistentVolumeClaim") or {}).get("claimName")
+    }
+
+
+class ClaimAdmission:
+    """The DefaultStorageClass and PersistentVolumeClaimResize admission plugins."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def install(self) -> None:
+        self.store.register_admission("persistentvolumeclaims", self.admit)
+
+    def admit(self, op: str, new: Obj | None, old: Obj | None) -> None:
+        if new is None:
+            return
+        spec = new.setdefault("spec", {})
+        if op == "CREATE":
+            if spec.get("storageClassName") is None and not spec.get("volumeName"):
+                spec["storageClassName"] = DEFAULT_CLASS
+            finalizers = new["metadata"].setdefault("finalizers", [])
+            if CLAIM_PROTECTION not in finalizers:
+                finalizers.append(CLAIM_PROTECTION)
+        if op != "UPDATE" or old is None:
+            return
+        wanted, before = _request(new), _request(old)
+        if wanted is None or before is None or wanted == before:
+            return
+        name = new["metadata"].get("name", "")
+        if wanted < before:
+            error = FieldError(
+                "Forbidden",
+                "spec.resources.requests.storage",
+                detail="field can not be less than previous value",
+            )
+            raise invalid("PersistentVolumeClaim", "", name, [error])
+        if old.get("status", {}).get("phase") == "Bound" and not self._expandable(
+            spec.get("storageClassName")
+        ):
+            raise forbidden(
+                "persistentvolumeclaims",
+                name,
+                "only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize",
+            )
+
+    def _expandable(self, class_name: str | None) -> bool:
+        try:
+            storage_class = self.store.get(STORAGE_CLASSES, None, class_name or DEFAULT_CLASS)
+        except Exception as exc:
+            if is_status_error(exc, 404):
+                return False
+            raise
+        return bool(storage_class.get("allowVolumeExpansion"))
+
+
+def _request(claim: Obj) -> Decimal | None:
+    value = claim.get("spec", {}).get("resources", {}).get("requests", {}).get("storage")
+    try:
+        return parse_quantity(value) if value is not None else None
+    except ValueError:
+        return None
