@@ -63,7 +63,7 @@ def validate(crd: dict[str, Any]) -> list[FieldError]:
             FieldError(
                 "Invalid",
                 "spec.versions",
-                _versions_literal(versions),
+                GoLiteral("[]apiextensions.CustomResourceDefinitionVersion{...}"),
                 "must have exactly one version marked as storage version",
             )
         )
@@ -78,10 +78,6 @@ def validate(crd: dict[str, Any]) -> list[FieldError]:
                 )
             )
     return errors
-
-
-def _versions_literal(versions: list[dict[str, Any]]) -> GoLiteral:
-    return GoLiteral("[]apiextensions.CustomResourceDefinitionVersion{...}")
 
 
 def prepare_create(crd: dict[str, Any]) -> None:

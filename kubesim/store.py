@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kubesim import crds, defaults, errors, schema
+from kubesim import crds, defaults, errors, scale, schema
 from kubesim.errors import ApiError, FieldError, GoLiteral
 from kubesim.jsonutil import clone, dumps, later, loads, now
 from kubesim.patch import json_patch, merge_patch, strategic_merge
 from kubesim.persistence import Persistence
 from kubesim.resources import Registry, ResourceType
-from kubesim.selectors import exact_name, parse_fields, parse_labels, selector_string
+from kubesim.selectors import exact_name, parse_fields, parse_labels
 
 log = logging.getLogger(__name__)
 
@@ -639,66 +639,20 @@ class Store:
 
     # --- scale subresource --------------------------------------------------------------------
 
-    def scale_of(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        if not rt.scale:
-            raise errors.resource_not_found()
-        meta = obj["metadata"]
-        spec_replicas = schema.get_path(obj, rt.spec_replicas_path)
-        status_replicas = schema.get_path(obj, rt.status_replicas_path)
-        scale: dict[str, Any] = {
-            "kind": "Scale",
-            "apiVersion": "autoscaling/v1",
-            "metadata": {
-                k: meta[k]
-                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                if k in meta
-            },
-            "spec": {"replicas": spec_replicas or 0},
-            "status": {"replicas": status_replicas or 0},
-        }
-        if rt.crd:
-            selector = (
-                schema.get_path(obj, rt.label_selector_path) if rt.label_selector_path else None
-            )
-        else:
-            selector = selector_string((obj.get("spec") or {}).get("selector"))
-        if selector:
-            scale["status"]["selector"] = selector
-        return scale
-
     def get_scale(self, resource: str, namespace: str | None, name: str) -> dict[str, Any]:
         rt = self.type_of(resource)
-        return self.scale_of(rt, self.get_entry(resource, namespace, name)[0])
+        return scale.scale_of(rt, self.get_entry(resource, namespace, name)[0])
 
     def _update_scale(
-        self, rt: ResourceType, old: dict[str, Any], scale: dict[str, Any], *, dry_run: bool
+        self, rt: ResourceType, old: dict[str, Any], wanted: dict[str, Any], *, dry_run: bool
     ) -> Entry:
-        if not rt.scale:
-            raise errors.resource_not_found()
-        name = old["metadata"]["name"]
-        rv = (scale.get("metadata") or {}).get("resourceVersion")
-        if rv and rv != old["metadata"]["resourceVersion"]:
-            raise errors.stale(rt.key, name)
-        replicas = (scale.get("spec") or {}).get("replicas")
-        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            raise errors.invalid(
-                "Scale",
-                "autoscaling",
-                name,
-                [
-                    FieldError(
-                        "Invalid", "spec.replicas", replicas, "must be greater than or equal to 0"
-                    )
-                ],
-            )
-        new = clone(old)
-        schema.set_path(new, rt.spec_replicas_path, replicas)
+        new = scale.scaled(rt, old, wanted)
         if rt.crd:
             self._prepare(rt, new, strict=False, warnings=None)
         self._bump_generation(rt, old, new)
         obj, _ = self._write_update(rt, old, new, dry_run=dry_run)
-        s = self.scale_of(rt, obj)
-        return s, dumps(s)
+        result = scale.scale_of(rt, obj)
+        return result, dumps(result)
 
     # --- patch --------------------------------------------------------------------------------
 
@@ -770,7 +724,7 @@ class Store:
                     )
                 raise errors.not_found(rt.key, name)
             old = current[0]
-            base = self.scale_of(rt, old) if subresource == "scale" else clone(old)
+            base = scale.scale_of(rt, old) if subresource == "scale" else clone(old)
             if patch_type == "json":
                 patched = json_patch(base, body)
             elif patch_type == "merge":
