@@ -13,7 +13,7 @@ import re
 import uuid
 from typing import Any
 
-from kubesim.errors import FieldError
+from kubesim.errors import FieldError, GoLiteral
 
 Schema = dict[str, Any]
 
@@ -186,16 +186,37 @@ def _validate_array(schema: Schema, value: list[Any], path: str, errors: list[Fi
         errors.append(
             FieldError("Invalid", path, value, f"{path} in body should have at least {n} items")
         )
-    if schema.get("uniqueItems"):
+    list_type = schema.get("x-kubernetes-list-type")
+    if schema.get("uniqueItems") or list_type == "set":
         seen: list[Any] = []
         for i, v in enumerate(value):
             if v in seen:
                 errors.append(FieldError("Duplicate", f"{path}[{i}]", v))
             seen.append(v)
+    elif list_type == "map":
+        keys = schema.get("x-kubernetes-list-map-keys") or []
+        seen_keys: list[tuple[Any, ...]] = []
+        for i, v in enumerate(value):
+            if not isinstance(v, dict):
+                continue
+            key = tuple(v.get(k) for k in keys)
+            if key in seen_keys:
+                errors.append(FieldError("Duplicate", f"{path}[{i}]", _go_map(keys, key)))
+            seen_keys.append(key)
     items = schema.get("items")
     if isinstance(items, dict):
         for i, v in enumerate(value):
             validate(items, v, f"{path}[{i}]", errors)
+
+
+def _go_map(keys: list[str], values: tuple[Any, ...]) -> GoLiteral:
+    """How kube-apiserver prints a list-map key: map[string]interface {}{"type":"Ready"}."""
+    inner = ", ".join(f'"{k}":{_go_value(v)}' for k, v in zip(keys, values, strict=True))
+    return GoLiteral(f"map[string]interface {{}}{{{inner}}}")
+
+
+def _go_value(v: Any) -> str:
+    return f'"{v}"' if isinstance(v, str) else "<nil>" if v is None else str(v)
 
 
 def _validate_object(
