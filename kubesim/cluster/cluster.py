@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import random
 import threading
-import time
 from collections.abc import Hashable
 from typing import Any
 
@@ -116,15 +115,6 @@ class Cluster:
     def register_routes(self, add: Any) -> None:
         """Serves the fault API under /_kubesim/cluster/ through the server's route registration."""
         control.register(add, self)
-
-    def settled(self, timeout: float = 10.0) -> bool:
-        """Waits until no work is ready (timers may still be pending); for tests and the CLI."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.queue.idle():
-                return True
-            time.sleep(0.01)
-        return False
 
     # -- faults --------------------------------------------------------------------------------
 

@@ -35,7 +35,6 @@ class WorkQueue:
         self._failures: dict[Item, int] = {}
         self._thread: threading.Thread | None = None
         self._stopping = False
-        self._busy = False
 
     def add(self, controller: str, key: Hashable) -> None:
         item = (controller, key)
@@ -71,13 +70,6 @@ class WorkQueue:
         with self._cond:
             return set(self._paused)
 
-    def idle(self) -> bool:
-        """Nothing ready or running (timers and held items do not count)."""
-        with self._cond:
-            now = time.monotonic()
-            due = bool(self._timers) and self._timers[0][0] <= now
-            return not self._ready and not self._busy and not due
-
     def start(self) -> None:
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="kubesim-cluster", daemon=True)
@@ -107,7 +99,6 @@ class WorkQueue:
                     if group in self._paused:
                         self._held.setdefault(group, set()).add(item)
                         continue
-                    self._busy = True
                     return item
                 timeout = self._timers[0][0] - now if self._timers else None
                 self._cond.wait(timeout)
@@ -124,8 +115,5 @@ class WorkQueue:
                 requeue = min(0.05 * 2**failures, 5.0)
             else:
                 self._failures.pop(item, None)
-            finally:
-                with self._cond:
-                    self._busy = False
             if requeue is not None:
                 self.add_after(*item, requeue)
