@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.deploy.kustomize import DEPLOY, K8S, Manifest, copy_with_secrets, documents, kustomize
+from tests.deploy.kustomize import (
+    DEPLOY,
+    K8S,
+    Manifest,
+    copy_with_secrets,
+    documents,
+    env_file_names,
+    kustomize,
+)
 
 
 def _container(workload: Manifest, name: str) -> dict[str, Any]:
@@ -87,8 +97,29 @@ def test_web_probes_health_and_readiness(built: list[Manifest]) -> None:
 
 def test_web_migrates_the_database_before_it_serves(built: list[Manifest]) -> None:
     spec = _one(built, "Deployment", "opsboard-web")["spec"]["template"]["spec"]
-    commands = [c["command"] for c in spec["initContainers"]]
-    assert commands[0] == ["python", "manage.py", "migrate", "--noinput"]
+    commands = {c["name"]: c["command"] for c in spec["initContainers"]}
+    assert list(commands)[:2] == ["check-secrets", "migrate"]
+    assert commands["migrate"] == ["python", "manage.py", "migrate", "--noinput"]
+
+
+def _check_secrets(built: list[Manifest], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    spec = _one(built, "Deployment", "opsboard-web")["spec"]["template"]["spec"]
+    [check] = [c for c in spec["initContainers"] if c["name"] == "check-secrets"]
+    assert check["command"][0] == "python"
+    return subprocess.run(
+        [sys.executable, *check["command"][1:]], env=env, capture_output=True, text=True
+    )
+
+
+def test_web_pods_stop_on_an_empty_secret_naming_it(built: list[Manifest]) -> None:
+    spec = _one(built, "Deployment", "opsboard-web")["spec"]["template"]["spec"]
+    [check] = [c for c in spec["initContainers"] if c["name"] == "check-secrets"]
+    secrets = {var["name"]: "a-value" for var in check["env"]}
+    assert set(secrets) == set(env_file_names(DEPLOY / "secrets.env.example"))
+    assert _check_secrets(built, secrets).returncode == 0
+    result = _check_secrets(built, {**secrets, "DATABASE_URL": ""})
+    assert result.returncode != 0
+    assert "Empty in secrets.env: DATABASE_URL" in result.stderr
 
 
 def test_watcher_runs_two_replicas_for_leader_election(built: list[Manifest]) -> None:
