@@ -1,6 +1,4 @@
-"""Benchmarks that other parts of the project own (bench/kubesim_api.py by kubesim,
-bench/engine_latency.py by the engine), run as subprocesses so they keep their own
-set-up; their printed figures are carried into our output and JSON as they are."""
+"""Benchmarks that other parts of the project own, run as their owners run them."""
 
 from __future__ import annotations
 
@@ -16,15 +14,12 @@ def available(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def run_module(module: str, *, quick: bool, timeout: float) -> str:
-    """Its stdout; `--quick` is passed on when the module's --help offers it."""
-    args = [sys.executable, "-m", module]
-    help_text = subprocess.run(
-        [*args, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60
-    ).stdout
-    if quick and "--quick" in help_text:
-        args.append("--quick")
-    result = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+def run_module(module: str, *, args: list[str], timeout: float) -> str:
+    """Its stdout, as `python -m module args...` prints it."""
+    result = subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
     if result.returncode != 0:
         raise RuntimeError(f"{module} exited {result.returncode}: {result.stderr[-800:]}")
     return result.stdout
