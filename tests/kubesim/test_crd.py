@@ -313,14 +313,17 @@ def test_deleting_the_crd_deletes_its_objects(kube_api_client: Api, namespace: s
         ext.delete_custom_resource_definition(body["metadata"]["name"])
 
 
-def test_custom_resources_need_a_resource_version_to_update(kube_api_client: Api, crd: dict,
-                                                            namespace: str) -> None:
+def test_custom_resources_need_a_resource_version_to_update(
+    kube_api_client: Api, crd: dict, namespace: str
+) -> None:
     group = crd["spec"]["group"]
     _create(kube_api_client, crd, namespace, "u", size=1)
     with pytest.raises(client.ApiException) as exc:
         _objects(kube_api_client).replace_namespaced_custom_object(
-            group, "v1alpha1", namespace, "memcacheds", "u", _cr(crd, "u", size=2))
+            group, "v1alpha1", namespace, "memcacheds", "u", _cr(crd, "u", size=2)
+        )
     assert exc.value.status == 422
     assert json.loads(exc.value.body)["message"] == (
         f'Memcached.{group} "u" is invalid: metadata.resourceVersion: Invalid value: 0x0: '
-        "must be specified for an update")
+        "must be specified for an update"
+    )

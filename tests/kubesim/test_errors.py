@@ -71,6 +71,7 @@ def test_body_over_3_mib_is_413(kube_api_client: Api, namespace: str) -> None:
     assert body["message"] == "Request entity too large: limit is 3145728"
 
 
+@pytest.mark.kubesim_only  # a real server decodes every built-in kind from protobuf
 def test_unsupported_content_types_are_415(kube_api_client: Api, namespace: str) -> None:
     type_meta = b"\x0a\x07apps/v1\x12\x0aDeployment"  # a kind kubesim cannot decode
     envelope = b"k8s\x00\x0a" + bytes([len(type_meta)]) + type_meta + b"\x12\x00"
@@ -185,9 +186,8 @@ def test_invalid_labels_are_422(kube_api_client: Api, namespace: str) -> None:
     body = {"metadata": {"name": "l", "labels": {"ok": "bad value!", "bad key!": "v"}}}
     resp = raw(kube_api_client, "POST", _cms(namespace), body=body)
     causes = _status(resp, 422, "Invalid")["details"]["causes"]
-    assert [(c["field"], c["message"].split(":")[0]) for c in causes] == [
-        ("metadata.labels", "Invalid value"),
-        ("metadata.labels", "Invalid value"),
-    ]
-    assert causes[0]["message"].startswith('Invalid value: "bad value!": a valid label must be')
-    assert causes[1]["message"].startswith('Invalid value: "bad key!": name part must consist')
+    assert {c["field"] for c in causes} == {"metadata.labels"}
+    messages = sorted(c["message"] for c in causes)  # Go walks the map in random order
+    assert messages[0].startswith('Invalid value: "bad key!": name part must consist')
+    assert messages[1].startswith('Invalid value: "bad value!": a valid label must be')
+    assert len(messages) == 2

@@ -143,12 +143,27 @@ def test_schema_prunes_defaults_and_validates() -> None:
 
 
 def test_list_map_keys_must_be_unique() -> None:
-    schema = {"type": "object", "properties": {"status": {"type": "object", "properties": {
-        "conditions": {"type": "array", "x-kubernetes-list-type": "map",
-                       "x-kubernetes-list-map-keys": ["type"],
-                       "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-        "tags": {"type": "array", "x-kubernetes-list-type": "set",
-                 "items": {"type": "string"}}}}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "status": {
+                "type": "object",
+                "properties": {
+                    "conditions": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["type"],
+                        "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                    },
+                    "tags": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "set",
+                        "items": {"type": "string"},
+                    },
+                },
+            }
+        },
+    }
     obj = {"status": {"conditions": [{"type": "Ready"}, {"type": "Ready"}], "tags": ["a", "a"]}}
     _, _, errors = process(schema, obj)
     assert [e.text() for e in errors] == [
