@@ -8,7 +8,6 @@ event for clients.
 
 from __future__ import annotations
 
-import logging
 import random
 import threading
 from collections.abc import Hashable
@@ -30,8 +29,6 @@ from kubesim.cluster.services import ServiceAllocator
 from kubesim.cluster.statefulset import StatefulSetController
 from kubesim.cluster.volumes import ClaimAdmission, VolumeController
 from kubesim.cluster.workqueue import WorkQueue
-
-log = logging.getLogger(__name__)
 
 RESOURCES = [
     "nodes",
@@ -68,6 +65,7 @@ class Cluster:
             ties=random.Random(self.options.seed),
         )
         self.nodes = NodeController(self.ctx)
+        self.volumes = VolumeController(self.ctx)
         self.kubelet = Kubelet(self.ctx, self.nodes)
         self.services = ServiceAllocator(store, self.ctx.random("services"))
         controllers: list[Controller] = [
@@ -79,7 +77,7 @@ class Cluster:
             StatefulSetController(self.ctx),
             DaemonSetController(self.ctx),
             EndpointsController(self.ctx),
-            VolumeController(self.ctx),
+            self.volumes,
         ]
         self.controllers = {c.name: c for c in controllers}
         self._watches: dict[str, list[Watch]] = {r: [] for r in RESOURCES}
@@ -100,7 +98,7 @@ class Cluster:
                 self.cache.apply("ADDED", resource, obj)
         with self.lock:
             self.nodes.ensure_nodes(self.options.nodes)
-            self.controllers["volumes"].ensure_storage_class()  # type: ignore[attr-defined]
+            self.volumes.ensure_storage_class()
             for controller in self.controllers.values():
                 controller.resync()
         self.queue.start()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from kubesim.cluster import images, names
 from kubesim.cluster.api import is_status_error
 from kubesim.cluster.controller import (
+    Context,
     Controller,
     Key,
     Obj,
@@ -56,8 +57,8 @@ class Kubelet(Controller):
     name = "kubelet"
     group = "kubelet"
 
-    def __init__(self, ctx: object, nodes: NodeController) -> None:
-        super().__init__(ctx)  # type: ignore[arg-type]
+    def __init__(self, ctx: Context, nodes: NodeController) -> None:
+        super().__init__(ctx)
         self.nodes = nodes
         self.runtimes: dict[str, Runtime] = {}
         self._ips: dict[str, set[str]] = {}

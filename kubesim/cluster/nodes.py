@@ -7,7 +7,7 @@ import hashlib
 
 from kubesim.cluster import names
 from kubesim.cluster.api import is_status_error
-from kubesim.cluster.controller import Controller, Key, Obj, Watch, node_ready
+from kubesim.cluster.controller import Context, Controller, Key, Obj, Watch, node_ready
 from kubesim.cluster.workloads import set_condition
 
 PREFIX = "kubesim-node-"
@@ -125,8 +125,8 @@ class NodeController(Controller):
     name = "nodes"
     group = "kubelet"
 
-    def __init__(self, ctx: object) -> None:
-        super().__init__(ctx)  # type: ignore[arg-type]
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
         self.down: set[str] = set()
 
     def watches(self) -> dict[str, Watch]:

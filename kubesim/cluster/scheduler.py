@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from kubesim.cluster.api import is_status_error
 from kubesim.cluster.cache import controller_uid
-from kubesim.cluster.controller import Controller, Key, Obj, Watch, is_deleting, key_of
+from kubesim.cluster.controller import Context, Controller, Key, Obj, Watch, is_deleting, key_of
 from kubesim.cluster.quantity import parse_quantity
 from kubesim.cluster.selectors import (
     labels_of,
@@ -25,8 +25,8 @@ _AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 class Scheduler(Controller):
     name = "scheduler"
 
-    def __init__(self, ctx: object) -> None:
-        super().__init__(ctx)  # type: ignore[arg-type]
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
         self.unschedulable: set[Key] = set()
 
     def watches(self) -> dict[str, Watch]:
