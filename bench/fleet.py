@@ -42,6 +42,7 @@ class Fleet:
         self.ready_ok: set[str] = set()
         self.cond = threading.Condition()
         self._ready = threading.Barrier(3)
+        self._stopped = threading.Event()
 
     def start(self) -> Fleet:
         for path, handle in (
@@ -52,9 +53,13 @@ class Fleet:
         self._ready.wait(timeout=30)
         return self
 
+    def stop(self) -> None:
+        """Stop following (call it before the API server goes away)."""
+        self._stopped.set()
+
     def _follow(self, path: str, handle: Callable[[str, dict[str, Any]], None]) -> None:
         ready = False
-        while True:  # a daemon thread: it ends with the benchmark process
+        while not self._stopped.is_set():
             try:
                 listed = self.api.request("GET", path)
                 for obj in listed["items"]:
@@ -65,12 +70,12 @@ class Fleet:
                     ready = True
                 self._watch(path, version, handle)
             except Exception:  # a dropped stream or 410 Gone: list again, then watch
-                time.sleep(0.1)
+                self._stopped.wait(0.1)
 
     def _watch(
         self, path: str, version: str, handle: Callable[[str, dict[str, Any]], None]
     ) -> None:
-        while True:
+        while not self._stopped.is_set():
             query = [("resourceVersion", version), ("allowWatchBookmarks", "true")]
             for event in self.api.stream(path, query):
                 if event["type"] == "ERROR":

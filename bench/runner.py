@@ -44,9 +44,7 @@ class Bench:
         return Stack(self.workdir, name=name)
 
 
-def start_operator(
-    stack: Stack, operator: str, *, workers: int = 2, web: bool = False, pods: int = 10
-) -> tuple[Fleet, Stack]:
+def start_operator(stack: Stack, operator: str, *, workers: int = 2, pods: int = 10) -> Fleet:
     """kubesim, then the operator, then a warmed-up fleet watch: the first CR has converged,
     so every process has connected and imported what it needs before anything is timed.
     `pods`: how many the scenario will run at most, so that the cluster has the nodes."""
@@ -55,10 +53,11 @@ def start_operator(
     if operator == "kopf":
         stack.start_kopf(NAMESPACE)
     else:
-        stack.start_opsboard(workers=workers, web=web)
+        stack.start_opsboard(workers=workers)
     fleet = Fleet(stack.api, NAMESPACE).start()
+    stack.followers.append(fleet)
     stack.api.create_memcached(NAMESPACE, WARMUP, size=1)
     if fleet.wait(lambda: fleet.ready(WARMUP, 1), timeout=120) is None:
         logs = "\n".join(f"--- {p.role}\n{p.tail(800)}" for p in stack.processes)
         raise StackError(f"{operator}: the warm-up CR never converged\n{logs}")
-    return fleet, stack
+    return fleet

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import psutil
 
+from bench.fleet import Fleet
 from bench.kube import KubeApi
 from opsboard.embedded.redis import EmbeddedRedis, free_port
 
@@ -113,6 +114,7 @@ class Stack:
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir.mkdir(parents=True)
         self.processes: list[Process] = []
+        self.followers: list[Fleet] = []  # watches on this stack's API: stopped first
         self.redis: EmbeddedRedis | None = None
         self.kubeconfig = self.dir / "kubeconfig"
         self.rss = RssSampler(self.processes)
@@ -181,8 +183,8 @@ class Stack:
             raise StackError(f"manage.py {args[0]} failed:\n{result.stderr[-1500:]}")
 
     # -- the product ------------------------------------------------------------------
-    def start_opsboard(self, *, workers: int, web: bool = False) -> Stack:
-        """Redis, the database, the watcher and `workers` Celery worker processes (and web).
+    def start_opsboard(self, *, workers: int) -> Stack:
+        """Redis, the database, the watcher and `workers` Celery worker processes.
 
         Readiness is proven by the caller's warm-up CR converging, not by log lines."""
         self.start_redis().migrate()
@@ -193,8 +195,6 @@ class Stack:
              "--without-gossip", "--without-mingle", "--without-heartbeat"],
         )  # fmt: skip
         self.spawn("watcher", [PYTHON, "manage.py", "runwatcher"])
-        if web:
-            self.start_web()
         return self
 
     def start_web(self) -> None:
@@ -248,6 +248,8 @@ class Stack:
 
     def stop(self) -> None:
         self.rss.stop()
+        for follower in self.followers:
+            follower.stop()
         try:
             for proc in reversed(self.processes):
                 proc.stop()

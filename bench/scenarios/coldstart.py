@@ -76,7 +76,7 @@ def _measure(bench: Bench, operator: str, workers: int, count: int, *, keep: boo
     stack = bench.stack(f"coldstart-{operator}-{workers}")
     try:
         # Room for the pods the cost and UI scenarios add to a kept fleet.
-        fleet, _ = start_operator(stack, operator, workers=workers, pods=count + 150)
+        fleet = start_operator(stack, operator, workers=workers, pods=count + 150)
         before = reconciles_total(stack.db) if operator == "opsboard" else 0
         names = [f"mc-{i:05d}" for i in range(count)]
         total = count + 1  # and the warm-up CR

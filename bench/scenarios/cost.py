@@ -82,7 +82,7 @@ def _measure(
     stack, fleet = kept or (bench.stack(f"cost-{operator}"), None)
     try:
         if fleet is None:
-            fleet, _ = start_operator(stack, operator, workers=2, pods=count + 150)
+            fleet = start_operator(stack, operator, workers=2, pods=count + 150)
             create_many(stack.api, NAMESPACE, names, size=1)
         fleet.wait(lambda: len(fleet.ready_ok) >= count + 1, 300)
         time.sleep(2 * SETTLE)

@@ -34,7 +34,7 @@ def run(bench: Bench) -> Outcome:
     count = bench.size(full=100, quick=5)
     outcome = Outcome("latency", "Event to reconcile start (opsboard)")
     with bench.stack("latency") as stack:
-        fleet, _ = start_operator(stack, "opsboard", workers=2, pods=2 * LOAD_CRS + 4)
+        fleet = start_operator(stack, "opsboard", workers=2, pods=2 * LOAD_CRS + 4)
         stack.api.create_memcached(NAMESPACE, PROBE, size=1)
         fleet.wait(lambda: fleet.ready(PROBE, 1), 60)
         idle = _probe(stack, fleet, count, pause=0.1)

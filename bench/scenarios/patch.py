@@ -65,7 +65,7 @@ def run(bench: Bench) -> Outcome:
 
 def _measure(bench: Bench, operator: str, count: int) -> tuple[dict, list[list[float]]]:
     with bench.stack(f"patch-{operator}") as stack:
-        fleet, _ = start_operator(stack, operator)
+        fleet = start_operator(stack, operator)
         created = stack.api.create_memcached(NAMESPACE, NAME, size=3)
         generation = created["metadata"]["generation"]
         fleet.wait(lambda: fleet.ready(NAME, generation), TIMEOUT)

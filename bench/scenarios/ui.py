@@ -37,7 +37,7 @@ def run(bench: Bench) -> Outcome:
     stack, fleet = kept or (bench.stack("ui"), None)
     with stack:
         if fleet is None:
-            fleet, _ = start_operator(stack, "opsboard", workers=2, pods=pods + small + 2)
+            fleet = start_operator(stack, "opsboard", workers=2, pods=pods + small + 2)
             names = [f"mc-{i:05d}" for i in range(small)]
             create_many(stack.api, NAMESPACE, names, size=1)
         stack.start_web()

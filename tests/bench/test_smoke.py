@@ -29,13 +29,13 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], P
         env=env,
         capture_output=True,
         text=True,
-        timeout=280,
+        timeout=540,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads((out / "results.json").read_text()), out, done.stdout
 
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(600)
 
 
 def test_the_table_names_the_machine_and_every_scenario(results):
