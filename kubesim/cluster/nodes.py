@@ -8,6 +8,7 @@ import hashlib
 from kubesim.cluster import names
 from kubesim.cluster.api import is_status_error
 from kubesim.cluster.controller import Context, Controller, Key, Obj, Watch, node_ready
+from kubesim.cluster.selectors import tolerates
 from kubesim.cluster.workloads import set_condition
 
 PREFIX = "kubesim-node-"
@@ -185,7 +186,7 @@ class NodeController(Controller):
             return None
         if name in self.down:
             self._mark_pods_not_ready(name)
-            return None
+            return self._evict(node)
         if not node.get("status", {}).get("conditions"):
             self._write_status(node, ready=True)
         self._renew_lease(node)
@@ -263,8 +264,57 @@ class NodeController(Controller):
                 if not is_status_error(exc, 404):
                     raise
 
+    def _evict(self, node: Obj) -> float | None:
+        """Taint-based eviction: pods leave an unreachable node once their toleration runs out.
+
+        Returns the seconds until the next pod is due.
+        """
+        taint = next(
+            (
+                t
+                for t in node.get("spec", {}).get("taints") or []
+                if t.get("key") == UNREACHABLE and t.get("effect") == "NoExecute"
+            ),
+            None,
+        )
+        added = names.parse_time(taint.get("timeAdded")) if taint else None
+        if taint is None or added is None:
+            return None
+        elapsed = (names.now() - added).total_seconds()
+        next_due = None
+        for pod in self.ctx.cache.pods_on(node["metadata"]["name"]):
+            if pod["metadata"].get("deletionTimestamp"):
+                continue
+            seconds = toleration_seconds(pod, taint)
+            if seconds is None:
+                continue  # tolerated for ever (DaemonSet pods)
+            if seconds <= elapsed:
+                meta = pod["metadata"]
+                self.ctx.events.normal(
+                    pod,
+                    "TaintManagerEviction",
+                    f"Marking for deletion Pod {meta['namespace']}/{meta['name']}",
+                    "taint-eviction-controller",
+                )
+                self.ctx.api.delete("pods", meta["namespace"], meta["name"])
+            else:
+                left = seconds - elapsed
+                next_due = left if next_due is None else min(next_due, left)
+        return next_due
+
     def _collect_orphans(self, name: str) -> None:
         """PodGC: pods bound to a node that no longer exists are deleted at once."""
         for pod in self.ctx.cache.pods_on(name):
             meta = pod["metadata"]
             self.ctx.api.delete("pods", meta["namespace"], meta["name"], grace_period_seconds=0)
+
+
+def toleration_seconds(pod: Obj, taint: Obj) -> float | None:
+    """How long the pod may stay under a NoExecute taint: 0 if untolerated, None for ever."""
+    matching = [t for t in pod.get("spec", {}).get("tolerations") or [] if tolerates([t], taint)]
+    if not matching:
+        return 0.0
+    limits = [t.get("tolerationSeconds") for t in matching]
+    if any(limit is None for limit in limits):
+        return None
+    return float(max(0, min(limits)))

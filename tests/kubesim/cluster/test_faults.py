@@ -292,3 +292,45 @@ def test_scaling_down_removes_the_not_ready_pod_first(cluster, apps, core, names
         return len(names) == 2 and victim.metadata.name not in names
 
     wait_for(removed, what="the not-ready pod chosen for removal")
+
+
+def test_pods_leave_an_unreachable_node_when_their_toleration_runs_out(
+    cluster, apps, core, namespace
+):
+    body = deployment("memcached", replicas=1)
+    body["spec"]["template"]["spec"]["tolerations"] = [
+        {
+            "key": "node.kubernetes.io/unreachable",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 1,
+        }
+    ]
+    apps.create_namespaced_deployment(namespace, body)
+    wait_for(
+        lambda: (
+            apps.read_namespaced_deployment("memcached", namespace).status.available_replicas == 1
+        ),
+        what="1 pod",
+    )
+    [first] = pods_of(core, namespace, SELECTOR)
+
+    cluster.set_node_ready(first.spec.node_name, False)
+
+    def replaced() -> bool:
+        pods = pods_of(core, namespace, SELECTOR)
+        evicted = next((p for p in pods if p.metadata.name == first.metadata.name), None)
+        others = [p for p in pods if p.metadata.name != first.metadata.name and is_ready(p)]
+        return bool(others) and (evicted is None or evicted.metadata.deletion_timestamp is not None)
+
+    wait_for(replaced, what="an evicted pod replaced on another node")
+    [replacement] = [
+        p for p in pods_of(core, namespace, SELECTOR) if p.metadata.name != first.metadata.name
+    ]
+    assert replacement.spec.node_name != first.spec.node_name
+    reasons = {
+        e.reason
+        for e in core.list_namespaced_event(namespace).items
+        if e.involved_object.name == first.metadata.name
+    }
+    assert "TaintManagerEviction" in reasons
