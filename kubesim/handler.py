@@ -304,6 +304,9 @@ class Handler(BaseHTTPRequestHandler):
             if t.subresource == "binding":
                 self.send_obj(201, store.bind(t.namespace or "", t.name or "", body))
                 return
+            if t.subresource == "eviction":
+                self._evict(t, body, dry_run)
+                return
             if t.name:
                 raise errors.method_not_allowed()
             obj, data = store.create_entry(
@@ -354,6 +357,29 @@ class Handler(BaseHTTPRequestHandler):
             )
         else:
             raise errors.method_not_allowed()
+
+    def _evict(self, t: routing.Target, body: dict[str, Any], dry_run: bool) -> None:
+        """policy/v1 Eviction: delete the pod as its DeleteOptions say (no disruption budgets)."""
+        opts = body.get("deleteOptions") or {}
+        self.sim.store.delete_entry(
+            "pods",
+            t.namespace,
+            t.name or "",
+            propagation=opts.get("propagationPolicy"),
+            grace_period_seconds=opts.get("gracePeriodSeconds"),
+            preconditions=opts.get("preconditions"),
+            dry_run=dry_run or "All" in (opts.get("dryRun") or []),
+        )
+        self.send_obj(
+            201,
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "code": 201,
+            },
+        )
 
     def _dry_run(self) -> bool:
         value = self.query.get("dryRun")

@@ -7,7 +7,7 @@ import json
 import pytest
 from kubernetes import client
 
-from tests.kubesim.support import raw
+from tests.kubesim.support import raw, wait_for
 
 Api = client.ApiClient
 
@@ -344,3 +344,30 @@ def test_unknown_resource_is_not_found(kube_api_client: Api) -> None:
     resp = raw(kube_api_client, "GET", "/apis/apps/v1/namespaces/default/widgets")
     assert resp.status == 404
     assert resp.json()["reason"] == "NotFound"
+
+
+def test_eviction_deletes_the_pod(kube_api_client: Api, namespace: str) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    pod = {
+        "metadata": {"name": "ev"},
+        "spec": {
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{"name": "c", "image": "pause"}],
+        },
+    }
+    core.create_namespaced_pod(namespace, pod)
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "ev", "namespace": namespace},
+    }
+    core.create_namespaced_pod_eviction("ev", namespace, eviction)
+
+    def gone() -> bool:
+        try:
+            core.read_namespaced_pod("ev", namespace)
+        except client.ApiException as exc:
+            return exc.status == 404
+        return False
+
+    wait_for(gone, what="the evicted pod to go")
