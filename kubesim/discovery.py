@@ -89,6 +89,8 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
                 sub_entry |= {"group": "autoscaling", "version": "v1", "kind": "Scale"}
             elif sub == "binding":
                 sub_entry["kind"] = "Binding"
+            elif sub == "log":
+                sub_entry["kind"] = "Pod"
             elif sub == "eviction":
                 sub_entry |= {"group": "policy", "version": "v1", "kind": "Eviction"}
             elif sub == "finalize":

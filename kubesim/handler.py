@@ -298,6 +298,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_obj(200, obj)
                 return
             obj, data = store.get_entry(rt.key, t.namespace, t.name or "")
+            if t.subresource == "log":
+                self._log(obj)
+                return
             self._send_object(t, 200, obj, data)
         elif verb == "create":
             body = self._body()
@@ -357,6 +360,31 @@ class Handler(BaseHTTPRequestHandler):
             )
         else:
             raise errors.method_not_allowed()
+
+    def _log(self, pod: dict[str, Any]) -> None:
+        """Containers here write nothing: an empty log once started, as kubelet answers."""
+        name = pod["metadata"]["name"]
+        containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+        wanted = self.query.get("container")
+        if not wanted:
+            if len(containers) != 1:
+                raise errors.bad_request(
+                    f"a container name must be specified for pod {name}, choose one of: "
+                    f"[{' '.join(containers)}]"
+                )
+            wanted = containers[0]
+        if wanted not in containers:
+            raise errors.bad_request(f"container {wanted} is not valid for pod {name}")
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        state = next((s.get("state") or {} for s in statuses if s.get("name") == wanted), {})
+        if not state or "waiting" in state:
+            reason = (state.get("waiting") or {}).get("reason", "ContainerCreating")
+            if reason in ("ErrImagePull", "ImagePullBackOff"):
+                reason = "trying and failing to pull image"
+            raise errors.bad_request(
+                f'container "{wanted}" in pod "{name}" is waiting to start: {reason}'
+            )
+        self.send_bytes(200, b"", content_type="text/plain")
 
     def _evict(self, t: routing.Target, body: dict[str, Any], dry_run: bool) -> None:
         """policy/v1 Eviction: delete the pod as its DeleteOptions say (no disruption budgets)."""

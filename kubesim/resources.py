@@ -98,7 +98,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         short_names=("po",),
         categories=("all",),
         status=True,
-        extra_subresources={"binding": ("create",), "eviction": ("create",)},
+        extra_subresources={"binding": ("create",), "eviction": ("create",), "log": ("get",)},
     ),
     _b(
         "",

@@ -198,3 +198,15 @@ def test_api_resources_and_versions(kubectl: Kubectl) -> None:
     for line in ("deployments", "customresourcedefinitions", "leases", "endpointslices"):
         assert line in out
     assert "apps/v1" in kubectl("api-versions").stdout
+
+
+def test_logs_of_a_running_pod(kubectl: Kubectl, namespace: str, kube_api_client: Any) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "lg"},
+        "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9"}]},
+    }
+    kubectl("apply", "-f", "-", input=to_yaml(pod), namespace=namespace)
+    kubectl("wait", "pod/lg", "--for=condition=Ready", "--timeout=20s", namespace=namespace)
+    assert kubectl("logs", "lg", namespace=namespace).returncode == 0
