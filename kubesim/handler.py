@@ -263,6 +263,13 @@ class Handler(BaseHTTPRequestHandler):
             doc = discovery.resource_list(reg, parts[1], parts[2])
         elif parts[:2] == ["openapi", "v3"]:
             doc = openapi.v3(reg, parts[2:])
+        elif parts == ["openapi", "v2"]:
+            if "protobuf" in self.headers.get("Accept", ""):
+                # An empty gnostic Document: kubectl then skips client-side validation of
+                # kinds it cannot find, and reports unknown kinds as a real cluster does.
+                self.send_bytes(200, b"", content_type=openapi.V2_PROTOBUF)
+                return
+            doc = openapi.V2_EMPTY
         if doc is None:
             if parts[:1] in (["api"], ["apis"]):
                 raise errors.resource_not_found()

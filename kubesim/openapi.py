@@ -16,6 +16,14 @@ from kubesim.patch import MERGE_KEYS
 from kubesim.resources import Registry, ResourceType
 
 _PARAMS = ("dryRun", "fieldManager", "fieldValidation", "pretty")
+V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+# OpenAPI v2 is served empty: clients use the v3 documents; v2 only has to parse.
+V2_EMPTY = {
+    "swagger": "2.0",
+    "info": {"title": "Kubernetes", "version": "v1.32.0"},
+    "paths": {},
+    "definitions": {},
+}
 
 
 def _gv_path(rt: ResourceType, version: str) -> str:

@@ -210,3 +210,10 @@ def test_logs_of_a_running_pod(kubectl: Kubectl, namespace: str, kube_api_client
     kubectl("apply", "-f", "-", input=to_yaml(pod), namespace=namespace)
     kubectl("wait", "pod/lg", "--for=condition=Ready", "--timeout=20s", namespace=namespace)
     assert kubectl("logs", "lg", namespace=namespace).returncode == 0
+
+
+def test_unknown_kind_is_reported_as_on_a_real_cluster(kubectl: Kubectl, namespace: str) -> None:
+    doc = {"apiVersion": "nothing.example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    proc = kubectl("apply", "-f", "-", input=to_yaml(doc), namespace=namespace, check=False)
+    assert proc.returncode != 0
+    assert 'no matches for kind "Widget" in version "nothing.example.com/v1"' in proc.stderr
