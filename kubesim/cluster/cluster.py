@@ -21,6 +21,7 @@ from kubesim.cluster.daemonset import DaemonSetController
 from kubesim.cluster.deployment import DeploymentController
 from kubesim.cluster.endpoints import EndpointsController
 from kubesim.cluster.events import Recorder
+from kubesim.cluster.eventttl import EventExpiry
 from kubesim.cluster.kubelet import Kubelet
 from kubesim.cluster.nodes import NodeController
 from kubesim.cluster.replicaset import ReplicaSetController
@@ -58,7 +59,7 @@ class Cluster:
             api=Api(store, self.cache),
             cache=self.cache,
             queue=self.queue,
-            events=Recorder(store),
+            events=Recorder(store, self.options.event_ttl),
             options=self.options,
             seed=self.options.seed,
             jitter=random.Random(self.options.seed),
@@ -78,6 +79,7 @@ class Cluster:
             DaemonSetController(self.ctx),
             EndpointsController(self.ctx),
             self.volumes,
+            EventExpiry(self.ctx),
         ]
         self.controllers = {c.name: c for c in controllers}
         self._watches: dict[str, list[Watch]] = {r: [] for r in RESOURCES}

@@ -31,6 +31,8 @@ class ClusterOptions:
     max_pods: int = 110
     # The kubelet's image pull back-off starts here and doubles up to 300 s, as on a real node.
     image_backoff: float = 10.0
+    # How long an Event lives after its last update (kube-apiserver's --event-ttl).
+    event_ttl: float = 3600.0
 
     @classmethod
     def coerce(cls, options: Any) -> ClusterOptions:

@@ -2,7 +2,8 @@
 
 The same involved object, reason, message and source within the aggregation
 window bump `count` and `lastTimestamp` of one Event instead of creating a
-new one.
+new one. Like kube-apiserver's --event-ttl, an Event goes an hour after its
+last update.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import Any
 
 from kubesim.cluster import names
@@ -23,10 +24,31 @@ _MEMORY = 4096
 
 
 class Recorder:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, ttl: float = 3600.0) -> None:
         self._store = store
+        self._ttl = ttl
         self._lock = threading.Lock()
         self._seen: OrderedDict[tuple[str, ...], tuple[str, str, int]] = OrderedDict()
+        # (expiry, namespace, name) in write order; _expiry has each event's latest expiry.
+        self._written: deque[tuple[float, str, str]] = deque()
+        self._expiry: dict[tuple[str, str], float] = {}
+
+    def expire(self) -> float:
+        """Deletes the events past their TTL; returns the seconds until the next one is due."""
+        now = time.monotonic()
+        while True:
+            with self._lock:
+                if not self._written or self._written[0][0] > now:
+                    return self._written[0][0] - now if self._written else self._ttl
+                expires, namespace, name = self._written.popleft()
+                if self._expiry.get((namespace, name)) != expires:
+                    continue  # updated since: a later entry carries its expiry
+                del self._expiry[(namespace, name)]
+            try:
+                self._store.delete("events", namespace, name)
+            except Exception as exc:
+                if not is_status_error(exc, 404):
+                    raise
 
     def normal(self, obj: Obj, reason: str, message: str, component: str, **kw: str) -> None:
         self.post(obj, "Normal", reason, message, component, **kw)
@@ -112,7 +134,10 @@ class Recorder:
         self._remember(key, (namespace, created["metadata"]["name"], 1))
 
     def _remember(self, key: tuple[str, ...], value: tuple[str, str, int]) -> None:
+        expires = time.monotonic() + self._ttl
         with self._lock:
+            self._written.append((expires, value[0], value[1]))
+            self._expiry[(value[0], value[1])] = expires
             self._seen[key] = value
             self._seen.move_to_end(key)
             while len(self._seen) > _MEMORY:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from kubesim.cluster.cache import Cache
+from kubesim.cluster.events import Recorder
 from kubesim.cluster.workqueue import WorkQueue
+from kubesim.store import Store
 
 
 def pod(name: str, rv: int, owner: str | None = None, node: str | None = None) -> dict:
@@ -71,3 +74,23 @@ def test_work_queue_deduplicates_holds_paused_groups_and_runs_them_on_resume():
         queue.stop()
     assert seen.count(("kubelet", "p")) == 1
     assert seen.count(("rs", "x")) == 1
+
+
+def test_events_expire_after_their_ttl():
+    store = Store()
+    recorder = Recorder(store, ttl=0.2)
+    try:
+        node = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n1", "uid": "u1"}}
+        recorder.normal(node, "Starting", "Starting kubelet.", "kubelet")
+        [event] = store.list("events", "default")
+        assert recorder.expire() > 0  # not due yet: nothing deleted
+        assert len(store.list("events", "default")) == 1
+        recorder.normal(node, "Starting", "Starting kubelet.", "kubelet")  # count 2, TTL renewed
+        assert store.get("events", "default", event["metadata"]["name"])["count"] == 2
+
+        deadline = time.monotonic() + 5
+        while store.list("events", "default") and time.monotonic() < deadline:
+            time.sleep(recorder.expire())
+        assert store.list("events", "default") == []
+    finally:
+        store.close()
