@@ -78,7 +78,7 @@ def test_work_queue_deduplicates_holds_paused_groups_and_runs_them_on_resume():
 
 def test_events_expire_after_their_ttl():
     store = Store()
-    recorder = Recorder(store, ttl=0.2)
+    recorder = Recorder(store, ttl=1.0)
     try:
         node = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n1", "uid": "u1"}}
         recorder.normal(node, "Starting", "Starting kubelet.", "kubelet")
