@@ -126,6 +126,23 @@ def test_kubectl_scale_scales_the_cr(kube: ApiKube, namespace: str, kubesim_serv
     _wait_settled(kube, namespace, "m", 3)
 
 
+def test_kubectl_get_shows_the_printer_columns_and_the_opsboard_category(
+    kube: ApiKube, namespace: str, kubesim_server: Any
+) -> None:
+    _create(kube, namespace, "m", size=2)
+    _wait_settled(kube, namespace, "m", 2)
+    got = kubectl(kubesim_server.kubeconfig_path, "get", "-n", namespace, "memcached")
+    assert got.returncode == 0, got.stderr
+    header, row = got.stdout.splitlines()
+    assert header.split() == ["NAME", "SIZE", "READY", "IMAGE", "AGE"]
+    assert row.split()[:4] == ["m", "2", "2", "memcached:1.4.36-alpine"]
+    every = kubectl(
+        kubesim_server.kubeconfig_path, "get", "-n", namespace, "opsboard", "-o", "name"
+    )
+    assert every.returncode == 0, every.stderr
+    assert "memcached.cache.example.com/m" in every.stdout.split()
+
+
 def test_an_image_change_rolls_every_pod(kube: ApiKube, namespace: str) -> None:
     _create(kube, namespace, "m", size=2)
     before = _wait_settled(kube, namespace, "m", 2)["status"]["nodes"]

@@ -131,9 +131,11 @@ def test_a_deleted_deployment_is_restored(kube: ApiKube, namespace: str) -> None
     _wait_settled(kube, namespace, "web", 2)
 
 
-def test_an_image_change_rolls_the_pods(kube: ApiKube, namespace: str) -> None:
+def test_an_image_change_rolls_the_pods_and_status_shows_the_rollout(
+    kube: ApiKube, namespace: str
+) -> None:
     _create(kube, namespace, "web", replicas=2)
-    _wait_settled(kube, namespace, "web", 2)
+    settled = _wait_settled(kube, namespace, "web", 2)
     kube.patch(WEBSERVER, namespace, "web", {"spec": {"image": "nginx:1.25.3"}})
 
     def rolled() -> bool:
@@ -142,6 +144,17 @@ def test_an_image_change_rolls_the_pods(kube: ApiKube, namespace: str) -> None:
         return cr is not None and progressing.get("reason") == "RolloutComplete"
 
     wait_until(rolled, what="the rollout to complete")
+    # Every status the operator wrote since, in order, from a watch on the CR.
+    reasons = []
+    for type_, cr in kube.watch(
+        WEBSERVER, namespace, resource_version=settled["metadata"]["resourceVersion"],
+        timeout_seconds=1,
+    ):  # fmt: skip
+        progressing = find_condition(deep_get(cr, "status.conditions"), "Progressing") or {}
+        if type_ == "MODIFIED" and cr["metadata"]["name"] == "web":
+            reasons.append(progressing.get("reason"))
+    assert "RollingOut" in reasons
+    assert reasons[-1] == "RolloutComplete"
     pods = list_objects(kube, POD, namespace, labels_for({"metadata": {"name": "web"}}))
     live = [p for p in pods if not deep_get(p, "metadata.deletionTimestamp")]
     assert {p["spec"]["containers"][0]["image"] for p in live} == {"nginx:1.25.3"}
