@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import time
 
 from kubesim.cluster import names
 from kubesim.cluster.api import is_status_error
@@ -15,6 +16,8 @@ PREFIX = "kubesim-node-"
 LEASE_NAMESPACE = "kube-node-lease"
 KUBELET_VERSION = "v1.32.2"
 UNREACHABLE = "node.kubernetes.io/unreachable"
+# The kubelet's nodeStatusReportFrequency: the node status is rewritten this often (seconds).
+STATUS_REPORT = 300.0
 
 _HEALTHY = (
     ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
@@ -129,6 +132,7 @@ class NodeController(Controller):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.down: set[str] = set()
+        self._reported: dict[str, float] = {}
 
     def watches(self) -> dict[str, Watch]:
         return {"nodes": self._node_changed}
@@ -187,12 +191,13 @@ class NodeController(Controller):
         if name in self.down:
             self._mark_pods_not_ready(name)
             return self._evict(node)
-        if not node.get("status", {}).get("conditions"):
-            self._write_status(node, ready=True)
+        if time.monotonic() - self._reported.get(name, -STATUS_REPORT) >= STATUS_REPORT:
+            self._write_status(node, ready=True)  # the periodic heartbeat in the conditions
         self._renew_lease(node)
         return self.ctx.options.lease_interval
 
     def _write_status(self, node: Obj, *, ready: bool) -> Obj:
+        self._reported[node["metadata"]["name"]] = time.monotonic()
         body = copy.deepcopy(node)
         body["status"] = node_status(node, ready=ready, max_pods=self.ctx.options.max_pods)
         return self.ctx.api.update("nodes", body, subresource="status")
