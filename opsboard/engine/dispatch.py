@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from celery import current_app
 from django.conf import settings
 
 from controllers.base import Key
+from opsboard.celery import app
 from opsboard.engine import metrics
 from opsboard.engine.queue import Why, queue_for
 
@@ -13,7 +13,7 @@ RECONCILE_TASK = "opsboard.engine.tasks.reconcile"
 
 
 def send(key: Key, why: Why) -> None:
-    current_app.send_task(RECONCILE_TASK, args=[str(key), why.trigger, why.detail])
+    app.send_task(RECONCILE_TASK, args=[str(key), why.trigger, why.detail])
 
 
 def reconcile_enqueue(
