@@ -76,6 +76,7 @@ class EndpointsController(Controller):
             subset = groups.setdefault(ports, {"addresses": [], "notReadyAddresses": []})
             address = {
                 "ip": pod["status"]["podIP"],
+                **_hostname(service, pod),
                 "nodeName": pod["spec"].get("nodeName"),
                 "targetRef": _ref(pod),
             }
@@ -131,6 +132,7 @@ class EndpointsController(Controller):
             endpoints.append(
                 {
                     "addresses": [pod["status"]["podIP"]],
+                    **_hostname(service, pod),
                     "conditions": {
                         "ready": ready,
                         "serving": pod_ready(pod),
@@ -206,6 +208,14 @@ def _port(name: str, port: int, protocol: str) -> Obj:
         if name
         else {"port": port, "protocol": protocol}
     )
+
+
+def _hostname(service: Obj, pod: Obj) -> Obj:
+    """A pod whose subdomain is the Service (a StatefulSet's) is named by its hostname."""
+    spec = pod.get("spec", {})
+    if spec.get("hostname") and spec.get("subdomain") == service["metadata"]["name"]:
+        return {"hostname": spec["hostname"]}
+    return {}
 
 
 def _ref(pod: Obj) -> Obj:

@@ -16,6 +16,7 @@ PREFIX = "kubesim-node-"
 LEASE_NAMESPACE = "kube-node-lease"
 KUBELET_VERSION = "v1.32.2"
 UNREACHABLE = "node.kubernetes.io/unreachable"
+UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 # The kubelet's nodeStatusReportFrequency: the node status is rewritten this often (seconds).
 STATUS_REPORT = 300.0
 
@@ -140,6 +141,8 @@ class NodeController(Controller):
     def _node_changed(self, old: Obj | None, new: Obj | None) -> None:
         if new is None and old is not None:
             self.enqueue(("", old["metadata"]["name"]))
+        elif new is not None and cordoned(new) != (old is not None and cordoned(old)):
+            self.enqueue(("", new["metadata"]["name"]))
 
     def resync(self) -> None:
         for node in self.ctx.cache.list("nodes"):
@@ -188,6 +191,7 @@ class NodeController(Controller):
         if node is None:
             self._collect_orphans(name)
             return None
+        self._sync_cordon(node)
         if name in self.down:
             self._mark_pods_not_ready(name)
             return self._evict(node)
@@ -216,6 +220,23 @@ class NodeController(Controller):
             self.ctx.api.patch(
                 "nodes", None, node["metadata"]["name"], {"spec": {"taints": taints or None}}
             )
+
+    def _sync_cordon(self, node: Obj) -> None:
+        """A cordoned node (spec.unschedulable) carries the unschedulable taint."""
+        taints = node.get("spec", {}).get("taints") or []
+        has = any(t.get("key") == UNSCHEDULABLE for t in taints)
+        if has == cordoned(node):
+            return
+        if has:
+            taints = [t for t in taints if t.get("key") != UNSCHEDULABLE]
+        else:
+            taints = [
+                *taints,
+                {"key": UNSCHEDULABLE, "effect": "NoSchedule", "timeAdded": names.rfc3339()},
+            ]
+        self.ctx.api.patch(
+            "nodes", None, node["metadata"]["name"], {"spec": {"taints": taints or None}}
+        )
 
     def _renew_lease(self, node: Obj) -> None:
         name = node["metadata"]["name"]
@@ -323,3 +344,7 @@ def toleration_seconds(pod: Obj, taint: Obj) -> float | None:
     if any(limit is None for limit in limits):
         return None
     return float(max(0, min(limits)))
+
+
+def cordoned(node: Obj) -> bool:
+    return bool(node.get("spec", {}).get("unschedulable"))

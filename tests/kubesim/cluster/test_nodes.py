@@ -54,3 +54,38 @@ def test_every_node_renews_a_lease_in_kube_node_lease(core, kube_api_client):
     for name in nodes:
         assert leases[name].spec.holder_identity == name
         assert leases[name].spec.renew_time is not None
+
+
+@pytest.mark.kubesim_only  # cordoning a node of a shared real cluster is not a test's to do
+def test_a_cordoned_node_gets_no_new_pods_and_carries_the_unschedulable_taint(core, namespace):
+    node = "kubesim-node-1"
+    core.patch_node(node, {"spec": {"unschedulable": True}})
+    try:
+        taints = wait_for(lambda: core.read_node(node).spec.taints, what="a taint")
+        assert [(t.key, t.effect) for t in taints] == [
+            ("node.kubernetes.io/unschedulable", "NoSchedule")
+        ]
+        core.create_namespaced_pod(
+            namespace,
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "here"},
+                "spec": {
+                    "nodeSelector": {"kubernetes.io/hostname": node},
+                    "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.9"}],
+                },
+            },
+        )
+        cond = wait_for(
+            lambda: condition(core.read_namespaced_pod("here", namespace), "PodScheduled"),
+            what="PodScheduled",
+        )
+        assert cond.reason == "Unschedulable"
+    finally:
+        core.patch_node(node, {"spec": {"unschedulable": None}})
+    wait_for(lambda: not core.read_node(node).spec.taints, what="the taint removed")
+    wait_for(
+        lambda: core.read_namespaced_pod("here", namespace).spec.node_name == node,
+        what="scheduled once uncordoned",
+    )

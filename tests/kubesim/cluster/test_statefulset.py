@@ -199,3 +199,22 @@ def test_claims_go_with_the_set_when_the_retention_policy_says_delete(apps, core
         lambda: not core.list_namespaced_persistent_volume_claim(namespace).items,
         what="claims deleted",
     )
+
+
+def test_a_headless_service_names_the_ordinal_pods_in_its_endpoints(apps, core, namespace):
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "db"},
+        "spec": {"clusterIP": "None", "selector": {"app": "db"}, "ports": [{"port": 80}]},
+    }
+    created = core.create_namespaced_service(namespace, service)
+    assert created.spec.cluster_ip == "None"
+    apps.create_namespaced_stateful_set(namespace, statefulset("db", replicas=2))
+    wait_for(lambda: settled(apps, namespace, "db", 2), what="2 ready replicas")
+
+    def hostnames() -> set[str]:
+        ep = core.read_namespaced_endpoints("db", namespace)
+        return {a.hostname for s in ep.subsets or [] for a in s.addresses or []}
+
+    wait_for(lambda: hostnames() == {"db-0", "db-1"}, what="hostnames in the endpoints")
