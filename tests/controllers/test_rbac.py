@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from controllers import memcached, webserver
 from controllers.base import EVENT, Kind
 from opsboard.engine.watcher import MIRROR_ONLY
 from tests.controllers.builders import memcached as memcached_cr
 from tests.controllers.builders import webserver as webserver_cr
-from tests.controllers.manifests import K8S, load
+from tests.controllers.manifests import K8S, Grant, grants, load
 
 CONTROLLERS = [(memcached.CONTROLLER, memcached_cr()), (webserver.CONTROLLER, webserver_cr())]
-Grant = tuple[str, str, str]  # (apiGroup, resource, verb)
-
-
-def _grants(rules: list[dict[str, Any]]) -> set[Grant]:
-    return {
-        (group, resource, verb)
-        for rule in rules
-        for group in rule["apiGroups"]
-        for resource in rule["resources"]
-        for verb in rule["verbs"]
-    }
 
 
 def _on(kind: Kind, *verbs: str, subresource: str = "") -> set[Grant]:
@@ -46,20 +33,20 @@ def _needed_by_the_code() -> set[Grant]:
 def test_operator_cluster_role_grants_exactly_what_the_code_uses() -> None:
     [role] = load(K8S / "rbac" / "role.yaml")
     assert role["kind"] == "ClusterRole"
-    assert _grants(role["rules"]) == _needed_by_the_code()
+    assert grants(role["rules"]) == _needed_by_the_code()
 
 
 def test_operator_never_writes_the_spec_of_its_crs() -> None:
     [role] = load(K8S / "rbac" / "role.yaml")
-    grants = _grants(role["rules"])
+    granted = grants(role["rules"])
     for controller, _ in CONTROLLERS:
-        assert not _on(controller.primary, "create", "update", "patch", "delete") & grants
+        assert not _on(controller.primary, "create", "update", "patch", "delete") & granted
 
 
 def test_leader_election_is_a_namespaced_role_on_leases_only() -> None:
     [role] = load(K8S / "rbac" / "leader_election_role.yaml")
     assert role["kind"] == "Role"
-    assert _grants(role["rules"]) == {
+    assert grants(role["rules"]) == {
         ("coordination.k8s.io", "leases", verb) for verb in ("get", "create", "update")
     }
 
@@ -86,8 +73,8 @@ def test_each_crd_has_admin_editor_and_viewer_roles_aggregated_into_the_builtin_
         ):
             [doc] = load(K8S / "rbac" / f"{controller.name}_{role}_role.yaml")
             assert doc["metadata"]["labels"][f"rbac.authorization.k8s.io/{label}"] == "true"
-            grants = _grants(doc["rules"])
+            granted = grants(doc["rules"])
             group, plural = controller.primary.group, controller.primary.plural
-            assert (group, plural, verb) in grants or (group, plural, "*") in grants
+            assert (group, plural, verb) in granted or (group, plural, "*") in granted
     [viewer] = load(K8S / "rbac" / "memcached_viewer_role.yaml")
-    assert {verb for _, _, verb in _grants(viewer["rules"])} == {"get", "list", "watch"}
+    assert {verb for _, _, verb in grants(viewer["rules"])} == {"get", "list", "watch"}

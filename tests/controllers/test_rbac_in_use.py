@@ -16,8 +16,7 @@ from controllers.memcached.desired import MEMCACHED
 from controllers.objects import deep_get, find_condition
 from controllers.webserver.desired import WEBSERVER
 from tests.controllers.cluster import wait_until
-from tests.controllers.manifests import K8S, load
-from tests.controllers.test_rbac import _grants
+from tests.controllers.manifests import K8S, grants, load
 
 pytestmark = [
     pytest.mark.kubesim_only,
@@ -50,7 +49,7 @@ def tagged_client(kube_api_client: Any, kubesim_server: Any, operator_crds: None
     return kube_api_client
 
 
-def test_the_operators_use_only_what_the_rbac_grants(
+def test_the_operators_use_only_what_the_rbacgrants(
     tagged_client: Any, kube: ApiKube, namespace: str, kubesim_server: Any
 ) -> None:
     for kind, spec in ((MEMCACHED, {"size": 1}), (WEBSERVER, {"replicas": 1})):
@@ -72,7 +71,7 @@ def test_the_operators_use_only_what_the_rbac_grants(
 
     [role] = load(K8S / "rbac" / "role.yaml")
     [leases] = load(K8S / "rbac" / "leader_election_role.yaml")
-    granted = _grants(role["rules"]) | _grants(leases["rules"])
+    granted = grants(role["rules"]) | grants(leases["rules"])
     calls = [r for r in kubesim_server.request_log() if r.user_agent != TEST_AGENT]
     used = {(_group(r.path), _resource(r.resource, r.subresource), r.verb) for r in calls}
     # The engine's calls were seen: the watcher's, the workers' and the Events.
