@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from kubesim import builtin_schema
 from kubesim.control import ControlHandler, ControlRequest, ControlRouter
 from kubesim.faults import Fault, Faults, RequestLog, RequestRecord
 from kubesim.handler import Handler
@@ -80,6 +81,7 @@ class KubeSim:
         return f"http://{self.address}"
 
     def start(self) -> KubeSim:
+        builtin_schema.warm_up()
         self._thread = threading.Thread(
             target=self.httpd.serve_forever,
             kwargs={"poll_interval": 0.1},

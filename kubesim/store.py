@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kubesim import crds, defaults, errors, scale, schema
+from kubesim import builtin_schema, crds, defaults, errors, scale, schema
 from kubesim.errors import ApiError, FieldError, GoLiteral
 from kubesim.jsonutil import clone, dumps, later, loads, now
 from kubesim.patch import json_patch, merge_patch, strategic_merge
@@ -368,6 +368,17 @@ class Store:
             obj.clear()
             obj.update(new)
         else:
+            unknown = builtin_schema.prune(rt.key, obj)
+            if unknown:
+                version = rt.version
+                if strict:
+                    raise errors.bad_request(
+                        f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: '
+                        "strict decoding error: "
+                        + ", ".join(f'unknown field "{u}"' for u in unknown)
+                    )
+                if warnings is not None:
+                    warnings.extend(f'unknown field "{u}"' for u in unknown)
             defaults.apply_defaults(rt.key, obj)
             errs = defaults.validate(rt.key, rt.kind, obj)
             if rt.key == crds.CRD:

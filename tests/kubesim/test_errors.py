@@ -191,3 +191,16 @@ def test_invalid_labels_are_422(kube_api_client: Api, namespace: str) -> None:
     assert messages[0].startswith('Invalid value: "bad key!": name part must consist')
     assert messages[1].startswith('Invalid value: "bad value!": a valid label must be')
     assert len(messages) == 2
+
+
+def test_unknown_fields_of_built_in_kinds(kube_api_client: Api, namespace: str) -> None:
+    body = {"metadata": {"name": "uf"}, "data": {"a": "1"}, "bogus": 1}
+    strict = raw(kube_api_client, "POST", f"{_cms(namespace)}?fieldValidation=Strict", body=body)
+    assert _status(strict, 400, "BadRequest")["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
+        'unknown field "bogus"'
+    )
+    warned = raw(kube_api_client, "POST", _cms(namespace), body=body)
+    assert warned.status == 201
+    assert warned.headers["Warning"] == '299 - "unknown field \\"bogus\\""'
+    assert "bogus" not in warned.json()
