@@ -10,6 +10,7 @@ from controllers.base import Kind, PermanentError
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from controllers.webserver.desired import WEBSERVER
+from tests.controllers.manifests import SAMPLE_FILES, load
 
 
 def _body(kind: Kind, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -54,3 +55,12 @@ def test_a_missing_image_is_accepted_and_defaults_fill_the_spec(
     }
     web = kube.create(WEBSERVER, _body(WEBSERVER, namespace, {}))
     assert web["spec"] == {"replicas": 1, "image": "nginx:1.23.1", "port": 80}
+
+
+def test_the_samples_are_accepted_as_they_are(kube: ApiKube, namespace: str) -> None:
+    for path in SAMPLE_FILES:
+        for doc in load(path):
+            kind = MEMCACHED if doc["kind"] == MEMCACHED.kind else WEBSERVER
+            doc["metadata"]["namespace"] = namespace
+            created = kube.create(kind, doc)
+            assert created["spec"].items() >= doc["spec"].items()
