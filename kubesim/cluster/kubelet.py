@@ -2,7 +2,8 @@
 
 Each pod has an in-memory runtime whose stage advances on timers:
 creating -> running, or creating -> pull_error (ErrImagePull) -> pull_backoff
-(ImagePullBackOff) -> creating again; crashed -> running; terminating -> gone.
+(ImagePullBackOff) -> creating again; crashed -> running (failed, for good, when the
+restartPolicy is Never); terminating -> gone.
 The pod status written to the store is derived from that runtime, so it reads
 like a real node's report.
 """
@@ -86,7 +87,8 @@ class Kubelet(Controller):
     # -- faults --------------------------------------------------------------------------------
 
     def crash(self, pod: Obj) -> None:
-        """The containers exit with an error; the kubelet restarts them after a short pause."""
+        """The containers exit with an error; the kubelet restarts them after a short pause,
+        unless the pod's restartPolicy is Never: then the pod has Failed."""
         rt = self.runtimes.get(pod["metadata"]["uid"])
         if rt is None or rt.stage != "running":
             raise ValueError(f"pod {pod['metadata']['name']} has no running containers")
@@ -100,8 +102,11 @@ class Kubelet(Controller):
                 "startedAt": rt.container_started,
             }
         }
-        rt.restarts += 1
-        rt.stage, rt.due = "crashed", time.monotonic() + self.ctx.start_delay()
+        if pod["spec"].get("restartPolicy") == "Never":
+            rt.stage = "failed"
+        else:
+            rt.restarts += 1
+            rt.stage, rt.due = "crashed", time.monotonic() + self.ctx.start_delay()
         self.enqueue(key_of(pod))
 
     # -- the loop ------------------------------------------------------------------------------
@@ -131,7 +136,7 @@ class Kubelet(Controller):
         self._write_status(pod, node, rt)
         if rt.probing:
             return max(rt.ready_at - time.monotonic(), 0.001)
-        if rt.stage == "running" or rt.stage == "invalid":
+        if rt.stage in ("running", "invalid", "failed"):
             return None
         return max(rt.due - time.monotonic(), 0.001)
 

@@ -35,7 +35,7 @@ def container_status(pod: Obj, container: Obj, rt: Runtime) -> Obj:
         "ready": False,
         "restartCount": restarts,
     }
-    if rt.last_state and name in rt.running:
+    if rt.last_state and name in rt.running and rt.stage != "failed":
         last = {**rt.last_state}
         last["terminated"] = {
             **last["terminated"],
@@ -63,7 +63,7 @@ def container_status(pod: Obj, container: Obj, rt: Runtime) -> Obj:
             "imageID": images.image_id(image),
             "containerID": container_id(pod["metadata"]["uid"], name, restarts),
         }
-        if rt.stage == "crashed":
+        if rt.stage in ("crashed", "failed"):
             out["started"] = False
             out["state"] = {
                 "terminated": {**rt.last_state["terminated"], "containerID": out["containerID"]}
@@ -84,11 +84,12 @@ def pod_status(pod: Obj, node: Obj, rt: Runtime) -> Obj:
     unready = [s["name"] for s in statuses if not s["ready"]]
     sandbox = bool(rt.ip)
     stamp = names.rfc3339()
+    not_ready = ("False", "PodFailed" if rt.stage == "failed" else "ContainersNotReady")
     values = {
         "PodReadyToStartContainers": ("True" if sandbox else "False", None),
         "Initialized": ("True", None),
-        "Ready": ("False", "ContainersNotReady") if unready else ("True", None),
-        "ContainersReady": ("False", "ContainersNotReady") if unready else ("True", None),
+        "Ready": not_ready if unready else ("True", None),
+        "ContainersReady": not_ready if unready else ("True", None),
         "PodScheduled": ("True", None),
     }
     conditions = []
@@ -103,7 +104,9 @@ def pod_status(pod: Obj, node: Obj, rt: Runtime) -> Obj:
             "lastProbeTime": None,
             "lastTransitionTime": seen[1],
         }
-        if reason:
+        if reason == "PodFailed":
+            cond |= {"reason": reason}
+        elif reason:
             cond |= {
                 "reason": reason,
                 "message": f"containers with unready status: [{' '.join(unready)}]",
@@ -119,7 +122,7 @@ def pod_status(pod: Obj, node: Obj, rt: Runtime) -> Obj:
     )
     running = any(s["state"].get("running") or s["state"].get("terminated") for s in statuses)
     status: Obj = {
-        "phase": "Running" if running else "Pending",
+        "phase": "Failed" if rt.stage == "failed" else "Running" if running else "Pending",
         "conditions": conditions,
         "hostIP": host_ip,
         "hostIPs": [{"ip": host_ip}],

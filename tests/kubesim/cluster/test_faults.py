@@ -334,3 +334,21 @@ def test_pods_leave_an_unreachable_node_when_their_toleration_runs_out(
         if e.involved_object.name == first.metadata.name
     }
     assert "TaintManagerEviction" in reasons
+
+
+def test_a_crash_fails_a_pod_that_never_restarts(cluster, core, namespace):
+    core.create_namespaced_pod(namespace, pod("once", restartPolicy="Never"))
+    wait_for(lambda: is_ready(read(core, namespace, "once")), what="Ready")
+
+    cluster.crash_pod(namespace, "once")
+
+    p = wait_for(
+        lambda: (p := read(core, namespace, "once")).status.phase == "Failed" and p, what="Failed"
+    )
+    cs = p.status.container_statuses[0]
+    assert (cs.state.terminated.reason, cs.state.terminated.exit_code, cs.restart_count) == (
+        "Error",
+        1,
+        0,
+    )
+    assert not is_ready(p)
