@@ -387,18 +387,16 @@ def _made_progress(old: Obj, new: Obj) -> bool:
 
 def same_template(rs: Obj, d: Obj) -> bool:
     """EqualIgnoreHash: the ReplicaSet's template is the Deployment's plus the hash label."""
-    template = copy.deepcopy(rs["spec"].get("template") or {})
-    labels = template.get("metadata", {}).get("labels") or {}
-    labels.pop(HASH_LABEL, None)
-    want = copy.deepcopy(d["spec"].get("template") or {})
-    want_labels = want.get("metadata", {}).get("labels") or {}
-    want_labels.pop(HASH_LABEL, None)
-    return _normal(template) == _normal(want)
+    return _without_hash(rs["spec"].get("template") or {}) == _without_hash(
+        d["spec"].get("template") or {}
+    )
 
 
-def _normal(template: Obj) -> Obj:
-    """Empty maps and absent maps are the same template."""
-    meta = {k: v for k, v in (template.get("metadata") or {}).items() if v not in ({}, None)}
+def _without_hash(template: Obj) -> Obj:
+    """The template minus the hash label; empty maps and absent maps are the same template."""
+    meta = dict(template.get("metadata") or {})
+    meta["labels"] = {k: v for k, v in (meta.get("labels") or {}).items() if k != HASH_LABEL}
+    meta = {k: v for k, v in meta.items() if v not in ({}, None)}
     return {"metadata": meta, "spec": template.get("spec") or {}}
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import random
 
 from kubesim.cluster import names
@@ -33,8 +32,7 @@ def write_status(ctx: Context, resource: str, obj: Obj, status: Obj) -> Obj | No
     """Writes the status subresource only when it changed; None when the object is gone."""
     if obj.get("status") == status:
         return obj
-    body = copy.deepcopy(obj)
-    body["status"] = status
+    body = {**obj, "status": status}  # the store copies what it keeps
     try:
         return ctx.api.update(resource, body, subresource="status")
     except Exception as exc:
