@@ -44,6 +44,7 @@ BODY_ACCEPTED = ["application/json", "application/yaml", "application/vnd.kubern
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "kubesim"
+    timeout = 300  # idle keep-alive connections give their thread back after this
     sim: KubeSim  # set on the subclass the server builds
 
     # --- plumbing -----------------------------------------------------------------------------
