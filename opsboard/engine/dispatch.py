@@ -34,14 +34,16 @@ def reconcile_enqueue(
     return False
 
 
-def send_due(controllers: list[str], *, orphans: bool = True) -> int:
-    """Sends the keys whose retry or requeue time has come, and (every second or so) those
-    of dead workers and those whose task was lost."""
+def send_due(controllers: list[str], *, sweep: bool = True) -> int:
+    """Sends the keys whose retry or requeue time has come; with `sweep`, first schedules
+    retries of keys whose worker died, and re-sends those whose task was lost."""
     sent = 0
-    stale_after = settings.OPSBOARD_QUEUE_STALE_SECONDS
     for name in controllers:
         queue = queue_for(name)
-        lost = [*queue.orphans(), *queue.stale(stale_after)] if orphans else []
+        lost = []
+        if sweep:
+            queue.orphans()
+            lost = queue.stale(settings.OPSBOARD_QUEUE_STALE_SECONDS)
         for key, why in [*queue.due(), *lost]:
             send(key, why)
             sent += 1

@@ -62,13 +62,15 @@ redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[2])
 return redis.call('HEXISTS', KEYS[3], ARGV[2])
 """
-# Keys whose worker died: the lock expired but `processing` still lists them.
+# Keys whose worker died: the lock expired but `processing` still lists them. They are
+# retried with backoff, like a failure: a reconcile that kills its worker every time
+# (hard time limit, out of memory) must not loop at full speed.
 _RECOVER = """
 local out = {}
 for _, key in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 100)) do
   if redis.call('EXISTS', ARGV[2] .. key) == 0 then
     redis.call('ZREM', KEYS[1], key)
-    redis.call('HSETNX', KEYS[2], key, ARGV[3])
+    redis.call('HDEL', KEYS[2], key)  -- a change queued behind the dead run: the retry has it
     table.insert(out, key)
   end
 end
@@ -205,13 +207,15 @@ class WorkQueue:
             (Key.parse(flat[i].decode()), Why.load(flat[i + 1])) for i in range(0, len(flat), 2)
         ]
 
-    def orphans(self) -> list[tuple[Key, Why]]:
-        """Keys whose worker died mid-reconcile (their lock expired): to send again."""
-        why = Why("retry", "worker lost")
+    def orphans(self) -> list[Key]:
+        """Schedules a retry (with backoff) of each key whose worker died mid-reconcile."""
         found = self._scripts["recover"](
-            keys=[self.processing, self.queued], args=[_now_ms(), self.lock_prefix, why.dump()]
+            keys=[self.processing, self.queued], args=[_now_ms(), self.lock_prefix]
         )
-        return [(Key.parse(key.decode()), why) for key in found]
+        keys = [Key.parse(key.decode()) for key in found]
+        for key in keys:
+            self.add_after(key, backoff(self.failed(key)), Why("retry", "worker lost"))
+        return keys
 
     def stale(self, older_than: float) -> list[tuple[Key, Why]]:
         """Queued keys that no task will run: queued longer than `older_than` seconds, and

@@ -39,7 +39,7 @@ def _loop() -> None:
     while not _stop.wait(PUMP_INTERVAL):
         try:
             now = time.monotonic()
-            send_due(names, orphans=now - last_orphans >= ORPHAN_INTERVAL)
+            send_due(names, sweep=now - last_orphans >= ORPHAN_INTERVAL)
             if now - last_orphans >= ORPHAN_INTERVAL:
                 last_orphans = now
             if now - last_beat >= HEARTBEAT_INTERVAL:

@@ -55,12 +55,19 @@ def test_only_the_token_holder_releases_the_lock(queue: WorkQueue) -> None:
     assert queue.start(KEY, "t2", 5, Why("event")) is None
 
 
-def test_a_dead_workers_key_is_found_once_its_lock_expires(queue: WorkQueue) -> None:
+def test_a_dead_workers_key_is_retried_with_backoff_once_its_lock_expires(
+    queue: WorkQueue,
+) -> None:
     queue.start(KEY, "t1", 0.05, Why("event"))
+    queue.add(KEY, Why("event"))  # a change queued behind the run that will die
     assert queue.orphans() == []
     time.sleep(0.1)
-    assert [key for key, _ in queue.orphans()] == [KEY]
+    assert queue.orphans() == [KEY]
     assert queue.orphans() == []
+    time.sleep(0.05)
+    [(key, why)] = queue.due()
+    assert key == KEY and (why.trigger, why.detail) == ("retry", "worker lost")
+    assert queue.failed(KEY) == 2, "the lost run counted as one failure"
 
 
 def test_renewing_keeps_a_live_workers_lock(queue: WorkQueue) -> None:
