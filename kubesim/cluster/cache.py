@@ -62,6 +62,10 @@ class Cache:
         with self._lock:
             return [self._objs["pods"][ns][name] for ns, name in self._on_node.get(node, ())]
 
+    def count_on(self, node: str) -> int:
+        with self._lock:
+            return len(self._on_node.get(node, ()))
+
     def apply(self, event_type: str, resource: str, obj: Obj) -> tuple[Obj | None, Obj | None]:
         """Returns (old, new) when the view changed, else (None, None)."""
         old, new = self._apply(event_type, resource, obj)

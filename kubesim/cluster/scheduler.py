@@ -62,9 +62,14 @@ class Scheduler(Controller):
         if (problem := self._claim_problem(pod)) is not None:
             reasons[problem] = 0  # a pre-filter failure: no per-node count
         else:
+            wanted = requests(pod)
             for node in nodes:
-                on_node = self.ctx.cache.pods_on(node["metadata"]["name"])
-                if (reason := unfit_reason(pod, node, on_node)) is None:
+                name = node["metadata"]["name"]
+                # The pods themselves matter only to add up requests.
+                on_node = self.ctx.cache.pods_on(name) if wanted else []
+                if (
+                    reason := unfit_reason(pod, node, self.ctx.cache.count_on(name), on_node)
+                ) is None:
                     feasible.append(node)
                 else:
                     reasons[reason] += 1
@@ -93,11 +98,14 @@ class Scheduler(Controller):
     def _pick(self, pod: Obj, nodes: list[Obj]) -> Obj:
         """Fewest pods of the same owner first, then the least loaded node (as spreading scores do)."""
         owner = controller_uid(pod)
+        siblings = Counter(
+            p.get("spec", {}).get("nodeName")
+            for p in (self.ctx.cache.owned("pods", owner) if owner else [])
+        )
 
         def score(node: Obj) -> tuple[int, int, float]:
-            pods = self.ctx.cache.pods_on(node["metadata"]["name"])
-            siblings = sum(1 for p in pods if owner and controller_uid(p) == owner)
-            return siblings, len(pods), self.ctx.ties.random()
+            name = node["metadata"]["name"]
+            return siblings[name], self.ctx.cache.count_on(name), self.ctx.ties.random()
 
         return min(nodes, key=score)
 
@@ -161,7 +169,7 @@ def needs_scheduling(pod: Obj) -> bool:
     )
 
 
-def unfit_reason(pod: Obj, node: Obj, pods_on_node: list[Obj]) -> str | None:
+def unfit_reason(pod: Obj, node: Obj, pod_count: int, pods_on_node: list[Obj]) -> str | None:
     """The filter plugins that matter here, with the scheduler's wording."""
     if node["metadata"].get("deletionTimestamp"):
         return "node(s) were being deleted"
@@ -174,7 +182,7 @@ def unfit_reason(pod: Obj, node: Obj, pods_on_node: list[Obj]) -> str | None:
     if (taint := untolerated_taint(pod, node)) is not None:
         return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
     allocatable = node.get("status", {}).get("allocatable", {})
-    if len(pods_on_node) >= int(allocatable.get("pods", "110")):
+    if pod_count >= int(allocatable.get("pods", "110")):
         return "Too many pods"
     wanted = requests(pod)
     for resource in ("cpu", "memory"):
