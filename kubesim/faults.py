@@ -9,7 +9,6 @@ from __future__ import annotations
 import collections
 import random
 import threading
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -261,7 +260,3 @@ class RequestLog:
     def clear(self) -> None:
         with self._lock:
             self._records.clear()
-
-    @staticmethod
-    def now() -> float:
-        return time.time()

@@ -38,6 +38,7 @@ PATCH_ACCEPTED = [
     "application/apply-patch+yaml",
     "application/strategic-merge-patch+json",
 ]
+TABLE_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 BODY_ACCEPTED = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
 
 
@@ -479,7 +480,7 @@ class Handler(BaseHTTPRequestHandler):
                 include=self.query.get("includeObject", "Metadata"),
                 list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")},
             )
-            self.send_obj(code, doc, content_type=_table_type(accept))
+            self.send_obj(code, doc, content_type=TABLE_TYPE)
             return
         if "as=PartialObjectMetadata" in accept and "as=PartialObjectMetadataList" not in accept:
             self.send_obj(
@@ -518,7 +519,7 @@ class Handler(BaseHTTPRequestHandler):
             doc = tables.table(
                 rt, t.version, objs, include=q.get("includeObject", "Metadata"), list_meta=meta
             )
-            self.send_obj(200, doc, content_type=_table_type(accept))
+            self.send_obj(200, doc, content_type=TABLE_TYPE)
             return
         if "as=PartialObjectMetadataList" in accept:
             self.send_obj(
@@ -645,10 +646,6 @@ class Handler(BaseHTTPRequestHandler):
             )
             return
         self._send_object(t, code, obj, data)
-
-
-def _table_type(accept: str) -> str:
-    return "application/json;as=Table;v=v1;g=meta.k8s.io"
 
 
 def _escape(text: str) -> str:

@@ -55,10 +55,6 @@ class ResourceType:
         return self.versions or (self.version,)
 
     @property
-    def qualified_kind(self) -> str:
-        return f"{self.kind}.{self.group}" if self.group else self.kind
-
-    @property
     def list_kind(self) -> str:
         return self.kind + "List"
 
