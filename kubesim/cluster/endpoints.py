@@ -159,7 +159,6 @@ class EndpointsController(Controller):
                     "namespace": meta["namespace"],
                     "labels": labels,
                     "ownerReferences": [controller_ref(service)],
-                    "generateName": f"{meta['name']}-",
                 },
                 "addressType": "IPv4",
                 "endpoints": endpoints,

@@ -13,6 +13,7 @@ def create_with_random_name(
     ctx: Context, rng: random.Random, resource: str, obj: Obj, base: str
 ) -> Obj:
     """generateName, but seeded: `<base>-<5 chars>`, retried on the rare collision."""
+    obj["metadata"]["generateName"] = f"{base}-"
     for _ in range(10):
         obj["metadata"]["name"] = f"{base}-{names.random_suffix(rng)}"
         try:

@@ -67,6 +67,7 @@ def test_memcached_deployment_gets_a_replica_set_and_three_running_pods(apps, co
         assert len(suffix) == 5 and set(suffix) <= ALPHABET
         assert p.metadata.owner_references[0].uid == rs.metadata.uid
         assert p.metadata.labels["pod-template-hash"] == pod_hash
+        assert p.metadata.generate_name == f"{rs.metadata.name}-"
         assert p.status.phase == "Running" and is_ready(p)
         assert p.status.pod_ip and p.status.host_ip and p.spec.node_name
         [cs] = p.status.container_statuses
