@@ -35,3 +35,14 @@ def test_readyz_is_unavailable_and_says_why_when_redis_is_down(client: Client) -
 
 def test_probes_refuse_writes(client: Client) -> None:
     assert client.post("/healthz").status_code == 405
+
+
+@pytest.mark.django_db
+def test_probes_answer_whatever_host_the_kubelet_uses(
+    client: Client, redis_server: EmbeddedRedis
+) -> None:
+    assert client.get("/healthz", HTTP_HOST="10.244.1.7:8000").status_code == 200
+    with override_settings(REDIS_URL=redis_server.url):
+        assert client.get("/readyz", HTTP_HOST="10.244.1.7:8000").status_code == 200
+    # Everything else still refuses a Host outside ALLOWED_HOSTS.
+    assert client.get("/accounts/login/", HTTP_HOST="10.244.1.7:8000").status_code == 400
