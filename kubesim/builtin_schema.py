@@ -66,36 +66,142 @@ def _fields(model: str) -> dict[str, str] | None:
     return {names[k]: t for k, t in types.items() if k in names}
 
 
+class TypeMismatch(Exception):
+    """A value of the wrong JSON type, worded like Go's json.UnmarshalTypeError."""
+
+    def __init__(self, json_kind: str, struct: str, path: str, go_type: str) -> None:
+        super().__init__(
+            f"json: cannot unmarshal {json_kind} into Go struct field "
+            f"{struct}.{path} of type {go_type}"
+        )
+
+
 def prune(resource: str, obj: dict[str, Any]) -> list[str]:
-    """Drop the fields the kind does not have; return their paths ("spec.foo")."""
+    """Drop the fields the kind does not have; return their paths ("spec.foo").
+
+    Raises TypeMismatch for the first value whose JSON type the field cannot hold.
+    """
     model = MODELS.get(resource)
     if model is None:
         return []
     unknown: list[str] = []
-    _walk(model, obj, "", unknown)
+    _walk(model, obj, "", "", unknown)
     return unknown
 
 
-def _walk(type_name: str, value: Any, path: str, unknown: list[str]) -> None:
+def prune_metadata(obj: dict[str, Any]) -> list[str]:
+    """The ObjectMeta of a custom resource gets the same treatment as a built-in's."""
+    unknown: list[str] = []
+    meta = obj.get("metadata")
+    _check("V1ObjectMeta", meta, "", "metadata")
+    _walk("V1ObjectMeta", meta, "metadata", "", unknown, "metadata")
+    return unknown
+
+
+_PRIMITIVES = {
+    "str": "string",
+    "int": "int64",
+    "bool": "bool",
+    "float": "float64",
+    "datetime": "v1.Time",
+    "bytes": "[]uint8",
+}
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+# The generated models say "int"; Kubernetes uses int32 except for these fields.
+_INT64 = {
+    "generation",
+    "observedGeneration",
+    "deletionGracePeriodSeconds",
+    "terminationGracePeriodSeconds",
+    "activeDeadlineSeconds",
+    "tolerationSeconds",
+    "runAsUser",
+    "runAsGroup",
+    "fsGroup",
+    "expirationSeconds",
+    "revision",
+    "progressDeadlineSeconds",
+    "gracePeriodSeconds",
+    "count",
+}
+
+
+def _go_type(type_name: str, field: str = "") -> str:
+    if m := _LIST.match(type_name):
+        return "[]" + _go_type(m.group(1))
+    if m := _DICT.match(type_name):
+        return "map[string]" + _go_type(m.group(1))
+    if type_name == "int":
+        return "int64" if field in _INT64 else "int32"
+    if type_name in _PRIMITIVES:
+        return _PRIMITIVES[type_name]
+    return "v1." + re.sub(
+        r"^(Core|Events|Discovery|Storage|Rbac)?V\d+(beta\d+|alpha\d+)?", "", type_name
+    )
+
+
+def _check(type_name: str, value: Any, struct: str, path: str) -> None:
+    ok = {
+        "str": isinstance(value, str),
+        "datetime": isinstance(value, str),
+        "bytes": isinstance(value, str),
+        "bool": isinstance(value, bool),
+        "int": (isinstance(value, int) and not isinstance(value, bool))
+        or (isinstance(value, float) and value.is_integer()),
+        "float": isinstance(value, (int, float)) and not isinstance(value, bool),
+    }.get(type_name)
+    if ok is None:  # a container or a model
+        if _LIST.match(type_name):
+            ok = isinstance(value, list)
+        elif _DICT.match(type_name) or type_name[:1].isupper():
+            ok = isinstance(value, dict)
+        else:
+            ok = True  # "object": int-or-string, raw JSON
+    if not ok and value is not None:
+        field = path.rpartition(".")[2]
+        raise TypeMismatch(_json_kind(value), struct, path, _go_type(type_name, field))
+
+
+def _walk(
+    type_name: str, value: Any, path: str, struct: str, unknown: list[str], go_path: str = ""
+) -> None:
     if m := _LIST.match(type_name):
         if isinstance(value, list):
             for i, item in enumerate(value):
-                _walk(m.group(1), item, f"{path}[{i}]", unknown)
+                _check(m.group(1), item, struct, go_path)
+                _walk(m.group(1), item, f"{path}[{i}]", struct, unknown, go_path)
         return
     if m := _DICT.match(type_name):
         if isinstance(value, dict):
             for key, item in value.items():
-                _walk(m.group(1), item, f"{path}[{key}]", unknown)
+                _check(m.group(1), item, struct, go_path)
+                _walk(m.group(1), item, f"{path}[{key}]", struct, unknown, go_path)
         return
     if not isinstance(value, dict):
         return
     fields = _fields(type_name) if type_name[:1].isupper() else None
     if fields is None:  # a primitive, "object" (int-or-string, raw JSON), or not a model
         return
+    struct = _go_type(type_name)[3:]
     for key in list(value):
         sub = f"{path}.{key}" if path else key
         if key not in fields:
             unknown.append(sub)
             del value[key]
-        else:
-            _walk(fields[key], value[key], sub, unknown)
+            continue
+        sub_go = f"{go_path}.{key}" if go_path else key
+        _check(fields[key], value[key], struct, sub_go)
+        _walk(fields[key], value[key], sub, struct, unknown, sub_go)

@@ -347,6 +347,29 @@ class Store:
         obj["apiVersion"] = api_version or rt.api_version
         obj["kind"] = rt.kind
 
+    def _decode(
+        self, rt: ResourceType, obj: dict[str, Any], *, strict: bool, warnings: list[str] | None
+    ) -> None:
+        """What decoding into kube-apiserver's Go types does to a built-in object: wrong
+        JSON types are 400, unknown fields are dropped with a warning (400 when Strict)."""
+        version = obj.get("apiVersion", rt.api_version).rpartition("/")[2]
+        prefix = f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: '
+        try:
+            if rt.crd:
+                unknown = builtin_schema.prune_metadata(obj)
+            else:
+                unknown = builtin_schema.prune(rt.key, obj)
+        except builtin_schema.TypeMismatch as exc:
+            raise errors.bad_request(prefix + str(exc)) from None
+        if unknown and strict:
+            raise errors.bad_request(
+                prefix
+                + "strict decoding error: "
+                + ", ".join(f'unknown field "{u}"' for u in unknown)
+            )
+        if unknown and warnings is not None:
+            warnings.extend(f'unknown field "{u}"' for u in unknown)
+
     def _prepare(
         self, rt: ResourceType, obj: dict[str, Any], *, strict: bool, warnings: list[str] | None
     ) -> None:
@@ -368,17 +391,6 @@ class Store:
             obj.clear()
             obj.update(new)
         else:
-            unknown = builtin_schema.prune(rt.key, obj)
-            if unknown:
-                version = rt.version
-                if strict:
-                    raise errors.bad_request(
-                        f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: '
-                        "strict decoding error: "
-                        + ", ".join(f'unknown field "{u}"' for u in unknown)
-                    )
-                if warnings is not None:
-                    warnings.extend(f'unknown field "{u}"' for u in unknown)
             defaults.apply_defaults(rt.key, obj)
             errs = defaults.validate(rt.key, rt.kind, obj)
             if rt.key == crds.CRD:
@@ -423,6 +435,7 @@ class Store:
         if not isinstance(obj, dict):
             raise errors.bad_request("Object 'Kind' is missing in the request body")
         self._check_type(rt, obj)
+        self._decode(rt, obj, strict=field_validation == "Strict", warnings=warnings)
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = obj["metadata"] = {}
@@ -590,6 +603,7 @@ class Store:
                 raise errors.resource_not_found()
             else:
                 self._check_type(rt, obj)
+                self._decode(rt, obj, strict=field_validation == "Strict", warnings=warnings)
                 new = obj
                 new_meta = new["metadata"]
                 for k in _SERVER_META:

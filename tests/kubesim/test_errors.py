@@ -204,3 +204,24 @@ def test_unknown_fields_of_built_in_kinds(kube_api_client: Api, namespace: str) 
     assert warned.status == 201
     assert warned.headers["Warning"] == '299 - "unknown field \\"bogus\\""'
     assert "bogus" not in warned.json()
+
+
+def test_wrong_json_types_are_400(kube_api_client: Api, namespace: str) -> None:
+    dep = {
+        "metadata": {"name": "t"},
+        "spec": {
+            "replicas": "three",
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    resp = raw(
+        kube_api_client, "POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", body=dep
+    )
+    assert _status(resp, 400, "BadRequest")["message"] == (
+        'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal '
+        "string into Go struct field DeploymentSpec.spec.replicas of type int32"
+    )
