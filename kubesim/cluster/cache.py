@@ -38,6 +38,7 @@ class Cache:
         self._objs: dict[str, dict[str, dict[str, Obj]]] = {r: {} for r in resources}
         self._owned: dict[str, dict[str, set[tuple[str, str]]]] = {r: {} for r in resources}
         self._on_node: dict[str, set[tuple[str, str]]] = {}
+        self._orphans: dict[str, dict[str, set[str]]] = {r: {} for r in resources}
         self._tombstones: OrderedDict[tuple[str, str, str], int] = OrderedDict()
         # Told of every change, whether it came from a watch event or from our own write.
         self.listener: Callable[[str, Obj | None, Obj | None], None] | None = None
@@ -57,6 +58,12 @@ class Cache:
         with self._lock:
             keys = self._owned[resource].get(owner_uid, ())
             return [self._objs[resource][ns][name] for ns, name in keys]
+
+    def orphans(self, resource: str, namespace: str) -> list[Obj]:
+        """Objects of the namespace that no controller owns."""
+        with self._lock:
+            objs = self._objs[resource].get(namespace, {})
+            return [objs[name] for name in self._orphans[resource].get(namespace, ())]
 
     def pods_on(self, node: str) -> list[Obj]:
         with self._lock:
@@ -110,6 +117,8 @@ class Cache:
         self._objs[resource].setdefault(key[0], {})[key[1]] = obj
         if owner := controller_uid(obj):
             self._owned[resource].setdefault(owner, set()).add(key)
+        else:
+            self._orphans[resource].setdefault(key[0], set()).add(key[1])
         if resource == "pods" and (node := obj.get("spec", {}).get("nodeName")):
             self._on_node.setdefault(node, set()).add(key)
 
@@ -124,5 +133,9 @@ class Cache:
             keys.discard(key)
             if not keys:
                 del self._owned[resource][owner]
+        elif owner is None and (names := self._orphans[resource].get(key[0])):
+            names.discard(key[1])
+            if not names:
+                del self._orphans[resource][key[0]]
         if resource == "pods" and (node := obj.get("spec", {}).get("nodeName")):
             self._on_node.get(node, set()).discard(key)

@@ -21,7 +21,7 @@ from kubesim.cluster.controller import (
     is_deleting,
     key_of,
 )
-from kubesim.cluster.workloads import drop_zero, set_condition, write_status
+from kubesim.cluster.workloads import adopt_orphans, drop_zero, set_condition, write_status
 
 COMPONENT = "deployment-controller"
 HASH_LABEL = "pod-template-hash"
@@ -67,6 +67,9 @@ class DeploymentController(Controller):
             if not is_deleting(rs)
         ]
         new_rs = next((rs for rs in all_rs if same_template(rs, d)), None)
+        if new_rs is None:  # before making one, take in what an orphaning delete left behind
+            all_rs += adopt_orphans(self.ctx, "replicasets.apps", d)
+            new_rs = next((rs for rs in all_rs if same_template(rs, d)), None)
         old_rs = sorted((rs for rs in all_rs if rs is not new_rs), key=_created)
         progressing = None
         if d["spec"].get("paused"):

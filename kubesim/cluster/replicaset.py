@@ -17,7 +17,12 @@ from kubesim.cluster.controller import (
     pod_ready,
 )
 from kubesim.cluster.selectors import labels_of
-from kubesim.cluster.workloads import create_with_random_name, drop_zero, write_status
+from kubesim.cluster.workloads import (
+    adopt_orphans,
+    create_with_random_name,
+    drop_zero,
+    write_status,
+)
 
 COMPONENT = "replicaset-controller"
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
@@ -41,7 +46,10 @@ class ReplicaSetController(Controller):
         if rs is None or is_deleting(rs):
             return None
         pods = active_pods(self.ctx.cache.owned("pods", rs["metadata"]["uid"]))
-        diff = len(pods) - int(rs["spec"].get("replicas", 1))
+        replicas = int(rs["spec"].get("replicas", 1))
+        if len(pods) < replicas:
+            pods += active_pods(adopt_orphans(self.ctx, "pods", rs))
+        diff = len(pods) - replicas
         if diff < 0:
             for _ in range(-diff):
                 pods.append(self._create_pod(rs))

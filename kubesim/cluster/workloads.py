@@ -6,7 +6,9 @@ import random
 
 from kubesim.cluster import names
 from kubesim.cluster.api import is_status_error
-from kubesim.cluster.controller import Context, Obj
+from kubesim.cluster.cache import controller_uid
+from kubesim.cluster.controller import Context, Obj, controller_ref
+from kubesim.cluster.selectors import labels_of, matches_selector
 
 
 def create_with_random_name(
@@ -72,3 +74,31 @@ def set_condition(
             added["lastUpdateTime"] = stamp
         out.append(added)
     return out
+
+
+def adopt_orphans(ctx: Context, resource: str, owner: Obj) -> list[Obj]:
+    """ClaimObjects: objects the owner's selector picks that no controller owns become its own."""
+    selector = owner["spec"].get("selector")
+    adopted = []
+    for obj in ctx.cache.orphans(resource, owner["metadata"]["namespace"]):
+        meta = obj["metadata"]
+        if (
+            controller_uid(obj)
+            or meta.get("deletionTimestamp")
+            or not matches_selector(selector, labels_of(obj))
+        ):
+            continue
+        refs = [*(meta.get("ownerReferences") or []), controller_ref(owner)]
+        try:
+            adopted.append(
+                ctx.api.patch(
+                    resource,
+                    meta["namespace"],
+                    meta["name"],
+                    {"metadata": {"ownerReferences": refs}},
+                )
+            )
+        except Exception as exc:
+            if not is_status_error(exc, 404):
+                raise
+    return adopted

@@ -310,3 +310,34 @@ def test_deleting_a_deployment_removes_its_replica_sets_and_pods(apps, core, nam
 
     wait_for(lambda: not replica_sets(apps, namespace), what="the ReplicaSet collected")
     wait_for(lambda: not pods_of(core, namespace, SELECTOR), what="the pods gone")
+
+
+def test_a_recreated_deployment_adopts_what_an_orphaning_delete_left(apps, core, namespace):
+    apps.create_namespaced_deployment(namespace, deployment("memcached", replicas=2))
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 2), what="2 replicas")
+    [rs] = replica_sets(apps, namespace)
+    pods = {p.metadata.name for p in pods_of(core, namespace, SELECTOR)}
+
+    apps.delete_namespaced_deployment("memcached", namespace, propagation_policy="Orphan")
+    wait_for(
+        lambda: (
+            not apps.read_namespaced_replica_set(
+                rs.metadata.name, namespace
+            ).metadata.owner_references
+        ),
+        what="the ReplicaSet orphaned",
+    )
+
+    created = apps.create_namespaced_deployment(namespace, deployment("memcached", replicas=2))
+
+    def adopted() -> bool:
+        refs = (
+            apps.read_namespaced_replica_set(rs.metadata.name, namespace).metadata.owner_references
+            or []
+        )
+        return [r.uid for r in refs if r.controller] == [created.metadata.uid]
+
+    wait_for(adopted, what="the ReplicaSet adopted")
+    wait_for(lambda: rollout_done(apps, namespace, "memcached", 2), what="2 replicas")
+    assert [r.metadata.name for r in replica_sets(apps, namespace)] == [rs.metadata.name]
+    assert {p.metadata.name for p in pods_of(core, namespace, SELECTOR)} == pods
