@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from bench.report import Outcome
 from bench.runner import Bench
-from bench.scenarios import coldstart, cost, kubesim, latency, patch, ui
+from bench.scenarios import coldstart, cost, heal, kubesim, latency, patch, ui
 
 SCENARIOS: dict[str, Callable[[Bench], Outcome]] = {
     "kubesim": kubesim.run,
@@ -15,4 +15,5 @@ SCENARIOS: dict[str, Callable[[Bench], Outcome]] = {
     "coldstart": coldstart.run,
     "cost": cost.run,
     "ui": ui.run,
+    "heal": heal.run,
 }

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MEASURED = ["kubesim", "patch", "latency", "coldstart", "cost", "ui"]
+MEASURED = ["kubesim", "patch", "latency", "coldstart", "cost", "ui", "heal"]
 
 
 @pytest.fixture(scope="module")
