@@ -167,8 +167,30 @@ class NodeController(Controller):
                 raise
             node = self.ctx.api.store.get("nodes", None, f"{PREFIX}{index}")
         node = self._write_status(node, ready=True)
+        self._announce(node, ready=True, starting=True)
         self.enqueue(("", node["metadata"]["name"]))
         return node
+
+    def _announce(self, node: Obj, *, ready: bool, starting: bool = False) -> None:
+        """The events a kubelet and the node controller post when a node starts or changes."""
+        name, post = node["metadata"]["name"], self.ctx.events.normal
+        if not ready:
+            post(
+                node, "NodeNotReady", f"Node {name} status is now: NodeNotReady", "node-controller"
+            )
+            return
+        if starting:
+            post(node, "Starting", "Starting kubelet.", "kubelet", host=name)
+            for status in (
+                "NodeHasSufficientMemory",
+                "NodeHasNoDiskPressure",
+                "NodeHasSufficientPID",
+            ):
+                post(node, status, f"Node {name} status is now: {status}", "kubelet", host=name)
+        post(node, "NodeReady", f"Node {name} status is now: NodeReady", "kubelet", host=name)
+        if starting:
+            message = f"Node {name} event: Registered Node {name} in Controller"
+            post(node, "RegisteredNode", message, "node-controller")
 
     def remove(self, name: str) -> None:
         self.ctx.api.delete("nodes", None, name)
@@ -182,6 +204,7 @@ class NodeController(Controller):
         (self.down.discard if ready else self.down.add)(name)
         node = self._write_status(node, ready=ready)
         self._set_taints(node, ready)
+        self._announce(node, ready=ready)
         self.enqueue(("", name))
         return node
 

@@ -89,3 +89,22 @@ def test_a_cordoned_node_gets_no_new_pods_and_carries_the_unschedulable_taint(co
         lambda: core.read_namespaced_pod("here", namespace).spec.node_name == node,
         what="scheduled once uncordoned",
     )
+
+
+@pytest.mark.kubesim_only
+def test_a_new_node_posts_the_events_of_a_starting_kubelet(core, kubesim_server):
+    name = kubesim_server.cluster.add_node()["metadata"]["name"]
+    try:
+
+        def reasons() -> set[str]:
+            return {
+                e.reason
+                for e in core.list_namespaced_event("default").items
+                if e.involved_object.name == name
+            }
+
+        wait_for(
+            lambda: {"Starting", "NodeReady", "RegisteredNode"} <= reasons(), what="node events"
+        )
+    finally:
+        kubesim_server.cluster.remove_node(name)
