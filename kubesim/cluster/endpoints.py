@@ -107,6 +107,7 @@ class EndpointsController(Controller):
             except Exception as exc:
                 if not is_status_error(exc, 409):
                     raise
+                # Someone made it first: read it, and retry as an update (409 requeues).
                 self.ctx.api.refresh("endpoints", meta["namespace"], meta["name"])
                 raise
             return
@@ -120,9 +121,7 @@ class EndpointsController(Controller):
         body.pop("subsets", None)
         body.update({"subsets": subsets} if subsets else {})
         annotations = body["metadata"].setdefault("annotations", {})
-        annotations["endpoints.kubernetes.io/last-change-trigger-time"] = (
-            names.micro_time()[:-4] + "Z"
-        )
+        annotations["endpoints.kubernetes.io/last-change-trigger-time"] = names.micro_time()
         self.ctx.api.update("endpoints", body)
 
     def _sync_slice(self, service: Obj, pods: list[Obj]) -> None:
