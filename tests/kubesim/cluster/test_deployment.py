@@ -341,3 +341,18 @@ def test_a_recreated_deployment_adopts_what_an_orphaning_delete_left(apps, core,
     wait_for(lambda: rollout_done(apps, namespace, "memcached", 2), what="2 replicas")
     assert [r.metadata.name for r in replica_sets(apps, namespace)] == [rs.metadata.name]
     assert {p.metadata.name for p in pods_of(core, namespace, SELECTOR)} == pods
+
+
+def test_a_stuck_rollout_exceeds_its_progress_deadline(apps, namespace):
+    body = deployment(
+        "memcached", replicas=1, image="memcached:does-not-exist", progressDeadlineSeconds=1
+    )
+    apps.create_namespaced_deployment(namespace, body)
+
+    def exceeded():
+        cond = condition(apps.read_namespaced_deployment("memcached", namespace), "Progressing")
+        return cond if cond is not None and cond.reason == "ProgressDeadlineExceeded" else None
+
+    cond = wait_for(exceeded, what="ProgressDeadlineExceeded")
+    assert cond.status == "False"
+    assert cond.message.endswith("has timed out progressing.")
