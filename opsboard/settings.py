@@ -24,10 +24,18 @@ DEBUG = env_bool("OPSBOARD_DEBUG", False)
 HTTPS = env_bool("OPSBOARD_HTTPS", False)
 
 
+# In a pod, local fallbacks would be wrong: each replica would make its own key and database.
+IN_POD = bool(env_str("KUBERNETES_SERVICE_HOST"))
+
+
 def _secret_key() -> str:
     key = env_secret("OPSBOARD_SECRET_KEY")
     if key:
         return key
+    if IN_POD:
+        raise ImproperlyConfigured(
+            "OPSBOARD_SECRET_KEY (or _FILE) must be set when running in a pod"
+        )
     # Local runs keep one generated key under the state dir so sessions survive restarts.
     path = STATE_DIR / "secret_key"
     try:
@@ -96,6 +104,8 @@ TEMPLATES = [
 
 
 def _database() -> dict:
+    if IN_POD and not env_str("DATABASE_URL"):
+        raise ImproperlyConfigured("DATABASE_URL must be set when running in a pod")
     url = env_str("DATABASE_URL") or f"sqlite:///{STATE_DIR / 'opsboard.sqlite3'}"
     try:
         db = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
@@ -137,7 +147,7 @@ def _redis_url() -> str:
 REDIS_URL = _redis_url()
 
 # The cluster: KUBECONFIG, else in-cluster config, else the embedded kubesim's kubeconfig.
-KUBECONFIG_IN_CLUSTER = not env_str("KUBECONFIG") and bool(env_str("KUBERNETES_SERVICE_HOST"))
+KUBECONFIG_IN_CLUSTER = IN_POD and not env_str("KUBECONFIG")
 KUBECONFIG = env_str("KUBECONFIG") or (
     "" if KUBECONFIG_IN_CLUSTER else str(STATE_DIR / "kubeconfig")
 )

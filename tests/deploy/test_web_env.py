@@ -1,6 +1,5 @@
-"""The web pod's environment, as the kubelet assembles it, lets probes and Prometheus in.
-
-They reach the pod by its IP, so the Host header they send must pass ALLOWED_HOSTS."""
+"""The web pod's environment, as the kubelet assembles it: probes and Prometheus reach the pod
+by its IP and get answers; pages answer the public names only."""
 
 from __future__ import annotations
 
@@ -14,13 +13,15 @@ from pathlib import Path
 from tests.deploy.kustomize import ROOT, Manifest
 
 POD_IP = "10.244.1.17"
-# Asks the web app for /healthz with a given Host header, through Django's test client.
+# Asks the web app for a path with each given Host header, through Django's test client, as
+# the TLS-terminating ingress forwards it.
 REQUEST = """
 import django, json, sys
 django.setup()
 from django.test import Client
-statuses = {host: Client().get("/healthz", HTTP_HOST=host).status_code for host in sys.argv[1:]}
-print(json.dumps(statuses))
+path, hosts = sys.argv[1], sys.argv[2:]
+get = lambda host: Client().get(path, HTTP_HOST=host, HTTP_X_FORWARDED_PROTO="https")
+print(json.dumps({host: get(host).status_code for host in hosts}))
 """
 
 
@@ -41,7 +42,7 @@ def _kubelet_env(built: list[Manifest], container: dict) -> dict[str, str]:
     return env
 
 
-def test_the_web_pod_answers_its_own_ip_and_its_public_names_only(
+def test_probes_answer_the_pod_ip_and_pages_only_the_public_names(
     built: list[Manifest], tmp_path: Path
 ) -> None:
     [web] = [
@@ -57,14 +58,19 @@ def test_the_web_pod_answers_its_own_ip_and_its_public_names_only(
         "OPSBOARD_STATE_DIR": str(tmp_path),
     }
     hosts = [f"{POD_IP}:8000", "opsboard-web", "opsboard.example.com", "evil.example.com"]
-    result = subprocess.run(
-        [sys.executable, "-c", REQUEST, *hosts],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    statuses = json.loads(result.stdout.strip().splitlines()[-1])
-    assert statuses == {hosts[0]: 200, hosts[1]: 200, hosts[2]: 200, hosts[3]: 400}
+
+    def statuses(path: str) -> dict[str, int]:
+        result = subprocess.run(
+            [sys.executable, "-c", REQUEST, path, *hosts],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    assert statuses("/healthz") == dict.fromkeys(hosts, 200)
+    login = statuses("/accounts/login/")
+    assert login == {hosts[0]: 400, hosts[1]: 200, hosts[2]: 200, hosts[3]: 400}

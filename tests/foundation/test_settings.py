@@ -33,6 +33,11 @@ def manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         ({"DATABASE_URL": "nosuchdb://host/name"}, "DATABASE_URL"),
         ({"REDIS_URL": "localhost:6379"}, "REDIS_URL"),
         ({"OPSBOARD_TASK_TIME_LIMIT": "ten"}, "OPSBOARD_TASK_TIME_LIMIT"),
+        (
+            {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "DATABASE_URL": "sqlite:////tmp/x.db"},
+            "OPSBOARD_SECRET_KEY",
+        ),
+        ({"KUBERNETES_SERVICE_HOST": "10.96.0.1", "OPSBOARD_SECRET_KEY": "k" * 60}, "DATABASE_URL"),
     ],
 )
 def test_bad_configuration_stops_with_one_line_naming_the_variable(
