@@ -120,6 +120,8 @@ def serve_watch(h: Handler, t: Target) -> None:
                 break
             if faults.watch_closed(generation, rt.key):
                 break
+            if rt.crd and store.registry.get(rt.key) is None:  # its CRD was deleted
+                break
             if bookmarks and now >= next_bookmark:
                 h.write_chunk(bookmark(last))
                 next_bookmark = now + BOOKMARK_INTERVAL
