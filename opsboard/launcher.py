@@ -25,6 +25,7 @@ from opsboard.embedded.redis import EmbeddedRedis, free_port
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 COLOURS = ["36", "33", "35", "32", "34", "31"]
+MAX_RESTARTS = 5
 
 
 def log(message: str) -> None:
@@ -35,9 +36,11 @@ def log(message: str) -> None:
 class Child:
     name: str
     args: list[str]
+    colour: str = "0"
+    restarts: int = 0
     process: subprocess.Popen[str] | None = field(default=None, repr=False)
 
-    def start(self, env: dict[str, str], colour: str) -> None:
+    def start(self, env: dict[str, str]) -> None:
         self.process = subprocess.Popen(
             self.args,
             cwd=ROOT,
@@ -49,12 +52,12 @@ class Child:
             bufsize=1,
             start_new_session=True,  # Ctrl-C reaches us only; we stop children in order
         )
-        threading.Thread(target=self._pump, args=(colour,), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.process,), daemon=True).start()
 
-    def _pump(self, colour: str) -> None:
-        assert self.process and self.process.stdout
-        prefix = f"\033[{colour}m{self.name:>8}\033[0m | "
-        for line in self.process.stdout:
+    def _pump(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout
+        prefix = f"\033[{self.colour}m{self.name:>8}\033[0m | "
+        for line in process.stdout:
             sys.stdout.write(prefix + line)
             sys.stdout.flush()
 
@@ -81,6 +84,7 @@ class Launcher:
         self.state = Path(os.environ.get("OPSBOARD_STATE_DIR", ROOT / ".opsboard")).resolve()
         self.port = int(os.environ.get("OPSBOARD_PORT", "8000"))
         self.env = dict(os.environ, OPSBOARD_STATE_DIR=str(self.state), PYTHONUNBUFFERED="1")
+        self.env.setdefault("PROMETHEUS_MULTIPROC_DIR", str(self.state / "metrics"))
         self.redis: EmbeddedRedis | None = None
         self.children: list[Child] = []
         self.stopping = threading.Event()
@@ -107,7 +111,13 @@ class Launcher:
             return
         kubeconfig = self.state / "kubeconfig"
         kubeconfig.unlink(missing_ok=True)
-        port = os.environ.get("OPSBOARD_KUBESIM_PORT", "0")
+        # One port for good, so a restarted kubesim keeps the URL every process was given.
+        port_file = self.state / "kubesim" / "port"
+        port_file.parent.mkdir(parents=True, exist_ok=True)
+        port = os.environ.get("OPSBOARD_KUBESIM_PORT") or (
+            port_file.read_text().strip() if port_file.exists() else str(free_port())
+        )
+        port_file.write_text(port)
         child = Child(
             "kubesim",
             [PYTHON, "-m", "kubesim", "serve", "--host", "127.0.0.1", "--port", port,
@@ -129,7 +139,8 @@ class Launcher:
 
     # -- processes ------------------------------------------------------------------
     def launch(self, child: Child) -> None:
-        child.start(self.env, COLOURS[len(self.children) % len(COLOURS)])
+        child.colour = COLOURS[len(self.children) % len(COLOURS)]
+        child.start(self.env)
         self.children.append(child)
 
     def start_processes(self) -> None:
@@ -153,6 +164,13 @@ class Launcher:
                           "--access-logfile", "-", "--graceful-timeout", "5"])
         )  # fmt: skip
 
+    def clear_metrics(self) -> None:
+        """Samples of processes from an earlier run would be summed with the new ones."""
+        metrics = Path(self.env["PROMETHEUS_MULTIPROC_DIR"])
+        metrics.mkdir(parents=True, exist_ok=True)
+        for stale in metrics.glob("*.db"):
+            stale.unlink()
+
     def wait_for_web(self, timeout: float = 30.0) -> bool:
         import urllib.request
 
@@ -167,6 +185,7 @@ class Launcher:
 
     def run(self) -> int:
         self.state.mkdir(parents=True, exist_ok=True)
+        self.clear_metrics()
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: self.stopping.set())
         try:
@@ -179,19 +198,28 @@ class Launcher:
             self.start_processes()
             if self.wait_for_web():
                 self.banner(password)
-            while not self.stopping.is_set():
-                for child in self.children:
-                    if child.process and child.process.poll() is not None:
-                        log(f"{child.name} exited with {child.process.returncode}; stopping")
-                        self.stopping.set()
-                        break
-                self.stopping.wait(0.5)
+            while not self.stopping.wait(0.5):
+                self.restart_exited()
             return 0
         except subprocess.CalledProcessError as exc:
             log(f"start-up step failed: {' '.join(exc.cmd)} exited with {exc.returncode}")
             return 1
         finally:
             self.shutdown()
+
+    def restart_exited(self) -> None:
+        """A process that dies is started again (a watcher that lost its lease exits, as
+        controller-runtime's do); one that keeps dying stops the product."""
+        for child in self.children:
+            if not child.process or child.process.poll() is None:
+                continue
+            if child.restarts >= MAX_RESTARTS:
+                log(f"{child.name} keeps exiting ({child.process.returncode}); stopping")
+                self.stopping.set()
+                return
+            log(f"{child.name} exited with {child.process.returncode}; starting it again")
+            child.restarts += 1
+            child.start(self.env)
 
     def admin_password(self) -> str:
         """OPSBOARD_ADMIN_PASSWORD, or one generated once and kept in the state dir."""

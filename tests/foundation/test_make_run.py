@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from kubernetes import client, config
 
 from opsboard.embedded.redis import free_port
 
@@ -80,12 +81,18 @@ def test_make_run_serves_the_login_page_and_stops_cleanly_keeping_state(tmp_path
         assert first.get("/healthz") == 200
         assert first.get("/accounts/login/") == 200
         assert first.get("/readyz") == 200
+        # The embedded cluster is up, with the CRDs installed and the samples applied.
+        api = config.new_client_from_config(config_file=str(tmp_path / "kubeconfig"))
+        samples = client.CustomObjectsApi(api).list_namespaced_custom_object(
+            "cache.example.com", "v1alpha1", "default", "memcacheds"
+        )
+        assert [m["metadata"]["name"] for m in samples["items"]] == ["memcached-sample"]
     finally:
         assert first.interrupt() == 0
     assert "stopped; state kept" in "".join(first.lines)
     assert port_is_free(port)
-    redis_port = int((tmp_path / "redis" / "port").read_text())
-    assert port_is_free(redis_port)
+    for server in ("redis", "kubesim"):
+        assert port_is_free(int((tmp_path / server / "port").read_text())), server
 
     # State survives: the same admin password, the same database, the same redis data.
     second = Launcher(tmp_path, port)
