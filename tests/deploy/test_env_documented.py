@@ -12,6 +12,7 @@ from tests.deploy.kustomize import DEPLOY, ROOT, env_file_names
 SOURCES = ["opsboard", "controllers", "kubesim"]
 DOCS = ROOT / "docs" / "deployment.md"
 ENV_EXAMPLE = ROOT / ".env.example"
+README = ROOT / "README.md"
 # env_str("X"), env_secret("X"), os.environ.get("X"), os.environ["X"], os.getenv("X"),
 # self.env.get("X"): the ways our code reads its environment.
 READ = re.compile(
@@ -44,7 +45,7 @@ def test_the_scan_finds_the_settings_we_know_of() -> None:
             "KUBECONFIG", "OPSBOARD_LOG_LEVEL", "OPSBOARD_PORT"} <= found  # fmt: skip
 
 
-@pytest.mark.parametrize("document", [DOCS, ENV_EXAMPLE], ids=lambda p: p.name)
+@pytest.mark.parametrize("document", [DOCS, ENV_EXAMPLE, README], ids=lambda p: p.name)
 def test_every_variable_the_code_reads_is_named(document: Path) -> None:
     text = document.read_text()
     missing = {name for name in variables_read_by_the_code() if not re.search(rf"\b{name}\b", text)}
