@@ -7,6 +7,7 @@ its own database), so it reads the table with sqlite3, read-only.
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,3 +38,17 @@ def first_run_started(db: Path, *, name: str, generation: int) -> datetime | Non
         return None
     started = datetime.fromisoformat(str(row[0]))
     return started if started.tzinfo else started.replace(tzinfo=UTC)
+
+
+def runs_by_cause(db: Path, *, since: datetime) -> dict[str, int]:
+    """Rows of runs started since `since`, by what caused them ("event ADDED Deployment",
+    "requeue after", ...): what a converged fleet keeps reconciling for."""
+    with _connect(db) as conn:
+        rows = conn.execute(
+            f"SELECT trigger, trigger_detail FROM {TABLE} WHERE started_at >= ?",
+            (since.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" "),),
+        ).fetchall()
+    causes: Counter[str] = Counter(
+        " ".join([str(trigger), *str(detail).split()[:2]]) for trigger, detail in rows
+    )
+    return dict(causes.most_common())

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from typing import Any
 
 from bench.fleet import Fleet, create_many
 from bench.kube import WRITE_VERBS
 from bench.report import Outcome, Row, Target
 from bench.runner import NAMESPACE, Bench, start_operator
-from bench.runs import reconciles_total
+from bench.runs import reconciles_total, runs_by_cause
 from bench.stack import Stack
 
 SETTLE = 1.0  # seconds to let late requests of one change land in the log
@@ -70,6 +71,9 @@ def run(bench: Bench) -> Outcome:
             else ""
         )
     )
+    if causes := ours.get("idle_runs_by_cause"):
+        top = ", ".join(f"{n} x {cause}" for cause, n in list(causes.items())[:4])
+        outcome.notes.append(f"opsboard's runs recorded in the idle window, by cause: {top}")
     outcome.data = {"crs": count, "idle_window_s": idle_window, "figures": figures}
     return outcome
 
@@ -103,6 +107,7 @@ def _costs(
 ) -> dict[str, Any]:
     stack.api.clear_request_log()
     runs_before = reconciles_total(stack.db) if operator == "opsboard" else None
+    window_start = datetime.now(UTC)
     time.sleep(idle_window)
     idle, leases = _split_leases(stack.api.request_log())
     per_minute = 60 / idle_window
@@ -114,6 +119,9 @@ def _costs(
         "idle_reconciles_per_min": None
         if runs_before is None
         else round((reconciles_total(stack.db) - runs_before) * per_minute, 1),
+        "idle_runs_by_cause": None
+        if runs_before is None
+        else runs_by_cause(stack.db, since=window_start),
     }
     result |= _noop(stack, names[:probes])
     result |= _size_change(stack, fleet, names[probes : 2 * probes])
