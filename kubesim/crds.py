@@ -168,6 +168,7 @@ def register(registry: Registry, crd: dict[str, Any]) -> None:
         version_info=info,
         crd=crd["metadata"]["name"],
         preserve_unknown=False,
+        returns_deleted=True,  # apiextensions' customresource store sets ReturnDeletedObject
     )
     if scale:
         rt.spec_replicas_path = scale.get("specReplicasPath", ".spec.replicas")

@@ -624,8 +624,9 @@ class Handler(BaseHTTPRequestHandler):
         )
         # kube-apiserver answers 202 only for a pending delete that asked orphanDependents=false.
         code = 202 if not gone and opts.get("orphanDependents") is False else 200
-        if gone and not (t.rt.crd or t.rt.key == "pods"):
-            # Stores without ReturnDeletedObject answer a Status naming what went.
+        if gone and not t.rt.returns_deleted:
+            # Stores without ReturnDeletedObject answer a Status naming what went; a pending
+            # delete (finalizers, graceful pods) answers the object on every store.
             details = {
                 "name": obj["metadata"]["name"],
                 "group": t.rt.group,

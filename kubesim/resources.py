@@ -38,6 +38,8 @@ class ResourceType:
     version_info: dict[str, dict[str, Any]] = field(default_factory=dict)
     crd: str | None = None
     preserve_unknown: bool = True  # built-ins are not pruned by kubesim
+    # The registry's ReturnDeletedObject: a finished DELETE answers the object, not a Status.
+    returns_deleted: bool = False
 
     @property
     def key(self) -> str:
@@ -80,6 +82,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         "v1",
         "namespaces",
         "Namespace",
+        returns_deleted=True,
         namespaced=False,
         short_names=("ns",),
         verbs=NO_COLLECTION,
@@ -91,6 +94,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         "v1",
         "pods",
         "Pod",
+        returns_deleted=True,
         short_names=("po",),
         categories=("all",),
         status=True,
@@ -101,6 +105,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         "v1",
         "services",
         "Service",
+        returns_deleted=True,
         short_names=("svc",),
         categories=("all",),
         status=True,
@@ -115,6 +120,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         "v1",
         "persistentvolumeclaims",
         "PersistentVolumeClaim",
+        returns_deleted=True,
         short_names=("pvc",),
         status=True,
     ),
@@ -123,12 +129,13 @@ BUILTINS: tuple[ResourceType, ...] = (
         "v1",
         "persistentvolumes",
         "PersistentVolume",
+        returns_deleted=True,
         namespaced=False,
         short_names=("pv",),
         status=True,
     ),
     _b("", "v1", "nodes", "Node", namespaced=False, short_names=("no",), status=True),
-    _b("", "v1", "serviceaccounts", "ServiceAccount", short_names=("sa",)),
+    _b("", "v1", "serviceaccounts", "ServiceAccount", short_names=("sa",), returns_deleted=True),
     _b("apps", "v1", "deployments", "Deployment", short_names=("deploy",), **_WORKLOAD),
     _b("apps", "v1", "replicasets", "ReplicaSet", short_names=("rs",), **_WORKLOAD),
     _b("apps", "v1", "statefulsets", "StatefulSet", short_names=("sts",), **_WORKLOAD),
@@ -162,6 +169,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         "v1",
         "storageclasses",
         "StorageClass",
+        returns_deleted=True,
         namespaced=False,
         short_names=("sc",),
     ),

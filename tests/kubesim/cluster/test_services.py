@@ -89,7 +89,7 @@ def test_a_freed_node_port_can_be_requested_again(core, namespace):
         .spec.ports[0]
         .node_port
     )
-    core.delete_namespaced_service("first", namespace, _preload_content=False)
+    core.delete_namespaced_service("first", namespace)
 
     again = core.create_namespaced_service(
         namespace, service("second", type_="NodePort", node_port=taken)

@@ -99,4 +99,4 @@ def test_a_class_without_expansion_refuses_a_resize(core, namespace, kube_api_cl
         assert err.value.status == 403
         assert "storageclass that provisions the pvc must support resize" in err.value.body
     finally:
-        storage.delete_storage_class(fixed, _preload_content=False)
+        storage.delete_storage_class(fixed)
