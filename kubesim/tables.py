@@ -142,8 +142,11 @@ def _svc_external(obj: dict[str, Any]) -> str:
 
 
 def _node_status(obj: dict[str, Any]) -> str:
+    # As kube-apiserver's printNode: a Ready condition that is not True (False or Unknown, as
+    # a node that stopped reporting has) reads NotReady; only a node without one is Unknown.
     conds = {c.get("type"): c.get("status") for c in _status(obj).get("conditions") or []}
-    status = {"True": "Ready", "False": "NotReady"}.get(conds.get("Ready", ""), "Unknown")
+    ready = conds.get("Ready")
+    status = "Unknown" if ready is None else "Ready" if ready == "True" else "NotReady"
     if _spec(obj).get("unschedulable"):
         status += ",SchedulingDisabled"
     return status

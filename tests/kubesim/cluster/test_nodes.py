@@ -108,3 +108,39 @@ def test_a_new_node_posts_the_events_of_a_starting_kubelet(core, kubesim_server)
         )
     finally:
         kubesim_server.cluster.remove_node(name)
+
+
+def _kubectl_node_status(kubectl, node: str) -> str:
+    header, row = kubectl("get", "node", node).stdout.splitlines()
+    assert header.split()[:2] == ["NAME", "STATUS"]
+    return row.split()[1]
+
+
+@pytest.mark.kubesim_only  # a node of a shared real cluster is not a test's to take down
+def test_kubectl_shows_a_node_that_stopped_reporting_as_not_ready(kubesim_server, core, kubectl):
+    node = "kubesim-node-2"
+    assert _kubectl_node_status(kubectl, node) == "Ready"
+    kubesim_server.cluster.set_node_ready(node, False)
+    try:
+        wait_for(
+            lambda: condition(core.read_node(node), "Ready").status == "Unknown",
+            what="Ready=Unknown",
+        )
+        assert _kubectl_node_status(kubectl, node) == "NotReady"
+    finally:
+        kubesim_server.cluster.set_node_ready(node, True)
+    wait_for(lambda: condition(core.read_node(node), "Ready").status == "True", what="Ready")
+    wait_for(lambda: not core.read_node(node).spec.taints, what="the taints removed")
+    assert _kubectl_node_status(kubectl, node) == "Ready"
+
+
+@pytest.mark.kubesim_only  # cordoning a node of a shared real cluster is not a test's to do
+def test_kubectl_shows_a_cordoned_node_as_scheduling_disabled(core, kubectl):
+    node = "kubesim-node-3"
+    kubectl("cordon", node)
+    try:
+        assert _kubectl_node_status(kubectl, node) == "Ready,SchedulingDisabled"
+    finally:
+        kubectl("uncordon", node)
+    assert _kubectl_node_status(kubectl, node) == "Ready"
+    wait_for(lambda: not core.read_node(node).spec.taints, what="the taint removed")
