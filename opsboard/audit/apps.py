@@ -6,3 +6,8 @@ from django.apps import AppConfig
 class AuditConfig(AppConfig):
     name = "opsboard.audit"
     label = "audit"
+
+    def ready(self) -> None:
+        from opsboard.audit import receivers
+
+        receivers.connect()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class AuditEntry(models.Model):
@@ -16,7 +17,9 @@ class AuditEntry(models.Model):
         REJECTED = "rejected"  # the API refused it (422, 409, 403)
         FAILED = "failed"  # the cluster could not be reached
 
-    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # When the change was asked for (before it reached the cluster or the queue): a run
+    # that started after it may have observed it, one that started before cannot.
+    at = models.DateTimeField(default=timezone.now, editable=False, db_index=True)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     username = models.CharField(max_length=150)  # kept when the user is deleted
     action = models.CharField(max_length=16, choices=Action.choices)

@@ -1,11 +1,12 @@
-"""Writing audit entries, and linking each patch to the reconcile run that first saw it."""
+"""Writing audit entries, and linking each one to the reconcile run that first saw it."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import OuterRef, Subquery
+from django.utils import timezone
 
 from opsboard.audit.models import AuditEntry
 from opsboard.engine.models import ReconcileRun
@@ -22,13 +23,17 @@ def audit_record(
     namespace: str,
     name: str,
     result: str,
+    asked_at: datetime | None = None,
     before: dict[str, Any] | None = None,
     after: dict[str, Any] | None = None,
     message: str = "",
     uid: str = "",
     generation: int | None = None,
 ) -> AuditEntry:
-    return AuditEntry.objects.create(
+    """Stores an entry. `asked_at` is when the change was sent (default: now); a run that
+    started since then and observed `generation` (a fast reconcile) is linked at once."""
+    entry = AuditEntry.objects.create(
+        at=asked_at or timezone.now(),
         user=user,
         username=user.get_username(),
         action=action,
@@ -43,19 +48,30 @@ def audit_record(
         message=message,
         generation=generation,
     )
+    if result == AuditEntry.Result.APPLIED and uid and generation is not None:
+        first = (
+            ReconcileRun.objects.filter(
+                uid=uid, generation__gte=generation, started_at__gte=entry.at
+            )
+            .order_by("started_at")
+            .first()
+        )
+        if first is not None:
+            AuditEntry.objects.filter(pk=entry.pk).update(observed_by=first)
+            entry.observed_by = first
+    return entry
 
 
-def audit_link_observers() -> int:
-    """Fill `observed_by` for applied patches whose generation a reconcile has now seen:
-    the earliest run of that object at or past the generation. Returns the rows linked."""
-    first_run = ReconcileRun.objects.filter(
-        uid=OuterRef("uid"), generation__gte=OuterRef("generation"), started_at__gte=OuterRef("at")
-    ).order_by("started_at")
-    pending = AuditEntry.objects.filter(
-        observed_by__isnull=True, generation__isnull=False, result=AuditEntry.Result.APPLIED
-    ).exclude(uid="")
-    return pending.filter(
-        id__in=pending.annotate(run=Subquery(first_run.values("id")[:1]))
-        .filter(run__isnull=False)
-        .values("id")
-    ).update(observed_by=Subquery(first_run.values("id")[:1]))
+def audit_link_run(*, run: ReconcileRun, started_at: datetime) -> int:
+    """Links the applied entries that `run` (which started at `started_at`) is the first to
+    observe: same object, generation at or below the run's, asked for before it started.
+    Called as each run is recorded; returns the entries linked."""
+    if not run.uid or run.generation is None:
+        return 0
+    return AuditEntry.objects.filter(
+        uid=run.uid,
+        generation__lte=run.generation,
+        at__lte=started_at,
+        observed_by__isnull=True,
+        result=AuditEntry.Result.APPLIED,
+    ).update(observed_by=run)

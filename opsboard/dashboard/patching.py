@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
 
 from controllers.base import Body
 from opsboard.audit.models import AuditEntry
@@ -101,7 +102,7 @@ def cr_patch_apply(
     cannot be told a story; the patch's resourceVersion guarantees they are what changed."""
     record: dict[str, Any] = {
         "user": user, "action": AuditEntry.Action.PATCH, "info": info,
-        "namespace": namespace, "name": name, "after": changes,
+        "namespace": namespace, "name": name, "after": changes, "asked_at": timezone.now(),
     }  # fmt: skip
     try:
         live = cluster.cr_read(info.kind, namespace, name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
@@ -18,7 +19,7 @@ def cr_reconcile_now(*, user: AbstractBaseUser, info: KindInfo, cr: KubeObject) 
     key = Key(info.name, cr.namespace, cr.name)
     record = {
         "user": user, "action": AuditEntry.Action.RECONCILE, "info": info,
-        "namespace": cr.namespace, "name": cr.name, "uid": cr.uid,
+        "namespace": cr.namespace, "name": cr.name, "uid": cr.uid, "asked_at": timezone.now(),
     }  # fmt: skip
     try:
         queued = reconcile_enqueue(key=key, trigger="manual", detail=f"by {user.get_username()}")

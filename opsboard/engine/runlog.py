@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from controllers.base import Key
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.signals import reconcile_run_recorded
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ def _runs_of(key: Key):  # type: ignore[no-untyped-def]
 
 def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
     """Stores a run; a run that changed nothing is folded into a last run that did the same.
+    Either way, `reconcile_run_recorded` is sent (the audit links patches to their run).
 
     Only the worker holding the key's lock writes its runs, so the reads need no
     transaction, and each write is one statement: SQLite's write lock is held briefly.
@@ -59,6 +61,7 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
                 last_folded_at=run.started_at,
                 duration_ms=duration_ms,
             )
+            reconcile_run_recorded.send(ReconcileRun, run=last, started_at=run.started_at)
             return last
     row = ReconcileRun.objects.create(
         controller=run.key.kind,
@@ -81,6 +84,7 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
     old = list(_runs_of(run.key).order_by("-started_at").values_list("id", flat=True)[keep:])
     if old:
         ReconcileRun.objects.filter(id__in=old).delete()
+    reconcile_run_recorded.send(ReconcileRun, run=row, started_at=run.started_at)
     return row
 
 

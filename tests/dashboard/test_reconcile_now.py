@@ -1,7 +1,10 @@
-"""'Reconcile now' through the real engine: the key is queued, a worker runs it with
-trigger "manual", the CR's log shows the run and the audit entry links to it."""
+"""'Reconcile now' and patches through the real engine: the key is queued, a worker runs
+it, the CR's log shows the run, and the audit entry is linked to the run that observed it
+as that run is recorded (nobody has to open the audit page)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from django.test import Client
@@ -9,27 +12,33 @@ from django.test import Client
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
-from opsboard.audit.services import audit_link_observers
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 from tests.browser.test_rollout import wait_for
 from tests.dashboard.mirror_factory import MEMCACHED_API
 
 pytestmark = pytest.mark.django_db(transaction=True)
+IMAGE = "memcached:1.4.36-alpine"
 
 
-def test_reconcile_now_queues_a_manual_run_that_the_log_and_audit_show(
-    running_engine, cluster_kube: ApiKube, namespace: str, operator_client: Client
-) -> None:
-    cluster_kube.create(MEMCACHED, {
+def _settled_cache(kube: ApiKube, namespace: str, *, size: int = 1) -> str:
+    """Creates cache-a and waits until the engine has reconciled it; returns its page URL."""
+    kube.create(MEMCACHED, {
         "apiVersion": MEMCACHED_API, "kind": "Memcached",
-        "metadata": {"name": "cache-a", "namespace": namespace}, "spec": {"size": 1},
+        "metadata": {"name": "cache-a", "namespace": namespace},
+        "spec": {"size": size, "image": IMAGE},
     })  # fmt: skip
     mirrored = KubeObject.objects.filter(kind="Memcached", namespace=namespace, name="cache-a")
     wait_for(mirrored.filter(health="Available").exists, what="the CR Available in the mirror")
     runs = ReconcileRun.objects.filter(namespace=namespace, name="cache-a").order_by("-started_at")
     wait_for(lambda: (last := runs.first()) and last.outcome == "success", what="a settled CR")
-    url = f"/k/memcached/{namespace}/cache-a/"
+    return f"/k/memcached/{namespace}/cache-a/"
+
+
+def test_reconcile_now_queues_a_manual_run_that_the_log_and_audit_show(
+    running_engine, cluster_kube: ApiKube, namespace: str, operator_client: Client
+) -> None:
+    url = _settled_cache(cluster_kube, namespace)
 
     response = operator_client.post(url + "reconcile/", HTTP_HX_REQUEST="true")
     assert "Queued memcached/" in response.content.decode()
@@ -38,8 +47,32 @@ def test_reconcile_now_queues_a_manual_run_that_the_log_and_audit_show(
     run = wait_for(lambda: manual.exclude(outcome="").first(), what="a finished manual run")
     html = operator_client.get(url + "live/").content.decode()
     assert "manual" in html and "by otto" in html
-    entry = AuditEntry.objects.get(action="reconcile")
+    entries = AuditEntry.objects.filter(action="reconcile")
+    entry = wait_for(lambda: entries.filter(observed_by__isnull=False).first(), what="a link")
     assert (entry.username, entry.result) == ("otto", "applied")
-    audit_link_observers()
-    entry.refresh_from_db()
     assert entry.observed_by_id == run.pk
+
+
+def test_a_patch_is_linked_to_the_run_that_observed_it_without_opening_the_audit(
+    running_engine, cluster_kube: ApiKube, namespace: str, operator_client: Client
+) -> None:
+    url = _settled_cache(cluster_kube, namespace)
+    review = operator_client.post(url + "patch/", {"size": "2", "image": IMAGE},
+                                  HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
+    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', review))
+    applied = operator_client.post(url + "patch/apply/", hidden, HTTP_HX_REQUEST="true")
+    assert "Applied:" in applied.content.decode()
+    entry = AuditEntry.objects.get(action="patch", result="applied")
+    assert entry.generation == cluster_kube.get(MEMCACHED, namespace, "cache-a")["metadata"][
+        "generation"]  # fmt: skip
+
+    linked = AuditEntry.objects.filter(pk=entry.pk, observed_by__isnull=False)
+    entry = wait_for(linked.first, what="the patch linked to the run that observed it")
+    run = entry.observed_by
+    assert (run.uid, run.namespace, run.name) == (entry.uid, namespace, "cache-a")
+    assert run.generation >= entry.generation
+    assert run.started_at >= entry.at
+    earlier = ReconcileRun.objects.filter(
+        uid=entry.uid, generation__gte=entry.generation, started_at__lt=run.started_at
+    )
+    assert not earlier.filter(started_at__gte=entry.at).exists()  # the first such run

@@ -14,7 +14,6 @@ from opsboard.accounts.permissions import role_required
 from opsboard.accounts.roles import Role
 from opsboard.audit import charts, selectors
 from opsboard.audit.export import audit_csv_rows
-from opsboard.audit.services import audit_link_observers
 from opsboard.dashboard.forms import AuditFilterForm, RunFilterForm
 
 
@@ -29,7 +28,6 @@ def _filters(form: AuditFilterForm | RunFilterForm) -> dict[str, object]:
 @require_GET
 @role_required(Role.ADMIN)
 def audit_list(request: HttpRequest) -> HttpResponse:
-    audit_link_observers()
     form = AuditFilterForm(request.GET)
     entries = selectors.audit_entries(**_filters(form))
     page = Paginator(entries, 50).get_page(request.GET.get("page"))
@@ -40,7 +38,6 @@ def audit_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 @role_required(Role.ADMIN)
 def audit_export(request: HttpRequest) -> StreamingHttpResponse:
-    audit_link_observers()
     entries = selectors.audit_entries(**_filters(AuditFilterForm(request.GET)))
     response = StreamingHttpResponse(audit_csv_rows(entries), content_type="text/csv")
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
