@@ -17,6 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter
 
 
 @dataclass(frozen=True)
@@ -183,13 +184,18 @@ def _plot_distributions(outcome: Outcome, path: Path) -> Path:
         fractions = [(i + 1) / len(ms) for i in range(len(ms))]
         ax.step(ms, fractions, where="post", label=f"{label} (n={len(ms)})")
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    # Label the 2s and 5s between the decades; more labels would overlap.
+    ax.xaxis.set_minor_formatter(
+        FuncFormatter(lambda value, _: f"{value:g}" if f"{value:g}"[0] in "25" else "")
+    )
+    ax.tick_params(axis="x", which="minor", labelsize="x-small")
     ax.set_xlabel("milliseconds (log scale)")
     ax.set_ylabel("fraction of samples ≤ x")
     ax.set_title(outcome.title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="upper left", fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, fontsize="small")
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
