@@ -34,6 +34,8 @@ MODELS = {
     "leases.coordination.k8s.io": "V1Lease",
     "events.events.k8s.io": "EventsV1Event",
     "endpointslices.discovery.k8s.io": "V1EndpointSlice",
+    "networkpolicies.networking.k8s.io": "V1NetworkPolicy",
+    "poddisruptionbudgets.policy": "V1PodDisruptionBudget",
     "storageclasses.storage.k8s.io": "V1StorageClass",
     "roles.rbac.authorization.k8s.io": "V1Role",
     "rolebindings.rbac.authorization.k8s.io": "V1RoleBinding",

@@ -229,8 +229,21 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
             p.setdefault("targetPort", p.get("port"))
     elif resource == "persistentvolumeclaims" and isinstance(spec, dict):
         spec.setdefault("volumeMode", "Filesystem")
+    elif resource == "networkpolicies.networking.k8s.io":
+        _network_policy_defaults(obj.setdefault("spec", {}))
     elif resource == "secrets" and not obj.get("type"):
         obj["type"] = "Opaque"
+
+
+def _network_policy_defaults(spec: dict[str, Any]) -> None:
+    spec.setdefault("podSelector", {})  # a struct, not a pointer: always serialised
+    if not spec.get("policyTypes"):
+        # No policyTypes means Ingress, and Egress too when there are egress rules.
+        spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"]
+    for direction in ("ingress", "egress"):
+        for rule in spec.get(direction) or []:
+            for port in rule.get("ports") or []:
+                port.setdefault("protocol", "TCP")
 
 
 def _qos(spec: dict[str, Any]) -> str:
@@ -258,7 +271,7 @@ def initial_status(resource: str, obj: dict[str, Any]) -> dict[str, Any] | None:
         return {"loadBalancer": {}}
     if resource in ("persistentvolumeclaims", "persistentvolumes"):
         return {"phase": "Pending"}
-    if resource in ("deployments.apps", "replicasets.apps", "statefulsets.apps", "daemonsets.apps"):
+    if resource in _ZERO_STATUS or resource == "deployments.apps":
         return dict(_ZERO_STATUS.get(resource, {}))
     return None
 
@@ -272,6 +285,12 @@ _ZERO_STATUS: dict[str, dict[str, int]] = {
         "numberMisscheduled": 0,
         "desiredNumberScheduled": 0,
         "numberReady": 0,
+    },
+    "poddisruptionbudgets.policy": {
+        "disruptionsAllowed": 0,
+        "currentHealthy": 0,
+        "desiredHealthy": 0,
+        "expectedPods": 0,
     },
 }
 
@@ -323,6 +342,8 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
                         "must be between 1 and 65535, inclusive",
                     )
                 )
+    elif resource == "poddisruptionbudgets.policy":
+        errors += _validate_budget(spec)
     elif resource == "configmaps":
         for k in obj.get("data") or {}:
             if not re.match(r"^[-._a-zA-Z0-9]+$", k):
@@ -337,6 +358,36 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
                         "is '[-._a-zA-Z0-9]+')",
                     )
                 )
+    return errors
+
+
+_PERCENT = re.compile(r"^[0-9]+%$")
+PERCENT_MSG = (
+    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  "
+    "or '93%', regex used for validation is '[0-9]+%')"
+)
+
+
+def _validate_budget(spec: dict[str, Any]) -> list[FieldError]:
+    """ValidatePodDisruptionBudgetSpec: one bound, a non-negative count or a percent <= 100."""
+    errors: list[FieldError] = []
+    if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+        value = GoLiteral("policy.PodDisruptionBudgetSpec{...}")  # Go prints pointers here
+        errors.append(
+            FieldError(
+                "Invalid", "spec", value, "minAvailable and maxUnavailable cannot be both set"
+            )
+        )
+    for field in ("minAvailable", "maxUnavailable"):
+        value, path = spec.get(field), f"spec.{field}"
+        if isinstance(value, int) and value < 0:
+            errors.append(FieldError("Invalid", path, value, "must be greater than or equal to 0"))
+        elif isinstance(value, str) and not _PERCENT.match(value):
+            errors.append(FieldError("Invalid", path, GoLiteral(value), PERCENT_MSG))
+        elif isinstance(value, str) and int(value[:-1]) > 100:
+            errors.append(
+                FieldError("Invalid", path, GoLiteral(value), "must not be greater than 100%")
+            )
     return errors
 
 

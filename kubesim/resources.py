@@ -165,6 +165,23 @@ BUILTINS: tuple[ResourceType, ...] = (
     _b("events.k8s.io", "v1", "events", "Event", short_names=("ev",)),
     _b("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
     _b(
+        "networking.k8s.io",
+        "v1",
+        "networkpolicies",
+        "NetworkPolicy",
+        singular="networkpolicy",
+        short_names=("netpol",),
+    ),
+    _b(
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "PodDisruptionBudget",
+        short_names=("pdb",),
+        status=True,
+        tracks_generation=True,
+    ),
+    _b(
         "storage.k8s.io",
         "v1",
         "storageclasses",
@@ -190,6 +207,8 @@ BUILTINS: tuple[ResourceType, ...] = (
 GROUP_ORDER = (
     "apps",
     "events.k8s.io",
+    "networking.k8s.io",
+    "policy",
     "rbac.authorization.k8s.io",
     "storage.k8s.io",
     "apiextensions.k8s.io",

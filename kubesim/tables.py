@@ -209,6 +209,20 @@ def _val(*keys: str, default: Any = 0) -> Cell:
     return cell
 
 
+def _pod_selector(obj: dict[str, Any]) -> str:
+    return selector_string(_spec(obj).get("podSelector")) or "<none>"
+
+
+def _budget(field: str) -> Cell:
+    """A PodDisruptionBudget's int-or-string bound, printed as a string; N/A when unset."""
+
+    def cell(obj: dict[str, Any]) -> str:
+        value = _spec(obj).get(field)
+        return "N/A" if value is None else str(value)
+
+    return cell
+
+
 def _controller(obj: dict[str, Any]) -> str:
     for ref in obj["metadata"].get("ownerReferences") or []:
         if ref.get("controller"):
@@ -443,6 +457,16 @@ BUILTIN: dict[str, list[Column]] = {
                 [a for e in o.get("endpoints") or [] for a in e.get("addresses") or []]
             ),
         ),
+        _AGE,
+    ],
+    "networkpolicies.networking.k8s.io": [
+        ("Pod-Selector", "string", 0, _pod_selector),
+        _AGE,
+    ],
+    "poddisruptionbudgets.policy": [
+        ("Min Available", "string", 0, _budget("minAvailable")),
+        ("Max Unavailable", "string", 0, _budget("maxUnavailable")),
+        ("Allowed Disruptions", "integer", 0, _val("status", "disruptionsAllowed")),
         _AGE,
     ],
     "storageclasses.storage.k8s.io": [

@@ -19,6 +19,7 @@ from kubesim.cluster.cache import Cache
 from kubesim.cluster.controller import ClusterOptions, Context, Controller, Obj, Watch
 from kubesim.cluster.daemonset import DaemonSetController
 from kubesim.cluster.deployment import DeploymentController
+from kubesim.cluster.disruption import BUDGETS, DisruptionController
 from kubesim.cluster.endpoints import EndpointsController
 from kubesim.cluster.events import Recorder
 from kubesim.cluster.eventttl import EventExpiry
@@ -43,6 +44,7 @@ RESOURCES = [
     "replicasets.apps",
     "statefulsets.apps",
     "daemonsets.apps",
+    BUDGETS,
 ]
 GROUPS = ("controllers", "kubelet")
 
@@ -78,6 +80,7 @@ class Cluster:
             StatefulSetController(self.ctx),
             DaemonSetController(self.ctx),
             EndpointsController(self.ctx),
+            DisruptionController(self.ctx),
             self.volumes,
             EventExpiry(self.ctx),
         ]
