@@ -75,19 +75,38 @@ class Context:
 class Controller:
     name = "controller"
     group = "controllers"
+    # The resource reconciled, keyed by (namespace, name): its changes queue it, a resync
+    # queues all of it. `owns` names the dependents whose changes wake their controlling
+    # `kind` object. Controllers that leave them empty watch and resync as they override.
+    resource = ""
+    owns = ""
+    kind = ""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.rng = ctx.random(self.name)  # the names this controller draws
 
     def watches(self) -> dict[str, Watch]:
-        return {}
+        out: dict[str, Watch] = {}
+        if self.resource:
+            out[self.resource] = lambda old, new: self.enqueue_obj(new or old)
+        if self.owns:
+            out[self.owns] = lambda old, new: self.enqueue_owner(new or old, self.kind)
+        return out
 
     def reconcile(self, key: Hashable) -> float | None:
         raise NotImplementedError
 
     def resync(self) -> None:
-        """Queues every object this controller owns (at start and on resume)."""
+        """Queues every object this controller reconciles (at start and on resume)."""
+        if self.resource:
+            for obj in self.ctx.cache.list(self.resource):
+                self.enqueue(key_of(obj))
+
+    def current(self, key: Key) -> Obj | None:
+        """The object to reconcile, or None when it is gone or being deleted."""
+        obj = self.ctx.cache.get(self.resource, *key)
+        return None if obj is None or is_deleting(obj) else obj
 
     def enqueue(self, key: Hashable, delay: float = 0.0) -> None:
         self.ctx.queue.add_after(self.name, key, delay)

@@ -13,7 +13,6 @@ from kubesim.cluster.controller import (
     Watch,
     controller_ref,
     is_deleting,
-    key_of,
     pod_ready,
 )
 from kubesim.cluster.replicaset import seconds_until_available
@@ -42,21 +41,14 @@ DAEMON_TOLERATIONS = [
 
 class DaemonSetController(Controller):
     name = "daemonset"
+    resource, owns, kind = "daemonsets.apps", "pods", "DaemonSet"
 
     def watches(self) -> dict[str, Watch]:
-        return {
-            "daemonsets.apps": lambda old, new: self.enqueue_obj(new or old),
-            "pods": lambda old, new: self.enqueue_owner(new or old, "DaemonSet"),
-            "nodes": lambda old, new: self.resync(),
-        }
-
-    def resync(self) -> None:
-        for ds in self.ctx.cache.list("daemonsets.apps"):
-            self.enqueue(key_of(ds))
+        return {**super().watches(), "nodes": lambda old, new: self.resync()}
 
     def reconcile(self, key: Key) -> float | None:
-        ds = self.ctx.cache.get("daemonsets.apps", *key)
-        if ds is None or is_deleting(ds):
+        ds = self.current(key)
+        if ds is None:
             return None
         revision = names.template_hash(ds["spec"]["template"])
         template = daemon_template(ds)

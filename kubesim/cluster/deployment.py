@@ -19,7 +19,6 @@ from kubesim.cluster.controller import (
     Watch,
     controller_ref,
     is_deleting,
-    key_of,
 )
 from kubesim.cluster.workloads import adopt_orphans, drop_zero, set_condition, write_status
 
@@ -34,13 +33,10 @@ _NOT_COPIED.add("kubectl.kubernetes.io/last-applied-configuration")
 
 class DeploymentController(Controller):
     name = "deployment"
+    resource, owns, kind = "deployments.apps", "replicasets.apps", "Deployment"
 
     def watches(self) -> dict[str, Watch]:
-        return {
-            "deployments.apps": lambda old, new: self.enqueue_obj(new or old),
-            "replicasets.apps": lambda old, new: self.enqueue_owner(new or old, "Deployment"),
-            "pods": self._pod_changed,
-        }
+        return {**super().watches(), "pods": self._pod_changed}
 
     def _pod_changed(self, old: Obj | None, new: Obj | None) -> None:
         """Recreate waits for old pods to be gone: their removal wakes the Deployment."""
@@ -53,13 +49,9 @@ class DeploymentController(Controller):
                 )
                 self.enqueue_owner(rs, "Deployment")
 
-    def resync(self) -> None:
-        for d in self.ctx.cache.list("deployments.apps"):
-            self.enqueue(key_of(d))
-
     def reconcile(self, key: Key) -> float | None:
-        d = self.ctx.cache.get("deployments.apps", *key)
-        if d is None or is_deleting(d):
+        d = self.current(key)
+        if d is None:
             return None
         all_rs = [
             rs

@@ -17,12 +17,10 @@ class NoController(Exception):
 
 class DisruptionController(Controller):
     name = "disruption"
+    resource = BUDGETS
 
     def watches(self) -> dict[str, Watch]:
-        return {
-            BUDGETS: lambda old, new: self.enqueue_obj(new or old),
-            "pods": self._pod_changed,
-        }
+        return {**super().watches(), "pods": self._pod_changed}
 
     def _pod_changed(self, old: Obj | None, new: Obj | None) -> None:
         pod = new or old
@@ -32,13 +30,9 @@ class DisruptionController(Controller):
             if any(p is not None and matches_selector(selector, labels_of(p)) for p in (old, new)):
                 self.enqueue(key_of(budget))
 
-    def resync(self) -> None:
-        for budget in self.ctx.cache.list(BUDGETS):
-            self.enqueue(key_of(budget))
-
     def reconcile(self, key: Key) -> float | None:
-        budget = self.ctx.cache.get(BUDGETS, *key)
-        if budget is None or is_deleting(budget):
+        budget = self.current(key)
+        if budget is None:
             return None
         selector = budget.get("spec", {}).get("selector")
         pods = [

@@ -27,12 +27,10 @@ SLICE_CONTROLLER = "endpointslice-controller.k8s.io"
 
 class EndpointsController(Controller):
     name = "endpoints"
+    resource = "services"
 
     def watches(self) -> dict[str, Watch]:
-        return {
-            "services": lambda old, new: self.enqueue_obj(new or old),
-            "pods": self._pod_changed,
-        }
+        return {**super().watches(), "pods": self._pod_changed}
 
     def _pod_changed(self, old: Obj | None, new: Obj | None) -> None:
         pod = new or old
@@ -44,10 +42,6 @@ class EndpointsController(Controller):
                 p is not None and matches_map(selector, labels_of(p)) for p in (old, new)
             ):
                 self.enqueue(key_of(service))
-
-    def resync(self) -> None:
-        for service in self.ctx.cache.list("services"):
-            self.enqueue(key_of(service))
 
     def reconcile(self, key: Key) -> float | None:
         service = self.ctx.cache.get("services", *key)

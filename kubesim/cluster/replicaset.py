@@ -10,10 +10,8 @@ from kubesim.cluster.controller import (
     Controller,
     Key,
     Obj,
-    Watch,
     controller_ref,
     is_deleting,
-    key_of,
     pod_ready,
 )
 from kubesim.cluster.selectors import labels_of
@@ -30,20 +28,11 @@ _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 class ReplicaSetController(Controller):
     name = "replicaset"
-
-    def watches(self) -> dict[str, Watch]:
-        return {
-            "replicasets.apps": lambda old, new: self.enqueue_obj(new or old),
-            "pods": lambda old, new: self.enqueue_owner(new or old, "ReplicaSet"),
-        }
-
-    def resync(self) -> None:
-        for rs in self.ctx.cache.list("replicasets.apps"):
-            self.enqueue(key_of(rs))
+    resource, owns, kind = "replicasets.apps", "pods", "ReplicaSet"
 
     def reconcile(self, key: Key) -> float | None:
-        rs = self.ctx.cache.get("replicasets.apps", *key)
-        if rs is None or is_deleting(rs):
+        rs = self.current(key)
+        if rs is None:
             return None
         pods = active_pods(self.ctx.cache.owned("pods", rs["metadata"]["uid"]))
         replicas = int(rs["spec"].get("replicas", 1))

@@ -15,10 +15,8 @@ from kubesim.cluster.controller import (
     Controller,
     Key,
     Obj,
-    Watch,
     controller_ref,
     is_deleting,
-    key_of,
     pod_ready,
 )
 from kubesim.cluster.replicaset import seconds_until_available
@@ -32,20 +30,11 @@ POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 
 class StatefulSetController(Controller):
     name = "statefulset"
-
-    def watches(self) -> dict[str, Watch]:
-        return {
-            "statefulsets.apps": lambda old, new: self.enqueue_obj(new or old),
-            "pods": lambda old, new: self.enqueue_owner(new or old, "StatefulSet"),
-        }
-
-    def resync(self) -> None:
-        for sts in self.ctx.cache.list("statefulsets.apps"):
-            self.enqueue(key_of(sts))
+    resource, owns, kind = "statefulsets.apps", "pods", "StatefulSet"
 
     def reconcile(self, key: Key) -> float | None:
-        sts = self.ctx.cache.get("statefulsets.apps", *key)
-        if sts is None or is_deleting(sts):
+        sts = self.current(key)
+        if sts is None:
             return None
         name = sts["metadata"]["name"]
         update_revision = f"{name}-{names.template_hash(sts['spec']['template'])}"
