@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from kubesim import discovery, errors, openapi, protobuf, routing, tables
+from kubesim import discovery, errors, eviction, openapi, protobuf, routing, tables
 from kubesim.errors import ApiError
 from kubesim.faults import RequestRecord
 from kubesim.jsonutil import JSONDecodeError, dumps, loads
@@ -396,15 +396,13 @@ class Handler(BaseHTTPRequestHandler):
         self.send_bytes(200, b"", content_type="text/plain")
 
     def _evict(self, t: routing.Target, body: dict[str, Any], dry_run: bool) -> None:
-        """policy/v1 Eviction: delete the pod as its DeleteOptions say (no disruption budgets)."""
+        """policy/v1 Eviction: delete the pod if its disruption budget allows it."""
         opts = body.get("deleteOptions") or {}
-        self.sim.store.delete_entry(
-            "pods",
-            t.namespace,
+        eviction.evict(
+            self.sim.store,
+            t.namespace or "",
             t.name or "",
-            propagation=opts.get("propagationPolicy"),
-            grace_period_seconds=opts.get("gracePeriodSeconds"),
-            preconditions=opts.get("preconditions"),
+            opts,
             dry_run=dry_run or "All" in (opts.get("dryRun") or []),
         )
         self.send_obj(

@@ -162,3 +162,75 @@ def test_an_impossible_budget_is_invalid(
 
     assert exc.value.status == 422
     assert message in json.loads(exc.value.body)["message"]
+
+
+def _evict(core: client.CoreV1Api, namespace: str, name: str) -> None:
+    body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}}
+    core.create_namespaced_pod_eviction(name, namespace, body)
+
+
+def _settled_pods(
+    core: client.CoreV1Api, policy: client.PolicyV1Api, namespace: str, count: int
+) -> list[str]:
+    def settled() -> bool:
+        status = policy.read_namespaced_pod_disruption_budget("web", namespace).status
+        return status.current_healthy == count and status.expected_pods == count
+
+    wait_for(settled, timeout=30, what=f"{count} healthy pods counted")
+    return sorted(p.metadata.name for p in core.list_namespaced_pod(namespace).items)
+
+
+def test_an_eviction_the_budget_cannot_afford_is_too_many_requests(
+    kube_api_client: Api, namespace: str
+) -> None:
+    apps, core = client.AppsV1Api(kube_api_client), client.CoreV1Api(kube_api_client)
+    policy = client.PolicyV1Api(kube_api_client)
+    apps.create_namespaced_deployment(namespace, _web(2))
+    policy.create_namespaced_pod_disruption_budget(namespace, _budget("web", min_available=2))
+    victim = _settled_pods(core, policy, namespace, 2)[0]
+
+    with pytest.raises(client.ApiException) as exc:
+        _evict(core, namespace, victim)
+
+    assert exc.value.status == 429
+    status = json.loads(exc.value.body)
+    assert status["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
+    assert status["details"]["causes"] == [
+        {
+            "reason": "DisruptionBudget",
+            "message": "The disruption budget web needs 2 healthy pods and has 2 currently",
+        }
+    ]
+    assert core.read_namespaced_pod(victim, namespace).metadata.deletion_timestamp is None
+
+
+@pytest.mark.kubesim_only  # pauses the controllers so the spent budget stays as the eviction left it
+def test_an_eviction_spends_the_budget_it_was_allowed(
+    kube_api_client: Api, namespace: str, kubesim_server: object
+) -> None:
+    apps, core = client.AppsV1Api(kube_api_client), client.CoreV1Api(kube_api_client)
+    policy = client.PolicyV1Api(kube_api_client)
+    apps.create_namespaced_deployment(namespace, _web(3))
+    policy.create_namespaced_pod_disruption_budget(namespace, _budget("web", max_unavailable=1))
+    first, second, _ = _settled_pods(core, policy, namespace, 3)
+    cluster = kubesim_server.cluster  # type: ignore[attr-defined]
+    cluster.pause("controllers")
+    try:
+        _evict(core, namespace, first)
+        spent = policy.read_namespaced_pod_disruption_budget("web", namespace).status
+        with pytest.raises(client.ApiException) as exc:
+            _evict(core, namespace, second)
+    finally:
+        cluster.resume("controllers")
+
+    assert spent.disruptions_allowed == 0
+    assert list(spent.disrupted_pods) == [first]
+    assert exc.value.status == 429
+    assert _terminating_or_gone(core, namespace, first)
+
+
+def _terminating_or_gone(core: client.CoreV1Api, namespace: str, name: str) -> bool:
+    try:
+        return core.read_namespaced_pod(name, namespace).metadata.deletion_timestamp is not None
+    except client.ApiException as exc:
+        return exc.status == 404
