@@ -1,8 +1,9 @@
 """Prometheus metrics under controller-runtime's names, buckets and labels.
 
 Worker processes write their samples to PROMETHEUS_MULTIPROC_DIR (set in settings before
-prometheus_client is imported); /metrics sums them. The queue depth is read from Redis
-when scraped, since the queue lives there and not in any one process.
+prometheus_client is imported); /metrics sums them. The queue's gauges (depth, work in
+progress) are read from Redis when scraped, since the queue lives there and not in any
+one process.
 """
 
 from __future__ import annotations
@@ -82,23 +83,38 @@ def retried(controller: str) -> None:
     RETRIES.labels(controller, controller).inc()
 
 
-class _QueueDepth:
-    """workqueue_depth, read from Redis at scrape time."""
+class _QueueGauges:
+    """workqueue_depth and the work-in-progress gauges, read from Redis at scrape time."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         from controllers.registry import load
         from opsboard.engine.queue import queue_for
 
-        gauge = GaugeMetricFamily(
-            "workqueue_depth", "Current depth of workqueue", labels=["controller", "name"]
+        labels = ["controller", "name"]
+        depth = GaugeMetricFamily("workqueue_depth", "Current depth of workqueue", labels=labels)
+        unfinished = GaugeMetricFamily(
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress and hasn't been "
+            "observed by work_duration. Large values indicate stuck threads. One can deduce "
+            "the number of stuck threads by observing the rate at which this increases.",
+            labels=labels,
+        )
+        longest = GaugeMetricFamily(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor for workqueue been running.",
+            labels=labels,
         )
         for name in load(tuple(settings.OPSBOARD_CONTROLLERS)):
-            gauge.add_metric([name, name], queue_for(name).depth())
-        yield gauge
+            queue = queue_for(name)
+            running = queue.running_seconds()
+            depth.add_metric([name, name], queue.depth())
+            unfinished.add_metric([name, name], sum(running))
+            longest.add_metric([name, name], max(running, default=0.0))
+        yield from (depth, unfinished, longest)
 
 
 def exposition() -> bytes:
     registry = CollectorRegistry()
     MultiProcessCollector(registry)
-    registry.register(_QueueDepth())
+    registry.register(_QueueGauges())
     return generate_latest(registry)

@@ -8,6 +8,8 @@ Per controller, Redis holds:
   and renewed while the reconcile runs, so a worker that died frees the key within
   OPSBOARD_LOCK_TTL; the token makes release a compare-and-delete.
 - `processing` (zset key → lock deadline): lets any worker find keys whose worker died.
+- `running` (hash key → start time, unix ms): when each running reconcile started, for
+  workqueue_unfinished_work_seconds and workqueue_longest_running_processor_seconds.
 - `delayed` (zset key → due time) and `delayed-why`: retries with backoff and
   requeue-after; the earlier due time wins.
 - `fails` (hash key → consecutive failures) for per-key exponential backoff.
@@ -44,6 +46,7 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
 end
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 redis.call('ZADD', KEYS[3], tonumber(ARGV[4]) + tonumber(ARGV[3]), ARGV[1])
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
 local why = redis.call('HGET', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[1], ARGV[1])
 return why or ''
@@ -60,6 +63,7 @@ _DONE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('HDEL', KEYS[4], ARGV[2])
 return redis.call('HEXISTS', KEYS[3], ARGV[2])
 """
 # Keys whose worker died: the lock expired but `processing` still lists them. They are
@@ -70,6 +74,7 @@ local out = {}
 for _, key in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 100)) do
   if redis.call('EXISTS', ARGV[2] .. key) == 0 then
     redis.call('ZREM', KEYS[1], key)
+    redis.call('HDEL', KEYS[3], key)
     redis.call('HDEL', KEYS[2], key)  -- a change queued behind the dead run: the retry has it
     table.insert(out, key)
   end
@@ -131,6 +136,7 @@ class WorkQueue:
         prefix = f"opsboard:{controller}"
         self.queued = f"{prefix}:queued"
         self.processing = f"{prefix}:processing"
+        self.running = f"{prefix}:running"
         self.delayed = f"{prefix}:delayed"
         self.delayed_why = f"{prefix}:delayed-why"
         self.fails = f"{prefix}:fails"
@@ -162,7 +168,7 @@ class WorkQueue:
     def start(self, key: Key, token: str, ttl: float, fallback: Why) -> Why | None:
         """Takes the key's lock; None when another worker holds it (it will run us after)."""
         result = self._scripts["start"](
-            keys=[self.queued, self._lock(key), self.processing],
+            keys=[self.queued, self._lock(key), self.processing, self.running],
             args=[str(key), token, int(ttl * 1000), _now_ms(), fallback.dump()],
         )
         if result is None:
@@ -180,7 +186,8 @@ class WorkQueue:
     def done(self, key: Key, token: str) -> bool:
         """Releases the lock; True when the key was queued meanwhile and must be sent again."""
         result = self._scripts["done"](
-            keys=[self._lock(key), self.processing, self.queued], args=[token, str(key)]
+            keys=[self._lock(key), self.processing, self.queued, self.running],
+            args=[token, str(key)],
         )
         return result == 1
 
@@ -210,7 +217,7 @@ class WorkQueue:
     def orphans(self) -> list[Key]:
         """Schedules a retry (with backoff) of each key whose worker died mid-reconcile."""
         found = self._scripts["recover"](
-            keys=[self.processing, self.queued], args=[_now_ms(), self.lock_prefix]
+            keys=[self.processing, self.queued, self.running], args=[_now_ms(), self.lock_prefix]
         )
         keys = [Key.parse(key.decode()) for key in found]
         for key in keys:
@@ -255,6 +262,11 @@ class WorkQueue:
 
     def depth(self) -> int:
         return int(self.client.hlen(self.queued))
+
+    def running_seconds(self) -> list[float]:
+        """How long each reconcile now running has been running, in seconds."""
+        now = _now_ms()
+        return [max(now - int(at), 0) / 1000 for at in self.client.hvals(self.running)]
 
 
 @cache

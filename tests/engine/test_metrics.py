@@ -11,7 +11,7 @@ from django.test import Client
 from controllers.kube import ApiKube
 from opsboard.engine.models import ReconcileRun
 from tests.engine.conftest import wait_for
-from tests.engine.toy import TOY, toy
+from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.fixtures.celery import EngineProcesses
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -74,3 +74,36 @@ def test_metrics_count_every_run_of_every_worker_process(
     assert (
         "controller_runtime_reconcile_errors_total" in text or "workqueue_retries_total" not in text
     )
+
+
+def test_work_in_progress_gauges_show_a_running_reconcile_and_clear_after(
+    engine: EngineProcesses,
+    toy_crd: None,
+    api: ApiKube,
+    namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Any,
+) -> None:
+    settings.OPSBOARD_CONTROLLERS = ["tests.engine.toy"]
+    engine.controllers = "tests.engine.toy"
+    engine.start_worker()
+    engine.start_watcher()
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(engine.tmp / "metrics"))
+
+    def gauges() -> tuple[float, float]:
+        text = Client().get("/metrics").content.decode()
+        labels = {"controller": "toy", "name": "toy"}
+        return (
+            sample(text, "workqueue_unfinished_work_seconds", **labels),
+            sample(text, "workqueue_longest_running_processor_seconds", **labels),
+        )
+
+    assert gauges() == (0.0, 0.0)
+    api.create(TOY, toy("slow", namespace, sleep=1.5))
+    unfinished, longest = wait_for(
+        lambda: (g := gauges())[1] > 0 and g, what="the running reconcile in the gauges"
+    )
+    assert unfinished >= longest > 0  # one key running: the sum is at least the longest
+    wait_for(lambda: api.get(CONFIGMAP, namespace, "slow"), what="the reconcile to finish")
+    wait_for(lambda: gauges() == (0.0, 0.0), timeout=30, what="the gauges back to zero")
+    assert ReconcileRun.objects.filter(namespace=namespace, name="slow").exists()

@@ -118,3 +118,17 @@ def test_a_queued_key_whose_task_was_lost_is_found_stale(queue: WorkQueue) -> No
     queue.add(running, Why("event", at=time.time() - 120))  # queued behind its own run
     assert [key for key, _ in queue.stale(60)] == [KEY]
     assert queue.stale(60) == [], "refreshed: not sent again at once"
+
+
+def test_running_keys_are_listed_until_done_or_found_dead(queue: WorkQueue) -> None:
+    other = Key(KEY.kind, KEY.namespace, "other")
+    assert queue.running_seconds() == []
+    queue.start(KEY, "t1", 5, Why("event"))
+    queue.start(other, "t2", 0.05, Why("event"))
+    assert len(queue.running_seconds()) == 2
+    assert all(seconds >= 0 for seconds in queue.running_seconds())
+    queue.done(KEY, "t1")
+    time.sleep(0.1)
+    assert len(queue.running_seconds()) == 1  # the dead worker's key, until it is found
+    assert queue.orphans() == [other]
+    assert queue.running_seconds() == []
