@@ -24,12 +24,7 @@ __all__ = ["cluster_kube", "dashboard_crds"]  # fixtures shared with tests/dashb
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
 
-# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
-# between page actions are still synchronous and safe.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[object]:
     if not CHROMIUM.exists():
         if os.environ.get("CI") == "true":
@@ -37,7 +32,11 @@ def browser() -> Iterator[object]:
         pytest.skip("/usr/bin/chromium is missing: apt-get install chromium to run these")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
+    # between page actions are still synchronous and safe. Only for these tests: the flag
+    # must not leak into the processes other tests start.
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield browser
         browser.close()
