@@ -31,12 +31,13 @@ def _gv_path(rt: ResourceType, version: str) -> str:
 
 
 def _schema_name(rt: ResourceType, version: str) -> str:
-    group = ".".join(reversed(rt.group.split("."))) if rt.group else "core"
-    return (
-        f"io.k8s.api.{group}.{version}.{rt.kind}"
-        if not rt.crd
-        else (f"{'.'.join(reversed(rt.group.split('.')))}.{version}.{rt.kind}")
-    )
+    """As kube-apiserver names its definitions: the Go package for built-in kinds
+    (io.k8s.api.networking.v1.NetworkPolicy), the reversed group for custom resources."""
+    if rt.crd:
+        return f"{'.'.join(reversed(rt.group.split('.')))}.{version}.{rt.kind}"
+    if rt.group == "apiextensions.k8s.io":
+        return f"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{version}.{rt.kind}"
+    return f"io.k8s.api.{rt.group.split('.')[0] or 'core'}.{version}.{rt.kind}"
 
 
 def _merge_key_props() -> dict[str, Any]:

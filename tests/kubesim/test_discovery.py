@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from kubernetes import client
 
 from tests.kubesim.support import raw
@@ -69,3 +70,24 @@ def test_openapi_v3_index_and_documents(kube_api_client: Api) -> None:
         "kind": "Deployment",
     }
     assert "fieldValidation" in json.dumps(op["parameters"])  # inline or a $ref
+
+
+@pytest.mark.parametrize(
+    ("group_version", "name"),
+    [
+        ("api/v1", "io.k8s.api.core.v1.Pod"),
+        ("apis/apps/v1", "io.k8s.api.apps.v1.Deployment"),
+        ("apis/networking.k8s.io/v1", "io.k8s.api.networking.v1.NetworkPolicy"),
+        ("apis/policy/v1", "io.k8s.api.policy.v1.PodDisruptionBudget"),
+        (
+            "apis/apiextensions.k8s.io/v1",
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+        ),
+    ],
+)
+def test_openapi_v3_names_built_in_kinds_as_kube_apiserver_does(
+    kube_api_client: Api, group_version: str, name: str
+) -> None:
+    paths = raw(kube_api_client, "GET", "/openapi/v3").json()["paths"]
+    doc = raw(kube_api_client, "GET", paths[group_version]["serverRelativeURL"]).json()
+    assert name in doc["components"]["schemas"]
