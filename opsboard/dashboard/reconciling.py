@@ -26,7 +26,11 @@ def cr_reconcile_now(*, user: AbstractBaseUser, info: KindInfo, cr: KubeObject) 
     except (RedisError, OperationalError, OSError) as exc:  # the broker is down: say so
         message = f"Could not queue the reconcile, the queue is unreachable: {exc}"
         return audit_record(**record, result=AuditEntry.Result.FAILED, message=message)
-    message = f"Queued {key}" if queued else f"{key} was already queued"
+    message = (
+        f"Queued {key}"
+        if queued
+        else f"{key} was already queued — it will run in a moment; the log below shows it"
+    )
     # The generation lets the audit link this request to the run that served it.
     return audit_record(
         **record, result=AuditEntry.Result.APPLIED, message=message, generation=cr.generation

@@ -22,13 +22,14 @@ def reconcile_enqueue(
     """Asks for a reconcile of `key`; False when it was already queued (deduplicated).
 
     The UI's "Reconcile now" calls this with trigger="manual"; the watcher with "event".
+    A manual request for a key already queued relabels it, so its run shows as manual.
     """
     queue, why = queue_for(key.kind), Why(trigger, detail)
     metrics.queue_added(key.kind)
     if delay > 0:
         queue.add_after(key, delay, why)
         return True
-    if queue.add(key, why):
+    if queue.add(key, why, relabel=trigger == "manual"):
         send(key, why)
         return True
     return False

@@ -33,8 +33,19 @@ from django.conf import settings
 
 from controllers.base import Key
 
+# With ARGV[3] == '1' (a person asked), an already queued key takes the new reason, so
+# the run that serves the request is recorded as theirs; it keeps its queued time.
 _ENQUEUE = """
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+local old = redis.call('HGET', KEYS[1], ARGV[1])
+if old then
+  if ARGV[3] == '1' then
+    local why = cjson.decode(ARGV[2])
+    why['at'] = cjson.decode(old)['at']
+    redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(why))
+  end
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 return 1
 """
@@ -157,11 +168,13 @@ class WorkQueue:
     def _lock(self, key: Key) -> str:
         return f"{self.lock_prefix}{key}"
 
-    def add(self, key: Key, why: Why) -> bool:
-        """Queues the key; True when the caller must send a task for it now."""
+    def add(self, key: Key, why: Why, *, relabel: bool = False) -> bool:
+        """Queues the key; True when the caller must send a task for it now. With `relabel`,
+        a key already queued (or queued behind its running reconcile) takes `why`."""
         return bool(
             self._scripts["enqueue"](
-                keys=[self.queued, self._lock(key)], args=[str(key), why.dump()]
+                keys=[self.queued, self._lock(key)],
+                args=[str(key), why.dump(), "1" if relabel else "0"],
             )
         )
 

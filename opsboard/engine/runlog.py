@@ -46,7 +46,8 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
     transaction, and each write is one statement: SQLite's write lock is held briefly.
     """
     duration_ms = (run.finished_at - run.started_at).total_seconds() * 1000
-    if run.changed_nothing:
+    # A run someone asked for ("Reconcile now") keeps its own row, so they can see it.
+    if run.changed_nothing and run.trigger != ReconcileRun.Trigger.MANUAL:
         last = _runs_of(run.key).order_by("-started_at").first()
         if (
             last is not None
@@ -55,6 +56,7 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
             and last.outcome == run.outcome
             and last.generation == run.generation
             and last.uid == run.uid
+            and last.trigger != ReconcileRun.Trigger.MANUAL
         ):
             ReconcileRun.objects.filter(id=last.id).update(
                 folded_count=F("folded_count") + 1,

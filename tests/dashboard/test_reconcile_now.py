@@ -9,10 +9,13 @@ import re
 import pytest
 from django.test import Client
 
+from controllers.base import Key
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
+from opsboard.engine.dispatch import send
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror.models import KubeObject
 from tests.browser.test_rollout import wait_for
 from tests.dashboard.mirror_factory import MEMCACHED_API
@@ -76,3 +79,24 @@ def test_a_patch_is_linked_to_the_run_that_observed_it_without_opening_the_audit
         uid=entry.uid, generation__gte=entry.generation, started_at__lt=run.started_at
     )
     assert not earlier.filter(started_at__gte=entry.at).exists()  # the first such run
+
+
+def test_reconcile_now_on_a_queued_key_says_so_and_the_log_shows_the_run(
+    running_engine, cluster_kube: ApiKube, namespace: str, operator_client: Client
+) -> None:
+    url = _settled_cache(cluster_kube, namespace)
+    key = Key("memcached", namespace, "cache-a")
+    watcher_why = Why("event", "MODIFIED Memcached")
+    assert queue_for("memcached").add(key, watcher_why)  # queued, its task not yet sent
+
+    response = operator_client.post(url + "reconcile/", HTTP_HX_REQUEST="true")
+    message = response.content.decode()
+    assert "already queued — it will run in a moment; the log below shows it" in message
+    assert response["HX-Trigger"] == "cr-changed"  # the log refreshes at once
+
+    send(key, watcher_why)  # the watcher's task arrives
+    manual = ReconcileRun.objects.filter(namespace=namespace, name="cache-a", trigger="manual")
+    run = wait_for(lambda: manual.exclude(outcome="").first(), what="the run, shown as manual")
+    assert run.trigger_detail == "by otto"
+    html = operator_client.get(url + "live/").content.decode()
+    assert "<td>manual <small>by otto</small></td>" in html

@@ -132,3 +132,19 @@ def test_running_keys_are_listed_until_done_or_found_dead(queue: WorkQueue) -> N
     assert len(queue.running_seconds()) == 1  # the dead worker's key, until it is found
     assert queue.orphans() == [other]
     assert queue.running_seconds() == []
+
+
+def test_a_manual_request_relabels_a_key_already_queued(queue: WorkQueue) -> None:
+    assert queue.add(KEY, Why("event", "MODIFIED", at=1000.0))
+    assert not queue.add(KEY, Why("resync"))  # the first reason stays
+    assert not queue.add(KEY, Why("manual", "by otto"), relabel=True)
+    why = queue.start(KEY, "t1", 5, Why("retry"))
+    assert why == Why("manual", "by otto", 1000.0)  # queued since the event
+
+
+def test_a_manual_request_for_a_running_key_labels_the_run_after_it(queue: WorkQueue) -> None:
+    queue.start(KEY, "t1", 5, Why("event"))
+    assert not queue.add(KEY, Why("manual", "by otto"), relabel=True)
+    assert queue.done(KEY, "t1")
+    why = queue.start(KEY, "t2", 5, Why("event", "changed while reconciling"))
+    assert why is not None and (why.trigger, why.detail) == ("manual", "by otto")

@@ -23,13 +23,14 @@ def run(
     outcome: str = "success",
     error: str = "",
     generation: int = 1,
+    trigger: str = "event",
 ) -> RunRecord:
     start = T0 + timedelta(seconds=at)
     return RunRecord(
         key=KEY,
         uid="u1",
         generation=generation,
-        trigger="event",
+        trigger=trigger,
         trigger_detail="MODIFIED Toy ns/a",
         worker="w:1",
         started_at=start,
@@ -64,6 +65,15 @@ def test_a_noop_after_a_new_generation_is_not_folded() -> None:
     reconcile_run_record(run=run(0))
     reconcile_run_record(run=run(1, generation=2))
     assert ReconcileRun.objects.count() == 2
+
+
+def test_a_manual_run_neither_folds_nor_is_folded_into() -> None:
+    reconcile_run_record(run=run(0))
+    manual = reconcile_run_record(run=run(1, trigger="manual"))
+    reconcile_run_record(run=run(2))
+    assert ReconcileRun.objects.count() == 3
+    manual.refresh_from_db()
+    assert (manual.trigger, manual.folded_count) == ("manual", 0)
 
 
 def test_errors_are_never_folded() -> None:

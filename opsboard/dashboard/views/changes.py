@@ -70,4 +70,6 @@ def cr_reconcile(request: HttpRequest, controller: str, namespace: str, name: st
     if not request.htmx:
         messages.info(request, entry.message)
         return redirect("cr_detail", controller, namespace, name)
-    return render(request, "dashboard/_reconcile_msg.html", {"cr": cr, "entry": entry})
+    response = render(request, "dashboard/_reconcile_msg.html", {"cr": cr, "entry": entry})
+    response["HX-Trigger"] = "cr-changed"  # the log refreshes now, then as it polls
+    return response
