@@ -14,5 +14,7 @@ For the rest of opsboard
 - `selectors.engine_health()`: live workers and queue depths; the mirror's selectors
   (opsboard.mirror.selectors) answer everything about cluster objects.
 - `views.metrics_view` at /metrics: controller-runtime's metric names, all processes.
+- `signals.reconcile_run_recorded`: sent after each run is stored (the audit links
+  patches to the run that observed them); the engine itself imports no other app.
 - The queue's semantics and Redis layout are described in queue.py.
 """
