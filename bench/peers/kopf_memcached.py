@@ -27,7 +27,9 @@ INSTANCE_LABEL = "app.kubernetes.io/instance"
 PODS = {NAME_LABEL: "memcached"}
 
 _published: dict[tuple[str, str], dict[str, Any]] = {}
-_published_lock = threading.Lock()
+# kopf handles two pods' events in parallel threads: one lock per CR keeps a status computed
+# from an older index from being written after a newer one.
+_owner_locks: dict[tuple[str, str], threading.Lock] = {}
 
 
 @kopf.on.startup()
@@ -70,22 +72,21 @@ def pod_changed(namespace: str, labels: kopf.Labels, memcached_pods: kopf.Index,
     owner = labels.get(INSTANCE_LABEL)
     if not owner:
         return
-    pods = list(memcached_pods.get((namespace, owner), []))
-    status = {
-        "nodes": sorted(name for name, _ in pods),
-        "readyReplicas": sum(1 for _, ready in pods if ready),
-    }
-    with _published_lock:
+    with _owner_locks.setdefault((namespace, owner), threading.Lock()):  # atomic in CPython
+        pods = list(memcached_pods.get((namespace, owner), []))
+        status = {
+            "nodes": sorted(name for name, _ in pods),
+            "readyReplicas": sum(1 for _, ready in pods if ready),
+        }
         if _published.get((namespace, owner)) == status:
             return
+        try:
+            kubernetes.client.CustomObjectsApi().patch_namespaced_custom_object_status(
+                MEMCACHED.group, MEMCACHED.version, namespace, MEMCACHED.plural, owner,
+                {"status": status},
+            )  # fmt: skip
+        except kubernetes.client.ApiException as exc:
+            if exc.status != 404:  # a CR deleted meanwhile has no status to write
+                raise
+            return
         _published[(namespace, owner)] = status
-    try:
-        kubernetes.client.CustomObjectsApi().patch_namespaced_custom_object_status(
-            MEMCACHED.group, MEMCACHED.version, namespace, MEMCACHED.plural, owner,
-            {"status": status},
-        )  # fmt: skip
-    except kubernetes.client.ApiException as exc:
-        with _published_lock:
-            _published.pop((namespace, owner), None)
-        if exc.status != 404:  # a CR deleted meanwhile has no status to write
-            raise
