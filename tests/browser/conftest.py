@@ -24,6 +24,7 @@ __all__ = ["cluster_kube", "dashboard_crds"]  # fixtures shared with tests/dashb
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
 
+
 @pytest.fixture(scope="package")
 def browser() -> Iterator[object]:
     if not CHROMIUM.exists():
