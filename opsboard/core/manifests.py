@@ -12,15 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes import client, config, dynamic
+from kubernetes import client, dynamic
 from kubernetes.client.exceptions import ApiException
-
-
-def api_client(kubeconfig: str) -> client.ApiClient:
-    if kubeconfig:
-        return config.new_client_from_config(config_file=kubeconfig)
-    config.load_incluster_config()
-    return client.ApiClient()
 
 
 def documents(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:

@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
+from controllers.kube import load_api_client
 from opsboard.core import manifests
 
 K8S = settings.BASE_DIR / "k8s"
@@ -51,7 +52,7 @@ class Command(BaseCommand):
         self.stdout.write(f"{'Created' if created else 'Updated'} user admin")
 
     def install(self, *, samples: bool) -> None:
-        api = manifests.api_client(settings.KUBECONFIG)
+        api = load_api_client(kubeconfig=settings.KUBECONFIG)
         crds = list(manifests.documents((K8S / "crd").glob("*.yaml")))
         for line in manifests.apply(api, crds, update=True):
             self.stdout.write(line)
