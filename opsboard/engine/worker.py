@@ -1,7 +1,8 @@
 """What every worker's main process does besides consuming tasks, on a small thread:
 
-sends the keys whose retry/requeue time has come and those whose worker died, and
-keeps a heartbeat in Redis (the fixture's readiness check and the UI's worker health).
+sends the keys whose retry/requeue time has come and those whose worker died, keeps a
+heartbeat in Redis (the fixture's readiness check and the UI's worker health), and stops
+the worker if its consumer has stalled (opsboard.engine.stall).
 """
 
 from __future__ import annotations
@@ -14,17 +15,24 @@ import time
 from typing import Any
 
 from celery import signals
+from celery.worker import state
+from django.conf import settings
 
+from opsboard.celery import app
 from opsboard.engine.dispatch import send_due
 from opsboard.engine.queue import connection
+from opsboard.engine.stall import StallDetector
 
 log = logging.getLogger(__name__)
 PUMP_INTERVAL = 0.02  # seconds between looks at the delayed queue
 ORPHAN_INTERVAL = 1.0
 HEARTBEAT_INTERVAL = 2.0
 HEARTBEAT_KEY = "opsboard:workers"  # hash: worker name → last heartbeat (unix time)
+EX_SOFTWARE = os.EX_SOFTWARE  # 70: "internal software error", so supervisors restart us
+EXIT_GRACE = 15.0  # seconds a stalled worker gets to shut down warmly before it is ended
 
 _stop = threading.Event()
+_stall = StallDetector(limit=settings.OPSBOARD_QUEUE_STALE_SECONDS)
 
 
 def worker_name() -> str:
@@ -42,6 +50,7 @@ def _loop() -> None:
             send_due(names, sweep=now - last_orphans >= ORPHAN_INTERVAL)
             if now - last_orphans >= ORPHAN_INTERVAL:
                 last_orphans = now
+                _check_consuming()
             if now - last_beat >= HEARTBEAT_INTERVAL:
                 connection().hset(HEARTBEAT_KEY, worker_name(), time.time())
                 last_beat = now
@@ -50,8 +59,37 @@ def _loop() -> None:
             _stop.wait(1.0)
 
 
+def _check_consuming() -> None:
+    """Ends this worker if reconcile tasks wait for it and it takes none (see stall.py).
+
+    The broker is the engine's Redis (CELERY_BROKER_URL is REDIS_URL), and reconcile
+    tasks carry no priority, so they wait in the one list named after the queue."""
+    backlog = connection().llen(app.conf.task_default_queue)
+    if not _stall.stalled(backlog=backlog, busy=bool(state.reserved_requests)):
+        return
+    log.error(
+        "This worker has received no task for %.0f s while %d wait in the broker queue %r "
+        "and it is idle: its consumer has stalled (it happens after a Redis restart). "
+        "Exiting so that it is restarted.",
+        time.monotonic() - _stall.last_received,
+        backlog,
+        app.conf.task_default_queue,
+    )
+    _stop.set()
+    state.should_stop = EX_SOFTWARE  # a warm shutdown, with a failing exit code
+    # A consumer wedged hard enough may never look at should_stop again.
+    last_resort = threading.Timer(EXIT_GRACE, os._exit, args=(EX_SOFTWARE,))
+    last_resort.daemon = True
+    last_resort.start()
+
+
+def _received(**_: Any) -> None:
+    _stall.received()
+
+
 def _start(**_: Any) -> None:
     _stop.clear()
+    _stall.received()  # count the idle wait from start-up, not from import
     connection().hset(HEARTBEAT_KEY, worker_name(), time.time())
     threading.Thread(target=_loop, name="opsboard-engine-pump", daemon=True).start()
 
@@ -66,6 +104,7 @@ def _stop_loop(**_: Any) -> None:
 
 def connect_signals() -> None:
     signals.worker_ready.connect(_start, weak=False, dispatch_uid="opsboard-engine-start")
+    signals.task_received.connect(_received, weak=False, dispatch_uid="opsboard-engine-received")
     signals.worker_shutdown.connect(_stop_loop, weak=False, dispatch_uid="opsboard-engine-stop")
 
 
