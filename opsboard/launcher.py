@@ -25,7 +25,11 @@ from opsboard.embedded.redis import EmbeddedRedis, free_port
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 COLOURS = ["36", "33", "35", "32", "34", "31"]
+# A child that exits this many times within RESTART_WINDOW seconds is crash-looping and
+# stops the product; one that exits now and then (a worker whose consumer stalled after
+# a Redis restart, a watcher that lost its lease) is always started again.
 MAX_RESTARTS = 5
+RESTART_WINDOW = 600.0
 
 
 def log(message: str) -> None:
@@ -37,7 +41,7 @@ class Child:
     name: str
     args: list[str]
     colour: str = "0"
-    restarts: int = 0
+    exits: list[float] = field(default_factory=list)  # monotonic times of recent exits
     process: subprocess.Popen[str] | None = field(default=None, repr=False)
 
     def start(self, env: dict[str, str]) -> None:
@@ -210,15 +214,19 @@ class Launcher:
     def restart_exited(self) -> None:
         """A process that dies is started again (a watcher that lost its lease exits, as
         controller-runtime's do); one that keeps dying stops the product."""
+        now = time.monotonic()
         for child in self.children:
             if not child.process or child.process.poll() is None:
                 continue
-            if child.restarts >= MAX_RESTARTS:
-                log(f"{child.name} keeps exiting ({child.process.returncode}); stopping")
+            child.exits = [at for at in child.exits if now - at < RESTART_WINDOW] + [now]
+            if len(child.exits) > MAX_RESTARTS:
+                log(
+                    f"{child.name} exited {len(child.exits)} times in {RESTART_WINDOW:.0f} s "
+                    f"(last code {child.process.returncode}); stopping"
+                )
                 self.stopping.set()
                 return
             log(f"{child.name} exited with {child.process.returncode}; starting it again")
-            child.restarts += 1
             child.start(self.env)
 
     def admin_password(self) -> str:
