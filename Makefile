@@ -5,11 +5,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test lint format check-imports bench lock clean help
+.PHONY: run test lint typecheck format check-imports bench lock clean help
 
 help:
 	@echo "make run    - start the whole product (kubesim, redis, watcher, worker, beat, web)"
-	@echo "make test   - lint, import contracts and the full test suite"
+	@echo "make test   - lint, types (mypy --strict), import contracts and the full test suite"
 	@echo "make bench  - run the benchmarks, write bench/results/"
 
 # Creates the virtual environment and installs the lock, once per lock change.
@@ -22,12 +22,15 @@ $(STAMP): requirements.txt
 run: $(STAMP)
 	@$(BIN)/python -m opsboard.launcher
 
-test: $(STAMP) lint check-imports
+test: $(STAMP) lint typecheck check-imports
 	@$(BIN)/python -m pytest
 
 lint: $(STAMP)
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	@$(BIN)/mypy opsboard controllers kubesim bench
 
 format: $(STAMP)
 	@$(BIN)/ruff check --fix .

@@ -10,6 +10,7 @@ import secrets
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -103,12 +104,14 @@ TEMPLATES = [
 ]
 
 
-def _database() -> dict:
+def _database() -> dict[str, Any]:
     if IN_POD and not env_str("DATABASE_URL"):
         raise ImproperlyConfigured("DATABASE_URL must be set when running in a pod")
     url = env_str("DATABASE_URL") or f"sqlite:///{STATE_DIR / 'opsboard.sqlite3'}"
     try:
-        db = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+        db: dict[str, Any] = dict(
+            dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+        )
     except (ValueError, KeyError) as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is malformed: {exc}") from None
     if not db.get("ENGINE") or not db.get("NAME"):

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.contrib import admin
 from django.http import HttpRequest
 
 from opsboard.audit.models import AuditEntry
 from opsboard.engine.models import ReconcileRun
 
+if TYPE_CHECKING:  # ModelAdmin is generic for the type checker only
+    ModelAdmin = admin.ModelAdmin[Any]
+else:
+    ModelAdmin = admin.ModelAdmin
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+
+class ReadOnlyAdmin(ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from opsboard.audit.selectors import hours, run_buckets
 from opsboard.engine.models import ReconcileRun
@@ -64,14 +65,14 @@ def run_charts(*, since: datetime, until: datetime) -> list[Chart]:
     return charts
 
 
-def _bar(row: dict[str, object], x: float, width: float, max_count: int, hour: datetime) -> Bar:
+def _bar(row: dict[str, Any], x: float, width: float, max_count: int, hour: datetime) -> Bar:
     scale = (HEIGHT - 2 * PAD) / max(1, max_count)
     y = float(HEIGHT - PAD)
     segments = []
     for outcome in OUTCOMES:
-        count = int(row[outcome])  # type: ignore[call-overload]
+        count = int(row[outcome])
         if count:
             y -= count * scale
             segments.append((outcome, y, count * scale, count))
-    label = f"{hour:%H:00}: {row['total']} runs, mean {float(row['mean_ms'] or 0):.1f} ms"  # type: ignore[arg-type]
+    label = f"{hour:%H:00}: {row['total']} runs, mean {float(row['mean_ms'] or 0):.1f} ms"
     return Bar(x=x + 1, width=max(1.0, width - 2), segments=segments, label=label)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db.models import Avg, Count, Max, Q, QuerySet
 from django.db.models.functions import TruncHour
@@ -64,7 +65,7 @@ def reconcile_runs(
     return runs
 
 
-def run_buckets(*, since: datetime) -> dict[str, list[dict[str, object]]]:
+def run_buckets(*, since: datetime) -> dict[str, list[dict[str, Any]]]:
     """Per controller, per hour since `since`: run counts by outcome, mean and max duration."""
     rows = (
         ReconcileRun.objects.filter(started_at__gte=since)
@@ -78,7 +79,7 @@ def run_buckets(*, since: datetime) -> dict[str, list[dict[str, object]]]:
         )
         .order_by("controller", "hour")
     )
-    buckets: dict[str, list[dict[str, object]]] = {}
+    buckets: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         buckets.setdefault(row["controller"], []).append(row)
     return buckets

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from opsboard.audit.models import AuditEntry
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def audit_record(
     *,
-    user: AbstractBaseUser,
+    user: User,
     action: str,
     info: KindInfo,
     namespace: str,

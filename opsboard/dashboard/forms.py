@@ -43,7 +43,8 @@ class PatchForm(forms.Form):
         self.paths = {"size": info.controller.size_path, "image": info.controller.image_path}
         # What the mirror holds now: the form starts from it and sends only what differs.
         self.current = {f: value_at({"spec": cr.spec or {}}, p) for f, p in self.paths.items()}
-        super().__init__(*args, initial=self.current, **kwargs)
+        kwargs["initial"] = self.current
+        super().__init__(*args, **kwargs)
         self.info = info
         controller = info.controller
         if controller.size_path:
@@ -60,9 +61,9 @@ class PatchForm(forms.Form):
     def changes(self) -> dict[str, Any]:
         """{"spec.size": 5} from the cleaned data: only the fields that differ."""
         return {
-            self.paths[f]: v
+            path: v
             for f, v in self.cleaned_data.items()
-            if self.paths.get(f) and v != self.current.get(f)
+            if (path := self.paths.get(f)) and v != self.current.get(f)
         }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from controllers.base import Body
@@ -89,7 +89,7 @@ class Applied:
 
 def cr_patch_apply(
     *,
-    user: AbstractBaseUser,
+    user: User,
     info: KindInfo,
     namespace: str,
     name: str,

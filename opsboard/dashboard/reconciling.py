@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from typing import Any
+
+from django.contrib.auth.models import User
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
@@ -15,9 +17,9 @@ from opsboard.engine.dispatch import reconcile_enqueue
 from opsboard.mirror.models import KubeObject
 
 
-def cr_reconcile_now(*, user: AbstractBaseUser, info: KindInfo, cr: KubeObject) -> AuditEntry:
+def cr_reconcile_now(*, user: User, info: KindInfo, cr: KubeObject) -> AuditEntry:
     key = Key(info.name, cr.namespace, cr.name)
-    record = {
+    record: dict[str, Any] = {
         "user": user, "action": AuditEntry.Action.RECONCILE, "info": info,
         "namespace": cr.namespace, "name": cr.name, "uid": cr.uid, "asked_at": timezone.now(),
     }  # fmt: skip

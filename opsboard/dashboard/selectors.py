@@ -67,6 +67,19 @@ def cr_queryset(
     return qs
 
 
+@dataclass
+class CrRow:
+    """A row of the CR list: the mirrored CR and what the table shows beside it."""
+
+    cr: KubeObject
+    info: KindInfo
+    view: Body  # what printer columns and paths refer to
+    desired: Any = None
+    ready: Any = 0
+    image: Any = None
+    last_outcome: str = ""
+
+
 def cr_page(
     *,
     kinds: list[KindInfo],
@@ -76,17 +89,16 @@ def cr_page(
     sort: str = "name",
     page: int | str = 1,
     per_page: int = 50,
-) -> Page:
-    """One page of CRs, each decorated with its kind, desired/ready, image and last outcome."""
+) -> Page[Any]:
+    """One page of CRs as CrRows: each with its kind, desired/ready, image, last outcome."""
     desc = sort.startswith("-")
-    order = SORTS.get(sort.lstrip("-"), SORTS["name"])
+    order: tuple[str, ...] = SORTS.get(sort.lstrip("-"), SORTS["name"])
     if desc:
         order = tuple(o[1:] if o.startswith("-") else f"-{o}" for o in order)
     qs = cr_queryset(kinds=kinds, namespace=namespace, health=health, search=search)
     paginator = Paginator(qs.only(*LIST_FIELDS).order_by(*order, "id"), per_page)
-    result = paginator.get_page(page)
-    result.object_list = list(result.object_list)
-    _decorate(result.object_list, kinds)
+    result: Page[Any] = paginator.get_page(page)
+    result.object_list = _rows(list(result.object_list), kinds)
     return result
 
 
@@ -97,28 +109,37 @@ def view_body(obj: KubeObject) -> Body:
     return {"metadata": metadata, "spec": obj.spec or {}, "status": obj.status or {}}
 
 
-def _decorate(objects: list[KubeObject], kinds: list[KindInfo]) -> None:
-    """Give each row its kind, paths and latest reconcile outcome: one query per kind."""
+def _rows(objects: list[KubeObject], kinds: list[KindInfo]) -> list[CrRow]:
+    """Each CR with its kind, paths and latest reconcile outcome: one query per kind."""
     info_of = {(i.kind.api_version, i.kind.kind): i for i in kinds}
+    rows: list[CrRow] = []
     by_controller: dict[str, list[int]] = {}
     for obj in objects:
         info = info_of[(obj.api_version, obj.kind)]
-        obj.info, obj.view = info, view_body(obj)
-        obj.desired = value_at(obj.view, info.replicas_path or info.controller.size_path)
-        obj.ready = value_at(obj.view, info.ready_path) or 0
-        obj.image = value_at(obj.view, info.controller.image_path)
+        view = view_body(obj)
+        rows.append(
+            CrRow(
+                obj,
+                info,
+                view,
+                desired=value_at(view, info.replicas_path or info.controller.size_path),
+                ready=value_at(view, info.ready_path) or 0,
+                image=value_at(view, info.controller.image_path),
+            )
+        )
         by_controller.setdefault(info.name, []).append(obj.pk)
     outcomes: dict[int, str] = {}
     for controller, pks in by_controller.items():
         latest = ReconcileRun.objects.filter(
             controller=controller, namespace=OuterRef("namespace"), name=OuterRef("name")
         ).order_by("-started_at")
-        rows = KubeObject.objects.filter(pk__in=pks).annotate(
+        found = KubeObject.objects.filter(pk__in=pks).annotate(
             outcome=Subquery(latest.values("outcome")[:1])
         )
-        outcomes.update(rows.values_list("pk", "outcome"))
-    for obj in objects:
-        obj.last_outcome = outcomes.get(obj.pk) or ""
+        outcomes.update(found.values_list("pk", "outcome"))
+    for row in rows:
+        row.last_outcome = outcomes.get(row.cr.pk) or ""
+    return rows
 
 
 @dataclass

@@ -112,4 +112,4 @@ def workers_alive(*, within: float = 10.0) -> list[str]:
     """Names of the workers whose heartbeat is younger than `within` seconds."""
     beats = connection().hgetall(HEARTBEAT_KEY)
     cutoff = time.time() - within
-    return sorted(name.decode() for name, at in beats.items() if float(at) >= cutoff)
+    return sorted(os.fsdecode(name) for name, at in beats.items() if float(at) >= cutoff)

@@ -31,7 +31,7 @@ def test_a_new_controller_gets_its_nav_link_list_and_detail(
                   health="Available")  # fmt: skip
     overview = operator_client.get("/").content.decode()
     assert 'href="/k/widget/"' in overview
-    assert [cr.name for cr in operator_client.get("/k/widget/").context["page"]] == ["w-1"]
+    assert [row.cr.name for row in operator_client.get("/k/widget/").context["page"]] == ["w-1"]
     detail = operator_client.get("/k/widget/default/w-1/").content.decode()
     assert "Deployment deleted — reconcile pending" in detail
     assert 'name="size"' in detail and 'name="image"' not in detail

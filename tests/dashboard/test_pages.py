@@ -72,7 +72,7 @@ def test_list_filters_by_namespace_health_name_and_label(viewer_client: Client) 
 
     def names(query: str) -> list[str]:
         page = viewer_client.get(f"/k/memcached/?{query}").context["page"]
-        return [cr.name for cr in page]
+        return [row.cr.name for row in page]
 
     assert names("namespace=prod") == ["alpha"]
     assert names("health=Degraded") == ["beta"]
@@ -88,7 +88,7 @@ def test_list_paginates_on_the_server(viewer_client: Client) -> None:
     )  # fmt: skip
     page = viewer_client.get("/k/memcached/?page=3").context["page"]
     assert page.paginator.count == 120
-    assert [cr.name for cr in page][:1] == ["m-100"]
+    assert [row.cr.name for row in page][:1] == ["m-100"]
 
 
 def test_list_polls_rows_only_while_visible_and_htmx_gets_the_fragment(
@@ -119,7 +119,7 @@ def test_all_kinds_list_shows_every_registered_kind(viewer_client: Client) -> No
     mirror_object("Memcached", "m1", api_version=MEMCACHED_API)
     mirror_object("WebServer", "w1", api_version="my.domain/v1")
     mirror_object("Deployment", "not-a-cr", api_version="apps/v1")
-    names = [cr.name for cr in viewer_client.get("/crs/").context["page"]]
+    names = [row.cr.name for row in viewer_client.get("/crs/").context["page"]]
     assert sorted(names) == ["m1", "w1"]
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 from django import template
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.http import QueryDict
 from django.utils import timezone
 
@@ -19,7 +19,7 @@ register = template.Library()
 
 
 @register.filter
-def role_at_least(user: AbstractBaseUser | AnonymousUser, role: str) -> bool:
+def role_at_least(user: User | AnonymousUser, role: str) -> bool:
     return has_role(user, Role(role))
 
 
@@ -58,7 +58,7 @@ def to_yaml(body: Any) -> str:
 
 
 @register.filter
-def role_name(user: AbstractBaseUser | AnonymousUser) -> str:
+def role_name(user: User | AnonymousUser) -> str:
     role = user_role(user)
     return role.value if role else "no role"
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -15,9 +16,10 @@ from opsboard.accounts.roles import Role
 from opsboard.audit import charts, selectors
 from opsboard.audit.export import audit_csv_rows
 from opsboard.dashboard.forms import AuditFilterForm, RunFilterForm
+from opsboard.dashboard.http import DashboardRequest
 
 
-def _filters(form: AuditFilterForm | RunFilterForm) -> dict[str, object]:
+def _filters(form: AuditFilterForm | RunFilterForm) -> dict[str, Any]:
     return (
         {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
         if form.is_valid()
@@ -27,7 +29,7 @@ def _filters(form: AuditFilterForm | RunFilterForm) -> dict[str, object]:
 
 @require_GET
 @role_required(Role.ADMIN)
-def audit_list(request: HttpRequest) -> HttpResponse:
+def audit_list(request: DashboardRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET)
     entries = selectors.audit_entries(**_filters(form))
     page = Paginator(entries, 50).get_page(request.GET.get("page"))
@@ -37,7 +39,7 @@ def audit_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @role_required(Role.ADMIN)
-def audit_export(request: HttpRequest) -> StreamingHttpResponse:
+def audit_export(request: DashboardRequest) -> StreamingHttpResponse:
     entries = selectors.audit_entries(**_filters(AuditFilterForm(request.GET)))
     response = StreamingHttpResponse(audit_csv_rows(entries), content_type="text/csv")
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
@@ -47,7 +49,7 @@ def audit_export(request: HttpRequest) -> StreamingHttpResponse:
 
 @require_GET
 @role_required(Role.ADMIN)
-def run_list(request: HttpRequest) -> HttpResponse:
+def run_list(request: DashboardRequest) -> HttpResponse:
     form = RunFilterForm(request.GET)
     runs = selectors.reconcile_runs(**_filters(form))
     page = Paginator(runs, 50).get_page(request.GET.get("page"))
@@ -56,7 +58,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @role_required(Role.ADMIN)
-def run_charts(request: HttpRequest) -> HttpResponse:
+def run_charts(request: DashboardRequest) -> HttpResponse:
     hours = 24 if request.GET.get("hours") not in {"6", "72"} else int(request.GET["hours"])
     until = timezone.now()
     context = {

@@ -5,7 +5,7 @@ Every response to a form is a 200 re-render of the panel, so htmx swaps errors i
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -13,12 +13,13 @@ from opsboard.accounts.permissions import role_required
 from opsboard.accounts.roles import Role
 from opsboard.dashboard import selectors
 from opsboard.dashboard.forms import PatchForm
+from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import kind_get
 from opsboard.dashboard.patching import cr_patch_apply, cr_patch_review
 from opsboard.dashboard.reconciling import cr_reconcile_now
 
 
-def _panel(request: HttpRequest, context: dict[str, object]) -> HttpResponse:
+def _panel(request: DashboardRequest, context: dict[str, object]) -> HttpResponse:
     # htmx swaps the panel; without JavaScript the panel is shown on a page of its own.
     template = "dashboard/_patch_panel.html" if request.htmx else "dashboard/patch_page.html"
     return render(request, template, context)
@@ -26,7 +27,7 @@ def _panel(request: HttpRequest, context: dict[str, object]) -> HttpResponse:
 
 @require_POST
 @role_required(Role.OPERATOR)
-def cr_patch(request: HttpRequest, controller: str, namespace: str, name: str) -> HttpResponse:
+def cr_patch(request: DashboardRequest, controller: str, namespace: str, name: str) -> HttpResponse:
     """Step 1: validate against the schema, then show the server's dry-run diff."""
     info = kind_get(controller)
     cr = selectors.cr_get(info=info, namespace=namespace, name=name)
@@ -41,7 +42,7 @@ def cr_patch(request: HttpRequest, controller: str, namespace: str, name: str) -
 @require_POST
 @role_required(Role.OPERATOR)
 def cr_patch_confirm(
-    request: HttpRequest, controller: str, namespace: str, name: str
+    request: DashboardRequest, controller: str, namespace: str, name: str
 ) -> HttpResponse:
     """Step 2: apply exactly what was reviewed, conditioned on its resourceVersion."""
     info = kind_get(controller)
@@ -63,7 +64,9 @@ def cr_patch_confirm(
 
 @require_POST
 @role_required(Role.OPERATOR)
-def cr_reconcile(request: HttpRequest, controller: str, namespace: str, name: str) -> HttpResponse:
+def cr_reconcile(
+    request: DashboardRequest, controller: str, namespace: str, name: str
+) -> HttpResponse:
     info = kind_get(controller)
     cr = selectors.cr_get(info=info, namespace=namespace, name=name)
     entry = cr_reconcile_now(user=request.user, info=info, cr=cr)

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from opsboard.dashboard import selectors
 from opsboard.dashboard.forms import ListFilterForm, PatchForm
+from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import KindInfo, all_kinds, kind_get
 
 
-def _cr_list(request: HttpRequest, kinds: list[KindInfo], info: KindInfo | None) -> HttpResponse:
+def _cr_list(
+    request: DashboardRequest, kinds: list[KindInfo], info: KindInfo | None
+) -> HttpResponse:
     filters = ListFilterForm(request.GET)
     params = filters.cleaned_data if filters.is_valid() else {}
     page = selectors.cr_page(kinds=kinds, page=request.GET.get("page", 1), **params)
@@ -31,18 +36,18 @@ def _cr_list(request: HttpRequest, kinds: list[KindInfo], info: KindInfo | None)
 
 @require_GET
 @login_required
-def cr_list_all(request: HttpRequest) -> HttpResponse:
+def cr_list_all(request: DashboardRequest) -> HttpResponse:
     return _cr_list(request, list(all_kinds().values()), None)
 
 
 @require_GET
 @login_required
-def cr_list(request: HttpRequest, controller: str) -> HttpResponse:
+def cr_list(request: DashboardRequest, controller: str) -> HttpResponse:
     info = kind_get(controller)
     return _cr_list(request, [info], info)
 
 
-def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, object]:
+def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, Any]:
     cr = selectors.cr_get(info=info, namespace=namespace, name=name)
     tree = selectors.owner_tree(info=info, cr=cr)
     return {
@@ -58,7 +63,9 @@ def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, object
 
 @require_GET
 @login_required
-def cr_detail(request: HttpRequest, controller: str, namespace: str, name: str) -> HttpResponse:
+def cr_detail(
+    request: DashboardRequest, controller: str, namespace: str, name: str
+) -> HttpResponse:
     info = kind_get(controller)
     context = _live_context(info, namespace, name)
     context["form"] = PatchForm(info=info, cr=context["cr"])
@@ -67,7 +74,7 @@ def cr_detail(request: HttpRequest, controller: str, namespace: str, name: str) 
 
 @require_GET
 @login_required
-def cr_live(request: HttpRequest, controller: str, namespace: str, name: str) -> HttpResponse:
+def cr_live(request: DashboardRequest, controller: str, namespace: str, name: str) -> HttpResponse:
     """The sections that change while a rollout runs, polled while the tab is visible."""
     context = _live_context(kind_get(controller), namespace, name)
     return render(request, "dashboard/_cr_live.html", context)

@@ -1,18 +1,19 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from opsboard.dashboard import health, selectors
+from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import all_kinds
 from opsboard.engine.models import ReconcileRun
 
 
 @require_GET
 @login_required
-def overview(request: HttpRequest) -> HttpResponse:
+def overview(request: DashboardRequest) -> HttpResponse:
     kinds = list(all_kinds().values())
     recent = ReconcileRun.objects.order_by("-started_at")
     context = {
