@@ -3,6 +3,7 @@ input is refused with an inline message before anything is sent to the cluster."
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import forms
@@ -19,6 +20,7 @@ IMAGE_PATTERN = (
     r"^(?:[a-zA-Z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*"
     r"(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
 )
+_COLUMN_SORT = re.compile(r"col-\d{1,2}")
 # A size with no maximum in the schema still gets one: nobody means a million replicas.
 DEFAULT_MAX_SIZE = 1000
 
@@ -30,10 +32,14 @@ class ListFilterForm(forms.Form):
         choices=[("", "Any health"), *((h, h) for h in HEALTHS), ("stale", "Stale status")],
     )
     search = forms.CharField(required=False, max_length=300, label="Name or label=value")
-    sort = forms.ChoiceField(required=False, choices=[(s, s) for k in SORTS for s in (k, f"-{k}")])
+    # A built-in column, or a printer column's "col-N" (the kind decides if it is sortable).
+    sort = forms.CharField(required=False, max_length=20)
 
     def clean_sort(self) -> str:
-        return self.cleaned_data["sort"] or "name"
+        """An unknown sort falls back to the name: a stale link must not drop the filters."""
+        sort = self.cleaned_data["sort"] or "name"
+        key = sort.lstrip("-")
+        return sort if key in SORTS or _COLUMN_SORT.fullmatch(key) else "name"
 
 
 class PatchForm(forms.Form):

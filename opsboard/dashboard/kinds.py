@@ -8,6 +8,7 @@ server on a page load.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,23 @@ from controllers.base import Body, Controller, Kind
 CRD_DIR = Path(settings.BASE_DIR) / "k8s" / "crd"
 
 
+# A printer column the list can sort by: a plain path into spec or status.
+_ORDERABLE_PATH = re.compile(r"\.(spec|status)(\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
 @dataclass(frozen=True)
 class Column:
     name: str
     json_path: str  # ".spec.size"
     type: str = "string"
+    sort_key: str = ""  # "col-0": the list's ?sort= value for this column
+
+    @property
+    def order_field(self) -> str | None:
+        """The mirror's JSON lookup to sort by ("spec__size"), if the path is a plain one."""
+        if not _ORDERABLE_PATH.fullmatch(self.json_path):
+            return None
+        return "__".join(self.json_path.strip(".").split("."))
 
 
 @dataclass(frozen=True)
@@ -36,6 +49,10 @@ class KindInfo:
     spec_schema: dict[str, Any] = field(default_factory=dict)
     replicas_path: str | None = None  # from the scale subresource: "spec.size"
     ready_path: str | None = None  # "status.readyReplicas"
+
+    def column_order(self, sort_key: str) -> str | None:
+        """The JSON lookup behind a printer column's sort key, if it is sortable."""
+        return next((c.order_field for c in self.columns if c.sort_key == sort_key), None)
 
     @property
     def name(self) -> str:
@@ -80,10 +97,14 @@ def _crd_versions() -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def _kind_info(controller: Controller, version: dict[str, Any]) -> KindInfo:
-    columns = tuple(
-        Column(c["name"], c["jsonPath"], c.get("type", "string"))
+    printed = [
+        c
         for c in version.get("additionalPrinterColumns", [])
         if c["jsonPath"] != ".metadata.creationTimestamp"  # the list has its own Age column
+    ]
+    columns = tuple(
+        Column(c["name"], c["jsonPath"], c.get("type", "string"), sort_key=f"col-{i}")
+        for i, c in enumerate(printed)
     )
     schema = version.get("schema", {}).get("openAPIV3Schema", {})
     scale = version.get("subresources", {}).get("scale", {})

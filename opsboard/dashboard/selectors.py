@@ -91,8 +91,9 @@ def cr_page(
     per_page: int = 50,
 ) -> Page[Any]:
     """One page of CRs as CrRows: each with its kind, desired/ready, image, last outcome."""
-    desc = sort.startswith("-")
-    order: tuple[str, ...] = SORTS.get(sort.lstrip("-"), SORTS["name"])
+    desc, key = sort.startswith("-"), sort.lstrip("-")
+    column = kinds[0].column_order(key) if len(kinds) == 1 else None
+    order: tuple[str, ...] = (column, "name") if column else SORTS.get(key, SORTS["name"])
     if desc:
         order = tuple(o[1:] if o.startswith("-") else f"-{o}" for o in order)
     qs = cr_queryset(kinds=kinds, namespace=namespace, health=health, search=search)

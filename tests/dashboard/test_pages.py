@@ -59,7 +59,7 @@ def test_list_shows_printer_columns_progress_and_image(viewer_client: Client) ->
     html = response.content.decode()
     assert response.status_code == 200
     assert "cache-a" in html
-    assert '<th scope="col">Size</th>' in html
+    assert '<a href="?sort=col-0">Size</a>' in html  # a printer column, sortable
     assert 'aria-label="3 of 3 ready"' in html
     assert "memcached:1.4.36-alpine" in html
 
@@ -79,6 +79,21 @@ def test_list_filters_by_namespace_health_name_and_label(viewer_client: Client) 
     assert names("search=alp") == ["alpha"]
     assert names("search=team%3Dblue") == ["beta"]
     assert names("sort=-name") == ["beta", "alpha"]
+
+
+def test_list_sorts_by_a_printer_column(viewer_client: Client) -> None:
+    for name, size in (("small", 2), ("large", 9), ("medium", 5)):
+        mirror_object("Memcached", name, api_version=MEMCACHED_API, spec={"size": size})
+
+    def names(query: str) -> list[str]:
+        return [row.cr.name for row in viewer_client.get(f"/k/memcached/?{query}").context["page"]]
+
+    assert names("sort=col-0") == ["small", "medium", "large"]  # Size, as a number
+    assert names("sort=-col-0") == ["large", "medium", "small"]
+    html = viewer_client.get("/k/memcached/?sort=col-0").content.decode()
+    assert '<a href="?sort=-col-0">Size</a>' in html  # clicking again reverses it
+    # A sort this kind does not have falls back to the name and keeps the other filters.
+    assert names("sort=col-42&search=m") == ["medium", "small"]
 
 
 def test_list_paginates_on_the_server(viewer_client: Client) -> None:
