@@ -6,6 +6,7 @@ OPSBOARD_TEST_KUBECONFIG.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -71,12 +72,20 @@ def test_create_makes_a_deployment_and_a_node_port_service(kube: ApiKube, namesp
     assert settled["status"]["nodePort"] == service["spec"]["ports"][0]["nodePort"]
 
 
+def _unused_node_port(kube: ApiKube) -> int:
+    """A nodePort no Service in the cluster holds (a real cluster may be shared)."""
+    services, _ = kube.list(SERVICE)
+    taken = {p.get("nodePort") for s in services for p in s["spec"].get("ports", [])}
+    return random.choice([p for p in range(30000, 32768) if p not in taken])
+
+
 def test_many_webservers_get_their_own_node_ports(kube: ApiKube, namespace: str) -> None:
+    port = _unused_node_port(kube)
+    _create(kube, namespace, "b", replicas=1, nodePort=port)
+    b = _wait_settled(kube, namespace, "b", 1)["status"]  # before "a" is given a port
     _create(kube, namespace, "a", replicas=1)
-    _create(kube, namespace, "b", replicas=1, nodePort=30123)
     a = _wait_settled(kube, namespace, "a", 1)["status"]
-    b = _wait_settled(kube, namespace, "b", 1)["status"]
-    assert b["nodePort"] == 30123
+    assert b["nodePort"] == port
     assert a["nodePort"] != b["nodePort"]
     assert not set(a["nodes"]) & set(b["nodes"])
 
