@@ -63,13 +63,17 @@ def main(argv: list[str]) -> int:
 def run_one(name: str, bench: Bench) -> Outcome:
     log(f"running {name}{' (quick)' if bench.quick else ''}")
     load_before = os.getloadavg()[0]
+    wall_start = time.time()
     start = time.perf_counter()
     try:
         outcome = SCENARIOS[name](bench)
     except Exception as exc:  # a missing or broken piece: report it, run the others
         outcome = Outcome(name, name, error=str(exc).splitlines()[0] if str(exc) else repr(exc))
         outcome.data["traceback"] = traceback.format_exc()
-        log(f"{name} could not run:\n{traceback.format_exc()}")
+        # What the stacks' processes said meanwhile: a failure must explain itself.
+        outcome.data["logs"] = log_tails(bench.workdir, since=wall_start)
+        tails = "".join(f"\n--- {path}\n{tail}" for path, tail in outcome.data["logs"].items())
+        log(f"{name} could not run:\n{traceback.format_exc()}{tails}")
     outcome.seconds = time.perf_counter() - start
     # Other work on the machine skews every figure: say how busy it was.
     outcome.data["load_average"] = {"before": load_before, "after": os.getloadavg()[0]}
@@ -80,6 +84,22 @@ def run_one(name: str, bench: Bench) -> Outcome:
         )
     log(f"{name} took {outcome.seconds:.0f} s")
     return outcome
+
+
+def log_tails(workdir: Path, *, since: float, chars: int = 2000) -> dict[str, str]:
+    """The end of every process log under the work dir written to since `since` (the
+    failed scenario's stacks, and a fleet it was handed), by path under the work dir."""
+    tails = {}
+    for path in sorted(workdir.rglob("*.log")):
+        try:
+            if path.stat().st_mtime < since:
+                continue
+            with path.open("rb") as file:
+                file.seek(max(0, path.stat().st_size - chars))
+                tails[str(path.relative_to(workdir))] = file.read().decode(errors="replace")
+        except OSError:
+            continue
+    return tails
 
 
 def log(message: str) -> None:

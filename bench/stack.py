@@ -127,6 +127,9 @@ class Stack:
             "DATABASE_URL": f"sqlite:///{self.db}",
             "OPSBOARD_LOG_LEVEL": "WARNING",
             "PYTHONUNBUFFERED": "1",
+            # Settings put the caller's own in os.environ (pytest's, under the smoke test):
+            # each stack's processes keep their metrics files apart, as everything else.
+            "PROMETHEUS_MULTIPROC_DIR": str(self.dir / "metrics"),
         }
         self.env.pop("KUBECONFIG", None)
         self._api: KubeApi | None = None
@@ -142,7 +145,9 @@ class Stack:
              "--data-dir", str(self.dir / "kubesim"), "--kubeconfig-out", str(self.kubeconfig),
              "--pod-start-delay", str(POD_START_DELAY), "--nodes", str(nodes)],
         )  # fmt: skip
-        self.wait_for("kubesim", self.kubeconfig.exists, timeout=60)
+        # Said once the kubeconfig is written: the file exists, empty, a moment before.
+        kubesim = self.processes[-1]
+        self.wait_for("kubesim", lambda: "kubeconfig written to" in kubesim.tail(), timeout=60)
         self.env["KUBECONFIG"] = str(self.kubeconfig)
         self.api.apply_crds()
         self.wait_for("the Memcached CRD", self._crd_served, timeout=30)

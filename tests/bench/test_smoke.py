@@ -7,6 +7,7 @@ Figures are checked for shape and sign only: timings are reported, never asserte
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -16,23 +17,69 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+RUN_TIMEOUT = 540  # seconds; a quick run takes about 3 min on 2 idle CPUs
 MEASURED = ["kubesim", "patch", "latency", "coldstart", "cost", "ui", "heal"]
+# Rows each scenario must produce (metric names start so): what the run is for.
+EXPECTED_ROWS = {
+    "kubesim": ["GET one object p50", "write (merge patch) p50", "watch delivery", "LIST of",
+                "RSS with"],
+    "patch": ["replicas + observedGeneration p50", "status.nodes right p50",
+              "readyReplicas = size p50"],
+    "latency": ["Memcached: event -> start, idle p50", "Memcached: under load",
+                "engine alone: event -> start, idle p50", "engine alone: enqueue -> start"],
+    "coldstart": ["opsboard, 2 workers: all converged", "opsboard, 2 workers: reconciles"],
+    "cost": ["requests per no-op reconcile", "writes per size change", "peak RSS watcher",
+             "peak RSS kopf"],
+    "ui": ["detail (10 pods) p50", "list at 20 p50", "list at 100 p50", "peak RSS web"],
+    "heal": ["Service deleted", "Deployment deleted", "Service selector edited"],
+}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path, str]:
     out = tmp_path_factory.mktemp("bench-results")
     env = {k: v for k, v in os.environ.items() if k not in {"KUBECONFIG", "REDIS_URL"}}
-    done = subprocess.run(
+    bench = subprocess.Popen(
         [sys.executable, "-m", "bench", "--quick", "--out", str(out)],
         cwd=ROOT,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=540,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads((out / "results.json").read_text()), out, done.stdout
+    try:
+        stdout, stderr = bench.communicate(timeout=RUN_TIMEOUT)
+        outcome = f"exited {bench.returncode}"
+    except subprocess.TimeoutExpired:
+        # SIGTERM, not SIGKILL: bench unwinds like Ctrl-C and stops every stack's servers.
+        bench.terminate()
+        stdout, stderr = bench.communicate(timeout=60)
+        outcome = f"did not finish within {RUN_TIMEOUT} s"
+    assert bench.returncode == 0 and outcome.startswith("exited"), (
+        f"python -m bench --quick {outcome}\n--- stderr (end)\n{stderr[-6000:]}\n"
+        f"--- stdout (end)\n{stdout[-2000:]}"
+    )
+    return json.loads((out / "results.json").read_text()), out, stdout
+
+
+def explain(scenario: dict[str, Any]) -> str:
+    """Everything a failed scenario left: its error and traceback, the tails of its
+    processes' logs, its notes and load: a failure on CI must explain itself."""
+    data = scenario["data"]
+    parts = [f"scenario {scenario['name']}: error {scenario['error']!r}"]
+    if data.get("traceback"):
+        parts.append(data["traceback"])
+    for path, tail in (data.get("logs") or {}).items():
+        parts.append(f"--- {path} (end)\n{tail}")
+    parts += [f"note: {note}" for note in scenario["notes"]]
+    parts.append(f"load average: {data.get('load_average')}, took {scenario['seconds']} s")
+    rows = [(r["metric"], r["value"], r["peer"]) for r in scenario["rows"]]
+    parts.append(f"rows: {rows}")
+    return "\n".join(parts)
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 pytestmark = pytest.mark.timeout(600)
@@ -49,20 +96,23 @@ def test_every_scenario_ran_and_reports_rows(results):
     document, _, _ = results
     assert document["quick"] is True
     assert document["machine"]["cpus"] == os.cpu_count()
+    assert list(document["scenarios"]) == MEASURED
     for name in MEASURED:
         scenario = document["scenarios"][name]
-        assert scenario["error"] is None, scenario["data"].get("traceback")
-        assert scenario["rows"], name
+        assert scenario["error"] is None, explain(scenario)
+        metrics = [row["metric"] for row in scenario["rows"]]
+        for expected in EXPECTED_ROWS[name]:
+            assert any(m.startswith(expected) for m in metrics), (expected, explain(scenario))
 
 
 def test_every_figure_is_a_non_negative_number(results):
     document, _, _ = results
     for name in MEASURED:
-        for row in document["scenarios"][name]["rows"]:
-            assert isinstance(row["value"], int | float), (name, row)
-            assert row["value"] >= 0, (name, row)
+        scenario = document["scenarios"][name]
+        for row in scenario["rows"]:
+            assert is_number(row["value"]) and row["value"] >= 0, (row, explain(scenario))
             if row["peer"] is not None:
-                assert row["peer"] >= 0, (name, row)
+                assert is_number(row["peer"]) and row["peer"] >= 0, (row, explain(scenario))
 
 
 def test_the_peer_ran_beside_opsboard_in_patch_coldstart_and_cost(results):
