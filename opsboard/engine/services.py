@@ -19,8 +19,9 @@ from controllers.base import Context, Controller, Key, PermanentError, Result, T
 from controllers.registry import load
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
-from opsboard.engine.cluster import api_kube, event_recorder
+from opsboard.engine.cluster import api_kube
 from opsboard.engine.dispatch import send
+from opsboard.engine.events import post_later
 from opsboard.engine.queue import Why, WorkQueue, backoff, queue_for
 from opsboard.engine.reporter import RunReporter
 from opsboard.engine.runlog import RunRecord, reconcile_run_record
@@ -54,16 +55,6 @@ def _renewing(queue: WorkQueue, key: Key, token: str, ttl: float) -> Iterator[No
         yield
     finally:
         stop.set()
-
-
-def _post_events(body: dict | None, events: list[tuple[str, str, str]]) -> None:
-    if body is None:
-        return
-    for type_, reason, message in events:
-        try:
-            event_recorder().post(body, type_, reason, message[:1000])
-        except Exception:  # an Event is a courtesy: never fail the run over it
-            log.warning("Could not post Event %s on %s", reason, body["metadata"].get("name"))
 
 
 def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WORKER) -> bool:
@@ -151,7 +142,7 @@ def _run(
     metrics.reconciled(
         key.kind, result=result_label, seconds=seconds, waited=started.timestamp() - why.at
     )
-    _post_events(primary, report.events)
+    post_later(primary, report.events)  # after the run, off this task's clock
 
 
 def resync_all(*, jitter: float | None = None) -> int:
