@@ -35,6 +35,28 @@ def reconcile_enqueue(
     return False
 
 
+def reconcile_enqueue_many(items: list[tuple[Key, str, str]]) -> int:
+    """reconcile_enqueue for a batch of (key, trigger, detail): one Redis round trip per
+    controller for the dedup step, and the tasks sent over one producer connection.
+    Returns how many tasks were sent."""
+    by_controller: dict[str, list[tuple[Key, Why]]] = {}
+    for key, trigger, detail in items:
+        by_controller.setdefault(key.kind, []).append((key, Why(trigger, detail)))
+    to_send: list[tuple[Key, Why]] = []
+    for name, queued in by_controller.items():
+        for _ in queued:
+            metrics.queue_added(name)
+        results = queue_for(name).add_many(queued)
+        to_send.extend(item for item, send_it in zip(queued, results, strict=True) if send_it)
+    if to_send:
+        with app.producer_or_acquire() as producer:
+            for key, why in to_send:
+                app.send_task(
+                    RECONCILE_TASK, args=[str(key), why.trigger, why.detail], producer=producer
+                )
+    return len(to_send)
+
+
 def send_due(controllers: list[str], *, sweep: bool = True) -> int:
     """Sends the keys whose retry or requeue time has come; with `sweep`, first schedules
     retries of keys whose worker died, and re-sends those whose task was lost."""

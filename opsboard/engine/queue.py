@@ -178,6 +178,18 @@ class WorkQueue:
             )
         )
 
+    def add_many(self, items: list[tuple[Key, Why]]) -> list[bool]:
+        """`add` for many keys in one round trip (the watcher's batches); each result says
+        whether the caller must send a task for that key."""
+        if not items:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for key, why in items:
+            self._scripts["enqueue"](
+                keys=[self.queued, self._lock(key)], args=[str(key), why.dump(), "0"], client=pipe
+            )
+        return [bool(result) for result in pipe.execute()]
+
     def start(self, key: Key, token: str, ttl: float, fallback: Why) -> Why | None:
         """Takes the key's lock; None when another worker holds it (it will run us after)."""
         result = self._scripts["start"](

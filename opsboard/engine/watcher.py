@@ -52,6 +52,7 @@ class Streamed:
 
 
 Enqueue = Callable[..., Any]
+EnqueueMany = Callable[[list[tuple[Key, str, str]]], Any]
 
 
 class Watcher:
@@ -61,11 +62,13 @@ class Watcher:
         kube: ApiKube,
         controllers: Sequence[Controller],
         enqueue: Enqueue,
+        enqueue_many: EnqueueMany | None = None,
         namespaces: Sequence[str] = (),
     ) -> None:
         self.kube = kube
         self.controllers = list(controllers)
         self.enqueue = enqueue
+        self.enqueue_many = enqueue_many  # the batch form of `enqueue`: one round trip
         self.namespaces = list(namespaces)
         kinds = watched_kinds(self.controllers)
         self.kinds = kinds + [k for k in MIRROR_ONLY if k not in kinds]
@@ -130,7 +133,14 @@ class Watcher:
         self._save_versions()
 
     def _enqueue_all(self, changes: list[Change]) -> None:
-        for key, detail in keys_for(changes, self.controllers):
+        keys = keys_for(changes, self.controllers)
+        if self.enqueue_many is not None and len(keys) > 1:
+            try:
+                self.enqueue_many([(key, "event", detail) for key, detail in keys])
+            except Exception:  # Redis down: the resync after it returns catches them up
+                log.warning("Could not queue %d keys", len(keys), exc_info=True)
+            return
+        for key, detail in keys:
             self._enqueue(key, detail)
 
     def _about_primary(self, event: Body) -> bool:

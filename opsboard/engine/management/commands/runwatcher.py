@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from opsboard.engine.cluster import api_kube
-from opsboard.engine.dispatch import reconcile_enqueue
+from opsboard.engine.dispatch import reconcile_enqueue, reconcile_enqueue_many
 from opsboard.engine.leader import LeaseElector
 from opsboard.engine.services import controllers
 from opsboard.engine.watcher import Watcher
@@ -56,6 +56,7 @@ class Command(BaseCommand):
             kube=api_kube(),
             controllers=list(controllers().values()),
             enqueue=reconcile_enqueue,
+            enqueue_many=reconcile_enqueue_many,
             namespaces=settings.WATCH_NAMESPACES,
         )
         writer = threading.Thread(target=watcher.run, name="mirror writer", daemon=True)
