@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -47,7 +48,30 @@ def load_api_client(*, kubeconfig: str = "", pool_size: int = 8) -> client.ApiCl
     else:
         config.load_incluster_config(client_configuration=configuration)
     configuration.connection_pool_maxsize = pool_size
+    _throttle_refresh(configuration)
     return client.ApiClient(configuration)
+
+
+def _throttle_refresh(configuration: client.Configuration, every: float = 1.0) -> None:
+    """The loaders' refresh hook runs before every request; it reloads a token only when
+    it is within minutes of expiring, but re-applies the whole configuration each time
+    (host, proxies from the environment): a fifth of a request's client CPU. Once a
+    second is often enough for a check with minutes of margin."""
+    if configuration.refresh_api_key_hook is None:
+        return
+    state = {"hook": configuration.refresh_api_key_hook, "at": float("-inf")}
+
+    def refresh(config: client.Configuration) -> None:
+        now = time.monotonic()
+        if now - state["at"] >= every:
+            state["at"] = now
+            state["hook"](config)
+            # The kubeconfig loader installs its hook again each time it runs.
+            if config.refresh_api_key_hook is not refresh:
+                state["hook"] = config.refresh_api_key_hook
+                config.refresh_api_key_hook = refresh
+
+    configuration.refresh_api_key_hook = refresh
 
 
 def _now() -> str:
