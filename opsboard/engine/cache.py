@@ -9,14 +9,24 @@ from opsboard.mirror.models import KubeObject
 
 
 class MirrorCache:
+    """One run's view of the mirror. An object read twice in a run (the engine reads the
+    primary for the run log, the controller reads it again) is read from the database once.
+    """
+
+    def __init__(self) -> None:
+        self._got: dict[tuple[str, str, str, str], Body | None] = {}
+
     def get(self, kind: Kind, namespace: str, name: str) -> Body | None:
-        return (
-            KubeObject.objects.filter(
-                api_version=kind.api_version, kind=kind.kind, namespace=namespace, name=name
+        key = (kind.api_version, kind.kind, namespace, name)
+        if key not in self._got:
+            self._got[key] = (
+                KubeObject.objects.filter(
+                    api_version=kind.api_version, kind=kind.kind, namespace=namespace, name=name
+                )
+                .values_list("body", flat=True)
+                .first()
             )
-            .values_list("body", flat=True)
-            .first()
-        )
+        return self._got[key]
 
     def list(
         self, kind: Kind, namespace: str, *, labels: Mapping[str, str] | None = None

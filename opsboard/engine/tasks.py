@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+from typing import Any
+
+from celery import shared_task, signals
+from django.db import connections
 
 from controllers.base import Key
 from opsboard.engine import services, worker
 from opsboard.engine.runlog import reconcile_runs_prune
 
 worker.connect_signals()
+
+
+def _keep_sqlite_connection(**_: Any) -> None:
+    """A pool process keeps its SQLite connection from task to task. Settings close it
+    after each use (CONN_MAX_AGE 0), so each task opened one again: about 1.2 ms of CPU
+    (a file open, two PRAGMAs, Django's SQL functions registered again), as much as two or
+    three of a reconcile's queries. The connection is in autocommit between statements,
+    so it holds no snapshot that would pin the WAL."""
+    for alias in connections:
+        settings_dict = connections[alias].settings_dict
+        if settings_dict["ENGINE"] == "django.db.backends.sqlite3":
+            settings_dict["CONN_MAX_AGE"] = None
+
+
+signals.worker_process_init.connect(
+    _keep_sqlite_connection, weak=False, dispatch_uid="opsboard-keep-sqlite-connection"
+)
 
 
 @shared_task(name="opsboard.engine.tasks.reconcile", acks_late=True)
