@@ -74,6 +74,10 @@ def run_one(name: str, bench: Bench) -> Outcome:
         outcome.data["logs"] = log_tails(bench.workdir, since=wall_start)
         tails = "".join(f"\n--- {path}\n{tail}" for path, tail in outcome.data["logs"].items())
         log(f"{name} could not run:\n{traceback.format_exc()}{tails}")
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (a time limit): say what it was doing
+        tails = log_tails(bench.workdir, since=wall_start)
+        log(f"{name} interrupted;" + "".join(f"\n--- {p}\n{t}" for p, t in tails.items()))
+        raise
     outcome.seconds = time.perf_counter() - start
     # Other work on the machine skews every figure: say how busy it was.
     outcome.data["load_average"] = {"before": load_before, "after": os.getloadavg()[0]}
@@ -96,7 +100,9 @@ def log_tails(workdir: Path, *, since: float, chars: int = 2000) -> dict[str, st
                 continue
             with path.open("rb") as file:
                 file.seek(max(0, path.stat().st_size - chars))
-                tails[str(path.relative_to(workdir))] = file.read().decode(errors="replace")
+                tail = file.read().decode(errors="replace")
+            if tail.strip():
+                tails[str(path.relative_to(workdir))] = tail
         except OSError:
             continue
     return tails

@@ -47,16 +47,18 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], P
         stderr=subprocess.PIPE,
         text=True,
     )
+    outcome = f"did not finish within {RUN_TIMEOUT} s"
     try:
         stdout, stderr = bench.communicate(timeout=RUN_TIMEOUT)
         outcome = f"exited {bench.returncode}"
     except subprocess.TimeoutExpired:
-        # SIGTERM, not SIGKILL: bench unwinds like Ctrl-C and stops every stack's servers.
-        bench.terminate()
-        stdout, stderr = bench.communicate(timeout=60)
-        outcome = f"did not finish within {RUN_TIMEOUT} s"
-    assert bench.returncode == 0 and outcome.startswith("exited"), (
-        f"python -m bench --quick {outcome}\n--- stderr (end)\n{stderr[-6000:]}\n"
+        pass
+    finally:
+        if bench.poll() is None:  # SIGTERM: bench unwinds like Ctrl-C, stops its stacks,
+            bench.terminate()  # and prints the logs of the scenario it was running
+            stdout, stderr = bench.communicate(timeout=60)
+    assert outcome == "exited 0", (
+        f"python -m bench --quick {outcome}\n--- stderr (end)\n{stderr[-8000:]}\n"
         f"--- stdout (end)\n{stdout[-2000:]}"
     )
     return json.loads((out / "results.json").read_text()), out, stdout
@@ -82,7 +84,7 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = pytest.mark.timeout(RUN_TIMEOUT + 120)
 
 
 def test_the_table_names_the_machine_and_every_scenario(results):
