@@ -1,0 +1,23 @@
+"""The BookStore operator (blog.velotio.com/v1alpha1): a book web app and its MongoDB.
+
+Per CR: the app's Deployment and Service, the DB's StatefulSet (a claim per replica) and
+headless Service; raising spec.bookDB.dbSize grows the existing claims.
+"""
+
+from __future__ import annotations
+
+from controllers.base import DEPLOYMENT, POD, PVC, SERVICE, STATEFULSET, Controller
+from controllers.bookstore.desired import BOOKSTORE
+from controllers.bookstore.reconcile import expected_children, reconcile
+
+CONTROLLER = Controller(
+    name="bookstore",
+    primary=BOOKSTORE,
+    # Pods are watched so the engine's cache can list them for status.nodes, and claims for
+    # their size and capacity (status.claims).
+    owns=(DEPLOYMENT, SERVICE, STATEFULSET, POD, PVC),
+    reconcile=reconcile,
+    expected_children=expected_children,
+    size_path="spec.bookApp.replicas",
+    image_path="spec.bookApp.image",
+)

@@ -1,0 +1,197 @@
+"""The BookStore reconcile: the app's Deployment and Service, the DB's StatefulSet and
+headless Service, and the DB's claims grown to spec.bookDB.dbSize."""
+
+from __future__ import annotations
+
+from controllers.apply import ensure_child, now, settle, write_status
+from controllers.base import (
+    DEPLOYMENT,
+    POD,
+    PVC,
+    SERVICE,
+    STATEFULSET,
+    Body,
+    Context,
+    ExpectedChild,
+    PermanentError,
+    Result,
+)
+from controllers.bookstore.desired import (
+    BOOKSTORE,
+    SERVICE_EXACT,
+    app_image,
+    app_labels,
+    app_name,
+    app_replicas,
+    claim_prefix,
+    db_image,
+    db_labels,
+    db_name,
+    db_replicas,
+    db_size,
+    db_statefulset_mutable,
+    desired_app_deployment,
+    desired_app_service,
+    desired_db_service,
+    desired_db_statefulset,
+)
+from controllers.bookstore.quantity import parse_quantity
+from controllers.bookstore.status import compute_status
+from controllers.objects import INVALID_SPEC, Problem, deep_get, is_valid_image, ownership_problem
+
+EXPANSION_FAILED = "VolumeExpansionFailed"
+
+
+def reconcile(ctx: Context) -> Result:
+    namespace, name = ctx.key.namespace, ctx.key.name
+    cr = ctx.cache.get(BOOKSTORE, namespace, name)
+    if cr is None or deep_get(cr, "metadata.deletionTimestamp"):
+        return Result.done()  # gone: the garbage collector removes its children
+    deployment = ctx.cache.get(DEPLOYMENT, namespace, app_name(cr))
+    app_service = ctx.cache.get(SERVICE, namespace, app_name(cr))
+    statefulset = ctx.cache.get(STATEFULSET, namespace, db_name(cr))
+    db_service = ctx.cache.get(SERVICE, namespace, db_name(cr))
+    claims = db_claims(ctx, cr)
+    problem = (
+        spec_problem(cr, claims)
+        or ownership_problem(cr, deployment, kind=DEPLOYMENT.kind)
+        or ownership_problem(cr, app_service, kind=SERVICE.kind)
+        or ownership_problem(cr, statefulset, kind=STATEFULSET.kind)
+        or ownership_problem(cr, db_service, kind=SERVICE.kind)
+    )
+    if problem is None:
+        ensure_child(ctx, DEPLOYMENT, desired_app_deployment(cr), deployment)
+        app_service = ensure_child(
+            ctx, SERVICE, desired_app_service(cr), app_service, exact=SERVICE_EXACT
+        )
+        ensure_child(ctx, SERVICE, desired_db_service(cr), db_service, exact=SERVICE_EXACT)
+        if statefulset is None:
+            ensure_child(ctx, STATEFULSET, desired_db_statefulset(cr), None)
+        else:  # its volumeClaimTemplates are immutable: the claims are grown below instead
+            ensure_child(ctx, STATEFULSET, db_statefulset_mutable(cr), statefulset)
+        claims, problem = expand_claims(ctx, cr, claims, template=statefulset)
+    app_pods = ctx.cache.list(POD, namespace, labels=app_labels(cr))
+    db_pods = ctx.cache.list(POD, namespace, labels=db_labels(cr))
+    status = compute_status(
+        cr,
+        app_pods=app_pods,
+        db_pods=db_pods,
+        app_service=app_service,
+        claims=claims,
+        now=now(),
+        problem=problem,
+    )
+    write_status(ctx, BOOKSTORE, cr, status)
+    if problem is not None and problem[0] in (INVALID_SPEC, EXPANSION_FAILED):
+        raise PermanentError(problem[1])  # the user must change something, which brings us back
+    return settle(ctx, cr, status)
+
+
+def db_claims(ctx: Context, cr: Body) -> list[Body]:
+    """The DB's claims, those of scaled-down replicas included (a StatefulSet keeps them)."""
+    prefix = claim_prefix(cr)
+    return [
+        claim
+        for claim in ctx.cache.list(PVC, cr["metadata"]["namespace"], labels=db_labels(cr))
+        if claim["metadata"]["name"].startswith(prefix)
+        and claim["metadata"]["name"].removeprefix(prefix).isdigit()
+    ]
+
+
+def spec_problem(cr: Body, claims: list[Body]) -> Problem | None:
+    """What the API should have refused (a CRD without validation), and a dbSize smaller
+    than a claim already is: Kubernetes cannot shrink a claim."""
+    for field, image in (
+        ("spec.bookApp.image", app_image(cr)),
+        ("spec.bookDB.image", db_image(cr)),
+    ):
+        if not is_valid_image(image):
+            return INVALID_SPEC, f"{field}: Invalid value: {image!r}: not a valid image reference"
+    for field, size in (
+        ("spec.bookApp.replicas", app_replicas(cr)),
+        ("spec.bookDB.replicas", db_replicas(cr)),
+    ):
+        if size < 0:
+            return (
+                INVALID_SPEC,
+                f"{field}: Invalid value: {size}: must be greater than or equal to 0",
+            )
+    size = db_size(cr)
+    wanted = parse_quantity(size)
+    if wanted is None or wanted <= 0:
+        return INVALID_SPEC, f"spec.bookDB.dbSize: Invalid value: {size!r}: not a storage size"
+    larger = [
+        (c["metadata"]["name"], requested)
+        for c in claims
+        if (requested := deep_get(c, "spec.resources.requests.storage"))
+        and (have := parse_quantity(requested)) is not None
+        and have > wanted
+    ]
+    if larger:
+        biggest = max(larger, key=lambda item: parse_quantity(item[1]) or 0)[1]
+        names = ", ".join(f"{n} ({r})" for n, r in sorted(larger))
+        return INVALID_SPEC, (
+            f"spec.bookDB.dbSize: Invalid value: {size!r}: smaller than the claims {names}; "
+            f"Kubernetes cannot shrink a PersistentVolumeClaim: set it to {biggest} or more"
+        )
+    return None
+
+
+def expand_claims(
+    ctx: Context, cr: Body, claims: list[Body], *, template: Body | None
+) -> tuple[list[Body], Problem | None]:
+    """Raise each claim smaller than dbSize to it (the cluster grows the volume, the file
+    system follows when the pod mounts it again). Returns the claims as they now are."""
+    size = db_size(cr)
+    wanted = parse_quantity(size)
+    grown: list[tuple[str, str]] = []
+    out: list[Body] = []
+    for claim in claims:
+        meta = claim["metadata"]
+        requested = deep_get(claim, "spec.resources.requests.storage")
+        have = parse_quantity(requested)
+        if have is None or wanted is None or have >= wanted or meta.get("deletionTimestamp"):
+            out.append(claim)
+            continue
+        try:
+            claim = ctx.kube.patch(
+                PVC,
+                meta["namespace"],
+                meta["name"],
+                {"spec": {"resources": {"requests": {"storage": size}}}},
+                resource_version=meta["resourceVersion"],
+            )
+        except PermanentError as exc:  # 403: its StorageClass does not allow expansion
+            return claims, (
+                EXPANSION_FAILED,
+                f"Could not grow PersistentVolumeClaim {meta['name']} to {size}: {exc}",
+            )
+        ctx.report.action(f"Expanded PersistentVolumeClaim {meta['name']} {requested}→{size}")
+        grown.append((meta["name"], str(requested)))
+        out.append(claim)
+    if grown:
+        kept = deep_get(template, "spec.volumeClaimTemplates", [{}])[0]
+        kept_size = deep_get(kept, "spec.resources.requests.storage")
+        note = (
+            f" StatefulSet {db_name(cr)} keeps {kept_size} in its volumeClaimTemplates "
+            "(immutable): claims of new replicas are grown the same way."
+            if kept_size and kept_size != size
+            else ""
+        )
+        names = ", ".join(f"{n} ({r})" for n, r in grown)
+        ctx.report.event(
+            "Normal",
+            "ExpandingVolumes",
+            f"Requested {size} for PersistentVolumeClaims {names}; the file system grows "
+            f"when the pod using each claim starts again.{note}",
+        )
+    return out, None
+
+
+def expected_children(cr: Body) -> list[ExpectedChild]:
+    return [
+        ExpectedChild(DEPLOYMENT, app_name(cr)),
+        ExpectedChild(SERVICE, app_name(cr)),
+        ExpectedChild(STATEFULSET, db_name(cr)),
+        ExpectedChild(SERVICE, db_name(cr)),
+    ]

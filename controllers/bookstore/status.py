@@ -1,0 +1,144 @@
+"""The BookStore CR's status, told from its pods, its Service and its DB claims (pure)."""
+
+from __future__ import annotations
+
+from controllers.base import Body
+from controllers.bookstore.desired import (
+    app_image,
+    app_labels,
+    app_name,
+    app_replicas,
+    db_image,
+    db_labels,
+    db_name,
+    db_replicas,
+)
+from controllers.bookstore.quantity import parse_quantity
+from controllers.objects import Problem, deep_get, find_condition, set_condition, workload_status
+
+RESIZE_CONDITIONS = ("FileSystemResizePending", "Resizing")
+
+
+def claim_status(claim: Body) -> Body:
+    """One DB claim as the CR reports it: what was asked, what the volume has, and its state
+    (Bound, Pending, or the resize step it waits on)."""
+    state = deep_get(claim, "status.phase") or "Pending"
+    for type_ in RESIZE_CONDITIONS:
+        condition = find_condition(deep_get(claim, "status.conditions"), type_)
+        if condition is not None and condition.get("status") == "True":
+            state = type_
+            break
+    entry: Body = {
+        "name": claim["metadata"]["name"],
+        "requested": deep_get(claim, "spec.resources.requests.storage"),
+        "state": state,
+    }
+    if capacity := deep_get(claim, "status.capacity.storage"):
+        entry["capacity"] = capacity
+    return entry
+
+
+def resizing(claims: list[Body]) -> list[Body]:
+    """The claims whose volume has less than they request: a resize under way."""
+    out = []
+    for claim in claims:
+        entry = claim_status(claim)
+        want, have = parse_quantity(entry["requested"]), parse_quantity(entry.get("capacity"))
+        if want is not None and have is not None and have < want:
+            out.append(entry)
+    return out
+
+
+def compute_status(
+    cr: Body,
+    *,
+    app_pods: list[Body],
+    db_pods: list[Body],
+    app_service: Body | None,
+    claims: list[Body],
+    now: str,
+    problem: Problem | None = None,
+) -> Body:
+    """Available when the app and the DB have all their pods ready; Progressing while either
+    scales or rolls out, or while a claim grows; Degraded when pods cannot start or the CR
+    cannot be served as asked (`problem`)."""
+    fresh = {"metadata": cr["metadata"]}  # each part's conditions, told from scratch
+    app = workload_status(
+        fresh,
+        pods=app_pods,
+        size=app_replicas(cr),
+        image=app_image(cr),
+        labels=app_labels(cr),
+        now=now,
+    )
+    db = workload_status(
+        fresh,
+        pods=db_pods,
+        size=db_replicas(cr),
+        image=db_image(cr),
+        labels=db_labels(cr),
+        now=now,
+    )
+    parts = (("App", app), ("DB", db))
+
+    def part(type_: str, prefix: str, view: Body) -> Body:
+        condition = find_condition(view["conditions"], type_)
+        assert condition is not None
+        return {**condition, "message": f"{prefix}: {condition['message']}"}
+
+    def verdict(type_: str, *, bad: str) -> tuple[bool, str, str]:
+        """(status, reason, message): the first part whose status is `bad` gives the reason."""
+        each = [part(type_, prefix, view) for prefix, view in parts]
+        worst = [c for c in each if c["status"] == bad]
+        chosen = worst or each
+        truth = (worst[0]["status"] if worst else each[0]["status"]) == "True"
+        return truth, chosen[0]["reason"], "; ".join(c["message"] for c in chosen)
+
+    available = verdict("Available", bad="False")
+    progressing = verdict("Progressing", bad="True")
+    degraded = verdict("Degraded", bad="True")
+    growing = resizing(claims)
+    if growing and not progressing[0]:
+        names = ", ".join(f"{c['name']} {c.get('capacity')}→{c['requested']}" for c in growing)
+        pending = any(c["state"] == "FileSystemResizePending" for c in growing)
+        step = (
+            "the file system grows when the pod using it starts again "
+            "(FileSystemResizePending: restart the DB pods to finish)"
+            if pending
+            else "the volume is being resized"
+        )
+        progressing = (True, "VolumeResizing", f"Claims growing: {names}; {step}")
+    if problem is not None:
+        degraded = (True, *problem)
+
+    generation = int(deep_get(cr, "metadata.generation", 0))
+    conditions: list[Body] = deep_get(cr, "status.conditions", [])
+    for type_, (truth, reason, message) in (
+        ("Available", available),
+        ("Progressing", progressing),
+        ("Degraded", degraded),
+    ):
+        conditions = set_condition(
+            conditions,
+            type_=type_,
+            status=truth,
+            reason=reason,
+            message=message,
+            observed_generation=generation,
+            now=now,
+        )
+    status: Body = {
+        "nodes": sorted([*app["nodes"], *db["nodes"]]),
+        "readyReplicas": app["readyReplicas"],
+        "dbReadyReplicas": db["readyReplicas"],
+        "selector": app["selector"],
+        "serviceName": app_name(cr),
+        "dbServiceName": db_name(cr),
+        "claims": sorted((claim_status(c) for c in claims), key=lambda c: c["name"]),
+        "observedGeneration": generation,
+        "conditions": conditions,
+    }
+    ports = deep_get(app_service, "spec.ports", [])
+    if ports and ports[0].get("nodePort") is not None:
+        status["nodePort"] = ports[0]["nodePort"]
+    return status
