@@ -13,6 +13,10 @@ def webserver(name: str = "webserver-sample", **spec: Any) -> dict[str, Any]:
     return _cr("my.domain/v1", "WebServer", name, spec)
 
 
+def bookstore(name: str = "bookstore-sample", **spec: Any) -> dict[str, Any]:
+    return _cr("blog.velotio.com/v1alpha1", "BookStore", name, spec)
+
+
 def _cr(api_version: str, kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": api_version,

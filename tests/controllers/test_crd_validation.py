@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from controllers.base import Kind, PermanentError
+from controllers.bookstore.desired import BOOKSTORE
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from controllers.webserver.desired import WEBSERVER
@@ -60,7 +61,7 @@ def test_a_missing_image_is_accepted_and_defaults_fill_the_spec(
 def test_the_samples_are_accepted_as_they_are(kube: ApiKube, namespace: str) -> None:
     for path in SAMPLE_FILES:
         for doc in load(path):
-            kind = MEMCACHED if doc["kind"] == MEMCACHED.kind else WEBSERVER
+            kind = {k.kind: k for k in (MEMCACHED, WEBSERVER, BOOKSTORE)}[doc["kind"]]
             doc["metadata"]["namespace"] = namespace
             created = kube.create(kind, doc)
             assert created["spec"].items() >= doc["spec"].items()

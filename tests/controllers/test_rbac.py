@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from controllers import memcached, webserver
-from controllers.base import EVENT, Kind
+from controllers import bookstore, memcached, webserver
+from controllers.base import EVENT, PVC, Kind
 from opsboard.engine.watcher import MIRROR_ONLY
+from tests.controllers.builders import bookstore as bookstore_cr
 from tests.controllers.builders import memcached as memcached_cr
 from tests.controllers.builders import webserver as webserver_cr
 from tests.controllers.manifests import K8S, Grant, grants, load
 
-CONTROLLERS = [(memcached.CONTROLLER, memcached_cr()), (webserver.CONTROLLER, webserver_cr())]
+CONTROLLERS = [
+    (memcached.CONTROLLER, memcached_cr()),
+    (webserver.CONTROLLER, webserver_cr()),
+    (bookstore.CONTROLLER, bookstore_cr()),
+]
 
 
 def _on(kind: Kind, *verbs: str, subresource: str = "") -> set[Grant]:
@@ -27,6 +32,7 @@ def _needed_by_the_code() -> set[Grant]:
         for child in controller.expected_children(sample):
             needed |= _on(child.kind, "create", "patch")  # ensure_child: create, or patch drift
         needed |= _on(controller.primary, "patch", subresource="status")  # write_status
+    needed |= _on(PVC, "patch")  # bookstore's expand_claims: a bigger dbSize grows the claims
     return needed
 
 
