@@ -1,0 +1,78 @@
+"""The dashboard shows a BookStore with no UI code: list, detail with status.nodes, and a
+patch form bound to the app's replicas and image (nested spec paths)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from controllers.bookstore.desired import BOOKSTORE
+from opsboard.dashboard.kinds import all_kinds
+from tests.dashboard.mirror_factory import mirror_object, running_pod
+
+pytestmark = pytest.mark.django_db
+SPEC = {
+    "bookApp": {"image": "shop/app:1.0", "replicas": 2},
+    "bookDB": {"image": "mongo:7.0", "replicas": 1, "dbSize": "2Gi"},
+}
+
+
+@pytest.fixture
+def with_bookstore(settings: Any) -> Iterator[None]:
+    settings.OPSBOARD_CONTROLLERS = [*settings.OPSBOARD_CONTROLLERS, "controllers.bookstore"]
+    all_kinds.cache_clear()
+    yield
+    all_kinds.cache_clear()
+
+
+def _mirror_shop() -> None:
+    nodes = ["shop-app-5d9c7-abcde", "shop-app-5d9c7-fghij", "shop-db-0"]
+    cr = mirror_object(
+        "BookStore",
+        "shop",
+        api_version=BOOKSTORE.api_version,
+        spec=SPEC,
+        status={"nodes": nodes, "readyReplicas": 2, "dbReadyReplicas": 1},
+        health="Available",
+    )
+    for name in nodes:
+        running_pod(name, owner=cr, labels={"app.kubernetes.io/instance": "shop"})
+
+
+def test_the_list_shows_bookstores_with_their_printer_columns(
+    with_bookstore: None, operator_client: Client
+) -> None:
+    _mirror_shop()
+    assert 'href="/k/bookstore/"' in operator_client.get("/").content.decode()
+    page = operator_client.get("/k/bookstore/")
+    assert page.status_code == 200
+    assert [row.cr.name for row in page.context["page"]] == ["shop"]
+    html = page.content.decode()
+    for text in ("DB Size", "2Gi", "shop/app:1.0"):
+        assert text in html
+
+
+def test_the_detail_lists_app_and_db_pods_and_patches_the_apps_replicas_and_image(
+    with_bookstore: None, operator_client: Client
+) -> None:
+    _mirror_shop()
+    page = operator_client.get("/k/bookstore/default/shop/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    for pod in ("shop-app-5d9c7-abcde", "shop-db-0"):
+        assert pod in html
+    assert 'name="size"' in html and 'value="2"' in html
+    assert 'name="image"' in html and 'value="shop/app:1.0"' in html
+
+
+def test_the_patch_form_takes_its_bounds_from_the_nested_schema(
+    with_bookstore: None, operator_client: Client
+) -> None:
+    _mirror_shop()
+    html = operator_client.post(
+        "/k/bookstore/default/shop/patch/", {"size": "101"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "less than or equal to 100" in html

@@ -1,0 +1,86 @@
+"""Every API call the engine makes running the BookStore operator is one the RBAC grants:
+creating the app and its DB, growing the DB's claims, restoring a deleted child.
+
+kubesim's request log names each call's verb and resource; the test's own calls carry a
+user agent of their own and are left out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controllers.base import PVC, SERVICE
+from controllers.bookstore.desired import BOOKSTORE
+from controllers.kube import ApiKube
+from controllers.objects import deep_get, find_condition
+from tests.controllers.cluster import wait_until
+from tests.controllers.manifests import K8S, grants, load
+from tests.fixtures.celery import EngineProcesses
+
+pytestmark = [pytest.mark.kubesim_only, pytest.mark.django_db(transaction=True)]
+TEST_AGENT = "opsboard-tests/rbac-bookstore"
+
+
+def _group(path: str) -> str:
+    parts = path.split("?")[0].strip("/").split("/")
+    return parts[1] if parts[0] == "apis" else ""
+
+
+def _resource(resource: str, subresource: str) -> str:
+    plural = resource.split(".", 1)[0]  # kubesim names it kubectl-style: "deployments.apps"
+    return f"{plural}/{subresource}" if subresource else plural
+
+
+def _available(kube: ApiKube, namespace: str) -> bool:
+    cr = kube.get(BOOKSTORE, namespace, "shop")
+    condition = find_condition(deep_get(cr, "status.conditions"), "Available") or {}
+    return condition.get("status") == "True"
+
+
+@pytest.fixture
+def tagged_client(kube_api_client: Any, kubesim_server: Any, operator_crds: None) -> Any:
+    """The test's own client, told apart by its user agent from before the engine starts."""
+    kube_api_client.user_agent = TEST_AGENT
+    kubesim_server.clear_request_log()
+    return kube_api_client
+
+
+def test_the_bookstore_operator_uses_only_what_the_rbac_grants(
+    tagged_client: Any, engine: EngineProcesses, kube: ApiKube, namespace: str, kubesim_server: Any
+) -> None:
+    engine.controllers = "controllers.bookstore"
+    engine.start_worker(concurrency=2)
+    engine.start_watcher()
+    body = {
+        "apiVersion": BOOKSTORE.api_version,
+        "kind": BOOKSTORE.kind,
+        "metadata": {"name": "shop", "namespace": namespace},
+        "spec": {"bookDB": {"dbSize": "1Gi"}},
+    }
+    kube.create(BOOKSTORE, body)
+    wait_until(lambda: _available(kube, namespace), timeout=60, what="BookStore Available")
+    kube.patch(BOOKSTORE, namespace, "shop", {"spec": {"bookDB": {"dbSize": "2Gi"}}})
+    wait_until(
+        lambda: (
+            deep_get(kube.get(PVC, namespace, "data-shop-db-0"), "spec.resources.requests.storage")
+            == "2Gi"
+        ),
+        what="the claim grown",
+    )
+    kube.delete(SERVICE, namespace, "shop-db")
+    wait_until(lambda: kube.get(SERVICE, namespace, "shop-db"), what="DB Service restored")
+
+    [role] = load(K8S / "rbac" / "role.yaml")
+    [leases] = load(K8S / "rbac" / "leader_election_role.yaml")
+    granted = grants(role["rules"]) | grants(leases["rules"])
+    calls = [r for r in kubesim_server.request_log() if r.user_agent != TEST_AGENT]
+    used = {(_group(r.path), _resource(r.resource, r.subresource), r.verb) for r in calls}
+    assert {
+        ("apps", "statefulsets", "create"),
+        ("", "persistentvolumeclaims", "patch"),
+        ("blog.velotio.com", "bookstores/status", "patch"),
+        ("", "services", "create"),
+    } <= used
+    assert used - granted == set(), sorted(used)
