@@ -141,6 +141,7 @@ _INT64 = {
 }
 
 
+@functools.cache
 def _go_type(type_name: str, field: str = "") -> str:
     if m := _LIST.match(type_name):
         return "[]" + _go_type(m.group(1))
@@ -155,24 +156,48 @@ def _go_type(type_name: str, field: str = "") -> str:
     )
 
 
+_PRIMITIVE_OK = {
+    "str": lambda v: isinstance(v, str),
+    "datetime": lambda v: isinstance(v, str),
+    "bytes": lambda v: isinstance(v, str),
+    "bool": lambda v: isinstance(v, bool),
+    "int": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
+    "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+}
+_LIST_OF, _DICT_OF, _MODEL, _PRIMITIVE, _ANY = range(5)
+
+
+@functools.cache
+def _shape(type_name: str) -> tuple[int, str]:
+    """What a type name stands for, worked out once per name: objects are walked for
+    every write, and the regular expressions were most of that walk's time."""
+    if m := _LIST.match(type_name):
+        return _LIST_OF, m.group(1)
+    if m := _DICT.match(type_name):
+        return _DICT_OF, m.group(1)
+    if type_name in _PRIMITIVE_OK:
+        return _PRIMITIVE, type_name
+    if type_name[:1].isupper():
+        return _MODEL, type_name
+    return _ANY, type_name  # "object": int-or-string, raw JSON
+
+
 def _check(type_name: str, value: Any, struct: str, path: str) -> None:
-    ok = {
-        "str": isinstance(value, str),
-        "datetime": isinstance(value, str),
-        "bytes": isinstance(value, str),
-        "bool": isinstance(value, bool),
-        "int": (isinstance(value, int) and not isinstance(value, bool))
-        or (isinstance(value, float) and value.is_integer()),
-        "float": isinstance(value, (int, float)) and not isinstance(value, bool),
-    }.get(type_name)
-    if ok is None:  # a container or a model
-        if _LIST.match(type_name):
-            ok = isinstance(value, list)
-        elif _DICT.match(type_name) or type_name[:1].isupper():
-            ok = isinstance(value, dict)
-        else:
-            ok = True  # "object": int-or-string, raw JSON
-    if not ok and value is not None:
+    if value is None:
+        return
+    shape, _ = _shape(type_name)
+    if shape == _PRIMITIVE:
+        ok = _PRIMITIVE_OK[type_name](value)
+    elif shape == _LIST_OF:
+        ok = isinstance(value, list)
+    elif shape == _ANY:
+        ok = True
+    else:
+        ok = isinstance(value, dict)
+    if not ok:
         field = path.rpartition(".")[2]
         raise TypeMismatch(_json_kind(value), struct, path, _go_type(type_name, field))
 
@@ -180,22 +205,23 @@ def _check(type_name: str, value: Any, struct: str, path: str) -> None:
 def _walk(
     type_name: str, value: Any, path: str, struct: str, unknown: list[str], go_path: str = ""
 ) -> None:
-    if m := _LIST.match(type_name):
+    shape, inner = _shape(type_name)
+    if shape == _LIST_OF:
         if isinstance(value, list):
             for i, item in enumerate(value):
-                _check(m.group(1), item, struct, go_path)
-                _walk(m.group(1), item, f"{path}[{i}]", struct, unknown, go_path)
+                _check(inner, item, struct, go_path)
+                _walk(inner, item, f"{path}[{i}]", struct, unknown, go_path)
         return
-    if m := _DICT.match(type_name):
+    if shape == _DICT_OF:
         if isinstance(value, dict):
             for key, item in value.items():
-                _check(m.group(1), item, struct, go_path)
-                _walk(m.group(1), item, f"{path}[{key}]", struct, unknown, go_path)
+                _check(inner, item, struct, go_path)
+                _walk(inner, item, f"{path}[{key}]", struct, unknown, go_path)
         return
-    if not isinstance(value, dict):
+    if shape != _MODEL or not isinstance(value, dict):
         return
-    fields = _fields(type_name) if type_name[:1].isupper() else None
-    if fields is None:  # a primitive, "object" (int-or-string, raw JSON), or not a model
+    fields = _fields(type_name)
+    if fields is None:  # not a model of the client
         return
     struct = _go_type(type_name)[3:]
     for key in list(value):
