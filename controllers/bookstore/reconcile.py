@@ -72,6 +72,8 @@ def reconcile(ctx: Context) -> Result:
         claims, problem = expand_claims(ctx, cr, claims, template=statefulset)
     app_pods = ctx.cache.list(POD, namespace, labels=app_labels(cr))
     db_pods = ctx.cache.list(POD, namespace, labels=db_labels(cr))
+    if problem is None and statefulset is not None:
+        db_pods = replace_stuck_pods(ctx, statefulset, db_pods)
     status = compute_status(
         cr,
         app_pods=app_pods,
@@ -85,6 +87,38 @@ def reconcile(ctx: Context) -> Result:
     if problem is not None and problem[0] in (INVALID_SPEC, EXPANSION_FAILED):
         raise PermanentError(problem[1])  # the user must change something, which brings us back
     return settle(ctx, cr, status)
+
+
+REVISION_LABEL = "controller-revision-hash"
+STUCK = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CrashLoopBackOff")
+
+
+def replace_stuck_pods(ctx: Context, statefulset: Body, pods: list[Body]) -> list[Body]:
+    """Delete DB pods of an old revision that can never become ready (an image that cannot be
+    pulled, a crash loop): a StatefulSet's rolling update waits for every pod to be ready, so
+    after a bad image is fixed it would wait forever (Kubernetes' "forced rollback": the
+    StatefulSet re-creates the pod from the new template). Healthy pods are never touched."""
+    revision = deep_get(statefulset, "status.updateRevision")
+    if not revision:
+        return pods
+    kept = []
+    for pod in pods:
+        meta = pod["metadata"]
+        waiting = {
+            deep_get(c, "state.waiting.reason")
+            for c in deep_get(pod, "status.containerStatuses", [])
+        }
+        old = (meta.get("labels") or {}).get(REVISION_LABEL) not in (None, revision)
+        if old and waiting & set(STUCK) and not meta.get("deletionTimestamp"):
+            ctx.kube.delete(POD, meta["namespace"], meta["name"])
+            reason = sorted(waiting & set(STUCK))[0]
+            ctx.report.action(
+                f"Deleted Pod {meta['name']}: stuck ({reason}) on an old revision; "
+                f"StatefulSet {statefulset['metadata']['name']} re-creates it from the new one"
+            )
+            continue
+        kept.append(pod)
+    return kept
 
 
 def db_claims(ctx: Context, cr: Body) -> list[Body]:

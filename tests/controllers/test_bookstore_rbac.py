@@ -33,10 +33,13 @@ def _resource(resource: str, subresource: str) -> str:
     return f"{plural}/{subresource}" if subresource else plural
 
 
-def _available(kube: ApiKube, namespace: str) -> bool:
+def _condition(kube: ApiKube, namespace: str, type_: str) -> str | None:
     cr = kube.get(BOOKSTORE, namespace, "shop")
-    condition = find_condition(deep_get(cr, "status.conditions"), "Available") or {}
-    return condition.get("status") == "True"
+    return (find_condition(deep_get(cr, "status.conditions"), type_) or {}).get("status")
+
+
+def _available(kube: ApiKube, namespace: str) -> bool:
+    return _condition(kube, namespace, "Available") == "True"
 
 
 @pytest.fixture
@@ -71,6 +74,14 @@ def test_the_bookstore_operator_uses_only_what_the_rbac_grants(
     )
     kube.delete(SERVICE, namespace, "shop-db")
     wait_until(lambda: kube.get(SERVICE, namespace, "shop-db"), what="DB Service restored")
+    # A DB image that cannot be pulled, then fixed: the stuck pod is deleted (forced rollback).
+    kube.patch(
+        BOOKSTORE, namespace, "shop", {"spec": {"bookDB": {"image": "mongo:does-not-exist"}}}
+    )
+    wait_until(lambda: _condition(kube, namespace, "Degraded") == "True", what="Degraded")
+    kube.patch(BOOKSTORE, namespace, "shop", {"spec": {"bookDB": {"image": "mongo:7.0"}}})
+    wait_until(lambda: _condition(kube, namespace, "Degraded") == "False", timeout=60,
+               what="Degraded=False again")  # fmt: skip
 
     [role] = load(K8S / "rbac" / "role.yaml")
     [leases] = load(K8S / "rbac" / "leader_election_role.yaml")
@@ -82,5 +93,6 @@ def test_the_bookstore_operator_uses_only_what_the_rbac_grants(
         ("", "persistentvolumeclaims", "patch"),
         ("blog.velotio.com", "bookstores/status", "patch"),
         ("", "services", "create"),
+        ("", "pods", "delete"),
     } <= used
     assert used - granted == set(), sorted(used)

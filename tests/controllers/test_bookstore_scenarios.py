@@ -7,6 +7,7 @@ OPSBOARD_TEST_KUBECONFIG (whose default StorageClass must allow volume expansion
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -34,6 +35,7 @@ from tests.controllers.cluster import (
     list_objects,
     wait_until,
 )
+from tests.controllers.runs import actions_since
 from tests.fixtures.celery import EngineProcesses
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("bookstore_engine")]
@@ -343,3 +345,33 @@ def _expansion_refused(kube: ApiKube, namespace: str, class_name: str) -> None:
                 report=RecordingReporter(),
             )
         )
+
+
+def test_a_db_image_that_does_not_exist_is_degraded_once_with_a_warning(
+    kube: ApiKube, namespace: str
+) -> None:
+    _create(kube, namespace, "shop", bookDB={"image": "mongo:does-not-exist"})
+
+    def degraded() -> dict[str, Any] | None:
+        cr = kube.get(BOOKSTORE, namespace, "shop")
+        return cr if _condition(cr, "Degraded").get("reason") == "ImagePullFailed" else None
+
+    cr = wait_until(degraded, what="Degraded=True, ImagePullFailed")
+    assert _condition(cr, "Degraded")["message"].startswith("DB: Image mongo:does-not-exist")
+    assert _condition(cr, "Available")["status"] == "False"
+    warnings = wait_until(
+        lambda: [
+            e
+            for e in list_objects(kube, EVENT, namespace)
+            if e["involvedObject"].get("kind") == "BookStore" and e["reason"] == "ImagePullFailed"
+        ],
+        what="a Warning Event on the CR",
+    )
+    assert warnings[0]["type"] == "Warning"
+    # Fixed, it comes back: the StatefulSet's rolling update would wait for ever on the pod
+    # that never became ready, so the operator deletes it (Kubernetes' forced rollback).
+    since = datetime.now(UTC)
+    kube.patch(BOOKSTORE, namespace, "shop", {"spec": {"bookDB": {"image": "mongo:7.0"}}})
+    _wait_settled(kube, namespace, "shop", 1, 1)
+    actions = actions_since(Key(CONTROLLER.name, namespace, "shop"), since)
+    assert any(a.startswith("Deleted Pod shop-db-0: stuck (") for a in actions), actions

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controllers import bookstore, memcached, webserver
-from controllers.base import EVENT, PVC, Kind
+from controllers.base import EVENT, POD, PVC, Kind
 from opsboard.engine.watcher import MIRROR_ONLY
 from tests.controllers.builders import bookstore as bookstore_cr
 from tests.controllers.builders import memcached as memcached_cr
@@ -33,6 +33,7 @@ def _needed_by_the_code() -> set[Grant]:
             needed |= _on(child.kind, "create", "patch")  # ensure_child: create, or patch drift
         needed |= _on(controller.primary, "patch", subresource="status")  # write_status
     needed |= _on(PVC, "patch")  # bookstore's expand_claims: a bigger dbSize grows the claims
+    needed |= _on(POD, "delete")  # bookstore's replace_stuck_pods: the forced rollback
     return needed
 
 
