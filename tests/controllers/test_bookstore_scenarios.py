@@ -35,6 +35,7 @@ from tests.controllers.cluster import (
     list_objects,
     wait_until,
 )
+from tests.controllers.manifests import K8S
 from tests.controllers.runs import actions_since
 from tests.fixtures.celery import EngineProcesses
 
@@ -375,3 +376,17 @@ def test_a_db_image_that_does_not_exist_is_degraded_once_with_a_warning(
     _wait_settled(kube, namespace, "shop", 1, 1)
     actions = actions_since(Key(CONTROLLER.name, namespace, "shop"), since)
     assert any(a.startswith("Deleted Pod shop-db-0: stuck (") for a in actions), actions
+
+
+def test_the_sample_applied_with_kubectl_settles(
+    kube: ApiKube, namespace: str, kubesim_server: Any
+) -> None:
+    applied = kubectl(
+        kubesim_server.kubeconfig_path,
+        "apply", "-n", namespace, "-f", str(K8S / "samples" / "blog_v1alpha1_bookstore.yaml"),
+    )  # fmt: skip
+    assert applied.returncode == 0, applied.stderr
+    cr = _wait_settled(kube, namespace, "bookstore-sample", 2, 1)
+    assert cr["status"]["claims"][0]["capacity"] == "2Gi"
+    listed = kubectl(kubesim_server.kubeconfig_path, "get", "opsboard", "-n", namespace)
+    assert "bookstore-sample" in listed.stdout and "2Gi" in listed.stdout
