@@ -13,6 +13,15 @@ import urllib.request
 from typing import Any
 
 
+def _resource_arg(text: str) -> tuple[str, str]:
+    name, sep, quantity = text.partition("=")
+    if not sep or "/" not in name or not quantity:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=QUANTITY, e.g. example.com/accel=2: {text!r}"
+        )
+    return name, quantity
+
+
 def _serve(args: argparse.Namespace) -> int:
     from kubesim.server import KubeSim
 
@@ -24,6 +33,7 @@ def _serve(args: argparse.Namespace) -> int:
         nodes=args.nodes,
         pod_start_delay=args.pod_start_delay,
         cluster=not args.no_cluster,
+        cluster_options={"node_resources": dict(args.node_resource)},
     )
     sim.start()
     if args.kubeconfig_out:
@@ -107,6 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--nodes", type=int, default=3)
     serve.add_argument("--pod-start-delay", type=float, default=0.2)
     serve.add_argument("--seed", type=int, default=None)
+    serve.add_argument(
+        "--node-resource",
+        action="append",
+        default=[],
+        type=_resource_arg,
+        metavar="NAME=QUANTITY",
+        help="an extended resource every node advertises, e.g. example.com/accel=2 (repeatable)",
+    )
     serve.add_argument(
         "--no-cluster",
         action="store_true",

@@ -33,6 +33,8 @@ class ClusterOptions:
     image_backoff: float = 10.0
     # How long an Event lives after its last update (kube-apiserver's --event-ttl).
     event_ttl: float = 3600.0
+    # Extended resources every node advertises, as a device plugin would: {"example.com/accel": "2"}.
+    node_resources: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def coerce(cls, options: Any) -> ClusterOptions:
@@ -48,6 +50,7 @@ class ClusterOptions:
             k: getattr(defaults, k) if v is None and k != "seed" else v for k, v in values.items()
         }
         values["missing_images"] = list(values["missing_images"])
+        values["node_resources"] = dict(values["node_resources"])
         return cls(**values)
 
 

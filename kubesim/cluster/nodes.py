@@ -59,10 +59,17 @@ def new_node(index: int) -> Obj:
     }
 
 
-def node_status(node: Obj, *, ready: bool, max_pods: int = 110) -> Obj:
+def node_status(
+    node: Obj, *, ready: bool, max_pods: int = 110, extended: dict[str, str] | None = None
+) -> Obj:
+    """`extended`: resources a device plugin advertises. Those already in the node's status
+    (advertised through the API, as the Kubernetes docs show) are kept, as a kubelet does."""
     name, index = node["metadata"]["name"], node_index(node["metadata"]["name"])
     capacity = {"cpu": "4", "ephemeral-storage": "102400000Ki", "hugepages-2Mi": "0"}
     capacity |= {"memory": "8148340Ki", "pods": str(max_pods)}
+    advertised = (node.get("status") or {}).get("capacity") or {}
+    capacity |= {k: v for k, v in advertised.items() if is_extended_resource(k)}
+    capacity |= extended or {}
     stamp = names.rfc3339()
     conditions = list(node.get("status", {}).get("conditions") or [])
     for type_, reason, message in _HEALTHY:
@@ -94,7 +101,7 @@ def node_status(node: Obj, *, ready: bool, max_pods: int = 110) -> Obj:
     uid = hashlib.sha256(name.encode()).hexdigest()
     return {
         "capacity": capacity,
-        "allocatable": capacity,
+        "allocatable": dict(capacity),
         "conditions": conditions,
         "addresses": [
             {"type": "InternalIP", "address": f"172.18.0.{index + 1}"},
@@ -226,7 +233,12 @@ class NodeController(Controller):
     def _write_status(self, node: Obj, *, ready: bool) -> Obj:
         self._reported[node["metadata"]["name"]] = time.monotonic()
         body = copy.deepcopy(node)
-        body["status"] = node_status(node, ready=ready, max_pods=self.ctx.options.max_pods)
+        body["status"] = node_status(
+            node,
+            ready=ready,
+            max_pods=self.ctx.options.max_pods,
+            extended=self.ctx.options.node_resources,
+        )
         return self.ctx.api.update("nodes", body, subresource="status")
 
     def _set_taints(self, node: Obj, ready: bool) -> None:
@@ -367,6 +379,12 @@ def toleration_seconds(pod: Obj, taint: Obj) -> float | None:
     if any(limit is None for limit in limits):
         return None
     return float(max(0, min(limits)))
+
+
+def is_extended_resource(name: str) -> bool:
+    """A domain-prefixed resource outside kubernetes.io (v1helper.IsExtendedResourceName)."""
+    domain = name.split("/", 1)[0] if "/" in name else ""
+    return bool(domain) and not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
 
 
 def cordoned(node: Obj) -> bool:

@@ -9,6 +9,7 @@ from decimal import Decimal
 from kubesim.cluster.api import is_status_error
 from kubesim.cluster.cache import controller_uid
 from kubesim.cluster.controller import Context, Controller, Key, Obj, Watch, is_deleting, key_of
+from kubesim.cluster.nodes import is_extended_resource
 from kubesim.cluster.quantity import parse_quantity
 from kubesim.cluster.selectors import (
     labels_of,
@@ -41,6 +42,9 @@ class Scheduler(Controller):
             self.enqueue(key_of(new))
         elif new is None and old is not None:
             self.unschedulable.discard(key_of(old))
+        if _frees_resources(old, new):
+            # As the scheduler's AssignedPodDelete event: what it held may fit a waiting pod.
+            self._node_changed(old, new)
 
     def _node_changed(self, old: Obj | None, new: Obj | None) -> None:
         """A node (or a claim) that appears or changes may fit a pod that fitted nowhere."""
@@ -191,6 +195,11 @@ def unfit_reason(pod: Obj, node: Obj, pod_count: int, pods_on_node: list[Obj]) -
         used = sum(requests(p).get(resource, 0) for p in pods_on_node if _occupies(p))
         if used + wanted[resource] > parse_quantity(allocatable[resource]):
             return f"Insufficient {resource}"
+    # Extended resources (devices) cannot be overcommitted: a node without them has none.
+    for resource in sorted(r for r in wanted if wanted[r] and is_extended_resource(r)):
+        used = sum(requests(p).get(resource, 0) for p in pods_on_node if _occupies(p))
+        if used + wanted[resource] > parse_quantity(allocatable.get(resource, "0")):
+            return f"Insufficient {resource}"
     return None
 
 
@@ -205,6 +214,13 @@ def requests(pod: Obj) -> dict[str, Decimal]:
         for resource, value in ((container.get("resources") or {}).get("requests") or {}).items():
             total[resource] = max(total.get(resource, Decimal(0)), parse_quantity(value))
     return total
+
+
+def _frees_resources(old: Obj | None, new: Obj | None) -> bool:
+    """A bound pod that went away or finished."""
+    if old is None or not old.get("spec", {}).get("nodeName") or not _occupies(old):
+        return False
+    return new is None or not _occupies(new)
 
 
 def _occupies(pod: Obj) -> bool:
