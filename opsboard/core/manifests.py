@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from kubernetes import client, dynamic
 from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
 
 def documents(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
@@ -46,6 +47,28 @@ def apply(api: client.ApiClient, docs: Iterable[dict[str, Any]], *, update: bool
                 done.append(f"updated {what}")
             else:
                 done.append(f"kept {what}")
+    return done
+
+
+def install_missing(api: client.ApiClient, crds: Iterable[dict[str, Any]]) -> list[str]:
+    """Install third parties' CRDs (k8s/third_party/) only where the cluster does not serve
+    their kinds yet, and never replace one: on a cluster with that operator, its CRD stays."""
+    dyn = dynamic.DynamicClient(api)
+    missing, done = [], []
+    for crd in crds:
+        spec = crd["spec"]
+        versions = [v["name"] for v in spec["versions"] if v.get("served")]
+        try:
+            for version in versions:
+                dyn.resources.get(
+                    api_version=f"{spec['group']}/{version}", kind=spec["names"]["kind"]
+                )
+        except ResourceNotFoundError:
+            missing.append(crd)
+        else:
+            done.append(f"kept {spec['names']['kind']} ({spec['group']}): served by the cluster")
+    done += apply(api, missing, update=False)
+    wait_established(api, [crd["metadata"]["name"] for crd in missing])
     return done
 
 

@@ -57,6 +57,10 @@ class Command(BaseCommand):
         for line in manifests.apply(api, crds, update=True):
             self.stdout.write(line)
         manifests.wait_established(api, [crd["metadata"]["name"] for crd in crds])
+        # Others' CRDs that our operators use (KMM's Module): only where not served already.
+        third_party = manifests.documents((K8S / "third_party").glob("*/*.yaml"))
+        for line in manifests.install_missing(api, third_party):
+            self.stdout.write(line)
         if samples:
             sample_docs = manifests.documents((K8S / "samples").glob("*.yaml"))
             for line in manifests.apply(api, sample_docs, update=False):
