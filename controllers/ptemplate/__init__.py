@@ -1,0 +1,24 @@
+"""The Ptemplate operator (hwe.example.com/v1alpha1): hardware enablement with KMM.
+
+Per CR, a KMM `Module` (kmm.sigs.x-k8s.io/v1beta1) that loads the kernel module on the
+selected nodes, and a DaemonSet of consumer pods there that request the device.
+"""
+
+from __future__ import annotations
+
+from controllers.base import DAEMONSET, POD, Controller
+from controllers.ptemplate.desired import MODULE, PTEMPLATE
+from controllers.ptemplate.reconcile import expected_children, reconcile
+
+CONTROLLER = Controller(
+    name="ptemplate",
+    primary=PTEMPLATE,
+    # Pods are watched so the engine's cache can list them for status.nodes.
+    owns=(MODULE, DAEMONSET, POD),
+    reconcile=reconcile,
+    expected_children=expected_children,
+    # No size: the nodes decide how many consumer pods run, and spec.deviceCount is a
+    # per-pod request, not a replica count (the form would call it "Size (replicas)").
+    size_path=None,
+    image_path="spec.image",
+)

@@ -1,0 +1,151 @@
+"""The Ptemplate CR's status, told from its DaemonSet, its consumer pods and its Module (pure)."""
+
+from __future__ import annotations
+
+from controllers.base import Body
+from controllers.objects import Problem, deep_get, find_condition, pod_is_ready, set_condition
+from controllers.ptemplate.desired import (
+    module_name,
+    spec_device_count,
+    spec_device_resource,
+    spec_image,
+    spec_node_selector,
+)
+
+_PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
+_CRASHING = ("CrashLoopBackOff",)
+NO_MATCHING_NODES = "NoMatchingNodes"
+NO_DEVICE_CAPACITY = "NoDeviceCapacity"
+UNSCHEDULABLE = "PodsUnschedulable"
+
+
+def _waiting(pods: list[Body], reasons: tuple[str, ...]) -> list[tuple[Body, Body]]:
+    return [
+        (pod, status)
+        for pod in pods
+        for status in deep_get(pod, "status.containerStatuses", [])
+        if deep_get(status, "state.waiting.reason") in reasons
+    ]
+
+
+def _unschedulable(pods: list[Body]) -> list[tuple[Body, str]]:
+    """(pod, the scheduler's message) for each pod the scheduler could place nowhere."""
+    found = []
+    for pod in pods:
+        scheduled = find_condition(deep_get(pod, "status.conditions"), "PodScheduled") or {}
+        if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
+            found.append((pod, str(scheduled.get("message") or "")))
+    return found
+
+
+def _selector_text(cr: Body) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(spec_node_selector(cr).items())) or "(none)"
+
+
+def _degraded(cr: Body, live: list[Body], desired: int | None) -> tuple[str, str] | None:
+    if desired == 0:
+        return NO_MATCHING_NODES, f"No node matches the node selector {_selector_text(cr)}"
+    if stuck := _unschedulable(live):
+        pod, message = stuck[0]
+        resource = spec_device_resource(cr)
+        if f"Insufficient {resource}" in message:
+            return NO_DEVICE_CAPACITY, (
+                f"{len(stuck)} consumer pod(s) pending: no selected node has "
+                f"{spec_device_count(cr)} free {resource} (is the device plugin running?), "
+                f"e.g. {pod['metadata']['name']}: {message}"
+            )
+        return UNSCHEDULABLE, (
+            f"{len(stuck)} consumer pod(s) cannot be scheduled, "
+            f"e.g. {pod['metadata']['name']}: {message}"
+        )
+    if pulls := _waiting(live, _PULL_FAILURES):
+        pod, _ = pulls[0]
+        return "ImagePullFailed", (
+            f"Image {spec_image(cr)} cannot be pulled: {len(pulls)} pod(s) wait for it, "
+            f"e.g. {pod['metadata']['name']}"
+        )
+    if crashes := _waiting(live, _CRASHING):
+        pod, status = crashes[0]
+        return "PodsCrashing", (
+            f"Container {status.get('name')} keeps crashing: {len(crashes)} pod(s) in "
+            f"CrashLoopBackOff, e.g. {pod['metadata']['name']}"
+        )
+    return None
+
+
+def compute_status(
+    cr: Body,
+    *,
+    daemonset: Body | None,
+    module: Body | None,
+    pods: list[Body],
+    now: str,
+    problem: Problem | None = None,
+) -> Body:
+    """nodes, desired/ready counts, the Module's presence and the three conditions.
+
+    The counts are the DaemonSet's, once its controller has seen its current generation
+    (before that the desired count is unknown, and a 0 means nothing yet).
+    """
+    generation = int(deep_get(cr, "metadata.generation", 0))
+    live = sorted(
+        (p for p in pods if not deep_get(p, "metadata.deletionTimestamp")),
+        key=lambda p: p["metadata"]["name"],
+    )
+    counted = daemonset is not None and int(
+        deep_get(daemonset, "status.observedGeneration", 0)
+    ) >= int(deep_get(daemonset, "metadata.generation", 1))
+    desired = int(deep_get(daemonset, "status.desiredNumberScheduled", 0)) if counted else None
+    updated = int(deep_get(daemonset, "status.updatedNumberScheduled", 0))
+    ready = sum(1 for p in live if pod_is_ready(p))
+    image = spec_image(cr)
+    current = [p for p in live if image in {c.get("image") for c in p["spec"]["containers"]}]
+
+    degraded = problem or _degraded(cr, live, desired)
+    if desired is None:
+        progressing: tuple[str, str] | None = ("Creating", "The consumer DaemonSet is starting")
+    elif len(current) < len(live) or updated < desired:
+        progressing = ("RollingOut", f"{len(current)}/{desired} consumer pods run {image}")
+    elif ready < desired:
+        progressing = ("PodsStarting", f"{ready}/{desired} consumer pods ready")
+    else:
+        progressing = None
+    available = desired is not None and desired > 0 and ready >= desired
+    shown = "?" if desired is None else desired
+    verdicts = (
+        (
+            "Available",
+            available,
+            ("PodsReady" if available else "PodsNotReady", f"{ready}/{shown} consumer pods ready"),
+        ),
+        (
+            "Progressing",
+            progressing is not None,
+            progressing or ("RolloutComplete", f"{shown} consumer pods run {image}"),
+        ),
+        (
+            "Degraded",
+            degraded is not None,
+            degraded or ("AsExpected", "Consumer pods run as expected"),
+        ),
+    )
+    conditions: list[Body] = deep_get(cr, "status.conditions", [])
+    for type_, truth, (why, text) in verdicts:
+        conditions = set_condition(
+            conditions,
+            type_=type_,
+            status=truth,
+            reason=why,
+            message=text,
+            observed_generation=generation,
+            now=now,
+        )
+    return {
+        "nodes": [p["metadata"]["name"] for p in live],
+        "desiredNumberScheduled": desired or 0,
+        "numberReady": ready,
+        "moduleName": module_name(cr),
+        "modulePresent": module is not None and not deep_get(module, "metadata.deletionTimestamp"),
+        "observedGeneration": generation,
+        "conditions": conditions,
+    }

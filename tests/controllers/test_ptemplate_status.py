@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from typing import Any
+
+from controllers.objects import find_condition
+from controllers.ptemplate.status import compute_status
+from tests.controllers.builders import pod
+from tests.controllers.ptemplate_helpers import SPEC, daemonset, pending_pod, ptemplate
+
+MODULE = {"metadata": {"name": "pt"}}
+
+
+def _reasons(status: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
+
+
+def test_all_consumers_ready_is_available() -> None:
+    pods = [pod(f"pt-consumer-{c}", image=SPEC["image"]) for c in "ba"]
+    status = compute_status(
+        ptemplate(), daemonset=daemonset(2, ready=2), module=MODULE, pods=pods, now="T"
+    )
+    assert status["nodes"] == ["pt-consumer-a", "pt-consumer-b"]
+    assert (status["desiredNumberScheduled"], status["numberReady"]) == (2, 2)
+    assert status["modulePresent"] is True
+    assert status["moduleName"] == "pt"
+    assert status["observedGeneration"] == 2
+    assert _reasons(status) == {
+        "Available": ("True", "PodsReady"),
+        "Progressing": ("False", "RolloutComplete"),
+        "Degraded": ("False", "AsExpected"),
+    }
+
+
+def test_a_daemonset_not_yet_counted_is_progressing_not_degraded() -> None:
+    status = compute_status(ptemplate(), daemonset=daemonset(None), module=None, pods=[], now="T")
+    assert status["modulePresent"] is False
+    assert _reasons(status)["Progressing"] == ("True", "Creating")
+    assert _reasons(status)["Degraded"] == ("False", "AsExpected")
+
+
+def test_no_matching_node_is_degraded_naming_the_selector() -> None:
+    status = compute_status(
+        ptemplate(nodeSelector={"acme.com/accel": "present"}),
+        daemonset=daemonset(0),
+        module=MODULE,
+        pods=[],
+        now="T",
+    )
+    degraded = find_condition(status["conditions"], "Degraded")
+    assert degraded is not None
+    assert (degraded["status"], degraded["reason"]) == ("True", "NoMatchingNodes")
+    assert "acme.com/accel=present" in degraded["message"]
+    assert _reasons(status)["Available"] == ("False", "PodsNotReady")
+
+
+def test_pods_pending_for_the_device_are_degraded_no_device_capacity() -> None:
+    message = "0/3 nodes are available: 3 Insufficient acme.com/accel."
+    pods = [pending_pod("pt-consumer-a", message)]
+    status = compute_status(ptemplate(), daemonset=daemonset(3), module=MODULE, pods=pods, now="T")
+    degraded = find_condition(status["conditions"], "Degraded")
+    assert degraded is not None and degraded["reason"] == "NoDeviceCapacity"
+    assert "2 free acme.com/accel" in degraded["message"]
+    assert message in degraded["message"]
+
+
+def test_a_problem_found_before_writing_wins() -> None:
+    status = compute_status(
+        ptemplate(),
+        daemonset=None,
+        module=None,
+        pods=[],
+        now="T",
+        problem=("PullSecretMissing", "Secret pull does not exist"),
+    )
+    assert _reasons(status)["Degraded"] == ("True", "PullSecretMissing")
+
+
+def test_an_image_that_cannot_be_pulled_is_degraded() -> None:
+    pods = [pod("pt-consumer-a", image=SPEC["image"], ready=False, waiting="ImagePullBackOff")]
+    status = compute_status(ptemplate(), daemonset=daemonset(1), module=MODULE, pods=pods, now="T")
+    assert _reasons(status)["Degraded"] == ("True", "ImagePullFailed")
