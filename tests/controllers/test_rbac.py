@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from controllers import bookstore, memcached, webserver
+from controllers import bookstore, memcached, ptemplate, webserver
 from controllers.base import EVENT, POD, PVC, Kind
+from controllers.ptemplate.desired import SECRET
 from opsboard.engine.watcher import MIRROR_ONLY
 from tests.controllers.builders import bookstore as bookstore_cr
 from tests.controllers.builders import memcached as memcached_cr
 from tests.controllers.builders import webserver as webserver_cr
 from tests.controllers.manifests import K8S, Grant, grants, load
+from tests.controllers.ptemplate_helpers import ptemplate as ptemplate_cr
 
 CONTROLLERS = [
     (memcached.CONTROLLER, memcached_cr()),
     (webserver.CONTROLLER, webserver_cr()),
     (bookstore.CONTROLLER, bookstore_cr()),
+    (ptemplate.CONTROLLER, ptemplate_cr()),
 ]
 
 
@@ -34,6 +37,7 @@ def _needed_by_the_code() -> set[Grant]:
         needed |= _on(controller.primary, "patch", subresource="status")  # write_status
     needed |= _on(PVC, "patch")  # bookstore's expand_claims: a bigger dbSize grows the claims
     needed |= _on(POD, "delete")  # bookstore's replace_stuck_pods: the forced rollback
+    needed |= _on(SECRET, "get")  # ptemplate's pull_secret_problem: a live read, never a watch
     return needed
 
 
