@@ -125,7 +125,9 @@ class Launcher:
         child = Child(
             "kubesim",
             [PYTHON, "-m", "kubesim", "serve", "--host", "127.0.0.1", "--port", port,
-             "--data-dir", str(self.state / "kubesim"), "--kubeconfig-out", str(kubeconfig)],
+             "--data-dir", str(self.state / "kubesim"), "--kubeconfig-out", str(kubeconfig),
+             # The devices the Ptemplate sample asks for, as its device plugin would advertise.
+             "--node-resource", "example.com/accel=2"],
         )  # fmt: skip
         self.launch(child)
         deadline = time.monotonic() + 30
