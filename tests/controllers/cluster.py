@@ -16,9 +16,10 @@ from typing import Any, TypeVar
 from controllers.base import Body, Kind
 from controllers.kube import ApiKube, Conflict
 from controllers.objects import deep_get, find_condition, selector_string
-from tests.controllers.manifests import CRD_FILES, load
+from tests.controllers.manifests import CRD_FILES, K8S, load
 
 T = TypeVar("T")
+THIRD_PARTY_CRD_FILES = sorted((K8S / "third_party").glob("*/*.yaml"))
 CRD = Kind(
     "apiextensions.k8s.io",
     "v1",
@@ -43,7 +44,15 @@ def wait_until(check: Callable[[], T], *, timeout: float = 30.0, what: str = "co
 
 
 def install_crds(kube: ApiKube) -> None:
-    """Create or update the operators' CRDs, and wait until their resources are served."""
+    """Create or update the operators' CRDs, and wait until their resources are served; then,
+    as `make run` does, the third parties' CRDs they use (KMM's Module) where not served."""
+    from opsboard.core import manifests
+
+    _install_ours(kube)
+    manifests.install_missing(kube.api, manifests.documents(THIRD_PARTY_CRD_FILES))
+
+
+def _install_ours(kube: ApiKube) -> None:
     for path in CRD_FILES:
         for doc in load(path):
             try:
