@@ -35,26 +35,68 @@ def controllers() -> dict[str, Controller]:
     return load(tuple(settings.OPSBOARD_CONTROLLERS))
 
 
+class _Renewer:
+    """One thread per process keeps alive the locks of the keys this process is
+    reconciling, each every ttl/3. (A thread per run cost a thread start per reconcile,
+    which waits for the new thread to be scheduled: milliseconds on a busy machine.)"""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.held: dict[str, tuple[WorkQueue, Key, str, float, float]] = {}  # token → ...
+        self.changed = threading.Condition()
+        threading.Thread(target=self._run, name="opsboard-lock-renewer", daemon=True).start()
+
+    def add(self, queue: WorkQueue, key: Key, token: str, ttl: float) -> None:
+        with self.changed:
+            self.held[token] = (queue, key, token, ttl, time.monotonic() + ttl / 3)
+            self.changed.notify()
+
+    def remove(self, token: str) -> None:
+        with self.changed:
+            self.held.pop(token, None)
+
+    def _run(self) -> None:
+        while True:
+            with self.changed:
+                now = time.monotonic()
+                due = [held for held in self.held.values() if held[4] <= now]
+                upcoming = [held[4] for held in self.held.values() if held[4] > now]
+                if not due:
+                    self.changed.wait(min(upcoming, default=now + 60) - now)
+                    continue
+                for queue, key, token, ttl, _ in due:
+                    self.held[token] = (queue, key, token, ttl, now + ttl / 3)
+            for queue, key, token, ttl, _ in due:
+                self._renew(queue, key, token, ttl)
+
+    def _renew(self, queue: WorkQueue, key: Key, token: str, ttl: float) -> None:
+        try:
+            if not queue.renew(key, token, ttl):
+                with self.changed:
+                    lost = self.held.pop(token, None) is not None  # else: the run just ended
+                if lost:
+                    log.warning("Lost the lock of %s while reconciling it", key)
+        except Exception:  # Redis blip: try again next period, the lock may survive it
+            log.exception("Could not renew the lock of %s", key)
+
+
+_renewer: _Renewer | None = None
+_renewer_lock = threading.Lock()
+
+
 @contextmanager
 def _renewing(queue: WorkQueue, key: Key, token: str, ttl: float) -> Iterator[None]:
     """Keeps the key's lock alive while this process works on it."""
-    stop = threading.Event()
-
-    def renew() -> None:
-        while not stop.wait(ttl / 3):
-            try:
-                if not queue.renew(key, token, ttl):
-                    log.warning("Lost the lock of %s while reconciling it", key)
-                    return
-            except Exception:  # Redis blip: try again next period, the lock may survive it
-                log.exception("Could not renew the lock of %s", key)
-
-    thread = threading.Thread(target=renew, name=f"renew {key}", daemon=True)
-    thread.start()
+    global _renewer
+    with _renewer_lock:
+        if _renewer is None or _renewer.pid != os.getpid():  # a forked pool process
+            _renewer = _Renewer()
+        renewer = _renewer
+    renewer.add(queue, key, token, ttl)
     try:
         yield
     finally:
-        stop.set()
+        renewer.remove(token)
 
 
 def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WORKER) -> bool:
