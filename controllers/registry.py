@@ -8,7 +8,7 @@ from functools import cache
 
 from controllers.base import Controller, Kind
 
-DEFAULT = ("controllers.memcached", "controllers.webserver")
+DEFAULT = ("controllers.memcached", "controllers.webserver", "controllers.bookstore")
 
 
 @cache
