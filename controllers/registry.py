@@ -8,7 +8,12 @@ from functools import cache
 
 from controllers.base import Controller, Kind
 
-DEFAULT = ("controllers.memcached", "controllers.webserver", "controllers.bookstore")
+DEFAULT = (
+    "controllers.memcached",
+    "controllers.webserver",
+    "controllers.bookstore",
+    "controllers.ptemplate",
+)
 
 
 @cache

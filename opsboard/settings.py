@@ -234,7 +234,12 @@ if CELERY_TASK_SOFT_TIME_LIMIT >= CELERY_TASK_TIME_LIMIT:
 # The reconcile engine (opsboard/engine): which operators run, and the queue's timings.
 OPSBOARD_CONTROLLERS = env_list(
     "OPSBOARD_CONTROLLERS",
-    ["controllers.memcached", "controllers.webserver", "controllers.bookstore"],
+    [
+        "controllers.memcached",
+        "controllers.webserver",
+        "controllers.bookstore",
+        "controllers.ptemplate",
+    ],
 )
 OPSBOARD_BACKOFF_BASE = env_float("OPSBOARD_BACKOFF_BASE", 0.005, minimum=0.001)
 OPSBOARD_BACKOFF_MAX = env_float("OPSBOARD_BACKOFF_MAX", 1000.0, minimum=0.001)
