@@ -246,7 +246,7 @@ class Launcher:
         log(f"opsboard is up:  http://127.0.0.1:{self.port}/")
         log(f"log in as admin with password: {password}")
         if "KUBECONFIG" in self.env:
-            log(f"kubectl: kubectl --kubeconfig {self.env['KUBECONFIG']} get memcached,webserver")
+            log(f"kubectl: kubectl --kubeconfig {self.env['KUBECONFIG']} get opsboard")
         log("press Ctrl-C to stop")
         log("")
 
