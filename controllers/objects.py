@@ -89,7 +89,7 @@ def set_condition(
         "reason": reason,
         "message": message,
         "observedGeneration": observed_generation,
-        "lastTransitionTime": now if changed else old.get("lastTransitionTime", now),
+        "lastTransitionTime": now if old is None or changed else old.get("lastTransitionTime", now),
     }
     if old is None:
         return [*(conditions or []), new]

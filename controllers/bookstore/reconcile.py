@@ -150,10 +150,13 @@ def spec_problem(cr: Body, claims: list[Body]) -> Problem | None:
                 INVALID_SPEC,
                 f"{field}: Invalid value: {size}: must be greater than or equal to 0",
             )
-    size = db_size(cr)
-    wanted = parse_quantity(size)
+    db_size_text = db_size(cr)
+    wanted = parse_quantity(db_size_text)
     if wanted is None or wanted <= 0:
-        return INVALID_SPEC, f"spec.bookDB.dbSize: Invalid value: {size!r}: not a storage size"
+        return (
+            INVALID_SPEC,
+            f"spec.bookDB.dbSize: Invalid value: {db_size_text!r}: not a storage size",
+        )
     larger = [
         (c["metadata"]["name"], requested)
         for c in claims
@@ -165,7 +168,7 @@ def spec_problem(cr: Body, claims: list[Body]) -> Problem | None:
         biggest = max(larger, key=lambda item: parse_quantity(item[1]) or 0)[1]
         names = ", ".join(f"{n} ({r})" for n, r in sorted(larger))
         return INVALID_SPEC, (
-            f"spec.bookDB.dbSize: Invalid value: {size!r}: smaller than the claims {names}; "
+            f"spec.bookDB.dbSize: Invalid value: {db_size_text!r}: smaller than the claims {names}; "
             f"Kubernetes cannot shrink a PersistentVolumeClaim: set it to {biggest} or more"
         )
     return None
