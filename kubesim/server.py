@@ -6,6 +6,7 @@ import importlib
 import importlib.util
 import itertools
 import logging
+import os
 import threading
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -135,7 +136,11 @@ class KubeSim:
     def write_kubeconfig(self, path: str | Path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
+        # Whole or not at all: callers poll for the file and read it once it exists (an
+        # empty one, read between open and write, failed a bench scenario under load).
+        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        partial.write_text(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
+        os.replace(partial, path)
         return path
 
     # --- the control API ----------------------------------------------------------------------
