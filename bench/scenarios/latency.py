@@ -91,6 +91,10 @@ def _engine_alone(bench: Bench) -> list[Row]:
             limit = {"p50_ms": 10, "p99_ms": 50}[p] if judged else None
             rows.append(Row(f"engine alone: {label} {p[:3]}", summary.get(p), "ms",
                             target=Target(limit) if limit else None))  # fmt: skip
+        if summary.get("missed"):  # probes whose run was not seen within 10 s: not in p99
+            rows.append(
+                Row(f"engine alone: {label}, runs not seen in 10 s", summary["missed"], "n")
+            )
     return rows
 
 
