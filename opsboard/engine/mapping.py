@@ -11,6 +11,7 @@ Memcached), if that controller declares the kind in `owns`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from controllers.base import Controller, Key
 from controllers.registry import primary_owner
@@ -33,7 +34,7 @@ def is_meaningful(change: Change) -> bool:
     )
 
 
-def _controller_ref(refs: Sequence[dict]) -> dict | None:
+def _controller_ref(refs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     return next((ref for ref in refs or [] if ref.get("controller")), None)
 
 
@@ -45,7 +46,9 @@ def _describe(change: Change) -> str:
 def keys_for(changes: Sequence[Change], controllers: Sequence[Controller]) -> list[tuple[Key, str]]:
     """The keys to reconcile for a batch of changes, each once, with the first reason."""
     keys: dict[Key, str] = {}
-    pending: list[tuple[Change, dict]] = []  # owned changes, and the ownerReference to follow
+    pending: list[
+        tuple[Change, dict[str, Any]]
+    ] = []  # owned changes, and the ownerReference to follow
     for change in changes:
         kind = change.kind
         primary = primary_owner(controllers, kind.api_version, kind.kind)
@@ -62,7 +65,7 @@ def keys_for(changes: Sequence[Change], controllers: Sequence[Controller]) -> li
     for _ in range(MAX_OWNER_HOPS):
         if not pending:
             break
-        unresolved: list[tuple[Change, dict]] = []
+        unresolved: list[tuple[Change, dict[str, Any]]] = []
         for change, ref in pending:
             api_version, owner_kind = ref.get("apiVersion", ""), ref.get("kind", "")
             controller = primary_owner(controllers, api_version, owner_kind)
@@ -78,7 +81,7 @@ def keys_for(changes: Sequence[Change], controllers: Sequence[Controller]) -> li
         )
         pending = []
         for change, ref in unresolved:
-            parent = _controller_ref(owners.get(ref.get("uid"), []))
+            parent = _controller_ref(owners.get(str(ref.get("uid", "")), []))
             if parent is not None:
                 pending.append((change, parent))
     return list(keys.items())

@@ -23,6 +23,7 @@ them (opsboard.engine.dispatch), so that these scripts stay pure Redis.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from functools import cache
@@ -214,7 +215,7 @@ class WorkQueue:
             keys=[self._lock(key), self.processing, self.queued, self.running],
             args=[token, str(key)],
         )
-        return result == 1
+        return bool(result == 1)
 
     def add_after(self, key: Key, delay: float, why: Why) -> None:
         """Queues the key once `delay` seconds have passed (the earliest due time wins)."""
@@ -283,7 +284,8 @@ class WorkQueue:
         pipe.execute()
 
     def permanent_versions(self) -> dict[str, str]:
-        return {k.decode(): v.decode() for k, v in self.client.hgetall(self.permanent).items()}
+        found = self.client.hgetall(self.permanent)
+        return {os.fsdecode(k): os.fsdecode(v) for k, v in found.items()}
 
     def depth(self) -> int:
         return int(self.client.hlen(self.queued))

@@ -48,7 +48,7 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
     duration_ms = (run.finished_at - run.started_at).total_seconds() * 1000
     # A run someone asked for ("Reconcile now") keeps its own row, so they can see it.
     if run.changed_nothing and run.trigger != ReconcileRun.Trigger.MANUAL:
-        last = _runs_of(run.key).order_by("-started_at").first()
+        last: ReconcileRun | None = _runs_of(run.key).order_by("-started_at").first()
         if (
             last is not None
             and not last.actions

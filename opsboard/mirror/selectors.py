@@ -54,7 +54,7 @@ def cr_list(
     sort: str = "name",
     page: int = 1,
     per_page: int = 50,
-) -> Page:
+) -> Page[KubeObject]:
     """One page of the objects of a kind, filtered; `sort` is a key of SORTS."""
     objects = objects_of(kind).filter(deleted_at__isnull=True)
     if namespace:

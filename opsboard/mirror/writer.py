@@ -6,7 +6,7 @@ before, so the watcher can decide which changes deserve a reconcile.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -87,7 +87,7 @@ def snapshot(body: Body) -> Snapshot:
     )
 
 
-def _row_snapshot(row: dict[str, Any]) -> Snapshot:
+def _row_snapshot(row: Mapping[str, Any]) -> Snapshot:
     return Snapshot(
         uid=row["uid"],
         resource_version=row["resource_version"],
