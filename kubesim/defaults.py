@@ -296,7 +296,8 @@ _ZERO_STATUS: dict[str, dict[str, int]] = {
 
 
 def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    raw_spec = obj.get("spec")
+    spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
     errors: list[FieldError] = []
     if resource == "pods":
         errors += _validate_pod_spec(spec, "spec")
@@ -372,10 +373,10 @@ def _validate_budget(spec: dict[str, Any]) -> list[FieldError]:
     """ValidatePodDisruptionBudgetSpec: one bound, a non-negative count or a percent <= 100."""
     errors: list[FieldError] = []
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
-        value = GoLiteral("policy.PodDisruptionBudgetSpec{...}")  # Go prints pointers here
+        literal = GoLiteral("policy.PodDisruptionBudgetSpec{...}")  # Go prints pointers here
         errors.append(
             FieldError(
-                "Invalid", "spec", value, "minAvailable and maxUnavailable cannot be both set"
+                "Invalid", "spec", literal, "minAvailable and maxUnavailable cannot be both set"
             )
         )
     for field in ("minAvailable", "maxUnavailable"):

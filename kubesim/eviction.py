@@ -72,8 +72,9 @@ def _ignores_budget(pod: dict[str, Any], budget: dict[str, Any]) -> bool:
     if (budget.get("spec") or {}).get("unhealthyPodEvictionPolicy") == "AlwaysAllow":
         return True
     counts = budget.get("status") or {}
-    desired = counts.get("desiredHealthy", 0)
-    return desired > 0 and counts.get("currentHealthy", 0) >= desired
+    desired: int = counts.get("desiredHealthy", 0)
+    current: int = counts.get("currentHealthy", 0)
+    return desired > 0 and current >= desired
 
 
 def _ready(pod: dict[str, Any]) -> bool:

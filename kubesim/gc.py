@@ -100,7 +100,8 @@ class GarbageCollector:
 
     def _ns_uid(self, namespace: str) -> str:
         try:
-            return self.store.get_entry("namespaces", None, namespace)[0]["metadata"]["uid"]
+            uid: str = self.store.get_entry("namespaces", None, namespace)[0]["metadata"]["uid"]
+            return uid
         except ApiError:
             return ""
 

@@ -47,6 +47,13 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "kubesim"
     timeout = 300  # idle keep-alive connections give their thread back after this
     sim: KubeSim  # set on the subclass the server builds
+    # Per request, set by _serve before anything reads them.
+    _status: int
+    _logged: tuple[dict[str, str], float, int | None] | None
+    _warnings: list[str]
+    _body_read: bool
+    _audit_id: str
+    _url_path: str
 
     # --- plumbing -----------------------------------------------------------------------------
 
@@ -165,8 +172,8 @@ class Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         started = time.perf_counter()
         self._status = 0
-        self._logged: tuple[dict[str, str], float, int | None] | None = None
-        self._warnings: list[str] = []
+        self._logged = None
+        self._warnings = []
         self._body_read = False
         self._audit_id = self.sim.next_audit_id()
         url = urlsplit(self.path)

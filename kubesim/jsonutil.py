@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 dumps = orjson.dumps
 loads = orjson.loads
 JSONDecodeError = orjson.JSONDecodeError
+
+
+def loads_object(data: bytes) -> dict[str, Any]:
+    """Decodes JSON that is known to hold an object, such as a stored entry's bytes."""
+    return cast(dict[str, Any], orjson.loads(data))
 
 
 def clone(obj: Any) -> Any:

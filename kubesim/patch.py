@@ -233,7 +233,7 @@ def _merge_list(original: Any, patch: list[Any], field: str, parent: str | None)
 
 def _apply_order(items: list[Any], order: list[Any], key: str | None) -> list[Any]:
     if key is None:
-        rank = {repr(v): i for i, v in enumerate(order)}
+        rank: dict[Any, int] = {repr(v): i for i, v in enumerate(order)}  # by merge key below
         return sorted(items, key=lambda v: rank.get(repr(v), len(rank)))
     rank = {o.get(key): i for i, o in enumerate(order) if isinstance(o, dict)}
     return sorted(

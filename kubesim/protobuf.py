@@ -120,6 +120,13 @@ def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
     return out
 
 
+def _bytes(value: int | bytes) -> bytes:
+    """A length-delimited field's bytes; a varint where bytes belong is a malformed body."""
+    if not isinstance(value, bytes):
+        raise ValueError("a varint where a length-delimited field was expected")
+    return value
+
+
 def _message(name: str, data: bytes) -> dict[str, Any]:
     schema = MESSAGES[name]
     obj: dict[str, Any] = {}
@@ -128,15 +135,14 @@ def _message(name: str, data: bytes) -> dict[str, Any]:
             continue
         key, kind, repeated = schema[number]
         if kind.startswith("map<"):
-            assert isinstance(value, bytes)
-            entry = dict(_fields(value))
-            raw_value = entry.get(2, b"")
+            entry = dict(_fields(_bytes(value)))
+            raw_value = _bytes(entry.get(2, b""))
             mapped = (
                 base64.b64encode(raw_value).decode()
                 if kind.endswith("bytes>")
-                else bytes(raw_value).decode()
-            )  # type: ignore[arg-type]
-            obj.setdefault(key, {})[bytes(entry.get(1, b"")).decode()] = mapped  # type: ignore[arg-type]
+                else raw_value.decode()
+            )
+            obj.setdefault(key, {})[_bytes(entry.get(1, b"")).decode()] = mapped
             continue
         decoded = _scalar(kind, value)
         if decoded == "" and not repeated:  # Go's zero value: the field was not set
@@ -150,18 +156,18 @@ def _message(name: str, data: bytes) -> dict[str, Any]:
 
 def _scalar(kind: str, value: int | bytes) -> Any:
     if kind == "string":
-        return bytes(value).decode()  # type: ignore[arg-type]
+        return _bytes(value).decode()
     if kind == "bytes":
-        return bytes(value)  # type: ignore[arg-type]
+        return _bytes(value)
     if kind == "bool":
         return bool(value)
     if kind == "int":
         return value
     if kind == "Time":
-        t = _message("Time", value)  # type: ignore[arg-type]
+        t = _message("Time", _bytes(value))
         moment = datetime.datetime.fromtimestamp(t.get("seconds", 0), datetime.UTC)
         return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return _message(kind, value)  # type: ignore[arg-type]
+    return _message(kind, _bytes(value))
 
 
 def decode(body: bytes, accepted: list[str]) -> dict[str, Any]:

@@ -48,6 +48,6 @@ def scaled(rt: ResourceType, old: dict[str, Any], scale: dict[str, Any]) -> dict
             "Invalid", "spec.replicas", replicas, "must be greater than or equal to 0"
         )
         raise errors.invalid("Scale", "autoscaling", name, [cause])
-    new = clone(old)
+    new: dict[str, Any] = clone(old)
     schema.set_path(new, rt.spec_replicas_path, replicas)
     return new

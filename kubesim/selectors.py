@@ -71,14 +71,14 @@ def parse_labels(selector: str | None) -> Matcher | None:
             key = toks[i] if i < len(toks) else ""
             _check_key(key)
             i += 1
-            reqs.append(lambda labels, k=key: k not in labels)
+            reqs.append(_exists(key, False))
         else:
             key = toks[i]
             _check_key(key)
             i += 1
             op = toks[i] if i < len(toks) else ","
             if op == ",":
-                reqs.append(lambda labels, k=key: k in labels)
+                reqs.append(_exists(key, True))
             elif op in ("=", "==", "!="):
                 i += 1
                 value = toks[i] if i < len(toks) and toks[i] != "," else ""
@@ -86,9 +86,9 @@ def parse_labels(selector: str | None) -> Matcher | None:
                     i += 1
                 _check_value(value)
                 if op == "!=":
-                    reqs.append(lambda labels, k=key, v=value: labels.get(k) != v)
+                    reqs.append(_equals(key, value, False))
                 else:
-                    reqs.append(lambda labels, k=key, v=value: labels.get(k) == v)
+                    reqs.append(_equals(key, value, True))
             elif op in ("in", "notin"):
                 i += 1
                 need("(")
@@ -100,9 +100,9 @@ def parse_labels(selector: str | None) -> Matcher | None:
                     i += 1
                 need(")")
                 if op == "in":
-                    reqs.append(lambda labels, k=key, vs=values: labels.get(k) in vs)
+                    reqs.append(_member(key, values, True))
                 else:
-                    reqs.append(lambda labels, k=key, vs=values: labels.get(k) not in vs)
+                    reqs.append(_member(key, values, False))
             elif op in (">", "<"):
                 i += 1
                 raw = toks[i] if i < len(toks) else ""
@@ -123,6 +123,24 @@ def parse_labels(selector: str | None) -> Matcher | None:
         if i < len(toks):
             need(",")
     return lambda labels: all(r(labels) for r in reqs)
+
+
+def _exists(key: str, present: bool) -> Matcher:
+    if present:
+        return lambda labels: key in labels
+    return lambda labels: key not in labels
+
+
+def _equals(key: str, value: str, equal: bool) -> Matcher:
+    if equal:
+        return lambda labels: labels.get(key) == value
+    return lambda labels: labels.get(key) != value
+
+
+def _member(key: str, values: set[str], inside: bool) -> Matcher:
+    if inside:
+        return lambda labels: labels.get(key) in values
+    return lambda labels: labels.get(key) not in values
 
 
 def _compare(key: str, bound: int, greater: bool) -> Matcher:
@@ -230,6 +248,12 @@ FIELDS: dict[str, dict[str, Callable[[dict[str, Any]], str]]] = {
 }
 
 
+def _field_equals(getter: Callable[[dict[str, Any]], str], value: str, equal: bool) -> Matcher:
+    if equal:
+        return lambda obj: getter(obj) == value
+    return lambda obj: getter(obj) != value
+
+
 def parse_fields(resource: str, selector: str | None) -> Matcher | None:
     if not selector or not selector.strip():
         return None
@@ -247,9 +271,9 @@ def parse_fields(resource: str, selector: str | None) -> Matcher | None:
         if getter is None:
             raise bad_request(f"field label not supported: {field}")
         if op == "!=":
-            reqs.append(lambda o, g=getter, v=value: g(o) != v)
+            reqs.append(_field_equals(getter, value, False))
         else:
-            reqs.append(lambda o, g=getter, v=value: g(o) == v)
+            reqs.append(_field_equals(getter, value, True))
     return lambda obj: all(r(obj) for r in reqs)
 
 

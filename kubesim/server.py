@@ -152,10 +152,10 @@ class KubeSim:
         reg = self.control.register
         reg("GET", "/_kubesim/healthz", lambda r: {"ok": True, "url": self.url})
         reg("GET", "/_kubesim/requests", self._get_requests)
-        reg("DELETE", "/_kubesim/requests", lambda r: (self.requests.clear(), {"cleared": True})[1])
+        reg("DELETE", "/_kubesim/requests", self._clear_requests)
         reg("GET", "/_kubesim/faults", lambda r: {"items": self.faults.list()})
         reg("POST", "/_kubesim/faults", self._post_fault)
-        reg("DELETE", "/_kubesim/faults", lambda r: (self.faults.clear(), {"cleared": True})[1])
+        reg("DELETE", "/_kubesim/faults", self._clear_faults)
         reg("DELETE", "/_kubesim/faults/{id}", self._delete_fault)
         reg("POST", "/_kubesim/faults/seed", self._seed)
         reg("POST", "/_kubesim/watches/close", self._close_watches)
@@ -169,6 +169,14 @@ class KubeSim:
 
     def _post_fault(self, r: ControlRequest) -> tuple[int, dict[str, Any]]:
         return 201, self.add_fault(dict(r.body or {})).to_dict()
+
+    def _clear_requests(self, r: ControlRequest) -> dict[str, Any]:
+        self.requests.clear()
+        return {"cleared": True}
+
+    def _clear_faults(self, r: ControlRequest) -> dict[str, Any]:
+        self.faults.clear()
+        return {"cleared": True}
 
     def _delete_fault(self, r: ControlRequest) -> tuple[int, dict[str, Any]]:
         if self.faults.remove(int(r.params["id"])):

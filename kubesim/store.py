@@ -8,6 +8,7 @@ LIST send them without re-encoding. The public methods return private copies.
 from __future__ import annotations
 
 import bisect
+import builtins
 import logging
 import queue
 import random
@@ -20,7 +21,7 @@ from typing import Any
 
 from kubesim import builtin_schema, crds, defaults, errors, scale, schema
 from kubesim.errors import ApiError, FieldError, GoLiteral
-from kubesim.jsonutil import clone, dumps, later, loads, now
+from kubesim.jsonutil import clone, dumps, later, loads, loads_object, now
 from kubesim.patch import json_patch, merge_patch, strategic_merge
 from kubesim.persistence import Persistence
 from kubesim.resources import Registry, ResourceType
@@ -175,7 +176,7 @@ class Store:
         return rt
 
     def get(self, resource: str, namespace: str | None, name: str) -> dict[str, Any]:
-        return loads(self.get_entry(resource, namespace, name)[1])
+        return loads_object(self.get_entry(resource, namespace, name)[1])
 
     def get_entry(self, resource: str, namespace: str | None, name: str) -> Entry:
         rt = self.type_of(resource)
@@ -202,7 +203,7 @@ class Store:
         *,
         label_selector: str | None = None,
         field_selector: str | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> builtins.list[dict[str, Any]]:
         entries, _, _, _ = self.list_entries(
             resource, namespace, label_selector=label_selector, field_selector=field_selector
         )
@@ -217,7 +218,7 @@ class Store:
         field_selector: str | None = None,
         limit: int | None = None,
         start_after: tuple[str, str] | None = None,
-    ) -> tuple[list[Entry], int, tuple[str, str] | None, int]:
+    ) -> tuple[builtins.list[Entry], int, tuple[str, str] | None, int]:
         """Matching entries in key order, the list resourceVersion, the last key when the
         limit cut the list short, and how many matching items remain after it."""
         rt = self.type_of(resource)
@@ -253,7 +254,7 @@ class Store:
             last = (meta.get("namespace", ""), meta["name"])
         return out, rv, last, remaining
 
-    def events_after(self, rv: int) -> list[Event]:
+    def events_after(self, rv: int) -> builtins.list[Event]:
         """Retained events newer than rv; raises 410 Expired when rv is older than the window."""
         with self.changed:
             if rv < self.floor:
@@ -348,7 +349,12 @@ class Store:
         obj["kind"] = rt.kind
 
     def _decode(
-        self, rt: ResourceType, obj: dict[str, Any], *, strict: bool, warnings: list[str] | None
+        self,
+        rt: ResourceType,
+        obj: dict[str, Any],
+        *,
+        strict: bool,
+        warnings: builtins.list[str] | None,
     ) -> None:
         """What decoding into kube-apiserver's Go types does to a built-in object: wrong
         JSON types are 400, unknown fields are dropped with a warning (400 when Strict)."""
@@ -371,7 +377,12 @@ class Store:
             warnings.extend(f'unknown field "{u}"' for u in unknown)
 
     def _prepare(
-        self, rt: ResourceType, obj: dict[str, Any], *, strict: bool, warnings: list[str] | None
+        self,
+        rt: ResourceType,
+        obj: dict[str, Any],
+        *,
+        strict: bool,
+        warnings: builtins.list[str] | None,
     ) -> None:
         """Defaulting, pruning and validation shared by create and update."""
         errs: list[FieldError] = []
@@ -407,9 +418,9 @@ class Store:
         namespace: str | None = None,
         dry_run: bool = False,
         field_validation: str | None = None,
-        warnings: list[str] | None = None,
+        warnings: builtins.list[str] | None = None,
     ) -> dict[str, Any]:
-        return loads(
+        return loads_object(
             self.create_entry(
                 resource,
                 clone(obj),
@@ -428,7 +439,7 @@ class Store:
         namespace: str | None = None,
         dry_run: bool = False,
         field_validation: str | None = None,
-        warnings: list[str] | None = None,
+        warnings: builtins.list[str] | None = None,
     ) -> Entry:
         """Create from an object the store may keep (callers pass a private copy)."""
         rt = self.type_of(resource)
@@ -519,9 +530,9 @@ class Store:
         name: str | None = None,
         dry_run: bool = False,
         field_validation: str | None = None,
-        warnings: list[str] | None = None,
+        warnings: builtins.list[str] | None = None,
     ) -> dict[str, Any]:
-        return loads(
+        return loads_object(
             self.update_entry(
                 resource,
                 clone(obj),
@@ -544,7 +555,7 @@ class Store:
         name: str | None = None,
         dry_run: bool = False,
         field_validation: str | None = None,
-        warnings: list[str] | None = None,
+        warnings: builtins.list[str] | None = None,
     ) -> Entry:
         rt = self.type_of(resource)
         if not isinstance(obj, dict):
@@ -694,9 +705,9 @@ class Store:
         field_validation: str | None = None,
         field_manager: str | None = None,
         force: bool = False,
-        warnings: list[str] | None = None,
+        warnings: builtins.list[str] | None = None,
     ) -> dict[str, Any]:
-        return loads(
+        return loads_object(
             self.patch_entry(
                 resource,
                 namespace,
@@ -721,7 +732,7 @@ class Store:
         subresource: str | None = None,
         dry_run: bool = False,
         field_validation: str | None = None,
-        warnings: list[str] | None = None,
+        warnings: builtins.list[str] | None = None,
     ) -> Entry:
         rt = self.type_of(resource)
         if patch_type == "strategic" and rt.crd:
@@ -810,7 +821,7 @@ class Store:
         preconditions: dict[str, Any] | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        return loads(
+        return loads_object(
             self.delete_entry(
                 resource,
                 namespace,
@@ -939,7 +950,7 @@ class Store:
         propagation: str | None = None,
         grace_period_seconds: int | None = None,
         dry_run: bool = False,
-    ) -> list[dict[str, Any]]:
+    ) -> builtins.list[dict[str, Any]]:
         entries, _, _, _ = self.list_entries(
             resource, namespace, label_selector=label_selector, field_selector=field_selector
         )

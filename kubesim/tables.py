@@ -63,7 +63,8 @@ def _age(obj: dict[str, Any]) -> str:
 
 
 def _name(obj: dict[str, Any]) -> str:
-    return obj["metadata"]["name"]
+    name: str = obj["metadata"]["name"]
+    return name
 
 
 def _spec(obj: dict[str, Any]) -> dict[str, Any]:
@@ -132,7 +133,8 @@ def _svc_ports(obj: dict[str, Any]) -> str:
 def _svc_external(obj: dict[str, Any]) -> str:
     spec = _spec(obj)
     if spec.get("type") == "ExternalName":
-        return spec.get("externalName", "<none>")
+        external: str = spec.get("externalName", "<none>")
+        return external
     ips = list(spec.get("externalIPs") or [])
     for ing in (_status(obj).get("loadBalancer") or {}).get("ingress") or []:
         ips.append(ing.get("ip") or ing.get("hostname"))
@@ -165,7 +167,8 @@ def _node_address(kind: str) -> Cell:
     def cell(obj: dict[str, Any]) -> str:
         for a in _status(obj).get("addresses") or []:
             if a.get("type") == kind:
-                return a.get("address", "<none>")
+                address: str = a.get("address", "<none>")
+                return address
         return "<none>"
 
     return cell

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesim.cluster.cache import Cache
+
+if TYPE_CHECKING:
+    from kubesim.store import Store
 
 Obj = dict[str, Any]
 
@@ -14,7 +17,7 @@ def is_status_error(exc: BaseException, code: int) -> bool:
 
 
 class Api:
-    def __init__(self, store: Any, cache: Cache) -> None:
+    def __init__(self, store: Store, cache: Cache) -> None:
         self.store = store
         self._cache = cache
 

@@ -9,6 +9,7 @@ object is never brought back by a late write.
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -28,7 +29,8 @@ def rv_of(obj: Obj) -> int:
 def controller_uid(obj: Obj) -> str | None:
     for ref in obj.get("metadata", {}).get("ownerReferences") or []:
         if ref.get("controller"):
-            return ref.get("uid")
+            uid: str | None = ref.get("uid")
+            return uid
     return None
 
 
@@ -47,25 +49,25 @@ class Cache:
         with self._lock:
             return self._objs[resource].get(namespace or "", {}).get(name)
 
-    def list(self, resource: str, namespace: str | None = None) -> list[Obj]:
+    def list(self, resource: str, namespace: str | None = None) -> builtins.list[Obj]:
         with self._lock:
             spaces = self._objs[resource]
             if namespace is not None:
                 return list(spaces.get(namespace, {}).values())
             return [o for objs in spaces.values() for o in objs.values()]
 
-    def owned(self, resource: str, owner_uid: str) -> list[Obj]:
+    def owned(self, resource: str, owner_uid: str) -> builtins.list[Obj]:
         with self._lock:
             keys = self._owned[resource].get(owner_uid, ())
             return [self._objs[resource][ns][name] for ns, name in keys]
 
-    def orphans(self, resource: str, namespace: str) -> list[Obj]:
+    def orphans(self, resource: str, namespace: str) -> builtins.list[Obj]:
         """Objects of the namespace that no controller owns."""
         with self._lock:
             objs = self._objs[resource].get(namespace, {})
             return [objs[name] for name in self._orphans[resource].get(namespace, ())]
 
-    def pods_on(self, node: str) -> list[Obj]:
+    def pods_on(self, node: str) -> builtins.list[Obj]:
         with self._lock:
             return [self._objs["pods"][ns][name] for ns, name in self._on_node.get(node, ())]
 

@@ -71,7 +71,8 @@ class Cluster:
         self.volumes = VolumeController(self.ctx)
         self.kubelet = Kubelet(self.ctx, self.nodes)
         self.services = ServiceAllocator(store, self.ctx.random("services"))
-        controllers: list[Controller] = [
+        # Any: each controller is handed back only the keys it queued itself.
+        controllers: list[Controller[Any]] = [
             self.nodes,
             Scheduler(self.ctx),
             self.kubelet,

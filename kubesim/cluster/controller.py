@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from kubesim.cluster.api import Api
 from kubesim.cluster.cache import Cache
@@ -15,6 +15,8 @@ from kubesim.cluster.workqueue import WorkQueue
 Obj = dict[str, Any]
 Key = tuple[str, str]
 Watch = Callable[[Obj | None, Obj | None], None]
+# The key a controller queues and reconciles: (namespace, name) for most of them.
+K = TypeVar("K", bound=Hashable)
 
 DEFAULT_MISSING_IMAGES = ("*:does-not-exist",)
 
@@ -43,7 +45,9 @@ class ClusterOptions:
             return options
         if options is None:
             return cls()
-        get = options.get if isinstance(options, dict) else lambda k, d: getattr(options, k, d)
+        get: Callable[[str, Any], Any] = (
+            options.get if isinstance(options, dict) else lambda k, d: getattr(options, k, d)
+        )
         defaults = cls()
         values = {k: get(k, getattr(defaults, k)) for k in defaults.__dataclass_fields__}
         values = {
@@ -75,7 +79,7 @@ class Context:
         return self.options.pod_start_delay * self.jitter.uniform(0.5, 1.5)
 
 
-class Controller:
+class Controller(Generic[K]):
     name = "controller"
     group = "controllers"
     # The resource reconciled, keyed by (namespace, name): its changes queue it, a resync
@@ -97,7 +101,7 @@ class Controller:
             out[self.owns] = lambda old, new: self.enqueue_owner(new or old, self.kind)
         return out
 
-    def reconcile(self, key: Hashable) -> float | None:
+    def reconcile(self, key: K) -> float | None:
         raise NotImplementedError
 
     def resync(self) -> None:
@@ -146,7 +150,8 @@ def is_deleting(obj: Obj) -> bool:
 
 
 def condition(obj: Obj, type_: str) -> Obj | None:
-    for cond in obj.get("status", {}).get("conditions") or []:
+    conditions: list[Obj] = obj.get("status", {}).get("conditions") or []
+    for cond in conditions:
         if cond.get("type") == type_:
             return cond
     return None

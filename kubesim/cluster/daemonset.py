@@ -39,7 +39,7 @@ DAEMON_TOLERATIONS = [
 ]
 
 
-class DaemonSetController(Controller):
+class DaemonSetController(Controller[Key]):
     name = "daemonset"
     resource, owns, kind = "daemonsets.apps", "pods", "DaemonSet"
 
@@ -167,7 +167,7 @@ class DaemonSetController(Controller):
 
 
 def daemon_template(ds: Obj) -> Obj:
-    template = copy.deepcopy(ds["spec"]["template"])
+    template: Obj = copy.deepcopy(ds["spec"]["template"])
     spec = template.setdefault("spec", {})
     tolerations = spec.setdefault("tolerations", [])
     for tol in DAEMON_TOLERATIONS:
@@ -189,7 +189,8 @@ def should_run(template: Obj, node: Obj) -> bool:
 
 def target_node(pod: Obj) -> str | None:
     """Where a daemon pod is, or is pinned to by its node affinity before it is scheduled."""
-    if node := pod.get("spec", {}).get("nodeName"):
+    node: str | None = pod.get("spec", {}).get("nodeName")
+    if node:
         return node
     terms = (
         pod.get("spec", {})
@@ -202,7 +203,8 @@ def target_node(pod: Obj) -> str | None:
     for term in terms:
         for field in term.get("matchFields") or []:
             if field.get("key") == "metadata.name" and field.get("values"):
-                return field["values"][0]
+                name: str = field["values"][0]
+                return name
     return None
 
 

@@ -31,7 +31,7 @@ _NOT_COPIED = {REVISION, DESIRED, MAX_REPLICAS, "deployment.kubernetes.io/revisi
 _NOT_COPIED.add("kubectl.kubernetes.io/last-applied-configuration")
 
 
-class DeploymentController(Controller):
+class DeploymentController(Controller[Key]):
     name = "deployment"
     resource, owns, kind = "deployments.apps", "replicasets.apps", "Deployment"
 
@@ -370,13 +370,19 @@ def progressing(
     return current, left
 
 
+def _count(status: Obj, key: str) -> int:
+    """A replica count of a Deployment's status, 0 when it is not set."""
+    count: int = status.get(key, 0)
+    return count
+
+
 def _made_progress(old: Obj, new: Obj) -> bool:
     """util.DeploymentProgressing."""
     return (
-        new.get("updatedReplicas", 0) > old.get("updatedReplicas", 0)
-        or new.get("replicas", 0) < old.get("replicas", 0)
-        or new.get("readyReplicas", 0) > old.get("readyReplicas", 0)
-        or new.get("availableReplicas", 0) > old.get("availableReplicas", 0)
+        _count(new, "updatedReplicas") > _count(old, "updatedReplicas")
+        or _count(new, "replicas") < _count(old, "replicas")
+        or _count(new, "readyReplicas") > _count(old, "readyReplicas")
+        or _count(new, "availableReplicas") > _count(old, "availableReplicas")
     )
 
 
@@ -475,7 +481,7 @@ def complete(d: Obj, new_rs: Obj, old_rs: list[Obj], status: Obj | None = None) 
             and not any(actual(rs) for rs in old_rs)
         )
     return (
-        status.get("updatedReplicas", 0) == desired(d)
-        and status.get("replicas", 0) == desired(d)
-        and status.get("availableReplicas", 0) == desired(d)
+        _count(status, "updatedReplicas") == desired(d)
+        and _count(status, "replicas") == desired(d)
+        and _count(status, "availableReplicas") == desired(d)
     )

@@ -15,7 +15,7 @@ class NoController(Exception):
     """A pod whose expected count cannot be known (the real controller's sync error)."""
 
 
-class DisruptionController(Controller):
+class DisruptionController(Controller[Key]):
     name = "disruption"
     resource = BUDGETS
 
@@ -45,7 +45,7 @@ class DisruptionController(Controller):
             expected, desired = self._expected(budget, pods)
         except NoController as exc:
             # The real controller's failSafe: no disruption is allowed until it can count.
-            status = {**budget.get("status", {}), "disruptionsAllowed": 0}
+            status: Obj = {**budget.get("status", {}), "disruptionsAllowed": 0}
             status["conditions"] = set_condition(
                 status.get("conditions") or [],
                 _condition(False, "SyncFailed", str(exc), generation),
@@ -54,7 +54,7 @@ class DisruptionController(Controller):
             return None
         healthy = sum(1 for p in pods if not is_deleting(p) and pod_ready(p))
         allowed = max(healthy - desired, 0) if expected > 0 else 0
-        status: Obj = {
+        status = {
             "observedGeneration": generation,
             "disruptionsAllowed": allowed,
             "currentHealthy": healthy,
@@ -115,7 +115,8 @@ class DisruptionController(Controller):
 
 
 def _controller_ref(obj: Obj) -> Obj | None:
-    for ref in obj["metadata"].get("ownerReferences") or []:
+    refs: list[Obj] = obj["metadata"].get("ownerReferences") or []
+    for ref in refs:
         if ref.get("controller"):
             return ref
     return None

@@ -25,7 +25,7 @@ MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
 SLICE_CONTROLLER = "endpointslice-controller.k8s.io"
 
 
-class EndpointsController(Controller):
+class EndpointsController(Controller[Key]):
     name = "endpoints"
     resource = "services"
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-
 from kubesim.cluster.controller import Controller
 
 
-class EventExpiry(Controller):
+class EventExpiry(Controller[str]):
     """One timer item that deletes the Events this cluster posted once their TTL is over."""
 
     name = "event-ttl"
@@ -15,5 +13,5 @@ class EventExpiry(Controller):
     def resync(self) -> None:
         self.enqueue("expire")
 
-    def reconcile(self, key: Hashable) -> float | None:
+    def reconcile(self, key: str) -> float | None:
         return self.ctx.events.expire()

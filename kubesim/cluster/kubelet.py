@@ -54,7 +54,7 @@ class Runtime:
     transitions: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
-class Kubelet(Controller):
+class Kubelet(Controller[Key]):
     name = "kubelet"
     group = "kubelet"
 

@@ -131,7 +131,7 @@ def node_status(
     }
 
 
-class NodeController(Controller):
+class NodeController(Controller[Key]):
     """Keys are ("", node name). Ready nodes renew their Lease every lease_interval."""
 
     name = "nodes"

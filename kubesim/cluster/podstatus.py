@@ -94,13 +94,13 @@ def pod_status(pod: Obj, node: Obj, rt: Runtime) -> Obj:
     }
     conditions = []
     for type_ in _CONDITION_ORDER:
-        status, reason = values[type_]
+        cond_status, reason = values[type_]
         seen = rt.transitions.get(type_)
-        if seen is None or seen[0] != status:
-            seen = rt.transitions[type_] = (status, stamp)
+        if seen is None or seen[0] != cond_status:
+            seen = rt.transitions[type_] = (cond_status, stamp)
         cond: Obj = {
             "type": type_,
-            "status": status,
+            "status": cond_status,
             "lastProbeTime": None,
             "lastTransitionTime": seen[1],
         }

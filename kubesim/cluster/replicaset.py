@@ -26,7 +26,7 @@ COMPONENT = "replicaset-controller"
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
-class ReplicaSetController(Controller):
+class ReplicaSetController(Controller[Key]):
     name = "replicaset"
     resource, owns, kind = "replicasets.apps", "pods", "ReplicaSet"
 

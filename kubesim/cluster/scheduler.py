@@ -23,7 +23,7 @@ COMPONENT = "default-scheduler"
 _AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 
 
-class Scheduler(Controller):
+class Scheduler(Controller[Key]):
     name = "scheduler"
 
     def __init__(self, ctx: Context) -> None:

@@ -85,7 +85,8 @@ def tolerates(tolerations: list[Obj], taint: Obj) -> bool:
 def untolerated_taint(pod: Obj, node: Obj) -> Obj | None:
     """The first NoSchedule/NoExecute taint of the node that the pod does not tolerate."""
     tolerations = pod.get("spec", {}).get("tolerations") or []
-    for taint in node.get("spec", {}).get("taints") or []:
+    taints: list[Obj] = node.get("spec", {}).get("taints") or []
+    for taint in taints:
         if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerates(tolerations, taint):
             return taint
     return None

@@ -28,7 +28,7 @@ POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 
 
-class StatefulSetController(Controller):
+class StatefulSetController(Controller[Key]):
     name = "statefulset"
     resource, owns, kind = "statefulsets.apps", "pods", "StatefulSet"
 
@@ -148,7 +148,7 @@ class StatefulSetController(Controller):
             return
         labels = dict((sts["spec"].get("selector") or {}).get("matchLabels") or {})
         labels |= template.get("metadata", {}).get("labels") or {}
-        claim = {
+        claim: Obj = {
             "apiVersion": "v1",
             "kind": "PersistentVolumeClaim",
             "metadata": {"name": claim_name, "namespace": namespace, "labels": labels},

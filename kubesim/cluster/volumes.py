@@ -29,7 +29,7 @@ RESIZE_PENDING_MESSAGE = (
 )
 
 
-class VolumeController(Controller):
+class VolumeController(Controller[Key]):
     name = "volumes"
 
     def watches(self) -> dict[str, Watch]:
@@ -80,7 +80,8 @@ class VolumeController(Controller):
 
     def reconcile(self, key: Key) -> float | None:
         if not key[0]:
-            return self._reclaim(key[1])
+            self._reclaim(key[1])
+            return None
         pvc = self.ctx.cache.get("persistentvolumeclaims", *key)
         if pvc is None:
             return None
@@ -100,7 +101,7 @@ class VolumeController(Controller):
             return  # a claim of a pre-made volume, or another provisioner's claim
         size = spec.get("resources", {}).get("requests", {}).get("storage", "1Gi")
         volume_name = f"pvc-{meta['uid']}"
-        volume = {
+        volume: Obj = {
             "apiVersion": "v1",
             "kind": "PersistentVolume",
             "metadata": {
@@ -147,7 +148,7 @@ class VolumeController(Controller):
             "volume.kubernetes.io/storage-provisioner": PROVISIONER,
         }
         bound = self.ctx.api.update("persistentvolumeclaims", body)
-        status = {
+        status: Obj = {
             "phase": "Bound",
             "accessModes": volume["spec"]["accessModes"],
             "capacity": {"storage": size},
@@ -166,7 +167,9 @@ class VolumeController(Controller):
         if not class_name:
             return None
         try:
-            return self.ctx.api.store.get(STORAGE_CLASSES, None, class_name).get("provisioner")
+            storage_class = self.ctx.api.store.get(STORAGE_CLASSES, None, class_name)
+            provisioner: str | None = storage_class.get("provisioner")
+            return provisioner
         except Exception as exc:
             if is_status_error(exc, 404):
                 return None
