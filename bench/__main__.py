@@ -75,8 +75,8 @@ def run_one(name: str, bench: Bench) -> Outcome:
         tails = "".join(f"\n--- {path}\n{tail}" for path, tail in outcome.data["logs"].items())
         log(f"{name} could not run:\n{traceback.format_exc()}{tails}")
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (a time limit): say what it was doing
-        tails = log_tails(bench.workdir, since=wall_start)
-        log(f"{name} interrupted;" + "".join(f"\n--- {p}\n{t}" for p, t in tails.items()))
+        recent = log_tails(bench.workdir, since=wall_start)
+        log(f"{name} interrupted;" + "".join(f"\n--- {p}\n{t}" for p, t in recent.items()))
         raise
     outcome.seconds = time.perf_counter() - start
     # Other work on the machine skews every figure: say how busy it was.

@@ -115,16 +115,19 @@ class KubeApi:
             "metadata": {"name": name, "namespace": namespace},
             "spec": {"size": size},
         }
-        return self.request("POST", f"{MEMCACHED_PATH}/namespaces/{namespace}/memcacheds",
-                            body=body)  # fmt: skip
+        created: dict[str, Any] = self.request(
+            "POST", f"{MEMCACHED_PATH}/namespaces/{namespace}/memcacheds", body=body
+        )
+        return created
 
     def patch_memcached(self, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
-        return self.request(
+        patched: dict[str, Any] = self.request(
             "PATCH",
             f"{MEMCACHED_PATH}/namespaces/{namespace}/memcacheds/{name}",
             body=patch,
             content_type=MERGE_PATCH,
         )
+        return patched
 
     # -- kubesim's request log (kubesim only) ----------------------------------------------
     def clear_request_log(self) -> None:

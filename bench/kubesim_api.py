@@ -23,6 +23,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import psutil
@@ -75,6 +76,7 @@ class Client:
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
+        assert parts.hostname is not None, f"no host in {url!r}"
         self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
 
     def call(
@@ -87,7 +89,7 @@ class Client:
         return resp.status, resp.read()
 
 
-def cr(name: str, size: int = 1) -> dict:
+def cr(name: str, size: int = 1) -> dict[str, Any]:
     return {
         "apiVersion": f"{GROUP}/v1",
         "kind": "Memcached",

@@ -88,7 +88,7 @@ def measure(*, rounds: int, workdir: Path) -> dict[str, dict[str, float | int]]:
         }
         api.create(WEBSERVER, body)
         _until(lambda: _available(api), timeout=60, every=0.1)
-        probes = {
+        probes: dict[str, Callable[[], float]] = {
             "Service deleted → re-created": lambda: _recreated(api, SERVICE, SERVICE_NAME),
             "Deployment deleted → re-created": lambda: _recreated(api, DEPLOYMENT, NAME),
             "Service selector edited → restored": lambda: _reselected(api),

@@ -281,6 +281,7 @@ def _http_ok(url: str) -> bool:
 
     try:
         with urllib.request.urlopen(url, timeout=1) as response:
-            return response.status == 200
+            status: int = response.status
+            return status == 200
     except OSError:
         return False

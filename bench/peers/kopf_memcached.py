@@ -52,14 +52,16 @@ def reconcile(body: kopf.Body, meta: kopf.Meta, patch: kopf.Patch, **_: Any) -> 
     except kubernetes.client.ApiException as exc:
         if exc.status != 404:
             raise kopf.TemporaryError(f"Deployment patch failed: {exc.reason}", delay=1) from exc
-        apps.create_namespaced_deployment(meta["namespace"], want)
+        # The client takes a plain dict body; its type hints name only V1Deployment.
+        apps.create_namespaced_deployment(meta["namespace"], want)  # type: ignore[arg-type]
     patch.status["observedGeneration"] = meta["generation"]
 
 
 @kopf.index("", "v1", "pods", labels=PODS, when=lambda meta, **_: not meta.get("deletionTimestamp"))
 def memcached_pods(
-    namespace: str, name: str, labels: kopf.Labels, status: kopf.Status, **_: Any
+    namespace: str | None, name: str, labels: kopf.Labels, status: kopf.Status, **_: Any
 ) -> dict[tuple[str, str], tuple[str, bool]]:
+    assert namespace is not None  # pods are namespaced
     ready = any(
         c.get("type") == "Ready" and c.get("status") == "True"
         for c in status.get("conditions") or []
@@ -67,8 +69,15 @@ def memcached_pods(
     return {(namespace, labels.get(INSTANCE_LABEL, "")): (name, ready)}
 
 
-@kopf.on.event("", "v1", "pods", labels=PODS)
-def pod_changed(namespace: str, labels: kopf.Labels, memcached_pods: kopf.Index, **_: Any) -> None:
+# kopf hands indices over as extra keyword arguments, which its WatchingFn protocol cannot name.
+@kopf.on.event("", "v1", "pods", labels=PODS)  # type: ignore[arg-type]
+def pod_changed(
+    namespace: str | None,
+    labels: kopf.Labels,
+    memcached_pods: kopf.Index[tuple[str, str], tuple[str, bool]],
+    **_: Any,
+) -> None:
+    assert namespace is not None  # pods are namespaced
     owner = labels.get(INSTANCE_LABEL)
     if not owner:
         return

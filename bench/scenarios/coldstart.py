@@ -72,7 +72,9 @@ def run(bench: Bench) -> Outcome:
     return outcome
 
 
-def _measure(bench: Bench, operator: str, workers: int, count: int, *, keep: bool) -> dict:
+def _measure(
+    bench: Bench, operator: str, workers: int, count: int, *, keep: bool
+) -> dict[str, Any]:
     stack = bench.stack(f"coldstart-{operator}-{workers}")
     try:
         # Room for the pods the cost and UI scenarios add to a kept fleet.

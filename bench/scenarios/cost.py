@@ -9,6 +9,7 @@ is counted until the CR is ready again, plus a second for stragglers.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import Counter
 from datetime import UTC, datetime
@@ -182,7 +183,7 @@ def _size_change(stack: Stack, fleet: Fleet, names: list[str]) -> dict[str, Any]
         stack.api.clear_request_log()
         patched = stack.api.patch_memcached(NAMESPACE, name, {"spec": {"size": 2}})
         generation = patched["metadata"]["generation"]
-        fleet.wait(lambda g=generation, n=name: fleet.ready(n, g), 60)
+        fleet.wait(functools.partial(fleet.ready, name, generation), 60)
         time.sleep(SETTLE)
         log, _ = _split_leases(stack.api.request_log())
         requests += len(log)

@@ -10,6 +10,7 @@ real work rather than an ever-growing backlog.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import time
@@ -104,7 +105,7 @@ def _probe(stack: Stack, fleet: Fleet, count: int, *, pause: float) -> list[floa
         patched = stack.api.patch_memcached(NAMESPACE, PROBE, {"spec": {"size": 2 - i % 2}})
         written = datetime.now(UTC)
         generation = patched["metadata"]["generation"]
-        fleet.wait(lambda g=generation: fleet.spec_converged(PROBE, g), 30)
+        fleet.wait(functools.partial(fleet.spec_converged, PROBE, generation), 30)
         # The run's row is written when it ends, which may be just after its status write.
         deadline = time.monotonic() + 10
         while (started := first_run_started(stack.db, name=PROBE, generation=generation)) is None:
@@ -117,7 +118,9 @@ def _probe(stack: Stack, fleet: Fleet, count: int, *, pause: float) -> list[floa
     return samples
 
 
-def _load(stack: Stack, names: list[str], stop: threading.Event, patches: itertools.count) -> None:
+def _load(
+    stack: Stack, names: list[str], stop: threading.Event, patches: itertools.count[int]
+) -> None:
     for i in itertools.count():
         if stop.wait(1 / LOAD_RATE):
             return

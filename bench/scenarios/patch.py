@@ -8,7 +8,9 @@ includes kubesim's simulated pod start delay).
 
 from __future__ import annotations
 
+import functools
 import time
+from typing import Any
 
 from bench.report import Outcome, Row, Target
 from bench.runner import NAMESPACE, Bench, start_operator
@@ -30,7 +32,7 @@ def run(bench: Bench) -> Outcome:
 
     ours, peer = figures["opsboard"], figures.get("kopf", {})
 
-    def pick(which: str, key: str, source: dict) -> float | None:
+    def pick(which: str, key: str, source: dict[str, Any]) -> float | None:
         value = source.get(which, {}).get(key)
         return float(value) if value is not None else None
 
@@ -63,7 +65,7 @@ def run(bench: Bench) -> Outcome:
     return outcome
 
 
-def _measure(bench: Bench, operator: str, count: int) -> tuple[dict, list[list[float]]]:
+def _measure(bench: Bench, operator: str, count: int) -> tuple[dict[str, Any], list[list[float]]]:
     with bench.stack(f"patch-{operator}") as stack:
         fleet = start_operator(stack, operator)
         created = stack.api.create_memcached(NAMESPACE, NAME, size=3)
@@ -77,9 +79,9 @@ def _measure(bench: Bench, operator: str, count: int) -> tuple[dict, list[list[f
             start = time.perf_counter()
             g = patched["metadata"]["generation"]
             marks = [
-                fleet.wait(lambda g=g: fleet.spec_converged(NAME, g), TIMEOUT),
-                fleet.wait(lambda g=g: fleet.nodes_converged(NAME, g), TIMEOUT),
-                fleet.wait(lambda g=g: fleet.ready(NAME, g), TIMEOUT),
+                fleet.wait(functools.partial(fleet.spec_converged, NAME, g), TIMEOUT),
+                fleet.wait(functools.partial(fleet.nodes_converged, NAME, g), TIMEOUT),
+                fleet.wait(functools.partial(fleet.ready, NAME, g), TIMEOUT),
             ]
             for series, mark in zip(samples, marks, strict=True):
                 if mark is None:
