@@ -18,6 +18,7 @@ from kubernetes.watch.watch import iter_resp_lines
 
 MEMCACHED_PATH = "/apis/cache.example.com/v1alpha1"
 CRD_DIR = Path(__file__).resolve().parent.parent / "k8s" / "crd"
+THIRD_PARTY_DIR = Path(__file__).resolve().parent.parent / "k8s" / "third_party"
 CRD_FILE = (
     Path(__file__).resolve().parent.parent / "k8s" / "crd" / "cache.example.com_memcacheds.yaml"
 )
@@ -89,8 +90,10 @@ class KubeApi:
 
     # -- what the scenarios do -------------------------------------------------------
     def apply_crds(self) -> None:
-        """Every CRD of the product: its watcher watches all the kinds it has operators for."""
-        for path in sorted(CRD_DIR.glob("*.yaml")):
+        """Every CRD of the product, and the third-party ones `make run` installs where they
+        are missing (KMM's Module): its watcher watches all the kinds it has operators for,
+        and an unserved kind would be retried, costing requests the scenarios would count."""
+        for path in [*sorted(CRD_DIR.glob("*.yaml")), *sorted(THIRD_PARTY_DIR.glob("*/*.yaml"))]:
             crd = yaml.safe_load(path.read_text())
             if crd.get("kind") != "CustomResourceDefinition":
                 continue
