@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client, config
 
 from opsboard.embedded.redis import free_port
@@ -64,6 +65,26 @@ class Launcher:
         return self.process.wait(60)
 
 
+def _sample_kinds() -> list[tuple[str, str, str, str]]:
+    """(group, version, plural, sample name) of each CRD in k8s/crd; name "" without one."""
+    root = Path(__file__).resolve().parents[2] / "k8s"
+    names = {}
+    for path in (root / "samples").glob("*.yaml"):
+        for body in yaml.safe_load_all(path.read_text()):
+            if body and "metadata" in body:
+                names[(body["apiVersion"], body["kind"])] = body["metadata"]["name"]
+    found = []
+    for path in sorted((root / "crd").glob("*.yaml")):
+        crd = yaml.safe_load(path.read_text())
+        if crd.get("kind") != "CustomResourceDefinition":
+            continue
+        spec, version = crd["spec"], crd["spec"]["versions"][0]["name"]
+        api_version = f"{spec['group']}/{version}"
+        name = names.get((api_version, spec["names"]["kind"]), "")
+        found.append((spec["group"], version, spec["names"]["plural"], name))
+    return found
+
+
 def port_is_free(port: int) -> bool:
     import socket
 
@@ -87,6 +108,21 @@ def test_make_run_serves_the_login_page_and_stops_cleanly_keeping_state(tmp_path
             "cache.example.com", "v1alpha1", "default", "memcacheds"
         )
         assert [m["metadata"]["name"] for m in samples["items"]] == ["memcached-sample"]
+        # Every operator runs: each sample, of all four kinds, is reconciled to Available.
+        sample_kinds = [d for d in _sample_kinds() if d[3]]
+        assert len(sample_kinds) == 4, sample_kinds
+        deadline = time.monotonic() + 120
+        waiting = {name for *_, name in sample_kinds}
+        while waiting and time.monotonic() < deadline:
+            for group, version, plural, name in sample_kinds:
+                cr = client.CustomObjectsApi(api).get_namespaced_custom_object(
+                    group, version, "default", plural, name
+                )
+                conditions = (cr.get("status") or {}).get("conditions") or []
+                if any(c["type"] == "Available" and c["status"] == "True" for c in conditions):
+                    waiting.discard(name)
+            time.sleep(0.5)
+        assert not waiting, f"not Available after 120 s: {sorted(waiting)}"
     finally:
         assert first.interrupt() == 0
     assert "stopped; state kept" in "".join(first.lines)
