@@ -6,7 +6,7 @@ Plain dicts in, plain dicts out: no client, no I/O, so every rule here has a fas
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from controllers.base import Body, Manifest
@@ -67,6 +67,27 @@ def selector_string(labels: Mapping[str, str]) -> str:
 
 def find_condition(conditions: list[Body] | None, type_: str) -> Body | None:
     return next((c for c in conditions or [] if c.get("type") == type_), None)
+
+
+Verdict = tuple[str, bool, tuple[str, str]]  # (condition type, true?, (reason, message))
+
+
+def conditions_from(
+    cr: Body, verdicts: Iterable[Verdict], *, observed_generation: int, now: str
+) -> list[Body]:
+    """The CR's conditions with each verdict set, in order (see set_condition)."""
+    conditions: list[Body] = deep_get(cr, "status.conditions", [])
+    for type_, truth, (reason, message) in verdicts:
+        conditions = set_condition(
+            conditions,
+            type_=type_,
+            status=truth,
+            reason=reason,
+            message=message,
+            observed_generation=observed_generation,
+            now=now,
+        )
+    return conditions
 
 
 def set_condition(
@@ -279,17 +300,7 @@ def workload_status(
         ),
         ("Degraded", degraded is not None, degraded or ("AsExpected", "Pods start as expected")),
     )
-    conditions: list[Body] = deep_get(cr, "status.conditions", [])
-    for type_, truth, (why, text) in verdicts:
-        conditions = set_condition(
-            conditions,
-            type_=type_,
-            status=truth,
-            reason=why,
-            message=text,
-            observed_generation=generation,
-            now=now,
-        )
+    conditions = conditions_from(cr, verdicts, observed_generation=generation, now=now)
     return {
         "nodes": [p["metadata"]["name"] for p in live],
         "readyReplicas": ready,

@@ -14,7 +14,13 @@ from controllers.bookstore.desired import (
     db_replicas,
 )
 from controllers.bookstore.quantity import parse_quantity
-from controllers.objects import Problem, deep_get, find_condition, set_condition, workload_status
+from controllers.objects import (
+    Problem,
+    conditions_from,
+    deep_get,
+    find_condition,
+    workload_status,
+)
 
 RESIZE_CONDITIONS = ("FileSystemResizePending", "Resizing")
 
@@ -112,21 +118,15 @@ def compute_status(
         degraded = (True, *problem)
 
     generation = int(deep_get(cr, "metadata.generation", 0))
-    conditions: list[Body] = deep_get(cr, "status.conditions", [])
-    for type_, (truth, reason, message) in (
-        ("Available", available),
-        ("Progressing", progressing),
-        ("Degraded", degraded),
-    ):
-        conditions = set_condition(
-            conditions,
-            type_=type_,
-            status=truth,
-            reason=reason,
-            message=message,
-            observed_generation=generation,
-            now=now,
+    verdicts = [
+        (type_, truth, (reason, message))
+        for type_, (truth, reason, message) in (
+            ("Available", available),
+            ("Progressing", progressing),
+            ("Degraded", degraded),
         )
+    ]
+    conditions = conditions_from(cr, verdicts, observed_generation=generation, now=now)
     status: Body = {
         "nodes": sorted([*app["nodes"], *db["nodes"]]),
         "readyReplicas": app["readyReplicas"],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controllers.base import Body
-from controllers.objects import Problem, deep_get, find_condition, pod_is_ready, set_condition
+from controllers.objects import Problem, conditions_from, deep_get, find_condition, pod_is_ready
 from controllers.ptemplate.desired import (
     module_name,
     spec_device_count,
@@ -129,17 +129,7 @@ def compute_status(
             degraded or ("AsExpected", "Consumer pods run as expected"),
         ),
     )
-    conditions: list[Body] = deep_get(cr, "status.conditions", [])
-    for type_, truth, (why, text) in verdicts:
-        conditions = set_condition(
-            conditions,
-            type_=type_,
-            status=truth,
-            reason=why,
-            message=text,
-            observed_generation=generation,
-            now=now,
-        )
+    conditions = conditions_from(cr, verdicts, observed_generation=generation, now=now)
     return {
         "nodes": [p["metadata"]["name"] for p in live],
         "desiredNumberScheduled": desired or 0,
