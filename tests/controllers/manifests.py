@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,33 @@ def grants(rules: list[dict[str, Any]]) -> set[Grant]:
         for resource in rule["resources"]
         for verb in rule["verbs"]
     }
+
+
+def operator_grants() -> set[Grant]:
+    """What the operator's ServiceAccount may do: its Role rules and leader election's."""
+    [role] = load(K8S / "rbac" / "role.yaml")
+    [leases] = load(K8S / "rbac" / "leader_election_role.yaml")
+    return grants(role["rules"]) | grants(leases["rules"])
+
+
+def grants_used(records: Iterable[Any], *, except_agent: str) -> set[Grant]:
+    """The (apiGroup, resource, verb) of each call in kubesim's request log, but those of
+    `except_agent` (the test's own client)."""
+    return {
+        (_group(r.path), _resource(r.resource, r.subresource), r.verb)
+        for r in records
+        if r.user_agent != except_agent
+    }
+
+
+def _group(path: str) -> str:
+    parts = path.split("?")[0].strip("/").split("/")
+    return parts[1] if parts[0] == "apis" else ""
+
+
+def _resource(resource: str, subresource: str) -> str:
+    plural = resource.split(".", 1)[0]  # kubesim names it kubectl-style: "deployments.apps"
+    return f"{plural}/{subresource}" if subresource else plural
 
 
 def crd(plural: str) -> dict[str, Any]:

@@ -16,21 +16,11 @@ from controllers.bookstore.desired import BOOKSTORE
 from controllers.kube import ApiKube
 from controllers.objects import deep_get, find_condition
 from tests.controllers.cluster import wait_until
-from tests.controllers.manifests import K8S, grants, load
+from tests.controllers.manifests import grants_used, operator_grants
 from tests.fixtures.celery import EngineProcesses
 
 pytestmark = [pytest.mark.kubesim_only, pytest.mark.django_db(transaction=True)]
 TEST_AGENT = "opsboard-tests/rbac-bookstore"
-
-
-def _group(path: str) -> str:
-    parts = path.split("?")[0].strip("/").split("/")
-    return parts[1] if parts[0] == "apis" else ""
-
-
-def _resource(resource: str, subresource: str) -> str:
-    plural = resource.split(".", 1)[0]  # kubesim names it kubectl-style: "deployments.apps"
-    return f"{plural}/{subresource}" if subresource else plural
 
 
 def _condition(kube: ApiKube, namespace: str, type_: str) -> str | None:
@@ -83,11 +73,8 @@ def test_the_bookstore_operator_uses_only_what_the_rbac_grants(
     wait_until(lambda: _condition(kube, namespace, "Degraded") == "False", timeout=60,
                what="Degraded=False again")  # fmt: skip
 
-    [role] = load(K8S / "rbac" / "role.yaml")
-    [leases] = load(K8S / "rbac" / "leader_election_role.yaml")
-    granted = grants(role["rules"]) | grants(leases["rules"])
-    calls = [r for r in kubesim_server.request_log() if r.user_agent != TEST_AGENT]
-    used = {(_group(r.path), _resource(r.resource, r.subresource), r.verb) for r in calls}
+    granted = operator_grants()
+    used = grants_used(kubesim_server.request_log(), except_agent=TEST_AGENT)
     assert {
         ("apps", "statefulsets", "create"),
         ("", "persistentvolumeclaims", "patch"),

@@ -14,9 +14,9 @@ from controllers.base import DAEMONSET
 from controllers.kube import ApiKube
 from controllers.ptemplate.desired import MODULE, PTEMPLATE, SECRET
 from tests.controllers.cluster import wait_until
-from tests.controllers.manifests import K8S, grants, load
+from tests.controllers.manifests import grants_used, operator_grants
 from tests.controllers.ptemplate_helpers import SPEC, advertise, install_kmm_crd, make_secret
-from tests.controllers.test_rbac_in_use import TEST_AGENT, _condition, _group, _resource
+from tests.controllers.test_rbac_in_use import TEST_AGENT, _condition
 
 pytestmark = [pytest.mark.kubesim_only, pytest.mark.django_db(transaction=True)]
 
@@ -56,11 +56,8 @@ def test_the_ptemplate_operator_uses_only_what_the_rbac_grants(
     finally:
         advertise(kube, device, None)
 
-    [role] = load(K8S / "rbac" / "role.yaml")
-    [leases] = load(K8S / "rbac" / "leader_election_role.yaml")
-    granted = grants(role["rules"]) | grants(leases["rules"])
-    calls = [r for r in kubesim_server.request_log() if r.user_agent != TEST_AGENT]
-    used = {(_group(r.path), _resource(r.resource, r.subresource), r.verb) for r in calls}
+    granted = operator_grants()
+    used = grants_used(kubesim_server.request_log(), except_agent=TEST_AGENT)
     assert {
         ("kmm.sigs.x-k8s.io", "modules", "create"),
         ("apps", "daemonsets", "create"),

@@ -16,23 +16,13 @@ from controllers.memcached.desired import MEMCACHED
 from controllers.objects import deep_get, find_condition
 from controllers.webserver.desired import WEBSERVER
 from tests.controllers.cluster import wait_until
-from tests.controllers.manifests import K8S, grants, load
+from tests.controllers.manifests import grants_used, operator_grants
 
 pytestmark = [
     pytest.mark.kubesim_only,
     pytest.mark.django_db(transaction=True),
 ]
 TEST_AGENT = "opsboard-tests/rbac"
-
-
-def _group(path: str) -> str:
-    parts = path.split("?")[0].strip("/").split("/")
-    return parts[1] if parts[0] == "apis" else ""
-
-
-def _resource(resource: str, subresource: str) -> str:
-    plural = resource.split(".", 1)[0]  # kubesim names it kubectl-style: "deployments.apps"
-    return f"{plural}/{subresource}" if subresource else plural
 
 
 def _condition(kube: ApiKube, kind: Any, namespace: str, name: str, type_: str) -> str | None:
@@ -69,11 +59,8 @@ def test_the_operators_use_only_what_the_rbac_grants(
     kube.delete(SERVICE, namespace, "webservers-service")
     wait_until(lambda: kube.get(SERVICE, namespace, "webservers-service"), what="Service restored")
 
-    [role] = load(K8S / "rbac" / "role.yaml")
-    [leases] = load(K8S / "rbac" / "leader_election_role.yaml")
-    granted = grants(role["rules"]) | grants(leases["rules"])
-    calls = [r for r in kubesim_server.request_log() if r.user_agent != TEST_AGENT]
-    used = {(_group(r.path), _resource(r.resource, r.subresource), r.verb) for r in calls}
+    granted = operator_grants()
+    used = grants_used(kubesim_server.request_log(), except_agent=TEST_AGENT)
     # The engine's calls were seen: the watcher's, the workers' and the Events. (A watch is
     # logged when it ends, so the watcher's initial lists stand for its watches.)
     assert {
