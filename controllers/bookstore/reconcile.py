@@ -90,7 +90,7 @@ def reconcile(ctx: Context) -> Result:
 
 
 REVISION_LABEL = "controller-revision-hash"
-STUCK = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CrashLoopBackOff")
+STUCK = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CrashLoopBackOff"})
 
 
 def replace_stuck_pods(ctx: Context, statefulset: Body, pods: list[Body]) -> list[Body]:
@@ -109,9 +109,10 @@ def replace_stuck_pods(ctx: Context, statefulset: Body, pods: list[Body]) -> lis
             for c in deep_get(pod, "status.containerStatuses", [])
         }
         old = (meta.get("labels") or {}).get(REVISION_LABEL) not in (None, revision)
-        if old and waiting & set(STUCK) and not meta.get("deletionTimestamp"):
+        stuck = waiting & STUCK
+        if old and stuck and not meta.get("deletionTimestamp"):
             ctx.kube.delete(POD, meta["namespace"], meta["name"])
-            reason = sorted(waiting & set(STUCK))[0]
+            reason = min(stuck)
             ctx.report.action(
                 f"Deleted Pod {meta['name']}: stuck ({reason}) on an old revision; "
                 f"StatefulSet {statefulset['metadata']['name']} re-creates it from the new one"
