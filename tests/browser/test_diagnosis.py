@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 
 from controllers.kube import ApiKube
@@ -13,19 +9,11 @@ from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
 from opsboard.mirror.models import KubeObject
 from tests.browser.conftest import screenshot
+from tests.controllers.cluster import wait_until
 from tests.dashboard.mirror_factory import MEMCACHED_API
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 BAD_IMAGE = "memcached:does-not-exist"
-
-
-def wait_for(check: Callable[[], Any], *, timeout: float = 60.0, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := check():
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _health(namespace: str, name: str) -> str:
@@ -42,7 +30,9 @@ def test_a_bad_image_is_diagnosed_with_the_audit_entry_that_set_it(
         "metadata": {"name": "cache-d", "namespace": namespace},
         "spec": {"size": 2, "image": "memcached:1.6.21-alpine"},
     })  # fmt: skip
-    wait_for(lambda: _health(namespace, "cache-d") == "Available", what="cache-d Available")
+    wait_until(
+        lambda: _health(namespace, "cache-d") == "Available", timeout=60, what="cache-d Available"
+    )
 
     page = page_as(operator)
     page.goto(f"{live_server.url}/k/memcached/{namespace}/cache-d/")
