@@ -8,8 +8,8 @@ import redis
 from django.conf import settings
 
 from controllers.registry import load
+from opsboard.engine.pump import workers_alive
 from opsboard.engine.queue import queue_for
-from opsboard.engine.worker import workers_alive
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED, labels_for
 from controllers.objects import deep_get, find_condition
 from controllers.webserver.desired import WEBSERVER
-from opsboard.engine.dispatch import reconcile_enqueue
+from opsboard.engine.enqueue import reconcile_enqueue
 from tests.controllers.cluster import kubectl, list_objects, wait_until
 from tests.controllers.runs import actions_since, run_count
 

@@ -13,7 +13,7 @@ from controllers.base import Key
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
-from opsboard.engine.dispatch import send
+from opsboard.engine.enqueue import send
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror.models import KubeObject

@@ -21,7 +21,7 @@ from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from controllers.objects import deep_get
 from controllers.webserver.desired import WEBSERVER
-from opsboard.dashboard import cluster, patching
+from opsboard.dashboard import crclient, patching
 from opsboard.dashboard.kinds import kind_get
 from tests.controllers.cluster import install_crds, wait_until
 from tests.deploy import rbac
@@ -145,7 +145,7 @@ def test_every_call_of_a_dashboard_patch_is_granted(
     since = time.time()
 
     with override_settings(KUBECONFIG=str(kubesim_server.kubeconfig_path)):
-        cluster._kube_for.cache_clear()
+        crclient._kube_for.cache_clear()
         review = patching.cr_patch_review(
             info=info, namespace=namespace, name="cache", changes={"spec.size": 2}
         )
@@ -153,7 +153,7 @@ def test_every_call_of_a_dashboard_patch_is_granted(
             user=user, info=info, namespace=namespace, name="cache",
             changes={"spec.size": 2}, resource_version=review.resource_version,
         )  # fmt: skip
-    cluster._kube_for.cache_clear()
+    crclient._kube_for.cache_clear()
 
     assert applied.ok, applied.entry.message
     calls = _calls_since(kubesim_server, since)

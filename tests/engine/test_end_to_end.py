@@ -9,7 +9,7 @@ import pytest
 
 from controllers.base import Key, Kind
 from controllers.kube import ApiKube
-from opsboard.engine.dispatch import reconcile_enqueue
+from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.selectors import engine_health
 from opsboard.mirror.models import KubeObject

@@ -16,7 +16,7 @@ from django.db import connection
 from controllers.base import Key
 from controllers.kube import ApiKube
 from opsboard.embedded.redis import EmbeddedRedis
-from opsboard.engine.dispatch import reconcile_enqueue
+from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
 from opsboard.mirror.selectors import object_events

@@ -5,7 +5,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from opsboard.dashboard import health, selectors
+from opsboard.dashboard import engine_health, selectors
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import all_kinds
 from opsboard.engine.models import ReconcileRun
@@ -18,7 +18,7 @@ def overview(request: DashboardRequest) -> HttpResponse:
     recent = ReconcileRun.objects.order_by("-started_at")
     context = {
         "counts": selectors.kind_counts(kinds=kinds),
-        "engine": health.engine_health(),
+        "engine": engine_health.engine_health(),
         "recent_runs": recent[:10],
         "recent_errors": recent.filter(outcome__in=["error", "permanent"])[:10],
     }

@@ -19,7 +19,7 @@ from celery.worker import state
 from django.conf import settings
 
 from opsboard.celery import app
-from opsboard.engine.dispatch import send_due
+from opsboard.engine.enqueue import send_due
 from opsboard.engine.queue import connection
 from opsboard.engine.stall import StallDetector
 
@@ -40,7 +40,7 @@ def worker_name() -> str:
 
 
 def _loop() -> None:
-    from opsboard.engine.services import controllers
+    from opsboard.engine.runner import controllers
 
     names = list(controllers())
     last_orphans = last_beat = 0.0

@@ -19,9 +19,9 @@ from controllers.base import Context, Controller, Key, PermanentError, Result, T
 from controllers.registry import load
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
-from opsboard.engine.cluster import api_kube
-from opsboard.engine.dispatch import send
+from opsboard.engine.enqueue import send
 from opsboard.engine.events import post_later
+from opsboard.engine.kubeclient import api_kube
 from opsboard.engine.queue import Why, WorkQueue, backoff, queue_for
 from opsboard.engine.reporter import RunReporter
 from opsboard.engine.runlog import RunRecord, reconcile_run_record
