@@ -35,7 +35,7 @@ class RunRecord:
 
 
 def _runs_of(key: Key):  # type: ignore[no-untyped-def]
-    return ReconcileRun.objects.filter(controller=key.kind, namespace=key.namespace, name=key.name)
+    return ReconcileRun.objects.filter(controller=key.controller, namespace=key.namespace, name=key.name)
 
 
 def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
@@ -66,7 +66,7 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
             reconcile_run_recorded.send(ReconcileRun, run=last, started_at=run.started_at)
             return last
     row = ReconcileRun.objects.create(
-        controller=run.key.kind,
+        controller=run.key.controller,
         namespace=run.key.namespace,
         name=run.key.name,
         uid=run.uid,

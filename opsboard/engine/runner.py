@@ -101,7 +101,7 @@ def _renewing(queue: WorkQueue, key: Key, token: str, ttl: float) -> Iterator[No
 
 def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WORKER) -> bool:
     """Reconciles `key` unless another worker holds it; False when it was skipped."""
-    queue = queue_for(key.kind)
+    queue = queue_for(key.controller)
     token, ttl = uuid.uuid4().hex, settings.OPSBOARD_LOCK_TTL
     why = queue.start(key, token, ttl, Why(trigger, detail, time.time()))
     if why is None:
@@ -118,9 +118,9 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
 def _run(
     queue: WorkQueue, key: Key, why: Why, token: str, ttl: float, worker: str, started: datetime
 ) -> None:
-    controller = controllers().get(key.kind)
+    controller = controllers().get(key.controller)
     if controller is None:
-        log.error("No controller named %r: dropping %s", key.kind, key)
+        log.error("No controller named %r: dropping %s", key.controller, key)
         return
     cache = MirrorCache()
     primary = cache.get(controller.primary, key.namespace, key.name)
@@ -153,7 +153,7 @@ def _run(
         delay = requeue_after if requeue_after is not None else backoff(failures)
         requeue_after = delay
         queue.add_after(key, delay, Why("retry", f"attempt {failures + 1}: {error[:150]}"))
-        metrics.retried(key.kind)
+        metrics.retried(key.controller)
         report.event("Warning", "ReconcileError", error)
     elif outcome == "permanent":
         version = (primary or {}).get("metadata", {}).get("resourceVersion", "")
@@ -182,7 +182,7 @@ def _run(
         )
     )
     metrics.reconciled(
-        key.kind, result=result_label, seconds=seconds, waited=started.timestamp() - why.at
+        key.controller, result=result_label, seconds=seconds, waited=started.timestamp() - why.at
     )
     post_later(primary, report.events)  # after the run, off this task's clock
 
