@@ -40,7 +40,7 @@ def worker_name() -> str:
 
 
 def _loop() -> None:
-    from opsboard.engine.runner import controllers
+    from opsboard.engine.registered import controllers
 
     names = list(controllers())
     last_orphans = last_beat = 0.0

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from controllers.base import Key
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.outcome import Outcome
 from opsboard.engine.signals import reconcile_run_recorded
 
 
@@ -24,7 +25,7 @@ class RunRecord:
     worker: str
     started_at: datetime
     finished_at: datetime
-    outcome: str
+    outcome: Outcome
     requeue_after: float | None
     error: str
     actions: list[str]
@@ -35,7 +36,9 @@ class RunRecord:
 
 
 def _runs_of(key: Key):  # type: ignore[no-untyped-def]
-    return ReconcileRun.objects.filter(controller=key.controller, namespace=key.namespace, name=key.name)
+    return ReconcileRun.objects.filter(
+        controller=key.controller, namespace=key.namespace, name=key.name
+    )
 
 
 def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:

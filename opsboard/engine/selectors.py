@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import redis
-from django.conf import settings
 
-from controllers.registry import load
 from opsboard.engine.pump import workers_alive
 from opsboard.engine.queue import queue_for
+from opsboard.engine.registered import controllers
 
 
 @dataclass(frozen=True)
@@ -21,9 +20,7 @@ class EngineHealth:
 
 def engine_health(*, within: float = 10.0) -> EngineHealth:
     try:
-        depths = {
-            name: queue_for(name).depth() for name in load(tuple(settings.OPSBOARD_CONTROLLERS))
-        }
+        depths = {name: queue_for(name).depth() for name in controllers()}
         return EngineHealth(True, workers_alive(within=within), depths)
     except redis.RedisError:
         return EngineHealth(False, [], {})

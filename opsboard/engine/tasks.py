@@ -9,6 +9,7 @@ from django.db import connections
 
 from controllers.base import Key
 from opsboard.engine import pump, runner
+from opsboard.engine.enqueue import RECONCILE_TASK
 from opsboard.engine.runlog import reconcile_runs_prune
 
 pump.connect_signals()
@@ -31,7 +32,7 @@ signals.worker_process_init.connect(
 )
 
 
-@shared_task(name="opsboard.engine.tasks.reconcile", acks_late=True)
+@shared_task(name=RECONCILE_TASK, acks_late=True)
 def reconcile(key: str, trigger: str = "event", detail: str = "") -> None:
     runner.reconcile_key(key=Key.parse(key), trigger=trigger, detail=detail)
 

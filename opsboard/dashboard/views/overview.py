@@ -9,6 +9,7 @@ from opsboard.dashboard import engine_health, selectors
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import all_kinds
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.outcome import FAILED
 
 
 @require_GET
@@ -20,7 +21,7 @@ def overview(request: DashboardRequest) -> HttpResponse:
         "counts": selectors.kind_counts(kinds=kinds),
         "engine": engine_health.engine_health(),
         "recent_runs": recent[:10],
-        "recent_errors": recent.filter(outcome__in=["error", "permanent"])[:10],
+        "recent_errors": recent.filter(outcome__in=FAILED)[:10],
     }
     template = "dashboard/_overview_live.html" if request.htmx else "dashboard/overview.html"
     return render(request, template, context)

@@ -19,7 +19,7 @@ from django.utils import timezone
 from opsboard.engine.enqueue import reconcile_enqueue, reconcile_enqueue_many
 from opsboard.engine.kubeclient import api_kube
 from opsboard.engine.leader import LeaseElector
-from opsboard.engine.runner import controllers
+from opsboard.engine.registered import controllers
 from opsboard.engine.watcher import Watcher
 from opsboard.mirror.models import WatcherHeartbeat
 
