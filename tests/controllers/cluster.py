@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from controllers.base import Body, Kind
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube, Conflict
-from controllers.objects import deep_get, find_condition, selector_string
+from controllers.ownership import selector_string
 from tests.controllers.manifests import CRD_FILES, K8S, load
 
 T = TypeVar("T")

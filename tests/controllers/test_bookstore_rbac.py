@@ -13,8 +13,9 @@ import pytest
 
 from controllers.base import PVC, SERVICE
 from controllers.bookstore.desired import BOOKSTORE
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
-from controllers.objects import deep_get, find_condition
 from tests.controllers.cluster import wait_until
 from tests.controllers.manifests import grants_used, operator_grants
 from tests.fixtures.celery import EngineProcesses

@@ -25,8 +25,9 @@ from controllers.base import (
 )
 from controllers.bookstore import CONTROLLER
 from controllers.bookstore.desired import BOOKSTORE, app_labels, db_labels
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
-from controllers.objects import deep_get, find_condition
 from tests.controllers.cluster import (
     CountingKube,
     ReadThroughCache,

@@ -12,9 +12,10 @@ import pytest
 from django.utils import timezone
 
 from controllers.base import DEPLOYMENT, EVENT, POD, Key
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED, labels_for
-from controllers.objects import deep_get, find_condition
 from controllers.webserver.desired import WEBSERVER
 from opsboard.engine.enqueue import reconcile_enqueue
 from tests.controllers.cluster import kubectl, list_objects, wait_until

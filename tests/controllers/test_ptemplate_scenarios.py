@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from controllers.base import DAEMONSET, POD
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
-from controllers.objects import deep_get, find_condition
 from controllers.ptemplate.desired import MODULE, PTEMPLATE, labels_for
 from tests.controllers.cluster import list_objects, wait_until
 from tests.controllers.ptemplate_helpers import NODE, SPEC, advertise, install_kmm_crd

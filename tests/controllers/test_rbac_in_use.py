@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from controllers.base import SERVICE
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
-from controllers.objects import deep_get, find_condition
 from controllers.webserver.desired import WEBSERVER
 from tests.controllers.cluster import wait_until
 from tests.controllers.manifests import grants_used, operator_grants

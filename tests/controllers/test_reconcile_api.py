@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from controllers.base import DEPLOYMENT, POD, SERVICE, Context, Key, Result
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube, Conflict
 from controllers.memcached import CONTROLLER as MEMCACHED_CONTROLLER
 from controllers.memcached.desired import MEMCACHED
-from controllers.objects import deep_get, find_condition
 from controllers.webserver import CONTROLLER as WEBSERVER_CONTROLLER
 from controllers.webserver.desired import WEBSERVER
 from tests.controllers.cluster import (

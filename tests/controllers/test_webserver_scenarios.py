@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from controllers.base import DEPLOYMENT, POD, SERVICE
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
-from controllers.objects import deep_get, find_condition
 from controllers.webserver.desired import WEBSERVER, labels_for
 from tests.controllers.cluster import list_objects, wait_until
 

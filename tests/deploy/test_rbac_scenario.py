@@ -17,9 +17,9 @@ from django.contrib.auth import get_user_model
 from django.test import override_settings
 
 from controllers.base import DEPLOYMENT, SERVICE, Kind
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
-from controllers.objects import deep_get
 from controllers.webserver.desired import WEBSERVER
 from opsboard.dashboard import crclient, patching
 from opsboard.dashboard.kinds import kind_get
