@@ -22,8 +22,8 @@ from tests.controllers.cluster import (
     ReadThroughCache,
     RecordingReporter,
     list_objects,
-    wait_until,
 )
+from tests.support.waiting import wait_for
 
 
 class Driver:
@@ -50,7 +50,7 @@ class Driver:
 
     def converge(self, *, timeout: float = 30.0) -> None:
         """Reconcile until a pass finds the CR Available and writes nothing."""
-        wait_until(
+        wait_for(
             lambda: not self.run() and self.condition("Available") == "True",
             timeout=timeout,
             what=f"{self.key} to converge",
@@ -58,7 +58,7 @@ class Driver:
 
     def until(self, check: Any, *, what: str, timeout: float = 30.0) -> None:
         """Reconcile until `check()` holds after a pass."""
-        wait_until(lambda: self.run() is not None and check(), timeout=timeout, what=what)
+        wait_for(lambda: self.run() is not None and check(), timeout=timeout, what=what)
 
     def cr(self) -> dict[str, Any]:
         cr = self.kube.get(self.controller.primary, self.key.namespace, self.key.name)

@@ -17,8 +17,8 @@ from opsboard.engine.enqueue import send
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror.models import KubeObject
-from tests.browser.test_rollout import wait_for
 from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 IMAGE = "memcached:1.4.36-alpine"
