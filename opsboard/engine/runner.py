@@ -19,6 +19,7 @@ from django.conf import settings
 from controllers.base import Context, Controller, Key, PermanentError, Result, TemporaryError
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
+from opsboard.engine.console import reconcile_line
 from opsboard.engine.enqueue import send
 from opsboard.engine.events import post_later
 from opsboard.engine.kubeclient import api_kube
@@ -30,6 +31,7 @@ from opsboard.engine.runlog import RunRecord, reconcile_run_record
 from opsboard.mirror.selectors import objects_of
 
 log = logging.getLogger(__name__)
+console = logging.getLogger("opsboard.reconciles")  # one line per run that did something
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
 
@@ -175,6 +177,8 @@ def _run(
             actions=report.actions,
         )
     )
+    if line := reconcile_line(key, why.trigger, outcome, report.actions, seconds):
+        console.log(logging.WARNING if outcome.error else logging.INFO, "%s", line)
     metrics.reconciled(
         key.controller,
         result=outcome.metric_result,
