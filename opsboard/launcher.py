@@ -48,6 +48,7 @@ class Child:
     args: list[str]
     colour: str = "0"
     exits: list[float] = field(default_factory=list)  # monotonic times of recent exits
+    printed_at: float = 0.0  # time.monotonic() of its last line
     process: subprocess.Popen[str] | None = field(default=None, repr=False)
 
     def start(self, env: dict[str, str]) -> None:
@@ -70,6 +71,7 @@ class Child:
         for line in process.stdout:
             sys.stdout.write(prefix + line)
             sys.stdout.flush()
+            self.printed_at = time.monotonic()
 
     def stop(self, timeout: float = 10.0) -> None:
         if not self.process or self.process.poll() is not None:
@@ -229,6 +231,7 @@ class Launcher:
             self.start_processes()
             if self.wait_for_web():
                 (self.state / "url").write_text(self.url + "\n")
+                self.wait_quiet()
                 self.banner()
             while not self.stopping.wait(0.5):
                 self.restart_exited()
@@ -238,6 +241,16 @@ class Launcher:
             return 1
         finally:
             self.shutdown()
+
+    def wait_quiet(self, *, quiet: float = 3.0, limit: float = 60.0) -> None:
+        """Waits until no process has printed for `quiet` seconds (the samples' first
+        reconciles are done), at most `limit`, so that the banner comes last."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline and not self.stopping.is_set():
+            last = max((child.printed_at for child in self.children), default=0.0)
+            if time.monotonic() - last >= quiet:
+                return
+            time.sleep(0.2)
 
     def restart_exited(self) -> None:
         """A process that dies is started again (a watcher that lost its lease exits, as

@@ -292,5 +292,7 @@ LOGGING = {
         "urllib3": {"level": "WARNING"},
         "celery.app.trace": {"level": _PER_TASK},
         "celery.worker.strategy": {"level": _PER_TASK},
+        "celery.worker.consumer.connection": {"level": _PER_TASK},
+        "celery.worker.consumer.mingle": {"level": _PER_TASK},
     },
 }

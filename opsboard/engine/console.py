@@ -24,8 +24,10 @@ _SHORTER = (
     (re.compile(r"^Scaled \S+ \S+ replicas (\S+)$"), r"scaled \1"),
     (re.compile(r"^Updated \S+ \S+ image (\S+)$"), r"image \1"),
     (re.compile(r"^Updated status\.nodes: (.*)$"), r"status.nodes \1"),
-    (re.compile(r"^Updated status: (.*)$"), r"status \1"),
 )
+# Of a status update, the conditions that turned True say enough (Available, Degraded, ...).
+_STATUS = re.compile(r"^Updated status: (.*)$")
+_TRUE_CONDITION = re.compile(r"\b\w+=True \(\w+\)")
 
 
 def reconcile_line(
@@ -34,7 +36,7 @@ def reconcile_line(
     """The console line of one run, or None when it changed nothing and failed in nothing."""
     if not actions and not outcome.error:
         return None
-    said = ", ".join(_shorten(action) for action in actions)
+    said = ", ".join(short for action in actions if (short := _shorten(action)))
     if outcome.error:
         said = f"{said}; {outcome.error}" if said else outcome.error
     status = _WORDS[outcome.status]
@@ -47,6 +49,8 @@ def reconcile_line(
 
 
 def _shorten(action: str) -> str:
+    if status := _STATUS.match(action):
+        return ", ".join(_TRUE_CONDITION.findall(status.group(1)))
     for pattern, replacement in _SHORTER:
         if pattern.match(action):
             return pattern.sub(replacement, action)

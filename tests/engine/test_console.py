@@ -31,6 +31,21 @@ def test_an_error_is_printed_in_full_with_its_retry() -> None:
     assert error in line
 
 
+def test_of_a_status_update_only_the_conditions_turned_true_are_told() -> None:
+    actions = [
+        "Created Deployment web",
+        "Updated status.nodes: 0 pods",
+        "Updated status: readyReplicas 0, selector a=b,c=d, observedGeneration 1, "
+        "Available=False (PodsNotReady), Progressing=True (ScalingUp), Degraded=False (AsExpected)",
+        "Updated status: claims [{'name': 'x'}], observedGeneration 2",
+    ]
+    line = reconcile_line(KEY, "event", RunOutcome(Outcome.SUCCESS), actions, 0.2)
+    assert line == (
+        "memcached default/web  event → Success  "
+        "Created Deployment web, status.nodes 0 pods, Progressing=True (ScalingUp)  200 ms"
+    )
+
+
 def test_other_actions_are_kept_as_written() -> None:
     line = reconcile_line(
         KEY, "manual", RunOutcome(Outcome.REQUEUE, requeue_after=2), ["Created Deployment web"], 1
