@@ -28,6 +28,7 @@ from opsboard.engine.queue import Why, WorkQueue, backoff, queue_for
 from opsboard.engine.registered import controllers
 from opsboard.engine.reporter import RunReporter
 from opsboard.engine.runlog import RunRecord, reconcile_run_record
+from opsboard.engine.timeline import run_start
 from opsboard.mirror.selectors import objects_of
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,7 @@ def _run(
     if controller is None:
         log.error("No controller named %r: dropping %s", key.controller, key)
         return
+    start = run_start(key)
     cache = MirrorCache()
     primary = cache.get(controller.primary, key.namespace, key.name)
     report = RunReporter()
@@ -175,6 +177,12 @@ def _run(
             requeue_after=outcome.requeue_after,
             error=outcome.error,
             actions=report.actions,
+            triggers=[
+                {"trigger": t.trigger, "detail": t.detail, "at": t.at} for t in start.triggers
+            ],
+            triggers_dropped=start.dropped,
+            queue_wait_ms=max(started.timestamp() - why.at, 0.0) * 1000 if why.at else None,
+            backoff_step=start.failures,
         )
     )
     if line := reconcile_line(key, why.trigger, outcome, report.actions, seconds):
