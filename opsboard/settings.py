@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "opsboard.audit",
     "opsboard.accounts",
     "opsboard.dashboard",
+    "opsboard.diagnosis",
 ]
 
 MIDDLEWARE = [

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET
 from opsboard.dashboard import health, selectors
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import all_kinds
+from opsboard.diagnosis.gather import needs_attention
 from opsboard.engine.models import ReconcileRun
 
 
@@ -16,7 +17,10 @@ from opsboard.engine.models import ReconcileRun
 def overview(request: DashboardRequest) -> HttpResponse:
     kinds = list(all_kinds().values())
     recent = ReconcileRun.objects.order_by("-started_at")
+    attention, attention_total = needs_attention(kinds=kinds)
     context = {
+        "attention": attention,
+        "attention_total": attention_total,
         "counts": selectors.kind_counts(kinds=kinds),
         "engine": health.engine_health(),
         "recent_runs": recent[:10],
