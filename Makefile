@@ -31,8 +31,12 @@ url:
 	  echo "log in as admin with password: $$(cat "$$state/admin_password")"; \
 	else echo "opsboard is not running (no $$state/url): start it with make run"; exit 1; fi
 
+# The whole suite on SQLite, then every test that touches the database or the engine again
+# on a PostgreSQL server the suite starts itself (tests/fixtures/postgres.py).
 test: $(STAMP) lint typecheck check-imports
 	@$(BIN)/python -m pytest
+	@echo "==> again on PostgreSQL: the tests that touch the database or the engine"
+	@OPSBOARD_TEST_DATABASE=postgres $(BIN)/python -m pytest --database-tests-only
 
 lint: $(STAMP)
 	@$(BIN)/ruff check .
