@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from controllers.base import Key
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
+from opsboard.engine.enqueue import reconcile_enqueue_many
 from opsboard.mirror.models import KubeObject
 from tests.browser.conftest import screenshot
-from tests.controllers.cluster import wait_until
 from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 BAD_IMAGE = "memcached:does-not-exist"
@@ -30,7 +32,7 @@ def test_a_bad_image_is_diagnosed_with_the_audit_entry_that_set_it(
         "metadata": {"name": "cache-d", "namespace": namespace},
         "spec": {"size": 2, "image": "memcached:1.6.21-alpine"},
     })  # fmt: skip
-    wait_until(
+    wait_for(
         lambda: _health(namespace, "cache-d") == "Available", timeout=60, what="cache-d Available"
     )
 
@@ -53,3 +55,36 @@ def test_a_bad_image_is_diagnosed_with_the_audit_entry_that_set_it(
     assert f"change #{entry.pk} of the audit ({operator.username}" in text
     assert f"revert change #{entry.pk}" in text
     screenshot(page, "diagnosis-image-pull")
+
+
+def test_a_runs_merged_triggers_and_queue_wait_are_shown(
+    browser, engine, cluster_kube: ApiKube, namespace: str, page_as, viewer, live_server,
+) -> None:  # fmt: skip
+    cluster_kube.create(MEMCACHED, {
+        "apiVersion": MEMCACHED_API, "kind": "Memcached",
+        "metadata": {"name": "cache-t", "namespace": namespace}, "spec": {"size": 1},
+    })  # fmt: skip
+    # Before any worker runs, three events queue the key: one run serves them all.
+    key = Key("memcached", namespace, "cache-t")
+    reconcile_enqueue_many([
+        (key, "event", f"MODIFIED Pod {namespace}/cache-t-1"),
+        (key, "event", f"MODIFIED Deployment {namespace}/cache-t"),
+        (key, "event", f"MODIFIED Memcached {namespace}/cache-t"),
+    ])  # fmt: skip
+    engine.start_worker()
+    engine.start_watcher()
+    wait_for(lambda: _health(namespace, "cache-t") == "Available", timeout=60,
+               what="cache-t Available")  # fmt: skip
+
+    page = page_as(viewer)
+    page.goto(f"{live_server.url}/k/memcached/{namespace}/cache-t/")
+    merged = page.locator(".timeline details.merged").last  # the first run is the oldest row
+    merged.wait_for()
+    assert "triggers merged" in merged.inner_text()
+    merged.locator("summary").click()
+    text = merged.inner_text()
+    assert f"MODIFIED Pod {namespace}/cache-t-1" in text
+    assert f"MODIFIED Deployment {namespace}/cache-t" in text and "ms before the start" in text
+    timeline = page.locator(".timeline").last.inner_text()
+    assert "waited" in timeline and "ms in the queue" in timeline and " · on " in timeline
+    screenshot(page, "timeline-merged-triggers")
