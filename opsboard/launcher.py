@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opsboard.core.identities import NAMESPACE, OPERATOR, WEB
 from opsboard.embedded.redis import EmbeddedRedis, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +42,7 @@ class Child:
     name: str
     args: list[str]
     colour: str = "0"
+    env: dict[str, str] = field(default_factory=dict)  # over the launcher's environment
     exits: list[float] = field(default_factory=list)  # monotonic times of recent exits
     process: subprocess.Popen[str] | None = field(default=None, repr=False)
 
@@ -48,7 +50,7 @@ class Child:
         self.process = subprocess.Popen(
             self.args,
             cwd=ROOT,
-            env=env,
+            env={**env, **self.env},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -92,6 +94,7 @@ class Launcher:
         self.redis: EmbeddedRedis | None = None
         self.children: list[Child] = []
         self.stopping = threading.Event()
+        self.own_cluster = False  # kubesim, started here: processes get the install's identities
 
     # -- infrastructure -------------------------------------------------------------
     def start_redis(self) -> None:
@@ -138,6 +141,7 @@ class Launcher:
                 raise SystemExit("kubesim did not write its kubeconfig within 30 s")
             time.sleep(0.05)
         self.env["KUBECONFIG"] = str(kubeconfig)
+        self.own_cluster = True
         log(f"kubesim cluster up; kubeconfig at {kubeconfig}")
 
     def manage(self, *args: str) -> None:
@@ -149,25 +153,38 @@ class Launcher:
         child.start(self.env)
         self.children.append(child)
 
+    def identity_env(self, kubeconfig_name: str) -> dict[str, str]:
+        """On kubesim, a process runs as the ServiceAccount the install gives it (bootstrap
+        wrote its kubeconfig); on a cluster of the user's, as the user's KUBECONFIG."""
+        if not self.own_cluster:
+            return {}
+        env = {"KUBECONFIG": str(self.state / kubeconfig_name)}
+        env["OPSBOARD_LEASE_NAMESPACE"] = self.env.get("OPSBOARD_LEASE_NAMESPACE", NAMESPACE)
+        return env
+
     def start_processes(self) -> None:
+        operator = self.identity_env(OPERATOR.kubeconfig)
         if (
             has_module("opsboard.engine.management.commands.runwatcher")
             and "KUBECONFIG" in self.env
         ):
-            self.launch(Child("watcher", [PYTHON, "manage.py", "runwatcher"]))
+            self.launch(Child("watcher", [PYTHON, "manage.py", "runwatcher"], env=operator))
         if "KUBECONFIG" in self.env:
             self.launch(
                 Child("worker", [PYTHON, "-m", "celery", "-A", "opsboard", "worker",
-                                 "--loglevel", "INFO", "--concurrency", "2", "-n", "worker@%h"])
+                                 "--loglevel", "INFO", "--concurrency", "2", "-n", "worker@%h"],
+                      env=operator)
             )  # fmt: skip
             self.launch(
                 Child("beat", [PYTHON, "-m", "celery", "-A", "opsboard", "beat", "--loglevel",
-                               "INFO", "--schedule", str(self.state / "celerybeat-schedule")])
+                               "INFO", "--schedule", str(self.state / "celerybeat-schedule")],
+                      env=operator)
             )  # fmt: skip
         self.launch(
             Child("web", [PYTHON, "-m", "gunicorn", "opsboard.wsgi:application",
                           "--bind", f"127.0.0.1:{self.port}", "--workers", "2", "--threads", "4",
-                          "--access-logfile", "-", "--graceful-timeout", "5"])
+                          "--access-logfile", "-", "--graceful-timeout", "5"],
+                  env=self.identity_env(WEB.kubeconfig))
         )  # fmt: skip
 
     def clear_metrics(self) -> None:
@@ -200,7 +217,10 @@ class Launcher:
             log("applying database migrations")
             self.manage("migrate", "--noinput", "-v", "0")
             password = self.admin_password()
-            self.manage("bootstrap", "--admin-password-file", str(self.state / "admin_password"))
+            # As the admin: CRDs, samples and, on kubesim, the install's RBAC and identities.
+            identities = ["--identities"] if self.own_cluster else []
+            self.manage("bootstrap", "--admin-password-file", str(self.state / "admin_password"),
+                        *identities)  # fmt: skip
             self.start_processes()
             if self.wait_for_web():
                 self.banner(password)
