@@ -154,7 +154,9 @@ def _run(
         failures = queue.failed(key)
         delay = requeue_after if requeue_after is not None else backoff(failures)
         requeue_after = delay
-        queue.add_after(key, delay, Why("retry", f"attempt {failures + 1}: {error[:150]}"))
+        # Stamped with the due time, so the wait in the queue leaves out the backoff itself.
+        retry = Why("retry", f"attempt {failures + 1}: {error[:150]}", time.time() + delay)
+        queue.add_after(key, delay, retry)
         metrics.retried(key.kind)
         report.event("Warning", "ReconcileError", error)
     elif outcome == "permanent":
@@ -164,7 +166,8 @@ def _run(
     else:
         queue.succeeded(key)
         if requeue_after:
-            queue.add_after(key, requeue_after, Why("requeue", f"after {requeue_after:g}s"))
+            due = time.time() + requeue_after
+            queue.add_after(key, requeue_after, Why("requeue", f"after {requeue_after:g}s", due))
 
     meta = (primary or {}).get("metadata", {})
     reconcile_run_record(
