@@ -21,6 +21,7 @@ from kubesim import builtin_schema
 from kubesim.access import Access
 from kubesim.control import ControlHandler, ControlRequest, ControlRouter
 from kubesim.faults import Fault, Faults, RequestLog, RequestRecord
+from kubesim.gc import GarbageCollector
 from kubesim.handler import Handler
 from kubesim.store import Store
 from kubesim.tls import Authority
@@ -66,6 +67,7 @@ class KubeSim:
         data = Path(data_dir) if data_dir is not None else None
         self.authority = Authority(data / "pki" if data is not None else None)
         self.store = Store(data_dir, seed=seed, root_ca=self.authority.cert_pem.decode())
+        self.gc = GarbageCollector(self.store)
         self.access = Access(self.store, data / "auth" if data is not None else None)
         self.access.start()
         self.faults = Faults(seed)
@@ -140,6 +142,7 @@ class KubeSim:
             self.store.changed.notify_all()
         self.httpd.shutdown()
         self.httpd.server_close()
+        self.gc.stop()
         self.store.close()
 
     def __enter__(self) -> KubeSim:
