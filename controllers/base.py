@@ -51,19 +51,20 @@ DAEMONSET = Kind("apps", "v1", "DaemonSet", "daemonsets")
 
 @dataclass(frozen=True, order=True)
 class Key:
-    """What a reconcile is about: one primary object. Serialises to "Kind/namespace/name"."""
+    """What a reconcile is about: one primary object of one controller.
+    Serialises to "controller/namespace/name", e.g. "memcached/default/web"."""
 
-    kind: str  # the controller name, e.g. "memcached"
+    controller: str  # the controller name, e.g. "memcached"
     namespace: str
     name: str
 
     def __str__(self) -> str:
-        return f"{self.kind}/{self.namespace}/{self.name}"
+        return f"{self.controller}/{self.namespace}/{self.name}"
 
     @classmethod
     def parse(cls, text: str) -> Key:
-        kind, namespace, name = text.split("/", 2)
-        return cls(kind, namespace, name)
+        controller, namespace, name = text.split("/", 2)
+        return cls(controller, namespace, name)
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,12 @@ class PermanentError(Exception):
 
 class Reporter(Protocol):
     def action(self, message: str) -> None:
-        """Record one thing done, Kubernetes style: "Scaled Deployment x replicas 3→5"."""
+        """Record one thing done to the cluster, Kubernetes style: "Scaled Deployment x
+        replicas 3→5". A run's actions are summed up in one Event on the primary object."""
+
+    def status_change(self, message: str) -> None:
+        """Record a change of the primary object's own status: kept in the reconcile log,
+        never an Event (the status is its own record, as with Kubernetes' controllers)."""
 
     def event(self, type_: str, reason: str, message: str) -> None:
         """Post a Kubernetes Event on the primary object (type_ "Normal" or "Warning")."""

@@ -5,10 +5,12 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from opsboard.dashboard import health, selectors
+from opsboard.dashboard import engine_health, selectors
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import all_kinds
+from opsboard.diagnosis.gather import needs_attention
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.outcome import FAILED
 
 
 @require_GET
@@ -16,11 +18,14 @@ from opsboard.engine.models import ReconcileRun
 def overview(request: DashboardRequest) -> HttpResponse:
     kinds = list(all_kinds().values())
     recent = ReconcileRun.objects.order_by("-started_at")
+    attention, attention_total = needs_attention(kinds=kinds)
     context = {
+        "attention": attention,
+        "attention_total": attention_total,
         "counts": selectors.kind_counts(kinds=kinds),
-        "engine": health.engine_health(),
+        "engine": engine_health.engine_health(),
         "recent_runs": recent[:10],
-        "recent_errors": recent.filter(outcome__in=["error", "permanent"])[:10],
+        "recent_errors": recent.filter(outcome__in=FAILED)[:10],
     }
     template = "dashboard/_overview_live.html" if request.htmx else "dashboard/overview.html"
     return render(request, template, context)
