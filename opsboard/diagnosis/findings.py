@@ -15,7 +15,7 @@ from controllers.base import Body
 from controllers.conditions import find_condition
 from controllers.fields import deep_get
 from controllers.pods import CRASHING, PULL_FAILURES
-from opsboard.diagnosis.errors import classify_error
+from opsboard.diagnosis.errors import OPERATOR_CLUSTER_ROLE, classify_error
 
 # Lower ranks are more likely causes and are shown first.
 RANK_ENGINE_DOWN = 5
@@ -88,6 +88,7 @@ class Observed:
     last_run: LastRun | None = None
     engine: EngineState = field(default_factory=EngineState)
     running_controllers: tuple[str, ...] = ()  # finalizer domains opsboard's controllers own
+    operator_role: str = OPERATOR_CLUSTER_ROLE  # the ClusterRole a 403 says to change
     now: datetime | None = None
 
 
@@ -398,7 +399,7 @@ def _error_findings(observed: Observed) -> list[Finding]:
     run, engine = observed.last_run, observed.engine
     found = []
     if run is not None and run.outcome in ("error", "permanent") and run.error:
-        error = classify_error(run.error)
+        error = classify_error(run.error, role=observed.operator_role)
         todo = error.todo
         if run.outcome == "permanent":
             todo += " It is not retried until the object changes."
