@@ -271,7 +271,7 @@ class Store:
         limit cut the list short, and how many matching items remain after it."""
         rt = self.type_of(resource)
         lmatch = parse_labels(label_selector)
-        fmatch = parse_fields(rt.key, field_selector)
+        fmatch = parse_fields(rt.key, field_selector, custom=rt.crd is not None)
         with self._lock:
             bucket = self._objects.get(rt.key, {})
             rv = self._rv
@@ -449,6 +449,7 @@ class Store:
                     warnings.extend(f'unknown field "{u}"' for u in unknown)
             obj.clear()
             obj.update(new)
+            errs += scale.replicas_errors(rt, obj, spec=True)
         else:
             defaults.apply_defaults(rt.key, obj)
             errs = defaults.validate(rt.key, rt.kind, obj)
@@ -598,8 +599,9 @@ class Store:
             if rv and rv != old["metadata"]["resourceVersion"]:
                 raise errors.stale(rt.key, name)
             if not rv and rt.crd:  # custom resources do not allow unconditional updates
+                # kube-apiserver's registry names the resource, not the kind, in this one error
                 raise errors.invalid(
-                    rt.kind,
+                    rt.plural,
                     rt.group,
                     name,
                     [
@@ -846,20 +848,23 @@ class Store:
             old = current[0]
             ometa = old["metadata"]
             pre = preconditions or {}
+            # rest.BeforeDelete's wording, which names the kind, not the resource
+            kind = f"{rt.kind}.{rt.group}" if rt.group else rt.kind
             if pre.get("uid") and pre["uid"] != ometa["uid"]:
                 raise errors.conflict(
-                    rt.key,
+                    kind,
                     name,
-                    f"Precondition failed: UID in precondition: "
-                    f"{pre['uid']}, UID in object meta: {ometa['uid']}",
+                    f"the UID in the precondition ({pre['uid']}) does not match the UID in "
+                    f"record ({ometa['uid']}). The object might have been deleted and then "
+                    "recreated",
                 )
             if pre.get("resourceVersion") and pre["resourceVersion"] != ometa["resourceVersion"]:
                 raise errors.conflict(
-                    rt.key,
+                    kind,
                     name,
-                    f"Precondition failed: ResourceVersion in precondition: "
-                    f"{pre['resourceVersion']}, ResourceVersion in object meta: "
-                    f"{ometa['resourceVersion']}",
+                    f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does "
+                    f"not match the ResourceVersion in record ({ometa['resourceVersion']}). The "
+                    "object might have been modified",
                 )
             self._admit(rt.key, "DELETE", None, old)
             new = clone(old)
