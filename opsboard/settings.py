@@ -9,6 +9,7 @@ import os
 import secrets
 import tempfile
 import warnings
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "opsboard.core",
     "opsboard.mirror",
     "opsboard.engine",
@@ -80,9 +82,11 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "opsboard.accounts.permissions.NamespaceScopeMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes requires
 ]
 
 ROOT_URLCONF = "opsboard.urls"
@@ -98,6 +102,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "opsboard.accounts.views.login_options",
             ],
         },
     },
@@ -166,6 +171,29 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
+
+# Throttled logins (django-axes): after this many failures for one username, or from one
+# address, logins from it are refused until the lockout expires. Refused attempts do not
+# extend it, so the time the refusal names is the time it ends.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses locked-out logins
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("OPSBOARD_LOGIN_THROTTLE", True)
+AXES_FAILURE_LIMIT = env_int("OPSBOARD_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(seconds=env_int("OPSBOARD_LOGIN_LOCKOUT_SECONDS", 300, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks
+AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "opsboard.accounts.throttle.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "opsboard.accounts.throttle.client_address"
+AXES_DISABLE_ACCESS_LOG = True  # successful logins are the LoginSession rows
+# Local passwords beside single sign-on; off: only SSO logs in.
+OPSBOARD_LOCAL_LOGIN = env_bool("OPSBOARD_LOCAL_LOGIN", True)
+OPSBOARD_OIDC_ISSUER = env_str("OPSBOARD_OIDC_ISSUER").rstrip("/")
+OPSBOARD_OIDC_NAME = env_str("OPSBOARD_OIDC_NAME", "single sign-on")
+# Behind an ingress, the client's address is the one this many proxies in front report.
+OPSBOARD_LOGIN_TRUSTED_PROXIES = env_int("OPSBOARD_LOGIN_TRUSTED_PROXIES", 0, minimum=0)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -278,5 +306,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"kubernetes": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
+    "loggers": {
+        "kubernetes": {"level": "WARNING"},
+        "urllib3": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},  # one INFO line per request otherwise
+    },
 }

@@ -9,6 +9,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from opsboard.accounts.access import access_of
 from opsboard.dashboard import selectors
 from opsboard.dashboard.forms import ListFilterForm, PatchForm
 from opsboard.dashboard.http import DashboardRequest
@@ -20,13 +21,14 @@ def _cr_list(
 ) -> HttpResponse:
     filters = ListFilterForm(request.GET)
     params = filters.cleaned_data if filters.is_valid() else {}
-    page = selectors.cr_page(kinds=kinds, page=request.GET.get("page", 1), **params)
+    scope = access_of(request.user).scope()
+    page = selectors.cr_page(kinds=kinds, scope=scope, page=request.GET.get("page", 1), **params)
     context = {
         "info": info,
         "kinds": all_kinds().values(),
         "filters": filters,
         "page": page,
-        "namespaces": selectors.namespaces(kinds=kinds),
+        "namespaces": selectors.namespaces(kinds=kinds, scope=scope),
         "query": request.GET.copy(),
     }
     # Polls and filter changes swap only the table; a plain GET gets the whole page.

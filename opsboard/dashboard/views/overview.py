@@ -5,6 +5,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from opsboard.accounts.access import access_of
 from opsboard.dashboard import health, selectors
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import all_kinds
@@ -15,10 +16,11 @@ from opsboard.engine.models import ReconcileRun
 @login_required
 def overview(request: DashboardRequest) -> HttpResponse:
     kinds = list(all_kinds().values())
-    recent = ReconcileRun.objects.order_by("-started_at")
+    scope = access_of(request.user).scope()
+    recent = ReconcileRun.objects.filter(scope).order_by("-started_at")
     context = {
-        "counts": selectors.kind_counts(kinds=kinds),
-        "engine": health.engine_health(),
+        "counts": selectors.kind_counts(kinds=kinds, scope=scope),
+        "engine": health.engine_health(scope=scope),
         "recent_runs": recent[:10],
         "recent_errors": recent.filter(outcome__in=["error", "permanent"])[:10],
     }
