@@ -16,6 +16,7 @@ from typing import Any
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from opsboard.accounts.group_roles import parse_group_roles
 from opsboard.env import env_bool, env_float, env_int, env_list, env_secret, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -188,10 +189,36 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_LOCKOUT_CALLABLE = "opsboard.accounts.throttle.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "opsboard.accounts.throttle.client_address"
 AXES_DISABLE_ACCESS_LOG = True  # successful logins are the LoginSession rows
-# Local passwords beside single sign-on; off: only SSO logs in.
-OPSBOARD_LOCAL_LOGIN = env_bool("OPSBOARD_LOCAL_LOGIN", True)
+# Single sign-on with OpenID Connect (mozilla-django-oidc; docs/access.md): the code flow
+# with PKCE, nonce and state; endpoints from the issuer's discovery document.
 OPSBOARD_OIDC_ISSUER = env_str("OPSBOARD_OIDC_ISSUER").rstrip("/")
 OPSBOARD_OIDC_NAME = env_str("OPSBOARD_OIDC_NAME", "single sign-on")
+OPSBOARD_OIDC_GROUPS_CLAIM = env_str("OPSBOARD_OIDC_GROUPS_CLAIM", "groups")
+OPSBOARD_OIDC_GROUP_ROLES = parse_group_roles(env_str("OPSBOARD_OIDC_GROUP_ROLES"))
+OIDC_RP_CLIENT_ID = env_secret("OPSBOARD_OIDC_CLIENT_ID")
+OIDC_RP_CLIENT_SECRET = env_secret("OPSBOARD_OIDC_CLIENT_SECRET")
+OIDC_RP_SCOPES = env_str("OPSBOARD_OIDC_SCOPES", "openid email profile groups")
+OIDC_RP_SIGN_ALGO = "RS256"
+OIDC_USE_PKCE = True
+OIDC_USE_NONCE = True
+OIDC_TIMEOUT = 10
+OIDC_AUTHENTICATE_CLASS = "opsboard.accounts.sso_views.SsoAuthenticateView"
+OIDC_CALLBACK_CLASS = "opsboard.accounts.sso_views.SsoCallbackView"
+if OPSBOARD_OIDC_ISSUER:
+    if not OPSBOARD_OIDC_ISSUER.startswith(("https://", "http://")):
+        raise ImproperlyConfigured(f"OPSBOARD_OIDC_ISSUER={OPSBOARD_OIDC_ISSUER!r} is not a URL")
+    if not (OIDC_RP_CLIENT_ID and OIDC_RP_CLIENT_SECRET):
+        raise ImproperlyConfigured(
+            "OPSBOARD_OIDC_ISSUER is set: OPSBOARD_OIDC_CLIENT_ID and "
+            "OPSBOARD_OIDC_CLIENT_SECRET (or their _FILE) must be set too"
+        )
+    AUTHENTICATION_BACKENDS.append("opsboard.accounts.oidc.SsoBackend")
+# Local passwords beside single sign-on; off: only SSO logs in.
+OPSBOARD_LOCAL_LOGIN = env_bool("OPSBOARD_LOCAL_LOGIN", True)
+if not OPSBOARD_LOCAL_LOGIN and not OPSBOARD_OIDC_ISSUER:
+    raise ImproperlyConfigured(
+        "OPSBOARD_LOCAL_LOGIN=false leaves no way to log in: set OPSBOARD_OIDC_ISSUER too"
+    )
 # Behind an ingress, the client's address is the one this many proxies in front report.
 OPSBOARD_LOGIN_TRUSTED_PROXIES = env_int("OPSBOARD_LOGIN_TRUSTED_PROXIES", 0, minimum=0)
 

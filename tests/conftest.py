@@ -4,5 +4,6 @@ pytest_plugins = [
     "tests.fixtures.redis",
     "tests.fixtures.kubesim",
     "tests.fixtures.celery",
+    "tests.fixtures.oidc",
     "tests.accounts.users",
 ]

@@ -42,3 +42,23 @@ class LoginSession(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} since {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class SsoIdentity(models.Model):
+    """Who a person is at the identity provider: logins are matched on the subject, never
+    on a name or address the person could change there."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sso_identity"
+    )
+    issuer = models.CharField(max_length=500)
+    subject = models.CharField(max_length=255)
+    groups = models.JSONField(default=list)  # as of the last login
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["issuer", "subject"], name="one_user_per_subject")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"
