@@ -22,8 +22,12 @@ $(STAMP): requirements.txt
 run: $(STAMP)
 	@$(BIN)/python -m opsboard.launcher
 
+# The whole suite on SQLite, then every test that touches the database or the engine again
+# on a PostgreSQL server the suite starts itself (tests/fixtures/postgres.py).
 test: $(STAMP) lint typecheck check-imports
 	@$(BIN)/python -m pytest
+	@echo "==> again on PostgreSQL: the tests that touch the database or the engine"
+	@OPSBOARD_TEST_DATABASE=postgres $(BIN)/python -m pytest --database-tests-only
 
 lint: $(STAMP)
 	@$(BIN)/ruff check .

@@ -77,7 +77,7 @@ def write_status(ctx: Context, kind: Kind, cr: Body, status: Body) -> None:
         kind, meta["namespace"], meta["name"], status, resource_version=meta["resourceVersion"]
     )
     for line in describe_status(old, status):
-        ctx.report.action(line)
+        ctx.report.status_change(line)
 
 
 def settle(ctx: Context, cr: Body, status: Body) -> Result:

@@ -91,7 +91,12 @@ class PermanentError(Exception):
 
 class Reporter(Protocol):
     def action(self, message: str) -> None:
-        """Record one thing done, Kubernetes style: "Scaled Deployment x replicas 3→5"."""
+        """Record one thing done to the cluster, Kubernetes style: "Scaled Deployment x
+        replicas 3→5". A run's actions are summed up in one Event on the primary object."""
+
+    def status_change(self, message: str) -> None:
+        """Record a change of the primary object's own status: kept in the reconcile log,
+        never an Event (the status is its own record, as with Kubernetes' controllers)."""
 
     def event(self, type_: str, reason: str, message: str) -> None:
         """Post a Kubernetes Event on the primary object (type_ "Normal" or "Warning")."""

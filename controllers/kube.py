@@ -261,28 +261,40 @@ class ApiKube:
 
 
 class EventRecorder:
-    """Posts Events about an object, aggregated: the same reason and message bump a count.
+    """Posts Events about an object, aggregated as client-go's EventCorrelator does.
 
-    Like client-go's EventCorrelator, it names an Event after what it says, so repeats
-    find and patch it (count+1, lastTimestamp) instead of piling up new objects.
+    The same reason and message bump a count: an Event is named after what it says, so
+    repeats find and patch it (count+1, lastTimestamp) instead of piling up new objects.
+    And like its EventAggregator, once SIMILAR_MAX different messages with one reason
+    came within SIMILAR_SECONDS, the next ones join one series, "(combined from similar
+    events): <the latest message>", so a CR scaled back and forth makes no Event storm.
     """
+
+    SIMILAR_MAX = 10
+    SIMILAR_SECONDS = 600.0
+    COMBINED = "(combined from similar events): "
 
     def __init__(self, kube: ApiKube, *, component: str = "opsboard") -> None:
         self.kube = kube
         self.component = component
         self._counts: dict[tuple[str, str], int] = {}
+        # (uid, type, reason) → the distinct messages seen lately, with when
+        self._similar: dict[tuple[str, str, str], dict[str, float]] = {}
         self._lock = threading.Lock()
 
     def post(self, involved: Body, type_: str, reason: str, message: str) -> None:
         meta = involved["metadata"]
         namespace = meta.get("namespace") or "default"
-        digest = hashlib.sha1(
-            f"{meta.get('uid')}\0{type_}\0{reason}\0{message}".encode()
-        ).hexdigest()[:16]
-        name = f"{meta['name']}.{digest}"
+        combined = self._combine(str(meta.get("uid")), type_, reason, message)
+        said = "" if combined else message  # a combined series is named without its message
+        digest = hashlib.sha1(f"{meta.get('uid')}\0{type_}\0{reason}\0{said}".encode()).hexdigest()
+        name = f"{meta['name']}.{digest[:16]}"
+        if combined:
+            message = self.COMBINED + message
         with self._lock:
             count = self._counts.get((namespace, name))
         now = _now()
+        update = {"message": message} if combined else {}
         if count is None:
             try:
                 self.kube.create(
@@ -291,20 +303,33 @@ class EventRecorder:
                 count = 1
             except Conflict:  # posted before, by us or an earlier process
                 existing = self.kube.get(EVENT, namespace, name) or {}
-                count = self._bump(namespace, name, int(existing.get("count") or 1), now)
+                count = self._bump(namespace, name, int(existing.get("count") or 1), now, update)
         else:
             try:
-                count = self._bump(namespace, name, count, now)
+                count = self._bump(namespace, name, count, now, update)
             except NotFound:  # expired (Events have a TTL): start again
                 with self._lock:
                     self._counts.pop((namespace, name), None)
-                return self.post(involved, type_, reason, message)
+                return self.post(involved, type_, reason, message.removeprefix(self.COMBINED))
         with self._lock:
             self._counts[(namespace, name)] = count
         return None
 
-    def _bump(self, namespace: str, name: str, count: int, now: str) -> int:
-        self.kube.patch(EVENT, namespace, name, {"count": count + 1, "lastTimestamp": now})
+    def _combine(self, uid: str, type_: str, reason: str, message: str) -> bool:
+        """True once this reason has said SIMILAR_MAX different things lately."""
+        now = time.monotonic()
+        with self._lock:
+            seen = self._similar.setdefault((uid, type_, reason), {})
+            for old in [m for m, at in seen.items() if now - at > self.SIMILAR_SECONDS]:
+                del seen[old]
+            seen[message] = now
+            return len(seen) > self.SIMILAR_MAX
+
+    def _bump(
+        self, namespace: str, name: str, count: int, now: str, update: Body | None = None
+    ) -> int:
+        patch = {"count": count + 1, "lastTimestamp": now, **(update or {})}
+        self.kube.patch(EVENT, namespace, name, patch)
         return count + 1
 
     def _event(

@@ -204,8 +204,10 @@ def _overlay(have: Body, want: Body) -> Body:
 
 # --- status of a workload: one Deployment of `size` pods running one image -----------------
 
-_PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
-_CRASHING = ("CrashLoopBackOff",)
+# Container waiting reasons of a pod that will not start without someone's help; the
+# statuses here and opsboard's diagnosis (opsboard/diagnosis/findings.py) read these.
+PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
+CRASHING = ("CrashLoopBackOff",)
 
 
 def pod_is_ready(pod: Body) -> bool:
@@ -273,7 +275,7 @@ def workload_status(
     degraded: tuple[str, str] | None = None
     if problem:
         degraded = problem
-    elif pulls := _waiting(live, _PULL_FAILURES):
+    elif pulls := _waiting(live, PULL_FAILURES):
         # One message for ErrImagePull and ImagePullBackOff: a node alternates between the two,
         # and the condition must not flap with it.
         pod, status = pulls[0]
@@ -282,7 +284,7 @@ def workload_status(
             f"Image {_spec_image(pod, status)} cannot be pulled: {len(pulls)} pod(s) wait "
             f"for it, e.g. {pod['metadata']['name']}",
         )
-    elif crashes := _waiting(live, _CRASHING):
+    elif crashes := _waiting(live, CRASHING):
         pod, status = crashes[0]
         degraded = (
             "PodsCrashing",

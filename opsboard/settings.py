@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "opsboard.audit",
     "opsboard.accounts",
     "opsboard.dashboard",
+    "opsboard.diagnosis",
 ]
 
 MIDDLEWARE = [

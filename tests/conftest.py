@@ -5,5 +5,6 @@ pytest_plugins = [
     "tests.fixtures.kubesim",
     "tests.fixtures.celery",
     "tests.fixtures.oidc",
+    "tests.fixtures.postgres",
     "tests.accounts.users",
 ]

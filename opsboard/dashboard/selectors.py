@@ -242,10 +242,13 @@ def _tree_node(owner_node: mirror.OwnerNode) -> TreeNode:
     return TreeNode(obj.kind, obj.name, obj, health, detail, children)
 
 
-def owner_tree(*, info: KindInfo, cr: KubeObject) -> TreeNode:
+def owner_tree(
+    *, info: KindInfo, cr: KubeObject, mirrored: mirror.OwnerNode | None = None
+) -> TreeNode:
     """CR → owned objects (→ ReplicaSets → Pods), Services → the pods they select, each
-    with its health; expected children that are missing appear as "missing" nodes."""
-    root = _tree_node(mirror.owner_tree(root=cr))
+    with its health; expected children that are missing appear as "missing" nodes.
+    `mirrored`: the mirror's owner tree, if the caller has read it already."""
+    root = _tree_node(mirrored or mirror.owner_tree(root=cr))
     root.health, root.detail = "ok", ""
     present = {(n.kind, n.name) for n in root.children}
     for expected in info.controller.expected_children(cr.body):

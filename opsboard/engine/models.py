@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 
 
@@ -34,6 +36,15 @@ class ReconcileRun(models.Model):
     requeue_after = models.FloatField(null=True, blank=True)
     error = models.TextField(blank=True)
     actions = models.JSONField(default=list)  # ["Created Deployment x", ...] in order
+    # The timeline: every trigger merged into this run while it waited, oldest first
+    # ([{"trigger": "event", "detail": "MODIFIED Pod ns/x", "at": unix time}]), how many
+    # more were not kept, its wait in the queue, the backoff step it ran at (consecutive
+    # failures before it) and when the key runs again by itself.
+    triggers = models.JSONField(default=list)
+    triggers_dropped = models.PositiveIntegerField(default=0)
+    queue_wait_ms = models.FloatField(null=True, blank=True)
+    backoff_step = models.PositiveIntegerField(default=0)
+    next_due_at = models.DateTimeField(null=True, blank=True)
     # Runs that changed nothing are folded into the previous such run of the same key.
     folded_count = models.PositiveIntegerField(default=0)
     last_folded_at = models.DateTimeField(null=True, blank=True)
@@ -47,3 +58,12 @@ class ReconcileRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.controller}/{self.namespace}/{self.name} {self.outcome} @ {self.started_at}"
+
+    @property
+    def merged(self) -> list[dict[str, Any]]:
+        """The triggers this run served, each with how long before the start it came."""
+        start = self.started_at.timestamp()
+        return [
+            {**t, "before_ms": max(start - float(t.get("at") or start), 0.0) * 1000}
+            for t in self.triggers or []
+        ]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db.models import F
@@ -28,6 +29,19 @@ class RunRecord:
     requeue_after: float | None
     error: str
     actions: list[str]
+    # The timeline: the triggers merged into this run ({"trigger", "detail", "at"}), how
+    # many more were not kept, its wait in the queue, and its backoff step.
+    triggers: list[dict[str, Any]] = field(default_factory=list)
+    triggers_dropped: int = 0
+    queue_wait_ms: float | None = None
+    backoff_step: int = 0
+
+    @property
+    def next_due_at(self) -> datetime | None:
+        """When this key runs again by itself (requeue-after or the retry's backoff)."""
+        if self.requeue_after is None:
+            return None
+        return self.finished_at + timedelta(seconds=self.requeue_after)
 
     @property
     def changed_nothing(self) -> bool:
@@ -81,6 +95,11 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
         requeue_after=run.requeue_after,
         error=run.error,
         actions=run.actions,
+        triggers=run.triggers,
+        triggers_dropped=run.triggers_dropped,
+        queue_wait_ms=run.queue_wait_ms,
+        backoff_step=run.backoff_step,
+        next_due_at=run.next_due_at,
     )
     keep = settings.OPSBOARD_RUNLOG_KEEP_PER_KEY
     old = list(_runs_of(run.key).order_by("-started_at").values_list("id", flat=True)[keep:])

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import redis
 from django.conf import settings
 
 from controllers.registry import load
-from opsboard.engine.queue import queue_for
+from opsboard.engine.backlog import Backlog, queue_backlog
 from opsboard.engine.worker import workers_alive
 
 
@@ -17,13 +17,14 @@ class EngineHealth:
     reachable: bool  # False: Redis did not answer, nothing else is known
     workers: list[str]  # "host:pid" of worker processes with a fresh heartbeat
     depths: dict[str, int]  # controller → keys waiting
+    backlogs: list[Backlog] = field(default_factory=list)  # oldest waiting key, backoff
 
 
 def engine_health(*, within: float = 10.0) -> EngineHealth:
     try:
-        depths = {
-            name: queue_for(name).depth() for name in load(tuple(settings.OPSBOARD_CONTROLLERS))
-        }
-        return EngineHealth(True, workers_alive(within=within), depths)
+        names = load(tuple(settings.OPSBOARD_CONTROLLERS))
+        backlogs = [queue_backlog(name) for name in names]
+        depths = {b.controller: b.depth for b in backlogs}
+        return EngineHealth(True, workers_alive(within=within), depths, backlogs)
     except redis.RedisError:
         return EngineHealth(False, [], {})

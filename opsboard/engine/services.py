@@ -25,6 +25,7 @@ from opsboard.engine.events import post_later
 from opsboard.engine.queue import Why, WorkQueue, backoff, queue_for
 from opsboard.engine.reporter import RunReporter
 from opsboard.engine.runlog import RunRecord, reconcile_run_record
+from opsboard.engine.timeline import run_start
 from opsboard.mirror.selectors import objects_of
 
 log = logging.getLogger(__name__)
@@ -122,6 +123,7 @@ def _run(
     if controller is None:
         log.error("No controller named %r: dropping %s", key.kind, key)
         return
+    start = run_start(key)
     cache = MirrorCache()
     primary = cache.get(controller.primary, key.namespace, key.name)
     report = RunReporter()
@@ -179,6 +181,12 @@ def _run(
             requeue_after=requeue_after,
             error=error,
             actions=report.actions,
+            triggers=[
+                {"trigger": t.trigger, "detail": t.detail, "at": t.at} for t in start.triggers
+            ],
+            triggers_dropped=start.dropped,
+            queue_wait_ms=max(started.timestamp() - why.at, 0.0) * 1000 if why.at else None,
+            backoff_step=start.failures,
         )
     )
     metrics.reconciled(

@@ -114,6 +114,9 @@ class RecordingReporter:
     def action(self, message: str) -> None:
         self.actions.append(message)
 
+    def status_change(self, message: str) -> None:
+        self.actions.append(message)
+
     def event(self, type_: str, reason: str, message: str) -> None:
         self.events.append((type_, reason, message))
 

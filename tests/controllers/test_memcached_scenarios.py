@@ -99,6 +99,33 @@ def test_patching_size_from_3_to_5_gives_5_replicas_and_5_nodes(
     assert deployment is not None and deployment["spec"]["replicas"] == 5
 
 
+def test_a_size_change_posts_one_event_summing_up_its_run(kube: ApiKube, namespace: str) -> None:
+    """One Normal Event per run that changed the cluster, none for status writes; the
+    same change again bumps that Event's count instead of adding one."""
+    cr = _create(kube, namespace, "m", size=1)
+    _wait_settled(kube, namespace, "m", 1)
+    for size in (2, 1, 2):
+        kube.patch(MEMCACHED, namespace, "m", {"spec": {"size": size}})
+        _wait_settled(kube, namespace, "m", size)
+
+    def normal() -> dict[str, int] | None:
+        events = [
+            e
+            for e in list_objects(kube, EVENT, namespace)
+            if e.get("type") == "Normal"
+            and deep_get(e, "involvedObject.uid") == cr["metadata"]["uid"]
+        ]
+        said = {f"{e['reason']}: {e['message']}": e.get("count") for e in events}
+        return said if len(said) == 3 and sum(said.values()) == 4 else None
+
+    said = wait_until(normal, what="the Events of 4 runs that changed the Deployment")
+    assert said == {
+        "Created: Created Deployment m": 1,
+        "Scaled: Scaled Deployment m replicas 1→2": 2,
+        "Scaled: Scaled Deployment m replicas 2→1": 1,
+    }
+
+
 def test_scale_subresource_scales_the_cr(kube: ApiKube, namespace: str) -> None:
     _create(kube, namespace, "m", size=1)
     _wait_settled(kube, namespace, "m", 1)

@@ -22,7 +22,7 @@ from opsboard.mirror.models import KubeObject, WatcherHeartbeat
 from opsboard.mirror.selectors import object_events
 from tests.engine.conftest import wait_for
 from tests.engine.toy import CONFIGMAP, TOY, toy
-from tests.fixtures.celery import EngineProcesses, _point_this_process_at
+from tests.fixtures.celery import EngineProcesses, _point_this_process_at, database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -251,7 +251,7 @@ def test_everything_converges_after_redis_restarts(
     engine = EngineProcesses(
         redis_url=server.url,
         kubeconfig=str(kubesim_server.kubeconfig_path),
-        database=str(connection.settings_dict["NAME"]),
+        database_url=database_url(connection.settings_dict),
         tmp=tmp_path,
     )
     engine.controllers = "tests.engine.toy"

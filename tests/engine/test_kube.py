@@ -96,3 +96,22 @@ def test_repeated_events_are_aggregated_into_one_with_a_count(
     events, _ = api.list(EVENTS, namespace)
     counts = {(e["reason"], e["count"]) for e in events if e["involvedObject"]["name"] == "t"}
     assert counts == {("ReconcileError", 4), ("Created", 1)}
+
+
+def test_many_different_messages_of_one_reason_are_combined_into_one_series(
+    api: ApiKube, namespace: str, toy_crd: None
+) -> None:
+    cr = api.create(TOY, toy("t", namespace))
+    recorder = EventRecorder(api)
+    said = [
+        f"Scaled Deployment t replicas {n}→{n + 1}" for n in range(EventRecorder.SIMILAR_MAX + 3)
+    ]
+    for message in said:
+        recorder.post(cr, "Normal", "Scaled", message)
+    events, _ = api.list(EVENTS, namespace)
+    mine = [e for e in events if e["involvedObject"]["name"] == "t"]
+    assert len(mine) == EventRecorder.SIMILAR_MAX + 1
+    [combined] = [e for e in mine if e["count"] > 1]
+    assert combined["count"] == 3
+    assert combined["message"] == f"(combined from similar events): {said[-1]}"
+    assert {e["message"] for e in mine if e["count"] == 1} == set(said[: EventRecorder.SIMILAR_MAX])

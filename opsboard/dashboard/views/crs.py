@@ -14,6 +14,8 @@ from opsboard.dashboard import selectors
 from opsboard.dashboard.forms import ListFilterForm, PatchForm
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import KindInfo, all_kinds, kind_get
+from opsboard.diagnosis.gather import cr_diagnosis
+from opsboard.mirror.selectors import owner_tree
 
 
 def _cr_list(
@@ -51,8 +53,10 @@ def cr_list(request: DashboardRequest, controller: str) -> HttpResponse:
 
 def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, Any]:
     cr = selectors.cr_get(info=info, namespace=namespace, name=name)
-    tree = selectors.owner_tree(info=info, cr=cr)
+    mirrored = owner_tree(root=cr)  # read once: the tree and the diagnosis both walk it
+    tree = selectors.owner_tree(info=info, cr=cr, mirrored=mirrored)
     return {
+        "diagnosis": cr_diagnosis(info=info, cr=cr, tree=mirrored),
         "info": info,
         "cr": cr,
         "view": selectors.view_body(cr),

@@ -9,6 +9,7 @@ from opsboard.accounts.access import access_of
 from opsboard.dashboard import health, selectors
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import all_kinds
+from opsboard.diagnosis.gather import needs_attention
 from opsboard.engine.models import ReconcileRun
 
 
@@ -18,7 +19,10 @@ def overview(request: DashboardRequest) -> HttpResponse:
     kinds = list(all_kinds().values())
     scope = access_of(request.user).scope()
     recent = ReconcileRun.objects.filter(scope).order_by("-started_at")
+    attention, attention_total = needs_attention(kinds=kinds, scope=scope)
     context = {
+        "attention": attention,
+        "attention_total": attention_total,
         "counts": selectors.kind_counts(kinds=kinds, scope=scope),
         "engine": health.engine_health(scope=scope),
         "recent_runs": recent[:10],

@@ -1,0 +1,500 @@
+"""Why a CR is not converging: findings computed from what the mirror and the run log hold.
+
+Pure: plain data in (`Observed`), an ordered list of `Finding`s out, most likely cause
+first. No database, no Redis, no API server: `gather.py` fills `Observed` from those.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from controllers.base import Body
+from controllers.objects import CRASHING, PULL_FAILURES, deep_get, find_condition
+from opsboard.diagnosis.errors import classify_error
+
+# Lower ranks are more likely causes and are shown first.
+RANK_ENGINE_DOWN = 5
+RANK_REFUSED = 10  # a 403 or 422: nothing converges until someone changes something
+RANK_FOREIGN_CHILD = 12
+RANK_UNREACHABLE = 15
+RANK_PODS = 20
+RANK_VOLUME = 25
+RANK_ROLLOUT = 30
+RANK_MISSING_CHILD = 35
+RANK_FINALIZER = 40
+RANK_ERROR = 45
+RANK_BACKOFF = 50
+RANK_QUEUE = 55
+RANK_CONDITION = 60
+RANK_STALE = 70
+
+_INSUFFICIENT = re.compile(r"Insufficient ([\w./-]+?)\.?(?:[,\s]|$)")
+_NODE_MISMATCH = "didn't match Pod's node affinity/selector"
+
+
+@dataclass(frozen=True)
+class Finding:
+    rank: int
+    code: str  # a stable name for tests and filters: "ImagePullBackOff", "Forbidden", ...
+    what: str  # one line: what is wrong
+    todo: str  # one line: what to do
+    subject: str = ""  # the object that causes it: "Pod web-1", "Deployment web"
+
+
+@dataclass(frozen=True)
+class ImageChange:
+    """An applied audit entry that set an image path of the CR."""
+
+    entry_id: int
+    image: str
+    username: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class LastRun:
+    outcome: str  # ReconcileRun.Outcome value
+    error: str
+    started_at: datetime
+
+
+@dataclass(frozen=True)
+class EngineState:
+    redis_up: bool = True
+    watcher_leader: str = ""  # identity of the leading watcher, "" if none
+    last_watcher: str = ""  # the freshest watcher heartbeat known, leading or not
+    last_watcher_at: datetime | None = None
+    workers: tuple[str, ...] = ()
+    failures: int = 0  # consecutive failures of this key (the backoff step)
+    next_retry_at: datetime | None = None  # when the delayed queue sends the key again
+    permanent: bool = False  # a user-fixable error: waits for the object to change
+    queued_since: datetime | None = None  # the key waits in the queue since then
+    running_since: datetime | None = None
+    stale_after: float = 60.0  # OPSBOARD_QUEUE_STALE_SECONDS
+
+
+@dataclass(frozen=True)
+class Observed:
+    cr: Body
+    objects: list[Body] = field(default_factory=list)  # the owner tree and the claims it mounts
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (kind, name) expected
+    foreign: list[Body] = field(default_factory=list)  # expected children another owner controls
+    image_changes: list[ImageChange] = field(default_factory=list)  # newest first
+    last_run: LastRun | None = None
+    engine: EngineState = field(default_factory=EngineState)
+    running_controllers: tuple[str, ...] = ()  # finalizer domains opsboard's controllers own
+    now: datetime | None = None
+
+
+def _name(body: Body) -> str:
+    return str(deep_get(body, "metadata.name", ""))
+
+
+def _ago(then: datetime | None, now: datetime | None) -> str:
+    if then is None or now is None:
+        return "unknown"
+    seconds = max(0, int((now - then).total_seconds()))
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h"
+
+
+def _of_kind(objects: list[Body], kind: str) -> list[Body]:
+    return [
+        o
+        for o in objects
+        if o.get("kind") == kind and not deep_get(o, "metadata.deletionTimestamp")
+    ]
+
+
+def _spec_image(pod: Body, container: str, reported: str) -> str:
+    """The image as the pod's spec names it (a node reports it normalised)."""
+    for spec in deep_get(pod, "spec.containers", []) + deep_get(pod, "spec.initContainers", []):
+        if spec.get("name") == container:
+            return str(spec.get("image", reported))
+    return reported
+
+
+def _waiting(pods: list[Body], reasons: tuple[str, ...]) -> list[tuple[Body, Body]]:
+    statuses = ("status.initContainerStatuses", "status.containerStatuses")
+    return [
+        (pod, status)
+        for pod in pods
+        for path in statuses
+        for status in deep_get(pod, path, []) or []
+        if deep_get(status, "state.waiting.reason") in reasons
+    ]
+
+
+def _pull_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
+    by_image: dict[str, list[tuple[Body, str]]] = {}
+    for pod, status in _waiting(pods, PULL_FAILURES):
+        image = _spec_image(pod, str(status.get("name")), str(status.get("image", "")))
+        reason = str(deep_get(status, "state.waiting.reason"))
+        by_image.setdefault(image, []).append((pod, reason))
+    found = []
+    for image, stuck in by_image.items():
+        pod, reason = stuck[0]
+        change = next((c for c in observed.image_changes if c.image == image), None)
+        set_by = (
+            f" The image was set by change #{change.entry_id} of the audit "
+            f"({change.username}, {_ago(change.at, observed.now)} ago)."
+            if change
+            else ""
+        )
+        todo = (
+            f"Set an image that exists, or revert change #{change.entry_id} in the history below."
+            if change
+            else "Set an image that exists (check the name and tag), or give the pods a pull secret."
+        )
+        found.append(
+            Finding(
+                RANK_PODS,
+                "ImagePullBackOff",
+                f"{len(stuck)} pod(s) cannot pull image {image} ({reason}), "
+                f"e.g. {_name(pod)}.{set_by}",
+                todo,
+                subject=f"Pod {_name(pod)}",
+            )
+        )
+    return found
+
+
+def _crash_findings(pods: list[Body]) -> list[Finding]:
+    crashes = _waiting(pods, CRASHING)
+    if not crashes:
+        return []
+    pod, status = crashes[0]
+    last = deep_get(status, "lastState.terminated") or {}
+    exit_text = (
+        f" (last exit: {last.get('reason', 'Error')}, code {last.get('exitCode')})" if last else ""
+    )
+    container = status.get("name")
+    namespace = deep_get(pod, "metadata.namespace", "")
+    return [
+        Finding(
+            RANK_PODS,
+            "CrashLoopBackOff",
+            f"CrashLoopBackOff: container {container} of {len(crashes)} pod(s) keeps crashing, "
+            f"e.g. {_name(pod)}, {status.get('restartCount', 0)} restarts{exit_text}.",
+            f"Read its logs: kubectl logs -n {namespace} {_name(pod)} -c {container} --previous",
+            subject=f"Pod {_name(pod)}",
+        )
+    ]
+
+
+def _unschedulable_findings(pods: list[Body]) -> list[Finding]:
+    stuck = []
+    for pod in pods:
+        scheduled = find_condition(deep_get(pod, "status.conditions"), "PodScheduled") or {}
+        if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
+            stuck.append((pod, str(scheduled.get("message") or "")))
+    if not stuck:
+        return []
+    pod, message = stuck[0]
+    selector = deep_get(pod, "spec.nodeSelector") or {}
+    selector_text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+    if _NODE_MISMATCH in message and selector:
+        what = f"no node matches the node selector {selector_text}"
+        todo = f"Label a node to match ({selector_text}) or change the CR's node selector."
+    elif insufficient := _INSUFFICIENT.search(message):
+        resource = insufficient[1]
+        what = f"not enough {resource} on any node"
+        todo = (
+            f"Free or add {resource} (is its device plugin running on the nodes?), or ask for less."
+        )
+    else:
+        what = "the scheduler can place them nowhere"
+        todo = "Read the scheduler's message: add nodes, or relax the pods' constraints."
+    return [
+        Finding(
+            RANK_PODS,
+            "Unschedulable",
+            f"Pending: {len(stuck)} pod(s) unschedulable, {what}, e.g. {_name(pod)}: {message}",
+            todo,
+            subject=f"Pod {_name(pod)}",
+        )
+    ]
+
+
+def _volume_findings(objects: list[Body]) -> list[Finding]:
+    found = []
+    for pvc in _of_kind(objects, "PersistentVolumeClaim"):
+        name, phase = _name(pvc), deep_get(pvc, "status.phase", "")
+        conditions = deep_get(pvc, "status.conditions", []) or []
+        resize = next(
+            (c for c in conditions if c.get("type") in ("Resizing", "FileSystemResizePending")),
+            None,
+        )
+        if phase == "Pending":
+            found.append(
+                Finding(
+                    RANK_VOLUME,
+                    "ClaimPending",
+                    f"PersistentVolumeClaim {name} is Pending: no volume is bound to it.",
+                    "Check its StorageClass exists and can provision "
+                    f"(kubectl describe pvc {name}).",
+                    subject=f"PersistentVolumeClaim {name}",
+                )
+            )
+        elif resize is not None:
+            wanted = deep_get(pvc, "spec.resources.requests.storage", "?")
+            has = deep_get(pvc, "status.capacity.storage", "?")
+            todo = (
+                "Restart the pod that mounts it: the file system grows when it mounts again."
+                if resize.get("type") == "FileSystemResizePending"
+                else "Wait for the volume's provisioner to finish the resize."
+            )
+            found.append(
+                Finding(
+                    RANK_VOLUME,
+                    "ClaimResizing",
+                    f"PersistentVolumeClaim {name} waits for a resize "
+                    f"({resize.get('type')}): {has} of {wanted}.",
+                    todo,
+                    subject=f"PersistentVolumeClaim {name}",
+                )
+            )
+    return found
+
+
+def _rollout_findings(objects: list[Body]) -> list[Finding]:
+    found = []
+    for deployment in _of_kind(objects, "Deployment"):
+        progressing = find_condition(deep_get(deployment, "status.conditions"), "Progressing")
+        if progressing and progressing.get("reason") == "ProgressDeadlineExceeded":
+            deadline = deep_get(deployment, "spec.progressDeadlineSeconds", 600)
+            found.append(
+                Finding(
+                    RANK_ROLLOUT,
+                    "ProgressDeadlineExceeded",
+                    f"The rollout of Deployment {_name(deployment)} is stuck past its progress "
+                    f"deadline ({deadline} s): {progressing.get('message', '')}",
+                    "Fix what keeps its new pods from becoming ready (above), or revert the "
+                    "change that started the rollout.",
+                    subject=f"Deployment {_name(deployment)}",
+                )
+            )
+    return found
+
+
+def _children_findings(observed: Observed) -> list[Finding]:
+    kind = observed.cr.get("kind", "CR")
+    found = []
+    for child in observed.foreign:
+        owner: dict[str, Any] = next(
+            (
+                r
+                for r in deep_get(child, "metadata.ownerReferences", []) or []
+                if r.get("controller")
+            ),
+            {},
+        )
+        found.append(
+            Finding(
+                RANK_FOREIGN_CHILD,
+                "ForeignChild",
+                f"{child.get('kind')} {_name(child)} is in the way: it is controlled by "
+                f"{owner.get('kind', '?')} {owner.get('name', '?')}, not by this {kind}.",
+                f"Rename this {kind}, or delete that {child.get('kind')} if nothing needs it.",
+                subject=f"{child.get('kind')} {_name(child)}",
+            )
+        )
+    foreign = {(c.get("kind"), _name(c)) for c in observed.foreign}
+    for child_kind, name in observed.missing:
+        if (child_kind, name) in foreign:
+            continue
+        found.append(
+            Finding(
+                RANK_MISSING_CHILD,
+                "MissingChild",
+                f"{child_kind} {name} is missing.",
+                "The next reconcile creates it; if it stays missing, look at the errors here.",
+                subject=f"{child_kind} {name}",
+            )
+        )
+    return found
+
+
+def _finalizer_findings(observed: Observed) -> list[Finding]:
+    blocked = [observed.cr] + [
+        o for o in observed.objects if deep_get(o, "metadata.deletionTimestamp")
+    ]
+    found = []
+    for obj in blocked:
+        if not deep_get(obj, "metadata.deletionTimestamp"):
+            continue
+        for finalizer in deep_get(obj, "metadata.finalizers", []) or []:
+            domain = finalizer.split("/", 1)[0] if "/" in finalizer else ""
+            if finalizer in ("foregroundDeletion", "orphan"):
+                owner = "the garbage collector, once the children are gone"
+            elif domain == "kubernetes.io" or domain.endswith(".kubernetes.io"):
+                owner = "the cluster's own controllers (kube-controller-manager)"
+            elif domain in observed.running_controllers:
+                owner = "an opsboard controller, which is running"
+            else:
+                owner = "a controller opsboard does not run: is it running?"
+            what = (
+                f"Deletion of {obj.get('kind')} {_name(obj)} waits for finalizer {finalizer} "
+                f"(removed by {owner}); asked for "
+                f"{deep_get(obj, 'metadata.deletionTimestamp')}."
+            )
+            found.append(
+                Finding(
+                    RANK_FINALIZER,
+                    "BlockingFinalizer",
+                    what,
+                    "Start the controller that owns it; as a last resort remove it: kubectl "
+                    f"patch {str(obj.get('kind', '')).lower()} {_name(obj)} --type=merge "
+                    '-p \'{"metadata":{"finalizers":null}}\'',
+                    subject=f"{obj.get('kind')} {_name(obj)}",
+                )
+            )
+    return found
+
+
+_ERROR_RANKS = {
+    "Forbidden": RANK_REFUSED,
+    "Invalid": RANK_REFUSED,
+    "Unreachable": RANK_UNREACHABLE,
+    "Conflict": RANK_QUEUE,
+}
+
+
+def _error_findings(observed: Observed) -> list[Finding]:
+    run, engine = observed.last_run, observed.engine
+    found = []
+    if run is not None and run.outcome in ("error", "permanent") and run.error:
+        error = classify_error(run.error)
+        todo = error.todo
+        if run.outcome == "permanent":
+            todo += " It is not retried until the object changes."
+        found.append(
+            Finding(
+                _ERROR_RANKS.get(error.code, RANK_ERROR),
+                error.code,
+                f"{error.what} (last run, {_ago(run.started_at, observed.now)} ago)",
+                todo,
+            )
+        )
+    if engine.failures and engine.next_retry_at is not None:
+        wait = (engine.next_retry_at - observed.now).total_seconds() if observed.now else 0
+        due = f"in {wait:.0f} s" if wait > 0 else "now"
+        found.append(
+            Finding(
+                RANK_BACKOFF,
+                "Backoff",
+                f"Backoff in effect: {engine.failures} failure(s) in a row; "
+                f"the next retry is due {due} ({engine.next_retry_at:%H:%M:%S} UTC).",
+                "Fix the error above, then press Reconcile now instead of waiting.",
+            )
+        )
+    return found
+
+
+def _engine_findings(observed: Observed) -> list[Finding]:
+    engine, now = observed.engine, observed.now
+    found = []
+    if not engine.redis_up:
+        found.append(
+            Finding(
+                RANK_ENGINE_DOWN,
+                "RedisDown",
+                "Redis does not answer: nothing can be queued or reconciled.",
+                "Start Redis (REDIS_URL); make run starts one.",
+            )
+        )
+        return found
+    if not engine.watcher_leader:
+        last = (
+            f" (the last watcher, {engine.last_watcher}, was seen "
+            f"{_ago(engine.last_watcher_at, now)} ago)"
+            if engine.last_watcher
+            else ""
+        )
+        found.append(
+            Finding(
+                RANK_ENGINE_DOWN,
+                "NoWatcher",
+                f"No watcher is leading: the mirror is stale and no change is noticed{last}.",
+                "Start the watcher (manage.py runwatcher); a standby takes the Lease itself.",
+            )
+        )
+    if not engine.workers:
+        found.append(
+            Finding(
+                RANK_ENGINE_DOWN,
+                "NoWorker",
+                "No live worker: queued reconciles are not run.",
+                "Start a Celery worker (celery -A opsboard worker); make run starts one.",
+            )
+        )
+    if engine.queued_since is not None and now is not None and engine.running_since is None:
+        waited = (now - engine.queued_since).total_seconds()
+        if waited > engine.stale_after:
+            found.append(
+                Finding(
+                    RANK_QUEUE,
+                    "WaitingTooLong",
+                    f"This object has waited {waited:.0f} s in the queue without a run "
+                    f"(more than OPSBOARD_QUEUE_STALE_SECONDS = {engine.stale_after:g}).",
+                    "Check the workers: busy with others, stalled, or none consuming.",
+                )
+            )
+    return found
+
+
+def _condition_findings(observed: Observed) -> list[Finding]:
+    degraded = find_condition(deep_get(observed.cr, "status.conditions"), "Degraded")
+    if not degraded or degraded.get("status") != "True":
+        return []
+    return [
+        Finding(
+            RANK_CONDITION,
+            str(degraded.get("reason") or "Degraded"),
+            f"Degraded: {degraded.get('reason')}: {degraded.get('message')}",
+            "See the operator's docs for this reason (docs/operators.md).",
+        )
+    ]
+
+
+def _stale_findings(observed: Observed) -> list[Finding]:
+    generation = int(deep_get(observed.cr, "metadata.generation", 0) or 0)
+    seen = deep_get(observed.cr, "status.observedGeneration")
+    if not isinstance(seen, int) or seen >= generation:
+        return []
+    queued = " A reconcile is queued." if observed.engine.queued_since else ""
+    return [
+        Finding(
+            RANK_STALE,
+            "StatusStale",
+            f"The status describes generation {seen}; the spec is at {generation}.{queued}",
+            "Wait for the next reconcile; if it never comes, see the engine findings.",
+        )
+    ]
+
+
+def diagnose(observed: Observed) -> list[Finding]:
+    """Every finding, most likely cause first. A CR's own Degraded condition is listed
+    only when nothing more specific explains it."""
+    pods = _of_kind(observed.objects, "Pod")
+    found = [
+        *_engine_findings(observed),
+        *_error_findings(observed),
+        *_children_findings(observed),
+        *_pull_findings(observed, pods),
+        *_crash_findings(pods),
+        *_unschedulable_findings(pods),
+        *_volume_findings(observed.objects),
+        *_rollout_findings(observed.objects),
+        *_finalizer_findings(observed),
+        *_stale_findings(observed),
+    ]
+    if not any(f.rank < RANK_CONDITION for f in found):
+        found.extend(_condition_findings(observed))
+    return sorted(found, key=lambda f: f.rank)

@@ -1,0 +1,220 @@
+"""Fills `findings.Observed` for one CR from the mirror, the run log, the audit and the
+engine's Redis state, then diagnoses it. No Kubernetes API call: the mirror answers.
+
+A handful of indexed queries and one Redis round trip per CR, whatever its pod count.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.db.models import Case, F, Q, When
+from django.utils import timezone
+
+from controllers.base import Body, Key
+from controllers.objects import deep_get
+from opsboard.audit.models import AuditEntry
+from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
+from opsboard.diagnosis.findings import (
+    EngineState,
+    Finding,
+    ImageChange,
+    LastRun,
+    Observed,
+    diagnose,
+)
+from opsboard.engine.models import ReconcileRun
+from opsboard.engine.queue import Why, queue_for
+from opsboard.engine.worker import workers_alive
+from opsboard.mirror import selectors as mirror
+from opsboard.mirror.models import KubeObject, WatcherHeartbeat
+
+log = logging.getLogger(__name__)
+_IMAGE_CHANGES = 20  # the newest applied patches looked at to say who set an image
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    findings: list[Finding]
+    healthy: bool
+    summary: str  # one line: "Healthy: ..." or the first finding's what
+
+
+def _from_ms(value: bytes | str | float | None) -> datetime | None:
+    return datetime.fromtimestamp(float(value) / 1000, UTC) if value else None
+
+
+def engine_wide() -> EngineState:
+    """What every CR's diagnosis shares: the watcher leading, the live workers."""
+    freshness = mirror.mirror_freshness()
+    last = WatcherHeartbeat.objects.order_by("-heartbeat_at").first()
+    base = EngineState(
+        watcher_leader=freshness.leader,
+        last_watcher=last.identity if last else "",
+        last_watcher_at=last.heartbeat_at if last else None,
+        stale_after=settings.OPSBOARD_QUEUE_STALE_SECONDS,
+    )
+    try:
+        return replace(base, workers=tuple(workers_alive()))
+    except redis.RedisError:
+        return replace(base, redis_up=False)
+
+
+def _engine_state(key: Key, base: EngineState) -> EngineState:
+    """The key's place in the engine (queued, running, backoff) beside the engine's health."""
+    if not base.redis_up:
+        return base
+    queue = queue_for(key.kind)
+    field = str(key)
+    try:
+        pipe = queue.client.pipeline(transaction=False)
+        pipe.hget(queue.fails, field)
+        pipe.zscore(queue.delayed, field)
+        pipe.hexists(queue.permanent, field)
+        pipe.hget(queue.queued, field)
+        pipe.hget(queue.running, field)
+        fails, due, permanent, queued, running = pipe.execute()
+    except redis.RedisError:
+        log.warning("Redis unavailable while diagnosing %s", key, exc_info=True)
+        return replace(base, redis_up=False)
+    return replace(
+        base,
+        failures=int(fails or 0),
+        next_retry_at=_from_ms(due),
+        permanent=bool(permanent),
+        queued_since=datetime.fromtimestamp(Why.load(queued).at, UTC) if queued else None,
+        running_since=_from_ms(running),
+    )
+
+
+def _image_changes(info: KindInfo, cr: KubeObject) -> list[ImageChange]:
+    path = info.controller.image_path
+    if not path or not cr.uid:
+        return []
+    entries = AuditEntry.objects.filter(
+        uid=cr.uid, action=AuditEntry.Action.PATCH, result=AuditEntry.Result.APPLIED
+    ).order_by("-at")[:_IMAGE_CHANGES]
+    return [
+        ImageChange(e.pk, str(e.after[path]), e.username, e.at)
+        for e in entries
+        if e.after.get(path)
+    ]
+
+
+def _claims(pods: list[KubeObject]) -> list[Body]:
+    """The PersistentVolumeClaims the pods mount (a StatefulSet's claims have no owner)."""
+    wanted = {
+        (pod.namespace, volume["persistentVolumeClaim"]["claimName"])
+        for pod in pods
+        for volume in (pod.spec or {}).get("volumes") or []
+        if (volume.get("persistentVolumeClaim") or {}).get("claimName")
+    }
+    if not wanted:
+        return []
+    found = KubeObject.objects.filter(
+        kind="PersistentVolumeClaim",
+        namespace__in={ns for ns, _ in wanted},
+        name__in={name for _, name in wanted},
+    ).values_list("namespace", "name", "body")
+    return [body for ns, name, body in found if (ns, name) in wanted]
+
+
+def cr_diagnosis(
+    *,
+    info: KindInfo,
+    cr: KubeObject,
+    tree: mirror.OwnerNode | None = None,
+    engine: EngineState | None = None,
+) -> Diagnosis:
+    """The findings for one CR; pass the owner tree and `engine_wide()` if the caller has
+    read them already (the overview diagnoses many CRs)."""
+    tree = tree or mirror.owner_tree(root=cr)
+    children = tree.walk()[1:]
+    present = {(c.kind, c.name) for c in (node.obj for node in tree.children)}
+    missing = [
+        (e.kind.kind, e.name)
+        for e in info.controller.expected_children(cr.body)
+        if (e.kind.kind, e.name) not in present
+    ]
+    foreign: list[Body] = []
+    if missing:
+        rows = KubeObject.objects.filter(
+            namespace=cr.namespace,
+            kind__in={k for k, _ in missing},
+            name__in={n for _, n in missing},
+        ).exclude(owner_uid=cr.uid)
+        foreign = [r.body for r in rows if (r.kind, r.name) in set(missing) and r.owner_uid]
+    run = (
+        ReconcileRun.objects.filter(controller=info.name, namespace=cr.namespace, name=cr.name)
+        .order_by("-started_at")
+        .only("outcome", "error", "started_at")
+        .first()
+    )
+    observed = Observed(
+        cr=cr.body,
+        objects=[c.body for c in children] + _claims([c for c in children if c.kind == "Pod"]),
+        missing=missing,
+        foreign=foreign,
+        image_changes=_image_changes(info, cr),
+        last_run=LastRun(run.outcome, run.error, run.started_at) if run else None,
+        engine=_engine_state(Key(info.name, cr.namespace, cr.name), engine or engine_wide()),
+        running_controllers=tuple(i.kind.group for i in all_kinds().values()),
+        now=timezone.now(),
+    )
+    findings = diagnose(observed)
+    # Only what stops convergence counts against "healthy"; a stale status alone is news.
+    healthy = cr.health == "Available" and not cr.is_stale and not findings
+    if healthy:
+        ready = value_at(cr.body, info.ready_path)
+        wanted = value_at(cr.body, info.replicas_path)
+        counts = f", {ready}/{wanted} ready" if info.ready_path and info.replicas_path else ""
+        summary = f"Healthy: Available{counts}, generation {cr.generation} observed."
+    elif findings:
+        summary = findings[0].what
+    else:
+        conditions = deep_get(cr.body, "status.conditions", []) or []
+        progressing: dict[str, Any] = next(
+            (c for c in conditions if c.get("type") == "Progressing"), {}
+        )
+        summary = (
+            f"{cr.health}: {progressing.get('message') or 'no problem found'}; "
+            "nothing stands in the way yet."
+        )
+    return Diagnosis(findings=findings, healthy=healthy, summary=summary)
+
+
+@dataclass(frozen=True)
+class Attention:
+    info: KindInfo
+    cr: KubeObject
+    diagnosis: Diagnosis
+
+
+def needs_attention(
+    *, kinds: list[KindInfo], scope: Q, limit: int = 10
+) -> tuple[list[Attention], int]:
+    """The CRs that are not Available and settled, each with its diagnosis (Degraded first,
+    then the longest waiting); and how many there are in all. `scope`: the namespaces the
+    person may see (opsboard.accounts.access.Access.scope)."""
+    by_kind = {(i.kind.api_version, i.kind.kind): i for i in kinds}
+    query = Q(pk__in=[])
+    for info in kinds:
+        query |= Q(api_version=info.kind.api_version, kind=info.kind.kind)
+    unsettled = KubeObject.objects.filter(query, scope).filter(
+        ~Q(health="Available") | Q(observed_generation__lt=F("generation"))
+    )
+    total = unsettled.count()
+    rows = unsettled.order_by(
+        Case(When(health="Degraded", then=0), default=1), "created_at", "name"
+    )[:limit]
+    engine = engine_wide()
+    found = []
+    for cr in rows:
+        info = by_kind[(cr.api_version, cr.kind)]
+        found.append(Attention(info, cr, cr_diagnosis(info=info, cr=cr, engine=engine)))
+    return found, total

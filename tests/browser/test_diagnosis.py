@@ -1,0 +1,90 @@
+"""Why a CR is not converging, in a browser: the diagnosis section, live, names the cause."""
+
+from __future__ import annotations
+
+import pytest
+
+from controllers.base import Key
+from controllers.kube import ApiKube
+from controllers.memcached.desired import MEMCACHED
+from opsboard.audit.models import AuditEntry
+from opsboard.engine.dispatch import reconcile_enqueue_many
+from opsboard.mirror.models import KubeObject
+from tests.browser.conftest import screenshot
+from tests.controllers.cluster import wait_until
+from tests.dashboard.mirror_factory import MEMCACHED_API
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+BAD_IMAGE = "memcached:does-not-exist"
+
+
+def _health(namespace: str, name: str) -> str:
+    cr = KubeObject.objects.filter(kind="Memcached", namespace=namespace, name=name).first()
+    return cr.health if cr else ""
+
+
+def test_a_bad_image_is_diagnosed_with_the_audit_entry_that_set_it(
+    browser, running_engine, cluster_kube: ApiKube, namespace: str, page_as, operator,
+    live_server,
+) -> None:  # fmt: skip
+    cluster_kube.create(MEMCACHED, {
+        "apiVersion": MEMCACHED_API, "kind": "Memcached",
+        "metadata": {"name": "cache-d", "namespace": namespace},
+        "spec": {"size": 2, "image": "memcached:1.6.21-alpine"},
+    })  # fmt: skip
+    wait_until(
+        lambda: _health(namespace, "cache-d") == "Available", timeout=60, what="cache-d Available"
+    )
+
+    page = page_as(operator)
+    page.goto(f"{live_server.url}/k/memcached/{namespace}/cache-d/")
+    diagnosis = page.locator("#diagnosis")
+    diagnosis.get_by_text("Healthy: Available").wait_for()
+
+    page.get_by_role("textbox", name="Image").fill(BAD_IMAGE)
+    page.get_by_role("button", name="Review change").click()
+    page.get_by_role("button", name="Apply").click()
+    page.get_by_text("Applied:").wait_for()
+    entry = AuditEntry.objects.get(namespace=namespace, name="cache-d", result="applied")
+
+    # Live: the section turns to the cause without a reload, as the pods fail to pull.
+    finding = diagnosis.locator("li[data-code=ImagePullBackOff]")
+    finding.wait_for(timeout=60_000)
+    text = finding.inner_text()
+    assert f"cannot pull image {BAD_IMAGE}" in text
+    assert f"change #{entry.pk} of the audit ({operator.username}" in text
+    assert f"revert change #{entry.pk}" in text
+    screenshot(page, "diagnosis-image-pull")
+
+
+def test_a_runs_merged_triggers_and_queue_wait_are_shown(
+    browser, engine, cluster_kube: ApiKube, namespace: str, page_as, viewer, live_server,
+) -> None:  # fmt: skip
+    cluster_kube.create(MEMCACHED, {
+        "apiVersion": MEMCACHED_API, "kind": "Memcached",
+        "metadata": {"name": "cache-t", "namespace": namespace}, "spec": {"size": 1},
+    })  # fmt: skip
+    # Before any worker runs, three events queue the key: one run serves them all.
+    key = Key("memcached", namespace, "cache-t")
+    reconcile_enqueue_many([
+        (key, "event", f"MODIFIED Pod {namespace}/cache-t-1"),
+        (key, "event", f"MODIFIED Deployment {namespace}/cache-t"),
+        (key, "event", f"MODIFIED Memcached {namespace}/cache-t"),
+    ])  # fmt: skip
+    engine.start_worker()
+    engine.start_watcher()
+    wait_until(lambda: _health(namespace, "cache-t") == "Available", timeout=60,
+               what="cache-t Available")  # fmt: skip
+
+    page = page_as(viewer)
+    page.goto(f"{live_server.url}/k/memcached/{namespace}/cache-t/")
+    merged = page.locator(".timeline details.merged").last  # the first run is the oldest row
+    merged.wait_for()
+    assert "triggers merged" in merged.inner_text()
+    merged.locator("summary").click()
+    text = merged.inner_text()
+    assert f"MODIFIED Pod {namespace}/cache-t-1" in text
+    assert f"MODIFIED Deployment {namespace}/cache-t" in text and "ms before the start" in text
+    timeline = page.locator(".timeline").last.inner_text()
+    assert "waited" in timeline and "ms in the queue" in timeline and " · on " in timeline
+    screenshot(page, "timeline-merged-triggers")

@@ -1,0 +1,58 @@
+"""The last error of a run, classified: what the API said and what to change."""
+
+from __future__ import annotations
+
+from opsboard.diagnosis.errors import OPERATOR_CLUSTER_ROLE, classify_error
+
+# kube-apiserver's wording, as controllers.kube turns a 403 into an error text.
+FORBIDDEN = (
+    'PATCH /apis/apps/v1/namespaces/shop/deployments/cache: 403 deployments.apps "cache" is '
+    'forbidden: User "system:serviceaccount:opsboard:opsboard-operator" cannot patch resource '
+    '"deployments" in API group "apps" in the namespace "shop"'
+)
+
+
+def test_a_403_names_the_missing_verb_resource_group_and_the_cluster_role() -> None:
+    error = classify_error(FORBIDDEN)
+    assert (error.code, error.verb, error.resource, error.group) == (
+        "Forbidden", "patch", "deployments", "apps",
+    )  # fmt: skip
+    assert "lacks verb patch on resource deployments in API group apps" in error.what
+    assert OPERATOR_CLUSTER_ROLE in error.todo and '"patch"' in error.todo
+
+
+def test_a_403_on_a_core_resource_says_the_core_group() -> None:
+    text = (
+        'GET /api/v1/namespaces/x/secrets/pull: 403 secrets "pull" is forbidden: User '
+        '"system:serviceaccount:opsboard:opsboard-operator" cannot get resource "secrets" in '
+        'API group "" in the namespace "x"'
+    )
+    error = classify_error(text)
+    assert (error.verb, error.resource, error.group) == ("get", "secrets", "")
+    assert 'core ("")' in error.what
+
+
+def test_a_422_names_the_field_and_the_message() -> None:
+    text = (
+        "PATCH /apis/cache.example.com/v1alpha1/namespaces/x/memcacheds/m: 422 Memcached.cache"
+        '.example.com "m" is invalid: spec.size: Invalid value: -1: spec.size in body should be '
+        "greater than or equal to 0"
+    )
+    error = classify_error(text)
+    assert error.code == "Invalid"
+    assert "spec.size: Invalid value: -1" in error.what and "Change spec.size" in error.todo
+
+
+def test_a_409_and_an_unreachable_server_are_told_apart() -> None:
+    conflict = classify_error("PATCH /api/v1/x: 409 Operation cannot be fulfilled")
+    down = classify_error(
+        "GET /api/v1/pods: HTTPSConnectionPool(host='127.0.0.1', port=1): Max retries "
+        "exceeded (Caused by NewConnectionError: [Errno 111] Connection refused)"
+    )
+    assert conflict.code == "Conflict" and down.code == "Unreachable"
+    assert "KUBECONFIG" in down.todo
+
+
+def test_an_unknown_error_is_passed_on_as_it_is() -> None:
+    error = classify_error("KeyError: 'spec'")
+    assert error.code == "Error" and "KeyError: 'spec'" in error.what

@@ -1,0 +1,179 @@
+"""The diagnosis rules on plain data: each finding names the cause and what to do."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from opsboard.diagnosis.findings import (
+    EngineState,
+    ImageChange,
+    LastRun,
+    Observed,
+    diagnose,
+)
+
+NOW = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)
+LIVE = EngineState(watcher_leader="w1", workers=("host:1",))
+
+
+def _cr(**status: Any) -> dict[str, Any]:
+    return {
+        "kind": "Memcached",
+        "metadata": {"name": "cache", "namespace": "shop", "generation": 2, "uid": "u1"},
+        "spec": {"size": 2, "image": "memcached:nope"},
+        "status": {"observedGeneration": 2, **status},
+    }
+
+
+def _pod(
+    name: str, *, waiting: str = "", image: str = "memcached:nope", **extra: Any
+) -> dict[str, Any]:
+    statuses = [{"name": "memcached", "image": f"docker.io/library/{image}",
+                 "state": {"waiting": {"reason": waiting}} if waiting else {"running": {}}}]  # fmt: skip
+    status: dict[str, Any] = {"containerStatuses": statuses, **extra}
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {"containers": [{"name": "memcached", "image": image}]},
+        "status": status,
+    }
+
+
+def _codes(observed: Observed) -> list[str]:
+    return [f.code for f in diagnose(observed)]
+
+
+def test_image_pull_backoff_names_the_image_and_the_audit_entry_that_set_it() -> None:
+    pods = [_pod("cache-1", waiting="ImagePullBackOff"), _pod("cache-2", waiting="ErrImagePull")]
+    change = ImageChange(7, "memcached:nope", "otto", NOW - timedelta(minutes=3))
+    older = ImageChange(3, "memcached:1.6", "otto", NOW - timedelta(hours=3))
+    findings = diagnose(
+        Observed(_cr(), objects=pods, image_changes=[change, older], engine=LIVE, now=NOW)
+    )
+    first = findings[0]
+    assert first.code == "ImagePullBackOff"
+    assert "2 pod(s) cannot pull image memcached:nope" in first.what
+    assert "change #7 of the audit (otto, 3 min ago)" in first.what
+    assert "revert change #7" in first.todo
+
+
+def test_an_image_nobody_set_through_opsboard_names_no_audit_entry() -> None:
+    findings = diagnose(
+        Observed(_cr(), objects=[_pod("c", waiting="ImagePullBackOff")], engine=LIVE, now=NOW)
+    )
+    assert "audit" not in findings[0].what and "exists" in findings[0].todo
+
+
+def test_an_unschedulable_pod_says_no_node_matches_the_selector() -> None:
+    message = "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+    pod = _pod("p-1", conditions=[
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+    ])  # fmt: skip
+    pod["status"]["containerStatuses"] = []
+    pod["spec"]["nodeSelector"] = {"hw": "accel"}
+    finding = diagnose(Observed(_cr(), objects=[pod], engine=LIVE, now=NOW))[0]
+    assert finding.code == "Unschedulable"
+    assert "no node matches the node selector hw=accel" in finding.what and message in finding.what
+
+
+def test_not_enough_of_a_device_names_the_resource() -> None:
+    message = "0/3 nodes are available: 3 Insufficient example.com/accel."
+    pod = _pod("p-1", conditions=[
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+    ])  # fmt: skip
+    finding = diagnose(Observed(_cr(), objects=[pod], engine=LIVE, now=NOW))[0]
+    assert "not enough example.com/accel" in finding.what
+
+
+def test_a_crash_loop_names_the_container_and_the_logs_command() -> None:
+    pod = _pod("c-1", waiting="CrashLoopBackOff")
+    pod["status"]["containerStatuses"][0].update(
+        restartCount=4, lastState={"terminated": {"reason": "Error", "exitCode": 1}}
+    )
+    finding = diagnose(Observed(_cr(), objects=[pod], engine=LIVE, now=NOW))[0]
+    assert "4 restarts" in finding.what and "code 1" in finding.what
+    assert "kubectl logs -n shop c-1 -c memcached --previous" in finding.todo
+
+
+def test_a_forbidden_last_run_comes_first_and_backoff_says_when_the_retry_is_due() -> None:
+    error = (
+        'PATCH /apis/apps/v1/namespaces/shop/deployments/cache: 403 forbidden: User "system:'
+        'serviceaccount:opsboard:opsboard-operator" cannot patch resource "deployments" in API '
+        'group "apps"'
+    )
+    engine = EngineState(watcher_leader="w", workers=("h:1",), failures=3,
+                         next_retry_at=NOW + timedelta(seconds=40))  # fmt: skip
+    observed = Observed(
+        _cr(), objects=[_pod("c", waiting="ImagePullBackOff")], engine=engine, now=NOW,
+        last_run=LastRun("error", error, NOW - timedelta(seconds=5)),
+    )  # fmt: skip
+    findings = diagnose(observed)
+    assert [f.code for f in findings] == ["Forbidden", "ImagePullBackOff", "Backoff"]
+    assert "3 failure(s) in a row" in findings[-1].what and "in 40 s" in findings[-1].what
+
+
+def test_the_engine_down_is_named_first() -> None:
+    engine = EngineState(last_watcher="old-watcher", last_watcher_at=NOW - timedelta(minutes=5))
+    findings = diagnose(Observed(_cr(), engine=engine, now=NOW))
+    assert [f.code for f in findings][:2] == ["NoWatcher", "NoWorker"]
+    assert "old-watcher, was seen 5 min ago" in findings[0].what
+
+
+def test_a_key_waiting_longer_than_the_stale_limit_is_named() -> None:
+    engine = EngineState(watcher_leader="w", workers=("h:1",), stale_after=60,
+                         queued_since=NOW - timedelta(seconds=90))  # fmt: skip
+    assert "WaitingTooLong" in _codes(Observed(_cr(), engine=engine, now=NOW))
+    engine = EngineState(watcher_leader="w", workers=("h:1",), stale_after=60,
+                         queued_since=NOW - timedelta(seconds=30))  # fmt: skip
+    assert "WaitingTooLong" not in _codes(Observed(_cr(), engine=engine, now=NOW))
+
+
+def test_a_foreign_child_and_a_missing_one() -> None:
+    foreign = {
+        "kind": "Deployment",
+        "metadata": {"name": "cache", "ownerReferences": [
+            {"kind": "WebServer", "name": "cache", "controller": True, "uid": "other"}
+        ]},
+    }  # fmt: skip
+    observed = Observed(
+        _cr(), missing=[("Deployment", "cache"), ("Service", "cache")], foreign=[foreign],
+        engine=LIVE, now=NOW,
+    )  # fmt: skip
+    findings = diagnose(observed)
+    assert [f.code for f in findings] == ["ForeignChild", "MissingChild"]
+    assert "controlled by WebServer cache" in findings[0].what
+    assert findings[1].what == "Service cache is missing."
+
+
+def test_a_finalizer_blocking_deletion_names_who_removes_it() -> None:
+    cr = _cr()
+    cr["metadata"].update(deletionTimestamp="2026-11-23T16:00:00Z",
+                          finalizers=["cache.example.com/cleanup", "other.io/hold"])  # fmt: skip
+    findings = diagnose(
+        Observed(cr, engine=LIVE, now=NOW, running_controllers=("cache.example.com",))
+    )
+    texts = [f.what for f in findings if f.code == "BlockingFinalizer"]
+    assert "an opsboard controller, which is running" in texts[0]
+    assert "a controller opsboard does not run" in texts[1]
+
+
+def test_a_rollout_past_its_deadline_and_a_claim_waiting_for_a_resize() -> None:
+    deployment = {"kind": "Deployment", "metadata": {"name": "cache"}, "spec": {},
+                  "status": {"conditions": [{"type": "Progressing", "status": "False",
+                  "reason": "ProgressDeadlineExceeded", "message": "ReplicaSet x has timed out"}]}}  # fmt: skip
+    claim = {"kind": "PersistentVolumeClaim", "metadata": {"name": "data-db-0"},
+             "spec": {"resources": {"requests": {"storage": "2Gi"}}},
+             "status": {"phase": "Bound", "capacity": {"storage": "1Gi"},
+                        "conditions": [{"type": "FileSystemResizePending", "status": "True"}]}}  # fmt: skip
+    findings = diagnose(Observed(_cr(), objects=[deployment, claim], engine=LIVE, now=NOW))
+    assert [f.code for f in findings] == ["ClaimResizing", "ProgressDeadlineExceeded"]
+    assert "1Gi of 2Gi" in findings[0].what and "Restart the pod" in findings[0].todo
+
+
+def test_a_healthy_cr_has_no_finding_and_a_degraded_one_falls_back_to_its_condition() -> None:
+    assert diagnose(Observed(_cr(), engine=LIVE, now=NOW)) == []
+    degraded = _cr(conditions=[{"type": "Degraded", "status": "True", "reason": "InvalidSpec",
+                                "message": "spec.image: Invalid value"}])  # fmt: skip
+    findings = diagnose(Observed(degraded, engine=LIVE, now=NOW))
+    assert [f.code for f in findings] == ["InvalidSpec"]

@@ -1,0 +1,129 @@
+"""The diagnosis on the CR page, the overview's "Needs attention" and `opsboard_diagnose`,
+served from mirror rows: no API call, and a fixed number of queries whatever the pods."""
+
+from __future__ import annotations
+
+import time
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from redis import Redis
+
+from opsboard.audit.models import AuditEntry
+from opsboard.engine.worker import HEARTBEAT_KEY
+from opsboard.mirror.models import KubeObject, WatcherHeartbeat
+from tests.dashboard.mirror_factory import memcached_with_pods
+from tests.fixtures.celery import _point_this_process_at
+
+pytestmark = pytest.mark.django_db
+BAD = "memcached:does-not-exist"
+
+
+def _break_image(cr: KubeObject, *, user: Any) -> AuditEntry:
+    """The CR patched to a bad image through opsboard, one of its pods unable to pull it."""
+    entry = AuditEntry.objects.create(
+        user=user, username=user.username, action="patch", controller="memcached",
+        kind="Memcached", namespace=cr.namespace, name=cr.name, uid=cr.uid,
+        before={"spec.image": "memcached:1.4.36-alpine"}, after={"spec.image": BAD},
+        result="applied", generation=2,
+    )  # fmt: skip
+    cr.spec = {**cr.spec, "image": BAD}
+    cr.health = "Degraded"
+    cr.save()
+    pod = KubeObject.objects.filter(kind="Pod", namespace=cr.namespace).order_by("name").first()
+    assert pod is not None
+    pod.spec = {"containers": [{"name": "memcached", "image": BAD}]}
+    pod.body = {**pod.body, "spec": pod.spec, "status": {"containerStatuses": [
+        {"name": "memcached", "image": f"docker.io/library/{BAD}",
+         "state": {"waiting": {"reason": "ImagePullBackOff"}}}
+    ]}}  # fmt: skip
+    pod.save()
+    return entry
+
+
+def test_the_cr_page_names_the_image_and_the_audit_entry(operator_client: Client, operator) -> None:
+    cr = memcached_with_pods("cache", size=3)
+    entry = _break_image(cr, user=operator)
+    html = operator_client.get("/k/memcached/default/cache/").content.decode()
+    section = html[html.index('id="diagnosis"') :]
+    section = section[: section.index("</section>")]
+    assert 'data-code="ImagePullBackOff"' in section
+    assert f"cannot pull image {BAD}" in section and f"change #{entry.pk} of the audit" in section
+
+
+@pytest.fixture
+def engine_up(redis_url: str) -> None:
+    """A leading watcher's heartbeat in the database and a worker's in Redis."""
+    _point_this_process_at(redis_url)
+    now = timezone.now()
+    WatcherHeartbeat.objects.create(
+        identity="watcher-1", is_leader=True, started_at=now, heartbeat_at=now
+    )
+    Redis.from_url(redis_url).hset(HEARTBEAT_KEY, "host:1", time.time())
+
+
+def test_a_converged_cr_says_it_is_healthy_in_one_line(viewer_client: Client, engine_up) -> None:
+    memcached_with_pods("fine", size=2)
+    response = viewer_client.get("/k/memcached/default/fine/")
+    assert response.context["diagnosis"].findings == []
+    assert "Healthy: Available, 2/2 ready, generation 1 observed." in response.content.decode()
+
+
+def test_with_the_engine_down_the_diagnosis_says_which_part(viewer_client: Client) -> None:
+    memcached_with_pods("fine", size=2)
+    response = viewer_client.get("/k/memcached/default/fine/")
+    codes = [f.code for f in response.context["diagnosis"].findings]
+    assert codes[0] in ("NoWatcher", "RedisDown"), codes
+
+
+def test_the_diagnosis_costs_the_same_queries_with_100_pods_as_with_5(
+    viewer_client: Client,
+) -> None:
+    memcached_with_pods("small", size=5, namespace="a")
+    memcached_with_pods("large", size=100, namespace="b")
+    counts = []
+    for url in ("/k/memcached/a/small/live/", "/k/memcached/b/large/live/"):
+        with CaptureQueriesContext(connection) as queries:
+            assert viewer_client.get(url).status_code == 200
+        counts.append(len(queries))
+    assert counts[0] == counts[1], counts
+
+
+def test_the_overview_lists_what_needs_attention(operator_client: Client, operator) -> None:
+    memcached_with_pods("fine", size=1)
+    broken = memcached_with_pods("broken", size=1, namespace="shop")
+    _break_image(broken, user=operator)
+    response = operator_client.get("/")
+    listed = [(a.cr.name, a.diagnosis.findings[0].code) for a in response.context["attention"]]
+    codes = dict(listed)
+    assert "fine" not in codes
+    html = response.content.decode()
+    assert 'id="needs-attention"' in html and "shop/broken" in html
+    assert any(f.code == "ImagePullBackOff" for a in response.context["attention"]
+               for f in a.diagnosis.findings)  # fmt: skip
+
+
+def test_the_command_prints_each_finding_and_what_to_do(operator) -> None:
+    broken = memcached_with_pods("broken", size=1, namespace="shop")
+    entry = _break_image(broken, user=operator)
+    out = StringIO()
+    call_command("opsboard_diagnose", "Memcached", "shop/broken", stdout=out)
+    text = out.getvalue()
+    assert text.startswith("Memcached shop/broken: Degraded")
+    assert "[ImagePullBackOff]" in text and f"change #{entry.pk}" in text
+    assert "   → Set an image that exists" in text
+
+
+def test_the_command_explains_a_wrong_kind_or_name() -> None:
+    with pytest.raises(CommandError, match=r"Unknown kind 'Memcache'.*memcached"):
+        call_command("opsboard_diagnose", "Memcache", "shop/x")
+    with pytest.raises(CommandError, match="NAMESPACE/NAME"):
+        call_command("opsboard_diagnose", "memcached", "x")
+    with pytest.raises(CommandError, match="not in the mirror"):
+        call_command("opsboard_diagnose", "memcached", "shop/absent")
