@@ -5,12 +5,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test lint typecheck format check-imports bench lock clean help
+.PHONY: run url test lint typecheck format check-imports bench lock clean help
 
 help:
 	@echo "make run    - start the whole product (kubesim, redis, watcher, worker, beat, web)"
 	@echo "make test   - lint, types (mypy --strict), import contracts and the full test suite"
 	@echo "make bench  - run the benchmarks, write bench/results/"
+	@echo "make url    - the URL and login of the running \`make run\` (also: kill -USR1 its pid)"
 
 # Creates the virtual environment and installs the lock, once per lock change.
 $(STAMP): requirements.txt
@@ -21,6 +22,14 @@ $(STAMP): requirements.txt
 
 run: $(STAMP)
 	@$(BIN)/python -m opsboard.launcher
+
+# What `make run` printed last: its URL and login, read from its state directory.
+url:
+	@state="$${OPSBOARD_STATE_DIR:-.opsboard}"; \
+	if test -s "$$state/url"; then \
+	  echo "opsboard is up:  $$(cat "$$state/url")"; \
+	  echo "log in as admin with password: $$(cat "$$state/admin_password")"; \
+	else echo "opsboard is not running (no $$state/url): start it with make run"; exit 1; fi
 
 # The whole suite on SQLite, then every test that touches the database or the engine again
 # on a PostgreSQL server the suite starts itself (tests/fixtures/postgres.py).

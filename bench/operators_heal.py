@@ -28,8 +28,9 @@ from pathlib import Path
 from bench.stack import Stack
 from bench.stats import summary_ms
 from controllers.base import DEPLOYMENT, SERVICE, Kind
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube, load_api_client
-from controllers.objects import deep_get, find_condition
 from controllers.webserver.desired import WEBSERVER, labels_for
 
 NAMESPACE = "default"

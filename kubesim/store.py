@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from kubesim import builtin_schema, crds, defaults, errors, scale, schema
 from kubesim.errors import ApiError, FieldError, GoLiteral
@@ -30,6 +30,38 @@ from kubesim.selectors import exact_name, parse_fields, parse_labels
 log = logging.getLogger(__name__)
 
 Entry = tuple[dict[str, Any], bytes]
+
+
+# The options of each write, shared by the verb that returns a private copy (create) and
+# its twin that returns the stored object and its encoding (create_entry, for the HTTP
+# layer): one list, so the two cannot drift apart.
+class CreateOptions(TypedDict, total=False):
+    namespace: str | None
+    dry_run: bool
+    field_validation: str | None
+    warnings: builtins.list[str] | None
+
+
+class UpdateOptions(CreateOptions, total=False):
+    subresource: str | None
+    name: str | None
+
+
+class PatchOptions(TypedDict, total=False):
+    patch_type: str
+    subresource: str | None
+    dry_run: bool
+    field_validation: str | None
+    warnings: builtins.list[str] | None
+
+
+class DeleteOptions(TypedDict, total=False):
+    propagation: str | None
+    grace_period_seconds: int | None
+    preconditions: dict[str, Any] | None
+    dry_run: bool
+
+
 Subscriber = Callable[[str, str, dict[str, Any]], None]
 Admission = Callable[[str, "dict[str, Any] | None", "dict[str, Any] | None"], None]
 
@@ -81,9 +113,6 @@ class Store:
             target=self._dispatch, name="kubesim-dispatch", daemon=True
         )
         self._dispatcher.start()
-        from kubesim.gc import GarbageCollector
-
-        self.gc = GarbageCollector(self)
         self._bootstrap()
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -110,7 +139,6 @@ class Store:
         if self._closed:
             return
         self._closed = True
-        self.gc.stop()
         self._queue.put(None)
         self._dispatcher.join(timeout=5)
         with self.changed:
@@ -291,7 +319,6 @@ class Store:
             self.changed.notify_all()
         if self._subscribers:
             self._queue.put(ev)
-        self.gc.notify(ev)
         return obj, data
 
     def _index(
@@ -411,25 +438,9 @@ class Store:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), errs)
 
     def create(
-        self,
-        resource: str,
-        obj: dict[str, Any],
-        *,
-        namespace: str | None = None,
-        dry_run: bool = False,
-        field_validation: str | None = None,
-        warnings: builtins.list[str] | None = None,
+        self, resource: str, obj: dict[str, Any], **options: Unpack[CreateOptions]
     ) -> dict[str, Any]:
-        return loads_object(
-            self.create_entry(
-                resource,
-                clone(obj),
-                namespace=namespace,
-                dry_run=dry_run,
-                field_validation=field_validation,
-                warnings=warnings,
-            )[1]
-        )
+        return loads_object(self.create_entry(resource, clone(obj), **options)[1])
 
     def create_entry(
         self,
@@ -521,29 +532,9 @@ class Store:
             return entry
 
     def update(
-        self,
-        resource: str,
-        obj: dict[str, Any],
-        *,
-        subresource: str | None = None,
-        namespace: str | None = None,
-        name: str | None = None,
-        dry_run: bool = False,
-        field_validation: str | None = None,
-        warnings: builtins.list[str] | None = None,
+        self, resource: str, obj: dict[str, Any], **options: Unpack[UpdateOptions]
     ) -> dict[str, Any]:
-        return loads_object(
-            self.update_entry(
-                resource,
-                clone(obj),
-                subresource=subresource,
-                namespace=namespace,
-                name=name,
-                dry_run=dry_run,
-                field_validation=field_validation,
-                warnings=warnings,
-            )[1]
-        )
+        return loads_object(self.update_entry(resource, clone(obj), **options)[1])
 
     def update_entry(
         self,
@@ -698,28 +689,9 @@ class Store:
         namespace: str | None,
         name: str,
         body: Any,
-        *,
-        patch_type: str = "merge",
-        subresource: str | None = None,
-        dry_run: bool = False,
-        field_validation: str | None = None,
-        field_manager: str | None = None,
-        force: bool = False,
-        warnings: builtins.list[str] | None = None,
+        **options: Unpack[PatchOptions],
     ) -> dict[str, Any]:
-        return loads_object(
-            self.patch_entry(
-                resource,
-                namespace,
-                name,
-                clone(body),
-                patch_type=patch_type,
-                subresource=subresource,
-                dry_run=dry_run,
-                field_validation=field_validation,
-                warnings=warnings,
-            )[1]
-        )
+        return loads_object(self.patch_entry(resource, namespace, name, clone(body), **options)[1])
 
     def patch_entry(
         self,
@@ -811,27 +783,12 @@ class Store:
     # --- delete -------------------------------------------------------------------------------
 
     def delete(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        *,
-        propagation: str | None = "Background",
-        grace_period_seconds: int | None = None,
-        preconditions: dict[str, Any] | None = None,
-        dry_run: bool = False,
+        self, resource: str, namespace: str | None, name: str, **options: Unpack[DeleteOptions]
     ) -> dict[str, Any]:
-        return loads_object(
-            self.delete_entry(
-                resource,
-                namespace,
-                name,
-                propagation=propagation,
-                grace_period_seconds=grace_period_seconds,
-                preconditions=preconditions,
-                dry_run=dry_run,
-            )[0][1]
-        )
+        """As delete_entry, but an owner's dependents are collected in the background unless
+        `propagation` says otherwise (what kubectl and the clients ask for by default)."""
+        options.setdefault("propagation", "Background")
+        return loads_object(self.delete_entry(resource, namespace, name, **options)[0][1])
 
     def delete_entry(
         self,

@@ -328,15 +328,28 @@ if not OPSBOARD_LEASE_RETRY_PERIOD < OPSBOARD_LEASE_RENEW_DEADLINE < OPSBOARD_LE
 LOG_LEVEL = env_str("OPSBOARD_LOG_LEVEL", "INFO").upper()
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
     raise ImproperlyConfigured(f"OPSBOARD_LOG_LEVEL={LOG_LEVEL!r} is not a log level")
+LOG_FORMAT = env_str("OPSBOARD_LOG_FORMAT", "plain")
+if LOG_FORMAT not in {"plain", "console"}:
+    raise ImproperlyConfigured(f"OPSBOARD_LOG_FORMAT={LOG_FORMAT!r}: use plain or console")
+# Celery's two lines per task ("Task ... received", "... succeeded in 0.01s: None") only at
+# DEBUG: the engine's own line per reconcile (logger opsboard.reconciles) says more.
+_PER_TASK = "INFO" if LOG_LEVEL == "DEBUG" else "WARNING"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "console": {"()": "opsboard.logformat.ConsoleFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "kubernetes": {"level": "WARNING"},
         "urllib3": {"level": "WARNING"},
         "axes": {"level": "WARNING"},  # one INFO line per request otherwise
+        "celery.app.trace": {"level": _PER_TASK},
+        "celery.worker.strategy": {"level": _PER_TASK},
+        "celery.worker.consumer.connection": {"level": _PER_TASK},
+        "celery.worker.consumer.mingle": {"level": _PER_TASK},
     },
 }

@@ -4,12 +4,12 @@ from django.contrib import admin
 from django.urls import include, path
 
 from opsboard.accounts.views import LoginView
-from opsboard.core import health
+from opsboard.core import probes
 from opsboard.engine.views import metrics_view
 
 urlpatterns = [
-    path("healthz", health.healthz, name="healthz"),
-    path("readyz", health.readyz, name="readyz"),
+    path("healthz", probes.healthz, name="healthz"),
+    path("readyz", probes.readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("accounts/login/", LoginView.as_view(), name="login"),

@@ -12,7 +12,7 @@ from django.utils import timezone
 from controllers.base import Body
 from opsboard.audit.models import AuditEntry
 from opsboard.audit.services import audit_record
-from opsboard.dashboard import cluster
+from opsboard.dashboard import crclient
 from opsboard.dashboard.kinds import KindInfo, value_at
 
 CHANGED_SINCE = "The object changed since you looked at it — review again."
@@ -63,11 +63,11 @@ def cr_patch_review(
 ) -> Review:
     """Read the live object and dry-run the patch against it; nothing is persisted."""
     try:
-        live = cluster.cr_read(info.kind, namespace, name)
+        live = crclient.cr_read(info.kind, namespace, name)
         rv = live["metadata"]["resourceVersion"]
         patch = _merge_patch(changes, rv)
-        dry = cluster.cr_merge_patch(info.kind, namespace, name, patch, dry_run=True)
-    except cluster.ClusterError as exc:
+        dry = crclient.cr_merge_patch(info.kind, namespace, name, patch, dry_run=True)
+    except crclient.ClusterError as exc:
         return Review(error=str(exc))
     return Review(
         resource_version=rv,
@@ -105,12 +105,12 @@ def cr_patch_apply(
         "namespace": namespace, "name": name, "after": changes, "asked_at": timezone.now(),
     }  # fmt: skip
     try:
-        live = cluster.cr_read(info.kind, namespace, name)
+        live = crclient.cr_read(info.kind, namespace, name)
         record["before"] = {path: value_at(live, path) for path in changes}
         record["uid"] = live["metadata"].get("uid", "")
         patch = _merge_patch(changes, resource_version)
-        body = cluster.cr_merge_patch(info.kind, namespace, name, patch, dry_run=False)
-    except cluster.ClusterError as exc:
+        body = crclient.cr_merge_patch(info.kind, namespace, name, patch, dry_run=False)
+    except crclient.ClusterError as exc:
         message = CHANGED_SINCE if exc.conflict else str(exc)
         result = AuditEntry.Result.FAILED if exc.unreachable else AuditEntry.Result.REJECTED
         return Applied(audit_record(**record, result=result, message=message), exc.conflict)

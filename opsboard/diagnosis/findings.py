@@ -12,7 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from controllers.base import Body
-from controllers.objects import CRASHING, PULL_FAILURES, deep_get, find_condition
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
+from controllers.pods import CRASHING, PULL_FAILURES
 from opsboard.diagnosis.errors import classify_error
 
 # Lower ranks are more likely causes and are shown first.

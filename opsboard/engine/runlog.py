@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from controllers.base import Key
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.outcome import Outcome
 from opsboard.engine.signals import reconcile_run_recorded
 
 
@@ -25,7 +26,7 @@ class RunRecord:
     worker: str
     started_at: datetime
     finished_at: datetime
-    outcome: str
+    outcome: Outcome
     requeue_after: float | None
     error: str
     actions: list[str]
@@ -49,7 +50,9 @@ class RunRecord:
 
 
 def _runs_of(key: Key):  # type: ignore[no-untyped-def]
-    return ReconcileRun.objects.filter(controller=key.kind, namespace=key.namespace, name=key.name)
+    return ReconcileRun.objects.filter(
+        controller=key.controller, namespace=key.namespace, name=key.name
+    )
 
 
 def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
@@ -80,7 +83,7 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
             reconcile_run_recorded.send(ReconcileRun, run=last, started_at=run.started_at)
             return last
     row = ReconcileRun.objects.create(
-        controller=run.key.kind,
+        controller=run.key.controller,
         namespace=run.key.namespace,
         name=run.key.name,
         uid=run.uid,

@@ -8,11 +8,11 @@ from controllers.base import Key
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
-from opsboard.engine.dispatch import reconcile_enqueue_many
+from opsboard.engine.enqueue import reconcile_enqueue_many
 from opsboard.mirror.models import KubeObject
 from tests.browser.conftest import screenshot
-from tests.controllers.cluster import wait_until
 from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 BAD_IMAGE = "memcached:does-not-exist"
@@ -32,7 +32,7 @@ def test_a_bad_image_is_diagnosed_with_the_audit_entry_that_set_it(
         "metadata": {"name": "cache-d", "namespace": namespace},
         "spec": {"size": 2, "image": "memcached:1.6.21-alpine"},
     })  # fmt: skip
-    wait_until(
+    wait_for(
         lambda: _health(namespace, "cache-d") == "Available", timeout=60, what="cache-d Available"
     )
 
@@ -73,7 +73,7 @@ def test_a_runs_merged_triggers_and_queue_wait_are_shown(
     ])  # fmt: skip
     engine.start_worker()
     engine.start_watcher()
-    wait_until(lambda: _health(namespace, "cache-t") == "Available", timeout=60,
+    wait_for(lambda: _health(namespace, "cache-t") == "Available", timeout=60,
                what="cache-t Available")  # fmt: skip
 
     page = page_as(viewer)

@@ -25,19 +25,20 @@ from controllers.base import (
 )
 from controllers.bookstore import CONTROLLER
 from controllers.bookstore.desired import BOOKSTORE, app_labels, db_labels
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
-from controllers.objects import deep_get, find_condition
 from tests.controllers.cluster import (
     CountingKube,
     ReadThroughCache,
     RecordingReporter,
     kubectl,
     list_objects,
-    wait_until,
 )
 from tests.controllers.manifests import K8S
 from tests.controllers.runs import actions_since
 from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("bookstore_engine")]
 
@@ -98,7 +99,7 @@ def _settled(kube: ApiKube, namespace: str, name: str, app: int, db: int) -> dic
 
 
 def _wait_settled(kube: ApiKube, namespace: str, name: str, app: int, db: int) -> dict[str, Any]:
-    return wait_until(
+    return wait_for(
         lambda: _settled(kube, namespace, name, app, db),
         timeout=60,
         what=f"{name} settled at app={app} db={db}",
@@ -154,7 +155,7 @@ def test_scale_and_image_changes_converge(
         }
         return cr if images == {"shop/app:2.0"} else None
 
-    wait_until(rolled, timeout=60, what="the app pods to run shop/app:2.0")
+    wait_for(rolled, timeout=60, what="the app pods to run shop/app:2.0")
 
 
 def test_deleted_and_edited_children_are_put_back(kube: ApiKube, namespace: str) -> None:
@@ -183,7 +184,7 @@ def test_deleted_and_edited_children_are_put_back(kube: ApiKube, namespace: str)
             and deep_get(service, "spec.selector") == app_labels({"metadata": {"name": "shop"}})
         )
 
-    wait_until(healed, timeout=60, what="the StatefulSet, DB Service, replicas and selector back")
+    wait_for(healed, timeout=60, what="the StatefulSet, DB Service, replicas and selector back")
     service = kube.get(SERVICE, namespace, "shop-app") or {}
     assert service["metadata"]["annotations"]["team"] == "books"  # not ours: kept
     _wait_settled(kube, namespace, "shop", 1, 1)
@@ -210,7 +211,7 @@ def test_raising_db_size_grows_the_claims_and_status_reports_their_capacity(
             return cr
         return None
 
-    cr = wait_until(pending, timeout=60, what="the claim asking 3Gi, FileSystemResizePending")
+    cr = wait_for(pending, timeout=60, what="the claim asking 3Gi, FileSystemResizePending")
     assert cr["status"]["claims"][0]["capacity"] == "1Gi"
     assert _condition(cr, "Available").get("status") == "True"
     claim = kube.get(PVC, namespace, "data-shop-db-0") or {}
@@ -238,7 +239,7 @@ def test_raising_db_size_grows_the_claims_and_status_reports_their_capacity(
             return cr
         return None
 
-    wait_until(grown, timeout=90, what="the claim's capacity of 3Gi in the CR's status")
+    wait_for(grown, timeout=90, what="the claim's capacity of 3Gi in the CR's status")
 
 
 def test_shrinking_db_size_is_refused_and_the_claims_are_kept(
@@ -258,7 +259,7 @@ def test_shrinking_db_size_is_refused_and_the_claims_are_kept(
             return cr
         return None
 
-    cr = wait_until(refused, what="Degraded=True, InvalidSpec")
+    cr = wait_for(refused, what="Degraded=True, InvalidSpec")
     message = _condition(cr, "Degraded")["message"]
     assert "spec.bookDB.dbSize" in message and "cannot shrink" in message
     assert "data-shop-db-0 (2Gi)" in message
@@ -266,7 +267,7 @@ def test_shrinking_db_size_is_refused_and_the_claims_are_kept(
     assert deep_get(claim, "spec.resources.requests.storage") == "2Gi"
     # Put back, the CR is served again.
     kube.patch(BOOKSTORE, namespace, "shop", {"spec": {"bookDB": {"dbSize": "2Gi"}}})
-    wait_until(
+    wait_for(
         lambda: (
             _condition(kube.get(BOOKSTORE, namespace, "shop"), "Degraded").get("status") == "False"
         ),
@@ -331,7 +332,7 @@ def _expansion_refused(kube: ApiKube, namespace: str, class_name: str) -> None:
         cr = kube.get(BOOKSTORE, namespace, "shop")
         return cr if _condition(cr, "Degraded").get("reason") == "VolumeExpansionFailed" else None
 
-    cr = wait_until(refused, what="Degraded=True, VolumeExpansionFailed")
+    cr = wait_for(refused, what="Degraded=True, VolumeExpansionFailed")
     message = _condition(cr, "Degraded")["message"]
     assert "data-shop-db-0" in message and "2Gi" in message
     claim_now = kube.get(PVC, namespace, "data-shop-db-0") or {}
@@ -357,10 +358,10 @@ def test_a_db_image_that_does_not_exist_is_degraded_once_with_a_warning(
         cr = kube.get(BOOKSTORE, namespace, "shop")
         return cr if _condition(cr, "Degraded").get("reason") == "ImagePullFailed" else None
 
-    cr = wait_until(degraded, what="Degraded=True, ImagePullFailed")
+    cr = wait_for(degraded, what="Degraded=True, ImagePullFailed")
     assert _condition(cr, "Degraded")["message"].startswith("DB: Image mongo:does-not-exist")
     assert _condition(cr, "Available")["status"] == "False"
-    warnings = wait_until(
+    warnings = wait_for(
         lambda: [
             e
             for e in list_objects(kube, EVENT, namespace)

@@ -14,13 +14,15 @@ from typing import Any
 import pytest
 
 from controllers.base import DAEMONSET, POD
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
-from controllers.objects import deep_get, find_condition
 from controllers.ptemplate.desired import MODULE, PTEMPLATE, labels_for
-from tests.controllers.cluster import list_objects, wait_until
+from tests.controllers.cluster import list_objects
 from tests.controllers.ptemplate_helpers import NODE, SPEC, advertise, install_kmm_crd
 from tests.controllers.ptemplate_helpers import make_secret as _secret
 from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.kubesim_only]
 
@@ -83,7 +85,7 @@ def _available(kube: ApiKube, namespace: str, name: str) -> dict[str, Any] | Non
 
 
 def _wait_available(kube: ApiKube, namespace: str, name: str) -> dict[str, Any]:
-    return wait_until(lambda: _available(kube, namespace, name), what=f"{name} Available")
+    return wait_for(lambda: _available(kube, namespace, name), what=f"{name} Available")
 
 
 def _wait_degraded(kube: ApiKube, namespace: str, name: str, reason: str) -> dict[str, Any]:
@@ -94,7 +96,7 @@ def _wait_degraded(kube: ApiKube, namespace: str, name: str, reason: str) -> dic
             cr if (condition.get("status"), condition.get("reason")) == ("True", reason) else None
         )
 
-    return wait_until(degraded, what=f"{name} Degraded/{reason}")
+    return wait_for(degraded, what=f"{name} Degraded/{reason}")
 
 
 def test_create_makes_a_module_and_consumers_that_get_the_device(
@@ -174,7 +176,7 @@ def test_children_are_healed_and_an_image_change_rolls_out(
     old_module = kube.get(MODULE, namespace, "pt")
     assert old_module is not None
     kube.delete(MODULE, namespace, "pt")
-    wait_until(
+    wait_for(
         lambda: (
             (m := kube.get(MODULE, namespace, "pt"))
             and m["metadata"]["uid"] != old_module["metadata"]["uid"]
@@ -197,11 +199,11 @@ def test_children_are_healed_and_an_image_change_rolls_out(
         selector = deep_get(ds, "spec.template.spec.nodeSelector")
         return ds if selector == SPEC["nodeSelector"] else None
 
-    ds = wait_until(corrected, what="the DaemonSet's nodeSelector restored")
+    ds = wait_for(corrected, what="the DaemonSet's nodeSelector restored")
     assert ds["metadata"]["annotations"]["team"] == "hw"  # not ours: kept
 
     kube.patch(MODULE, namespace, "pt", {"spec": {"selector": {"other": "x"}}})
-    wait_until(
+    wait_for(
         lambda: (
             deep_get(kube.get(MODULE, namespace, "pt"), "spec.selector") == SPEC["nodeSelector"]
         ),
@@ -211,7 +213,7 @@ def test_children_are_healed_and_an_image_change_rolls_out(
     old_ds = kube.get(DAEMONSET, namespace, "pt-consumer")
     assert old_ds is not None
     kube.delete(DAEMONSET, namespace, "pt-consumer")
-    wait_until(
+    wait_for(
         lambda: (
             (d := kube.get(DAEMONSET, namespace, "pt-consumer"))
             and d["metadata"]["uid"] != old_ds["metadata"]["uid"]
@@ -230,7 +232,7 @@ def test_children_are_healed_and_an_image_change_rolls_out(
             _available(kube, namespace, "pt")
         )
 
-    wait_until(rolled, what="the consumers to run 2.0")
+    wait_for(rolled, what="the consumers to run 2.0")
 
 
 def test_a_second_reconcile_writes_nothing(

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from opsboard.engine import selectors as engine
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.outcome import FAILED
 from opsboard.mirror.selectors import Freshness, mirror_freshness
 
 
@@ -27,9 +28,7 @@ def engine_health(*, scope: Q) -> EngineHealth:
     """`scope`: the namespaces whose runs the person may count (Access.scope)."""
     runs = ReconcileRun.objects.filter(scope)
     hour = runs.filter(started_at__gte=timezone.now() - timedelta(hours=1))
-    counts = hour.aggregate(
-        runs=Count("id"), errors=Count("id", filter=Q(outcome__in=["error", "permanent"]))
-    )
+    counts = hour.aggregate(runs=Count("id"), errors=Count("id", filter=Q(outcome__in=FAILED)))
     return EngineHealth(
         mirror=mirror_freshness(),
         queue=engine.engine_health(),
