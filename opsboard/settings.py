@@ -16,7 +16,7 @@ from typing import Any
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from opsboard.accounts.group_roles import parse_group_roles
+from opsboard.accounts.group_roles import parse_group_roles, parse_role_groups
 from opsboard.env import env_bool, env_float, env_int, env_list, env_secret, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -163,6 +163,11 @@ KUBECONFIG = env_str("KUBECONFIG") or (
 )
 KUBE_REQUEST_TIMEOUT = env_float("OPSBOARD_KUBE_TIMEOUT", 10.0, minimum=0.1)
 WATCH_NAMESPACES = env_list("OPSBOARD_WATCH_NAMESPACES", [])  # empty: all namespaces
+# The web's calls for a person carry Impersonate-User/-Group, so the cluster's RBAC decides
+# (its ServiceAccount then needs `impersonate`: the k8s/overlays/impersonate overlay).
+OPSBOARD_KUBE_IMPERSONATE = env_bool("OPSBOARD_KUBE_IMPERSONATE", False)
+OPSBOARD_KUBE_IMPERSONATE_PREFIX = env_str("OPSBOARD_KUBE_IMPERSONATE_PREFIX", "")
+OPSBOARD_KUBE_ROLE_GROUPS = parse_role_groups(env_str("OPSBOARD_KUBE_ROLE_GROUPS"))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -1,4 +1,5 @@
-"""OPSBOARD_OIDC_GROUP_ROLES: which identity-provider group gives which role, and where.
+"""OPSBOARD_OIDC_GROUP_ROLES: which identity-provider group gives which role, and where;
+OPSBOARD_KUBE_ROLE_GROUPS: which Kubernetes groups a role is impersonated with.
 
     platform-admins=admin,team-a-ops=operator:team-a,team-a-ops=viewer:team-b
 
@@ -39,3 +40,19 @@ def parse_group_roles(raw: str, *, name: str = "OPSBOARD_OIDC_GROUP_ROLES") -> l
             raise ImproperlyConfigured(f"{name}: {namespace!r} in {item!r} is not a namespace")
         rules.append(GroupRole(group, role, namespace or None))
     return rules
+
+
+def parse_role_groups(raw: str, *, name: str = "OPSBOARD_KUBE_ROLE_GROUPS") -> dict[str, list[str]]:
+    """`operator=team-operators,viewer=team-viewers`: the Kubernetes groups a person with
+    that global role is impersonated with."""
+    mapping: dict[str, list[str]] = {}
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        role, sep, group = (p.strip() for p in item.partition("="))
+        if not sep or role not in ROLES or not group:
+            raise ImproperlyConfigured(
+                f"{name}: {item!r} is not ROLE=GROUP (ROLE one of {', '.join(ROLES)})"
+            )
+        mapping.setdefault(role, []).append(group)
+    return mapping

@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from controllers.base import Body
+from opsboard.accounts.kube_identity import KubeIdentity
 from opsboard.audit.models import AuditEntry
 from opsboard.audit.services import audit_record
 from opsboard.dashboard import crclient
@@ -59,14 +60,22 @@ def spec_diff(before: Body, after: Body) -> list[tuple[str, Any, Any]]:
 
 
 def cr_patch_review(
-    *, info: KindInfo, namespace: str, name: str, changes: dict[str, Any]
-) -> Review:
-    """Read the live object and dry-run the patch against it; nothing is persisted."""
+    *, info: KindInfo, namespace: str, name: str, changes: dict[str, Any],
+    as_user: KubeIdentity | None = None,
+) -> Review:  # fmt: skip
+    """Read the live object and dry-run the patch against it; nothing is persisted.
+    `as_user`: the person to impersonate (the cluster's RBAC then decides)."""
     try:
-        live = crclient.cr_read(info.kind, namespace, name)
+        if as_user and (refused := crclient.access_refusal(
+            info.kind, namespace, "patch", as_user=as_user
+        )):  # fmt: skip
+            return Review(error=refused)
+        live = crclient.cr_read(info.kind, namespace, name, as_user=as_user)
         rv = live["metadata"]["resourceVersion"]
         patch = _merge_patch(changes, rv)
-        dry = crclient.cr_merge_patch(info.kind, namespace, name, patch, dry_run=True)
+        dry = crclient.cr_merge_patch(
+            info.kind, namespace, name, patch, dry_run=True, as_user=as_user
+        )
     except crclient.ClusterError as exc:
         return Review(error=str(exc))
     return Review(
@@ -95,6 +104,7 @@ def cr_patch_apply(
     name: str,
     changes: dict[str, Any],
     resource_version: str,
+    as_user: KubeIdentity | None = None,
 ) -> Applied:
     """Send the reviewed patch; a concurrent change is refused (409), never overwritten.
 
@@ -105,11 +115,13 @@ def cr_patch_apply(
         "namespace": namespace, "name": name, "after": changes, "asked_at": timezone.now(),
     }  # fmt: skip
     try:
-        live = crclient.cr_read(info.kind, namespace, name)
+        live = crclient.cr_read(info.kind, namespace, name, as_user=as_user)
         record["before"] = {path: value_at(live, path) for path in changes}
         record["uid"] = live["metadata"].get("uid", "")
         patch = _merge_patch(changes, resource_version)
-        body = crclient.cr_merge_patch(info.kind, namespace, name, patch, dry_run=False)
+        body = crclient.cr_merge_patch(
+            info.kind, namespace, name, patch, dry_run=False, as_user=as_user
+        )
     except crclient.ClusterError as exc:
         message = CHANGED_SINCE if exc.conflict else str(exc)
         result = AuditEntry.Result.FAILED if exc.unreachable else AuditEntry.Result.REJECTED

@@ -9,6 +9,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from opsboard.accounts.kube_identity import kube_identity
 from opsboard.accounts.permissions import role_required
 from opsboard.accounts.roles import Role
 from opsboard.dashboard import selectors
@@ -34,7 +35,10 @@ def cr_patch(request: DashboardRequest, controller: str, namespace: str, name: s
     form = PatchForm(request.POST, info=info, cr=cr)
     context = {"info": info, "cr": cr, "form": form, "step": "form"}
     if form.is_valid():
-        review = cr_patch_review(info=info, namespace=namespace, name=name, changes=form.changes())
+        review = cr_patch_review(
+            info=info, namespace=namespace, name=name, changes=form.changes(),
+            as_user=kube_identity(request.user),
+        )  # fmt: skip
         context.update(review=review, step="form" if review.error else "review")
     return _panel(request, context)
 
@@ -54,6 +58,7 @@ def cr_patch_confirm(
             user=request.user, info=info, namespace=namespace, name=name,
             changes=form.changes(),
             resource_version=request.POST.get("resource_version", ""),
+            as_user=kube_identity(request.user),
         )  # fmt: skip
         context.update(applied=applied, step="applied" if applied.ok else "form")
     response = _panel(request, context)

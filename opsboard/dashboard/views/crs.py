@@ -10,7 +10,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from opsboard.accounts.access import access_of
-from opsboard.dashboard import selectors
+from opsboard.accounts.kube_identity import kube_identity
+from opsboard.accounts.roles import Role
+from opsboard.dashboard import crclient, selectors
 from opsboard.dashboard.forms import ListFilterForm, PatchForm
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import KindInfo, all_kinds, kind_get
@@ -67,6 +69,18 @@ def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, Any]:
     }
 
 
+def _cluster_refusal(request: DashboardRequest, info: KindInfo, namespace: str) -> str:
+    """With impersonation on, whether the cluster lets this operator patch here (asked
+    before the form is shown, so a refusal is explained instead of failing later)."""
+    person = kube_identity(request.user)
+    if person is None or not access_of(request.user).allows(Role.OPERATOR, namespace):
+        return ""
+    try:
+        return crclient.access_refusal(info.kind, namespace, "patch", as_user=person)
+    except crclient.ClusterError:
+        return ""  # unreachable: the review says so when it is asked for
+
+
 @require_GET
 @login_required
 def cr_detail(
@@ -75,6 +89,7 @@ def cr_detail(
     info = kind_get(controller)
     context = _live_context(info, namespace, name)
     context["form"] = PatchForm(info=info, cr=context["cr"])
+    context["cluster_refusal"] = _cluster_refusal(request, info, namespace)
     return render(request, "dashboard/cr_detail.html", context)
 
 
