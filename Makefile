@@ -33,10 +33,18 @@ url:
 
 # The whole suite on SQLite, then every test that touches the database or the engine again
 # on a PostgreSQL server the suite starts itself (tests/fixtures/postgres.py).
+# In parallel (pytest-xdist): each worker starts its own servers and databases
+# (tests/support/workers.py); PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 test: $(STAMP) lint typecheck check-imports
-	@$(BIN)/python -m pytest
+	@start=$$(date +%s); $(PYTEST); rc=$$?; \
+	echo "==> pytest on SQLite: $$(( $$(date +%s) - start )) s (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; \
+	exit $$rc
 	@echo "==> again on PostgreSQL: the tests that touch the database or the engine"
-	@OPSBOARD_TEST_DATABASE=postgres $(BIN)/python -m pytest --database-tests-only
+	@start=$$(date +%s); OPSBOARD_TEST_DATABASE=postgres $(PYTEST) --database-tests-only; rc=$$?; \
+	echo "==> pytest on PostgreSQL: $$(( $$(date +%s) - start )) s (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; \
+	exit $$rc
 
 lint: $(STAMP)
 	@$(BIN)/ruff check .

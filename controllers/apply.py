@@ -12,7 +12,7 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 
 from controllers.base import Body, Context, Kind, Manifest, PermanentError, Result
-from controllers.conditions import find_condition
+from controllers.conditions import condition_of, find_condition
 from controllers.describe import describe_patch, describe_status
 from controllers.drift import owned_diff
 from controllers.fields import deep_get
@@ -103,7 +103,7 @@ def settle(ctx: Context, cr: Body, status: Body) -> Result:
     """
     degraded = find_condition(status["conditions"], "Degraded") or {}
     if degraded.get("status") == "True":
-        before = find_condition(deep_get(cr, "status.conditions"), "Degraded") or {}
+        before = condition_of(cr, "Degraded")
         if (before.get("status"), before.get("reason")) != ("True", degraded["reason"]):
             ctx.report.event("Warning", degraded["reason"], degraded["message"])
             log.warning("Degraded %s: %s: %s", ctx.key, degraded["reason"], degraded["message"])

@@ -12,6 +12,11 @@ def find_condition(conditions: list[Body] | None, type_: str) -> Body | None:
     return next((c for c in conditions or [] if c.get("type") == type_), None)
 
 
+def condition_of(obj: Body | None, type_: str) -> Body:
+    """The object's status condition of `type_` ("Available", "Ready"), or {} if it has none."""
+    return find_condition(deep_get(obj, "status.conditions"), type_) or {}
+
+
 Verdict = tuple[str, bool, tuple[str, str]]  # (condition type, true?, (reason, message))
 
 

@@ -4,7 +4,7 @@ without someone's help (an image that cannot be pulled, a crash loop)."""
 from __future__ import annotations
 
 from controllers.base import Body
-from controllers.conditions import find_condition
+from controllers.conditions import condition_of
 from controllers.fields import deep_get
 
 PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
@@ -13,8 +13,7 @@ STUCK_REASONS = frozenset(PULL_FAILURES + CRASHING)  # container waiting reasons
 
 
 def pod_is_ready(pod: Body) -> bool:
-    condition = find_condition(deep_get(pod, "status.conditions"), "Ready")
-    return condition is not None and condition.get("status") == "True"
+    return condition_of(pod, "Ready").get("status") == "True"
 
 
 def pod_images(pod: Body) -> set[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controllers.base import Body
-from controllers.conditions import conditions_from, find_condition
+from controllers.conditions import condition_of, conditions_from
 from controllers.fields import deep_get
 from controllers.pods import CRASHING, PULL_FAILURES, pod_is_ready, waiting
 from controllers.problems import Problem
@@ -24,7 +24,7 @@ def _unschedulable(pods: list[Body]) -> list[tuple[Body, str]]:
     """(pod, the scheduler's message) for each pod the scheduler could place nowhere."""
     found = []
     for pod in pods:
-        scheduled = find_condition(deep_get(pod, "status.conditions"), "PodScheduled") or {}
+        scheduled = condition_of(pod, "PodScheduled")
         if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
             found.append((pod, str(scheduled.get("message") or "")))
     return found

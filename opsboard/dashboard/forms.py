@@ -59,12 +59,15 @@ class PatchForm(forms.Form):
             raise forms.ValidationError("Nothing to change: these are the current values.")
         return cleaned
 
-    def changes(self) -> dict[str, Any]:
-        """{"spec.size": 5} from the cleaned data: only the fields that differ."""
+    def changes(self, reviewed: list[str] | None = None) -> dict[str, Any]:
+        """{"spec.size": 5} from the cleaned data: only the fields that differ; or, once
+        reviewed, exactly the `reviewed` paths, so that a field someone else changed since
+        the review is not sent back at its old value."""
         return {
             path: v
             for f, v in self.cleaned_data.items()
-            if (path := self.paths.get(f)) and v != self.current.get(f)
+            if (path := self.paths.get(f))
+            and (path in reviewed if reviewed is not None else v != self.current.get(f))
         }
 
 

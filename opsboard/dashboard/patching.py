@@ -15,6 +15,7 @@ from opsboard.audit.models import AuditEntry
 from opsboard.audit.services import audit_record
 from opsboard.dashboard import crclient
 from opsboard.dashboard.kinds import KindInfo, value_at
+from opsboard.mirror.history import spec_diff
 
 CHANGED_SINCE = "The object changed since you looked at it — review again."
 
@@ -28,6 +29,8 @@ class Review:
     after: dict[str, Any] = field(default_factory=dict)  # {"spec.size": 5}
     diff: list[tuple[str, Any, Any]] = field(default_factory=list)  # every changed spec field
     error: str = ""
+    generation: int = 0  # of the object reviewed: a conflict is explained from there
+    spec: dict[str, Any] = field(default_factory=dict)  # the live spec reviewed
 
 
 def _merge_patch(changes: dict[str, Any], resource_version: str) -> Body:
@@ -43,20 +46,6 @@ def _merge_patch(changes: dict[str, Any], resource_version: str) -> Body:
             node = node.setdefault(part, {})
         node[leaf] = value
     return patch
-
-
-def _flatten(value: Any, prefix: str) -> dict[str, Any]:
-    if isinstance(value, dict) and value:
-        flat: dict[str, Any] = {}
-        for key, child in value.items():
-            flat.update(_flatten(child, f"{prefix}.{key}"))
-        return flat
-    return {prefix: value}
-
-
-def spec_diff(before: Body, after: Body) -> list[tuple[str, Any, Any]]:
-    old, new = _flatten(before.get("spec", {}), "spec"), _flatten(after.get("spec", {}), "spec")
-    return [(k, old.get(k), new.get(k)) for k in sorted(old | new) if old.get(k) != new.get(k)]
 
 
 def cr_patch_review(
@@ -82,7 +71,9 @@ def cr_patch_review(
         resource_version=rv,
         before={path: value_at(live, path) for path in changes},
         after={path: value_at(dry, path) for path in changes},
-        diff=spec_diff(live, dry),
+        diff=spec_diff(live.get("spec") or {}, dry.get("spec") or {}),
+        generation=int(live["metadata"].get("generation") or 0),
+        spec=live.get("spec") or {},
     )
 
 
@@ -105,6 +96,8 @@ def cr_patch_apply(
     changes: dict[str, Any],
     resource_version: str,
     as_user: KubeIdentity | None = None,
+    reverts: AuditEntry | None = None,
+    reverts_generation: int | None = None,
 ) -> Applied:
     """Send the reviewed patch; a concurrent change is refused (409), never overwritten.
 
@@ -113,6 +106,7 @@ def cr_patch_apply(
     record: dict[str, Any] = {
         "user": user, "action": AuditEntry.Action.PATCH, "info": info,
         "namespace": namespace, "name": name, "after": changes, "asked_at": timezone.now(),
+        "reverts": reverts, "reverts_generation": reverts_generation,
     }  # fmt: skip
     try:
         live = crclient.cr_read(info.kind, namespace, name, as_user=as_user)
@@ -131,6 +125,14 @@ def cr_patch_apply(
         **record,
         result=AuditEntry.Result.APPLIED,
         generation=generation,
-        message=f"Patched to generation {generation}",
+        message=f"{_revert_note(reverts, reverts_generation)}Patched to generation {generation}",
     )
     return Applied(entry)
+
+
+def _revert_note(reverts: AuditEntry | None, generation: int | None) -> str:
+    if reverts is not None:
+        return f"Revert of entry {reverts.pk}. "
+    if generation is not None:
+        return f"Revert of the change to generation {generation}. "
+    return ""

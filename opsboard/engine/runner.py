@@ -149,7 +149,9 @@ def _run(
         failures = queue.failed(key)
         delay = outcome.requeue_after if outcome.requeue_after is not None else backoff(failures)
         outcome = replace(outcome, requeue_after=delay)
-        queue.add_after(key, delay, Why("retry", f"attempt {failures + 1}: {outcome.error[:150]}"))
+        # Stamped with the due time, so the wait in the queue leaves out the backoff itself.
+        detail = f"attempt {failures + 1}: {outcome.error[:150]}"
+        queue.add_after(key, delay, Why("retry", detail, time.time() + delay))
         metrics.retried(key.controller)
         report.event("Warning", "ReconcileError", outcome.error)
     elif outcome.status == Outcome.PERMANENT:
@@ -160,7 +162,7 @@ def _run(
         queue.succeeded(key)
         if outcome.requeue_after:
             after = outcome.requeue_after
-            queue.add_after(key, after, Why("requeue", f"after {after:g}s"))
+            queue.add_after(key, after, Why("requeue", f"after {after:g}s", time.time() + after))
 
     meta = (primary or {}).get("metadata", {})
     reconcile_run_record(

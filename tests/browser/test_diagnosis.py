@@ -56,6 +56,28 @@ def test_a_bad_image_is_diagnosed_with_the_audit_entry_that_set_it(
     assert f"revert change #{entry.pk}" in text
     screenshot(page, "diagnosis-image-pull")
 
+    # The history names the change and its author; reverting it goes through the review.
+    row = page.locator(f"#history tr[data-entry='{entry.pk}']")
+    assert "spec.image" in row.inner_text() and BAD_IMAGE in row.inner_text()
+    assert f"{operator.username} through opsboard (entry {entry.pk})" in row.inner_text()
+    row.get_by_role("button", name="Revert to before this change").click()
+    page.get_by_text(f"Revert entry {entry.pk}").wait_for()
+    diff = page.locator("[id^=cr-diff-]").inner_text()
+    assert "spec.image" in diff and "memcached:1.6.21-alpine" in diff
+    page.get_by_role("button", name="Apply").click()
+    page.get_by_text("Applied:").wait_for()
+    revert = AuditEntry.objects.get(reverts=entry)
+    assert revert.after == {"spec.image": "memcached:1.6.21-alpine"}
+    assert revert.message.startswith(f"Revert of entry {entry.pk}.")
+
+    wait_for(lambda: _health(namespace, "cache-d") == "Available", timeout=90,
+             what="cache-d Available again")  # fmt: skip
+    diagnosis.get_by_text("Healthy: Available").wait_for(timeout=30_000)
+    page.locator(
+        f"#history tr[data-entry='{revert.pk}']", has_text=f"revert of entry {entry.pk}"
+    ).wait_for()
+    screenshot(page, "history-reverted")
+
 
 def test_a_runs_merged_triggers_and_queue_wait_are_shown(
     browser, engine, cluster_kube: ApiKube, namespace: str, page_as, viewer, live_server,

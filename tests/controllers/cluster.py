@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from controllers.base import Body, Kind
-from controllers.conditions import find_condition
-from controllers.fields import deep_get
+from controllers.conditions import condition_of
 from controllers.kube import ApiKube, Conflict
 from controllers.ownership import selector_string
 from tests.controllers.manifests import CRD_FILES, K8S, load
@@ -55,8 +54,7 @@ def _install_ours(kube: ApiKube) -> None:
 
 
 def _established(crd: Body | None) -> bool:
-    condition = find_condition(deep_get(crd, "status.conditions"), "Established")
-    return condition is not None and condition.get("status") == "True"
+    return condition_of(crd, "Established").get("status") == "True"
 
 
 def list_objects(

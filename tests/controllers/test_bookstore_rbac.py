@@ -13,7 +13,7 @@ import pytest
 
 from controllers.base import PVC, SERVICE
 from controllers.bookstore.desired import BOOKSTORE
-from controllers.conditions import find_condition
+from controllers.conditions import condition_of
 from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from tests.controllers.manifests import grants_used, operator_grants
@@ -26,7 +26,7 @@ TEST_AGENT = "opsboard-tests/rbac-bookstore"
 
 def _condition(kube: ApiKube, namespace: str, type_: str) -> str | None:
     cr = kube.get(BOOKSTORE, namespace, "shop")
-    return (find_condition(deep_get(cr, "status.conditions"), type_) or {}).get("status")
+    return condition_of(cr, type_).get("status")
 
 
 def _available(kube: ApiKube, namespace: str) -> bool:

@@ -25,7 +25,7 @@ from controllers.base import (
 )
 from controllers.bookstore import CONTROLLER
 from controllers.bookstore.desired import BOOKSTORE, app_labels, db_labels
-from controllers.conditions import find_condition
+from controllers.conditions import condition_of
 from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from tests.controllers.cluster import (
@@ -69,10 +69,6 @@ def _live(kube: ApiKube, namespace: str, labels: dict[str, str]) -> list[str]:
     )
 
 
-def _condition(cr: dict[str, Any] | None, type_: str) -> dict[str, Any]:
-    return find_condition(deep_get(cr, "status.conditions"), type_) or {}
-
-
 def _settled(kube: ApiKube, namespace: str, name: str, app: int, db: int) -> dict[str, Any] | None:
     """The CR once its status says: `app` and `db` ready pods, all named, Available, at rest."""
     cr = kube.get(BOOKSTORE, namespace, name)
@@ -91,8 +87,8 @@ def _settled(kube: ApiKube, namespace: str, name: str, app: int, db: int) -> dic
         and len(db_pods) == db
         and status.get("nodes") == sorted(app_pods + db_pods)
         and len(status.get("claims") or []) >= db
-        and _condition(cr, "Available").get("status") == "True"
-        and _condition(cr, "Progressing").get("status") == "False"
+        and condition_of(cr, "Available").get("status") == "True"
+        and condition_of(cr, "Progressing").get("status") == "False"
     ):
         return cr
     return None
@@ -200,7 +196,7 @@ def test_raising_db_size_grows_the_claims_and_status_reports_their_capacity(
     def pending() -> dict[str, Any] | None:
         cr = kube.get(BOOKSTORE, namespace, "shop")
         claims = deep_get(cr, "status.claims", [])
-        progressing = _condition(cr, "Progressing")
+        progressing = condition_of(cr, "Progressing")
         if (
             deep_get(cr, "status.observedGeneration") == deep_get(cr, "metadata.generation")
             and claims
@@ -213,7 +209,7 @@ def test_raising_db_size_grows_the_claims_and_status_reports_their_capacity(
 
     cr = wait_for(pending, timeout=60, what="the claim asking 3Gi, FileSystemResizePending")
     assert cr["status"]["claims"][0]["capacity"] == "1Gi"
-    assert _condition(cr, "Available").get("status") == "True"
+    assert condition_of(cr, "Available").get("status") == "True"
     claim = kube.get(PVC, namespace, "data-shop-db-0") or {}
     assert deep_get(claim, "spec.resources.requests.storage") == "3Gi"
     # The StatefulSet's claim template is immutable: left as it was.
@@ -251,7 +247,7 @@ def test_shrinking_db_size_is_refused_and_the_claims_are_kept(
 
     def refused() -> dict[str, Any] | None:
         cr = kube.get(BOOKSTORE, namespace, "shop")
-        degraded = _condition(cr, "Degraded")
+        degraded = condition_of(cr, "Degraded")
         generation = deep_get(cr, "metadata.generation")
         if degraded.get("reason") == "InvalidSpec" and degraded.get("observedGeneration") == (
             generation
@@ -260,7 +256,7 @@ def test_shrinking_db_size_is_refused_and_the_claims_are_kept(
         return None
 
     cr = wait_for(refused, what="Degraded=True, InvalidSpec")
-    message = _condition(cr, "Degraded")["message"]
+    message = condition_of(cr, "Degraded")["message"]
     assert "spec.bookDB.dbSize" in message and "cannot shrink" in message
     assert "data-shop-db-0 (2Gi)" in message
     claim = kube.get(PVC, namespace, "data-shop-db-0") or {}
@@ -269,7 +265,8 @@ def test_shrinking_db_size_is_refused_and_the_claims_are_kept(
     kube.patch(BOOKSTORE, namespace, "shop", {"spec": {"bookDB": {"dbSize": "2Gi"}}})
     wait_for(
         lambda: (
-            _condition(kube.get(BOOKSTORE, namespace, "shop"), "Degraded").get("status") == "False"
+            condition_of(kube.get(BOOKSTORE, namespace, "shop"), "Degraded").get("status")
+            == "False"
         ),
         what="Degraded=False again",
     )
@@ -330,10 +327,10 @@ def _expansion_refused(kube: ApiKube, namespace: str, class_name: str) -> None:
 
     def refused() -> dict[str, Any] | None:
         cr = kube.get(BOOKSTORE, namespace, "shop")
-        return cr if _condition(cr, "Degraded").get("reason") == "VolumeExpansionFailed" else None
+        return cr if condition_of(cr, "Degraded").get("reason") == "VolumeExpansionFailed" else None
 
     cr = wait_for(refused, what="Degraded=True, VolumeExpansionFailed")
-    message = _condition(cr, "Degraded")["message"]
+    message = condition_of(cr, "Degraded")["message"]
     assert "data-shop-db-0" in message and "2Gi" in message
     claim_now = kube.get(PVC, namespace, "data-shop-db-0") or {}
     assert deep_get(claim_now, "spec.resources.requests.storage") == "1Gi"
@@ -356,11 +353,11 @@ def test_a_db_image_that_does_not_exist_is_degraded_once_with_a_warning(
 
     def degraded() -> dict[str, Any] | None:
         cr = kube.get(BOOKSTORE, namespace, "shop")
-        return cr if _condition(cr, "Degraded").get("reason") == "ImagePullFailed" else None
+        return cr if condition_of(cr, "Degraded").get("reason") == "ImagePullFailed" else None
 
     cr = wait_for(degraded, what="Degraded=True, ImagePullFailed")
-    assert _condition(cr, "Degraded")["message"].startswith("DB: Image mongo:does-not-exist")
-    assert _condition(cr, "Available")["status"] == "False"
+    assert condition_of(cr, "Degraded")["message"].startswith("DB: Image mongo:does-not-exist")
+    assert condition_of(cr, "Available")["status"] == "False"
     warnings = wait_for(
         lambda: [
             e

@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from controllers.base import DEPLOYMENT, EVENT, POD, Key
-from controllers.conditions import find_condition
+from controllers.conditions import condition_of, find_condition
 from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED, labels_for
@@ -179,7 +179,7 @@ def test_an_image_change_rolls_every_pod(kube: ApiKube, namespace: str) -> None:
 
     def rolled() -> bool:
         cr = _settled(kube, namespace, "m", 2)
-        progressing = find_condition(deep_get(cr, "status.conditions"), "Progressing") or {}
+        progressing = condition_of(cr, "Progressing")
         return cr is not None and progressing.get("reason") == "RolloutComplete"
 
     wait_for(rolled, what="the rollout to complete")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from controllers.base import DAEMONSET, POD
-from controllers.conditions import find_condition
+from controllers.conditions import condition_of
 from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from controllers.ptemplate.desired import MODULE, PTEMPLATE, labels_for
@@ -55,10 +55,6 @@ def _create(kube: ApiKube, namespace: str, name: str, **spec: Any) -> dict[str, 
     return kube.create(PTEMPLATE, body)
 
 
-def _condition(cr: dict[str, Any] | None, type_: str) -> dict[str, Any]:
-    return find_condition(deep_get(cr, "status.conditions"), type_) or {}
-
-
 def _live_pods(kube: ApiKube, namespace: str, name: str) -> list[str]:
     pods = list_objects(kube, POD, namespace, labels_for({"metadata": {"name": name}}))
     return sorted(
@@ -77,8 +73,8 @@ def _available(kube: ApiKube, namespace: str, name: str) -> dict[str, Any] | Non
         and status.get("numberReady") == len(nodes)
         and status.get("nodes") == _live_pods(kube, namespace, name)
         and status.get("modulePresent") is True
-        and _condition(cr, "Available").get("status") == "True"
-        and _condition(cr, "Progressing").get("status") == "False"
+        and condition_of(cr, "Available").get("status") == "True"
+        and condition_of(cr, "Progressing").get("status") == "False"
     ):
         return cr
     return None
@@ -91,7 +87,7 @@ def _wait_available(kube: ApiKube, namespace: str, name: str) -> dict[str, Any]:
 def _wait_degraded(kube: ApiKube, namespace: str, name: str, reason: str) -> dict[str, Any]:
     def degraded() -> dict[str, Any] | None:
         cr = kube.get(PTEMPLATE, namespace, name)
-        condition = _condition(cr, "Degraded")
+        condition = condition_of(cr, "Degraded")
         return (
             cr if (condition.get("status"), condition.get("reason")) == ("True", reason) else None
         )
@@ -129,9 +125,9 @@ def test_consumers_wait_for_the_device_and_start_once_it_is_advertised(
     _secret(kube, namespace)
     _create(kube, namespace, "pt", deviceResource=device, deviceCount=2)
     cr = _wait_degraded(kube, namespace, "pt", "NoDeviceCapacity")
-    message = _condition(cr, "Degraded")["message"]
+    message = condition_of(cr, "Degraded")["message"]
     assert f"Insufficient {device}" in message and "device plugin" in message
-    assert _condition(cr, "Available").get("status") == "False"
+    assert condition_of(cr, "Available").get("status") == "False"
     advertise(kube, device, 1)  # one device per node: still not enough for two
     advertise(kube, device, 2)
     _wait_available(kube, namespace, "pt")
@@ -145,7 +141,7 @@ def test_a_missing_pull_secret_is_degraded_and_nothing_is_created(
     cr = _wait_degraded(kube, namespace, "pt", "PullSecretMissing")
     assert (
         f"Secret pull does not exist in namespace {namespace}"
-        in (_condition(cr, "Degraded")["message"])
+        in (condition_of(cr, "Degraded")["message"])
     )
     assert kube.get(DAEMONSET, namespace, "pt-consumer") is None
     assert kube.get(MODULE, namespace, "pt") is None
@@ -161,7 +157,7 @@ def test_no_node_matching_the_selector_is_degraded(
     _secret(kube, namespace)
     _create(kube, namespace, "pt", deviceResource=device, nodeSelector={"acme.com/accel": "yes"})
     cr = _wait_degraded(kube, namespace, "pt", "NoMatchingNodes")
-    assert "acme.com/accel=yes" in _condition(cr, "Degraded")["message"]
+    assert "acme.com/accel=yes" in condition_of(cr, "Degraded")["message"]
     assert cr["status"]["nodes"] == []
 
 

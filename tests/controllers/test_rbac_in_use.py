@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from controllers.base import SERVICE
-from controllers.conditions import find_condition
-from controllers.fields import deep_get
+from controllers.conditions import condition_of
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from controllers.webserver.desired import WEBSERVER
@@ -28,7 +27,7 @@ TEST_AGENT = "opsboard-tests/rbac"
 
 def _condition(kube: ApiKube, kind: Any, namespace: str, name: str, type_: str) -> str | None:
     cr = kube.get(kind, namespace, name)
-    return (find_condition(deep_get(cr, "status.conditions"), type_) or {}).get("status")
+    return condition_of(cr, type_).get("status")
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from controllers.base import DEPLOYMENT, POD, SERVICE, Context, Key, Result
-from controllers.conditions import find_condition
-from controllers.fields import deep_get
+from controllers.conditions import condition_of
 from controllers.kube import ApiKube, Conflict
 from controllers.memcached import CONTROLLER as MEMCACHED_CONTROLLER
 from controllers.memcached.desired import MEMCACHED
@@ -66,7 +65,7 @@ class Driver:
         return cr
 
     def condition(self, type_: str, field: str = "status") -> Any:
-        condition = find_condition(deep_get(self.cr(), "status.conditions"), type_) or {}
+        condition = condition_of(self.cr(), type_)
         return condition.get(field)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from controllers.base import DEPLOYMENT, POD, SERVICE
-from controllers.conditions import find_condition
+from controllers.conditions import condition_of, find_condition
 from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from controllers.webserver.desired import WEBSERVER, labels_for
@@ -151,7 +151,7 @@ def test_an_image_change_rolls_the_pods_and_status_shows_the_rollout(
 
     def rolled() -> bool:
         cr = _settled(kube, namespace, "web", 2)
-        progressing = find_condition(deep_get(cr, "status.conditions"), "Progressing") or {}
+        progressing = condition_of(cr, "Progressing")
         return cr is not None and progressing.get("reason") == "RolloutComplete"
 
     wait_for(rolled, what="the rollout to complete")
@@ -161,7 +161,7 @@ def test_an_image_change_rolls_the_pods_and_status_shows_the_rollout(
         WEBSERVER, namespace, resource_version=settled["metadata"]["resourceVersion"],
         timeout_seconds=1,
     ):  # fmt: skip
-        progressing = find_condition(deep_get(cr, "status.conditions"), "Progressing") or {}
+        progressing = condition_of(cr, "Progressing")
         if type_ == "MODIFIED" and cr["metadata"]["name"] == "web":
             reasons.append(progressing.get("reason"))
     assert "RollingOut" in reasons
