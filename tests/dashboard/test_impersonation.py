@@ -7,14 +7,12 @@ once it does): elsewhere these tests skip, saying so."""
 from __future__ import annotations
 
 import re
-import uuid
 from html import unescape
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
-from kubernetes import client
 
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
@@ -22,47 +20,10 @@ from opsboard.accounts.kube_identity import KubeIdentity, kube_identity
 from opsboard.accounts.models import SsoIdentity
 from opsboard.accounts.roles import Role, role_assign
 from opsboard.audit.models import AuditEntry
-from opsboard.dashboard import crclient
-from tests.dashboard.mirror_factory import MEMCACHED_API, mirror_object
+from tests.dashboard.cluster_fixtures import IMPERSONATION_SPEC
 
 pytestmark = pytest.mark.django_db
-SPEC = {"size": 3, "image": "memcached:1.4.36-alpine"}
-
-
-@pytest.fixture
-def rbac(cluster_kube: ApiKube, kube_api_client: Any, namespace: str, settings: Any) -> str:
-    """In a fresh namespace: cache-a (size 3, mirrored too); group `<ns>-readers` may read
-    memcacheds there, group `<ns>-writers` may also patch them."""
-    nobody = KubeIdentity(user=f"nobody-{uuid.uuid4().hex[:6]}")
-    crclient._kube_for.cache_clear()
-    try:
-        enforced = crclient.access_refusal(MEMCACHED, namespace, "patch", as_user=nobody)
-    except crclient.ClusterError:
-        enforced = ""
-    if not enforced:
-        pytest.skip("this API server does not enforce RBAC (kubesim without issue 14's RBAC)")
-    rbac_api = client.RbacAuthorizationV1Api(kube_api_client)
-    for group, verbs in (("readers", ["get", "list", "watch"]), ("writers", ["get", "patch"])):
-        name = f"memcached-{group}"
-        rbac_api.create_namespaced_role(namespace, {
-            "metadata": {"name": name},
-            "rules": [{"apiGroups": ["cache.example.com"], "resources": ["memcacheds"],
-                       "verbs": verbs}],
-        })  # fmt: skip
-        rbac_api.create_namespaced_role_binding(namespace, {
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                          "name": f"{namespace}-{group}"}],
-        })  # fmt: skip
-    cluster_kube.create(MEMCACHED, {
-        "apiVersion": MEMCACHED_API, "kind": "Memcached",
-        "metadata": {"name": "cache-a", "namespace": namespace}, "spec": SPEC,
-    })  # fmt: skip
-    mirror_object("Memcached", "cache-a", namespace=namespace, api_version=MEMCACHED_API,
-                  spec=SPEC)  # fmt: skip
-    settings.OPSBOARD_KUBE_IMPERSONATE = True
-    return f"/k/memcached/{namespace}/cache-a/"
+SPEC = IMPERSONATION_SPEC
 
 
 def _operator_in_group(settings: Any, group: str) -> Client:
@@ -75,8 +36,9 @@ def _operator_in_group(settings: Any, group: str) -> Client:
 
 
 def test_a_group_without_patch_sees_the_refusal_explained_and_nothing_changes(
-    rbac: str, namespace: str, cluster_kube: ApiKube, settings: Any
+    impersonation_rbac: str, namespace: str, cluster_kube: ApiKube, settings: Any
 ) -> None:
+    rbac = impersonation_rbac
     person = _operator_in_group(settings, f"{namespace}-readers")
     refusal = (
         f'The cluster\'s RBAC refuses: "rita" (groups {namespace}-readers) may not patch '
@@ -100,8 +62,9 @@ def test_a_group_without_patch_sees_the_refusal_explained_and_nothing_changes(
 
 
 def test_a_group_with_patch_changes_the_cr_as_that_person(
-    rbac: str, namespace: str, cluster_kube: ApiKube, settings: Any
+    impersonation_rbac: str, namespace: str, cluster_kube: ApiKube, settings: Any
 ) -> None:
+    rbac = impersonation_rbac
     person = _operator_in_group(settings, f"{namespace}-writers")
     assert 'name="size"' in person.get(rbac).content.decode()
     html = person.post(rbac + "patch/", {"size": 5, "image": SPEC["image"]}).content.decode()
