@@ -164,6 +164,7 @@ def cr_diagnosis(
         last_run=LastRun(run.outcome, run.error, run.started_at) if run else None,
         engine=_engine_state(Key(info.name, cr.namespace, cr.name), engine or engine_wide()),
         running_controllers=tuple(i.kind.group for i in all_kinds().values()),
+        operator_role=settings.OPSBOARD_OPERATOR_CLUSTER_ROLE,
         now=timezone.now(),
     )
     findings = diagnose(observed)

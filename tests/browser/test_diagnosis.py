@@ -7,10 +7,12 @@ import pytest
 from controllers.base import Key
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
+from controllers.ptemplate.desired import PTEMPLATE
 from opsboard.audit.models import AuditEntry
 from opsboard.engine.enqueue import reconcile_enqueue_many
 from opsboard.mirror.models import KubeObject
 from tests.browser.conftest import screenshot
+from tests.controllers.ptemplate_helpers import SPEC, install_kmm_crd, make_secret
 from tests.dashboard.mirror_factory import MEMCACHED_API
 from tests.support.waiting import wait_for
 
@@ -110,3 +112,29 @@ def test_a_runs_merged_triggers_and_queue_wait_are_shown(
     timeline = page.locator(".timeline").last.inner_text()
     assert "waited" in timeline and "ms in the queue" in timeline and " · on " in timeline
     screenshot(page, "timeline-merged-triggers")
+
+
+def test_a_ptemplate_whose_selector_matches_no_node_is_diagnosed_as_such(
+    browser, engine, kubesim_server, cluster_kube: ApiKube, namespace: str, page_as, viewer,
+    live_server,
+) -> None:  # fmt: skip
+    install_kmm_crd(kubesim_server.kubeconfig_path)  # before the watcher, as make run does
+    engine.start_worker()
+    engine.start_watcher()
+    make_secret(cluster_kube, namespace)
+    selector = {"hw.example.com/accel": "yes"}  # no node has this label
+    cluster_kube.create(PTEMPLATE, {
+        "apiVersion": PTEMPLATE.api_version, "kind": PTEMPLATE.kind,
+        "metadata": {"name": "pt-none", "namespace": namespace},
+        "spec": {**SPEC, "deviceCount": 1, "nodeSelector": selector},
+    })  # fmt: skip
+
+    page = page_as(viewer)
+    page.goto(f"{live_server.url}/k/ptemplate/{namespace}/pt-none/")
+    finding = page.locator("#diagnosis li[data-code=NoMatchingNodes]")
+    finding.wait_for(timeout=60_000)
+    text = finding.inner_text()
+    assert "DaemonSet pt-none-consumer runs no pod" in text
+    assert "no node matches its node selector hw.example.com/accel=yes" in text
+    assert "kubectl label node NODE hw.example.com/accel=yes" in text
+    screenshot(page, "diagnosis-no-matching-node")
