@@ -56,3 +56,14 @@ def cr_merge_patch(kind: Kind, namespace: str, name: str, patch: Body, *, dry_ru
         body=patch,
         content_type=MERGE_PATCH,
     )
+
+
+def cr_scale_patch(kind: Kind, namespace: str, name: str, patch: Body, *, dry_run: bool) -> Body:
+    """A merge patch of the CR's scale subresource (an autoscaling/v1 Scale)."""
+    return _request(
+        "PATCH",
+        ApiKube.path(kind, namespace, name, "scale"),
+        query={"dryRun": "All"} if dry_run else None,
+        body=patch,
+        content_type=MERGE_PATCH,
+    )
