@@ -90,9 +90,15 @@ class Event:
 
 class Store:
     def __init__(
-        self, data_dir: str | Path | None = None, *, window: int = 20_000, seed: int | None = None
+        self,
+        data_dir: str | Path | None = None,
+        *,
+        window: int = 20_000,
+        seed: int | None = None,
+        root_ca: str | None = None,
     ) -> None:
         self.registry = Registry()
+        self.root_ca = root_ca  # PEM of the cluster CA, published in each kube-root-ca.crt
         self._lock = threading.RLock()
         self.changed = threading.Condition(threading.Lock())  # watchers wait on this
         self._objects: dict[str, dict[tuple[str, str], Entry]] = {}
@@ -105,6 +111,7 @@ class Store:
         self._subscribers: list[Subscriber] = []
         self._queue: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
         self._admission: dict[str, list[Admission]] = {}
+        self._writes: dict[str, int] = {}  # commits per resource: caches of a kind notice change
         self._random = random.Random(seed)
         self._db = Persistence(data_dir) if data_dir is not None else None
         self._closed = False
@@ -213,6 +220,19 @@ class Store:
             raise errors.not_found(rt.key, name)
         return entry
 
+    def writes_to(self, resources: tuple[str, ...]) -> int:
+        """How many commits these resources have seen: unchanged means nothing changed."""
+        return sum(self._writes.get(r, 0) for r in resources)
+
+    def snapshot(
+        self, resources: tuple[str, ...]
+    ) -> tuple[int, dict[str, builtins.list[dict[str, Any]]]]:
+        """writes_to(resources) and every object of those resources, read consistently.
+        The objects are the store's own: read them, never change them."""
+        with self._lock:
+            objects = {r: [e[0] for e in self._objects.get(r, {}).values()] for r in resources}
+            return self.writes_to(resources), objects
+
     def get_by_uid(self, uid: str) -> dict[str, Any] | None:
         where = self._uids.get(uid)
         if where is None:
@@ -251,7 +271,7 @@ class Store:
         limit cut the list short, and how many matching items remain after it."""
         rt = self.type_of(resource)
         lmatch = parse_labels(label_selector)
-        fmatch = parse_fields(rt.key, field_selector)
+        fmatch = parse_fields(rt.key, field_selector, custom=rt.crd is not None)
         with self._lock:
             bucket = self._objects.get(rt.key, {})
             rv = self._rv
@@ -307,6 +327,7 @@ class Store:
                 raise errors.internal(f"storage: {exc}") from exc
         self._rv = rv
         self._index(rt.key, ns, name, None if etype == "DELETED" else obj, data, prev)
+        self._writes[rt.key] = self._writes.get(rt.key, 0) + 1
         if etype == "DELETED" and rt.key == crds.CRD:
             crds.unregister(self.registry, obj)
         ev = Event(rv, etype, rt.key, ns, obj, data, prev)
@@ -428,6 +449,7 @@ class Store:
                     warnings.extend(f'unknown field "{u}"' for u in unknown)
             obj.clear()
             obj.update(new)
+            errs += scale.replicas_errors(rt, obj, spec=True)
         else:
             defaults.apply_defaults(rt.key, obj)
             errs = defaults.validate(rt.key, rt.kind, obj)
@@ -577,8 +599,9 @@ class Store:
             if rv and rv != old["metadata"]["resourceVersion"]:
                 raise errors.stale(rt.key, name)
             if not rv and rt.crd:  # custom resources do not allow unconditional updates
+                # kube-apiserver's registry names the resource, not the kind, in this one error
                 raise errors.invalid(
-                    rt.kind,
+                    rt.plural,
                     rt.group,
                     name,
                     [
@@ -825,20 +848,23 @@ class Store:
             old = current[0]
             ometa = old["metadata"]
             pre = preconditions or {}
+            # rest.BeforeDelete's wording, which names the kind, not the resource
+            kind = f"{rt.kind}.{rt.group}" if rt.group else rt.kind
             if pre.get("uid") and pre["uid"] != ometa["uid"]:
                 raise errors.conflict(
-                    rt.key,
+                    kind,
                     name,
-                    f"Precondition failed: UID in precondition: "
-                    f"{pre['uid']}, UID in object meta: {ometa['uid']}",
+                    f"the UID in the precondition ({pre['uid']}) does not match the UID in "
+                    f"record ({ometa['uid']}). The object might have been deleted and then "
+                    "recreated",
                 )
             if pre.get("resourceVersion") and pre["resourceVersion"] != ometa["resourceVersion"]:
                 raise errors.conflict(
-                    rt.key,
+                    kind,
                     name,
-                    f"Precondition failed: ResourceVersion in precondition: "
-                    f"{pre['resourceVersion']}, ResourceVersion in object meta: "
-                    f"{ometa['resourceVersion']}",
+                    f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does "
+                    f"not match the ResourceVersion in record ({ometa['resourceVersion']}). The "
+                    "object might have been modified",
                 )
             self._admit(rt.key, "DELETE", None, old)
             new = clone(old)

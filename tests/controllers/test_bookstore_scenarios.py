@@ -290,11 +290,13 @@ def test_a_reconcile_of_a_settled_bookstore_writes_nothing(kube: ApiKube, namesp
 def test_a_db_size_the_storage_class_cannot_grow_is_degraded(kube: ApiKube, namespace: str) -> None:
     """A claim of a class without allowVolumeExpansion: the cluster answers 403, once."""
     name = f"fixed-{namespace}"
+    # the default class's provisioner, so the cluster (kubesim or a real one) binds the claim
+    default = kube.request("GET", "/apis/storage.k8s.io/v1/storageclasses/standard")
     storage_class = {
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
         "metadata": {"name": name},
-        "provisioner": "kubesim.io/hostpath",
+        "provisioner": default["provisioner"],
         "allowVolumeExpansion": False,
     }
     kube.request("POST", "/apis/storage.k8s.io/v1/storageclasses", body=storage_class)
