@@ -69,16 +69,33 @@ def cr_merge_patch(
     )
 
 
-def access_refusal(kind: Kind, namespace: str, verb: str, *, as_user: KubeIdentity) -> str:
+def cr_scale_patch(
+    kind: Kind, namespace: str, name: str, patch: Body, *, dry_run: bool,
+    as_user: KubeIdentity | None,
+) -> Body:  # fmt: skip
+    """A merge patch of the CR's scale subresource (an autoscaling/v1 Scale)."""
+    return _request(
+        "PATCH",
+        ApiKube.path(kind, namespace, name, "scale"),
+        as_user=as_user,
+        query={"dryRun": "All"} if dry_run else None,
+        body=patch,
+        content_type=MERGE_PATCH,
+    )
+
+
+def access_refusal(
+    kind: Kind, namespace: str, verb: str, *, as_user: KubeIdentity, subresource: str = ""
+) -> str:
     """Asks the cluster (a SelfSubjectAccessReview, as the person) whether they may `verb`
-    the kind in the namespace: "" if so, else the refusal in words."""
+    the kind (or its `subresource`) in the namespace: "" if so, else the refusal in words."""
     review = {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SelfSubjectAccessReview",
         "spec": {
             "resourceAttributes": {
                 "namespace": namespace, "verb": verb, "group": kind.group,
-                "resource": kind.plural,
+                "resource": kind.plural, "subresource": subresource,
             }
         },
     }  # fmt: skip
@@ -88,7 +105,8 @@ def access_refusal(kind: Kind, namespace: str, verb: str, *, as_user: KubeIdenti
     status = answer.get("status") or {}
     if status.get("allowed"):
         return ""
-    resource = f"{kind.plural}.{kind.group}" if kind.group else kind.plural
+    resource = kind.plural + (f"/{subresource}" if subresource else "")
+    resource += f" (API group {kind.group})" if kind.group else ""
     why = f" ({status['reason']})" if status.get("reason") else ""
     return (
         f"The cluster's RBAC refuses: {as_user.describe()} may not {verb} {resource} "

@@ -57,8 +57,8 @@ def impersonation_rbac(
         name = f"memcached-{group}"
         rbac_api.create_namespaced_role(namespace, {
             "metadata": {"name": name},
-            "rules": [{"apiGroups": ["cache.example.com"], "resources": ["memcacheds"],
-                       "verbs": verbs}],
+            "rules": [{"apiGroups": ["cache.example.com"], "verbs": verbs,
+                       "resources": ["memcacheds", "memcacheds/scale"]}],
         })  # fmt: skip
         rbac_api.create_namespaced_role_binding(namespace, {
             "metadata": {"name": name},
