@@ -15,6 +15,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from controllers.base import Body
+from opsboard.accounts.kube_identity import KubeIdentity
 from opsboard.audit.models import AuditEntry
 from opsboard.audit.services import audit_record
 from opsboard.dashboard import crclient
@@ -66,17 +67,23 @@ def _send(
     *,
     live: Body,
     dry_run: bool,
+    as_user: KubeIdentity | None,
 ) -> Body:
     """Sends the change, by /scale when it is a size alone; returns the CR as changed."""
     if not _scales(info, changes):
         patch = _merge_patch(changes, rv)
-        return crclient.cr_merge_patch(info.kind, namespace, name, patch, dry_run=dry_run)
+        return crclient.cr_merge_patch(
+            info.kind, namespace, name, patch, dry_run=dry_run, as_user=as_user
+        )
     [(path, size)] = changes.items()
     scale = {"metadata": {"resourceVersion": rv}, "spec": {"replicas": size}}
-    result = crclient.cr_scale_patch(info.kind, namespace, name, scale, dry_run=dry_run)
+    result = crclient.cr_scale_patch(
+        info.kind, namespace, name, scale, dry_run=dry_run, as_user=as_user
+    )
     if dry_run:  # a Scale comes back: the CR as it would be is the live one, resized
         return _with_value(live, path, result["spec"]["replicas"])
-    return crclient.cr_read(info.kind, namespace, name)  # its new generation, for the audit
+    # its new generation, for the audit
+    return crclient.cr_read(info.kind, namespace, name, as_user=as_user)
 
 
 def _with_value(body: Body, path: str, value: Any) -> Body:
@@ -90,13 +97,20 @@ def _with_value(body: Body, path: str, value: Any) -> Body:
 
 
 def cr_patch_review(
-    *, info: KindInfo, namespace: str, name: str, changes: dict[str, Any]
-) -> Review:
-    """Read the live object and dry-run the patch against it; nothing is persisted."""
+    *, info: KindInfo, namespace: str, name: str, changes: dict[str, Any],
+    as_user: KubeIdentity | None = None,
+) -> Review:  # fmt: skip
+    """Read the live object and dry-run the patch against it; nothing is persisted.
+    `as_user`: the person to impersonate (the cluster's RBAC then decides)."""
     try:
-        live = crclient.cr_read(info.kind, namespace, name)
+        if as_user and (refused := crclient.access_refusal(
+            info.kind, namespace, "patch", as_user=as_user,
+            subresource="scale" if _scales(info, changes) else "",
+        )):  # fmt: skip
+            return Review(error=refused)
+        live = crclient.cr_read(info.kind, namespace, name, as_user=as_user)
         rv = live["metadata"]["resourceVersion"]
-        dry = _send(info, namespace, name, changes, rv, live=live, dry_run=True)
+        dry = _send(info, namespace, name, changes, rv, live=live, dry_run=True, as_user=as_user)
     except crclient.ClusterError as exc:
         return Review(error=str(exc))
     return Review(
@@ -128,6 +142,7 @@ def cr_patch_apply(
     name: str,
     changes: dict[str, Any],
     resource_version: str,
+    as_user: KubeIdentity | None = None,
     reverts: AuditEntry | None = None,
     reverts_generation: int | None = None,
 ) -> Applied:
@@ -141,10 +156,13 @@ def cr_patch_apply(
         "reverts": reverts, "reverts_generation": reverts_generation,
     }  # fmt: skip
     try:
-        live = crclient.cr_read(info.kind, namespace, name)
+        live = crclient.cr_read(info.kind, namespace, name, as_user=as_user)
         record["before"] = {path: value_at(live, path) for path in changes}
         record["uid"] = live["metadata"].get("uid", "")
-        body = _send(info, namespace, name, changes, resource_version, live=live, dry_run=False)
+        body = _send(
+            info, namespace, name, changes, resource_version, live=live, dry_run=False,
+            as_user=as_user,
+        )  # fmt: skip
     except crclient.ClusterError as exc:
         message = CHANGED_SINCE if exc.conflict else str(exc)
         result = AuditEntry.Result.FAILED if exc.unreachable else AuditEntry.Result.REJECTED
