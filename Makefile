@@ -5,12 +5,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test lint typecheck format check-imports bench lock clean help
+.PHONY: run url test lint typecheck format check-imports bench lock clean help
 
 help:
 	@echo "make run    - start the whole product (kubesim, redis, watcher, worker, beat, web)"
 	@echo "make test   - lint, types (mypy --strict), import contracts and the full test suite"
 	@echo "make bench  - run the benchmarks, write bench/results/"
+	@echo "make url    - the URL and login of the running \`make run\` (also: kill -USR1 its pid)"
 
 # Creates the virtual environment and installs the lock, once per lock change.
 $(STAMP): requirements.txt
@@ -22,12 +23,28 @@ $(STAMP): requirements.txt
 run: $(STAMP)
 	@$(BIN)/python -m opsboard.launcher
 
+# What `make run` printed last: its URL and login, read from its state directory.
+url:
+	@state="$${OPSBOARD_STATE_DIR:-.opsboard}"; \
+	if test -s "$$state/url"; then \
+	  echo "opsboard is up:  $$(cat "$$state/url")"; \
+	  echo "log in as admin with password: $$(cat "$$state/admin_password")"; \
+	else echo "opsboard is not running (no $$state/url): start it with make run"; exit 1; fi
+
 # The whole suite on SQLite, then every test that touches the database or the engine again
 # on a PostgreSQL server the suite starts itself (tests/fixtures/postgres.py).
+# In parallel (pytest-xdist): each worker starts its own servers and databases
+# (tests/support/workers.py); PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 test: $(STAMP) lint typecheck check-imports
-	@$(BIN)/python -m pytest
+	@start=$$(date +%s); $(PYTEST); rc=$$?; \
+	echo "==> pytest on SQLite: $$(( $$(date +%s) - start )) s (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; \
+	exit $$rc
 	@echo "==> again on PostgreSQL: the tests that touch the database or the engine"
-	@OPSBOARD_TEST_DATABASE=postgres $(BIN)/python -m pytest --database-tests-only
+	@start=$$(date +%s); OPSBOARD_TEST_DATABASE=postgres $(PYTEST) --database-tests-only; rc=$$?; \
+	echo "==> pytest on PostgreSQL: $$(( $$(date +%s) - start )) s (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; \
+	exit $$rc
 
 lint: $(STAMP)
 	@$(BIN)/ruff check .

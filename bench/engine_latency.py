@@ -41,7 +41,7 @@ from django.conf import settings
 from django.db.models import Max
 from controllers.base import Key
 from controllers.kube import ApiKube, Conflict, load_api_client
-from opsboard.engine.dispatch import reconcile_enqueue
+from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
 from tests.engine.toy import CRD, TOY, toy
 

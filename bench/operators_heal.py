@@ -28,8 +28,9 @@ from pathlib import Path
 from bench.stack import Stack
 from bench.stats import summary_ms
 from controllers.base import DEPLOYMENT, SERVICE, Kind
+from controllers.conditions import condition_of
+from controllers.fields import deep_get
 from controllers.kube import ApiKube, load_api_client
-from controllers.objects import deep_get, find_condition
 from controllers.webserver.desired import WEBSERVER, labels_for
 
 NAMESPACE = "default"
@@ -49,7 +50,7 @@ def _until(check: Callable[[], object], *, timeout: float = 30.0, every: float =
 
 def _available(api: ApiKube) -> bool:
     cr = api.get(WEBSERVER, NAMESPACE, NAME)
-    condition = find_condition(deep_get(cr, "status.conditions"), "Available") or {}
+    condition = condition_of(cr, "Available")
     return (
         condition.get("status") == "True" and api.get(SERVICE, NAMESPACE, SERVICE_NAME) is not None
     )

@@ -8,17 +8,15 @@ fresh state, never a lost update. Nothing is written when nothing differs.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from datetime import UTC, datetime
 
-from controllers.base import Body, Context, Kind, Manifest, Result
-from controllers.objects import (
-    CHILD_CONFLICT,
-    deep_get,
-    describe_patch,
-    describe_status,
-    find_condition,
-    owned_diff,
-)
+from controllers.base import Body, Context, Kind, Manifest, PermanentError, Result
+from controllers.conditions import condition_of, find_condition
+from controllers.describe import describe_patch, describe_status
+from controllers.drift import owned_diff
+from controllers.fields import deep_get
+from controllers.problems import CHILD_CONFLICT, INVALID_SPEC, Problem
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +78,24 @@ def write_status(ctx: Context, kind: Kind, cr: Body, status: Body) -> None:
         ctx.report.status_change(line)
 
 
+def finish(
+    ctx: Context,
+    kind: Kind,
+    cr: Body,
+    status: Body,
+    problem: Problem | None,
+    *,
+    permanent: Collection[str] = (INVALID_SPEC,),
+) -> Result:
+    """The end every reconcile shares: write the status if it changed; a problem of the kinds
+    in `permanent` is for the user to fix (their change of the CR brings us back), so it ends
+    the run as a PermanentError; otherwise `settle`."""
+    write_status(ctx, kind, cr, status)
+    if problem is not None and problem[0] in permanent:
+        raise PermanentError(problem[1])
+    return settle(ctx, cr, status)
+
+
 def settle(ctx: Context, cr: Body, status: Body) -> Result:
     """Tell a user about new trouble once (Event + log), and look again while pods start.
 
@@ -87,7 +103,7 @@ def settle(ctx: Context, cr: Body, status: Body) -> Result:
     """
     degraded = find_condition(status["conditions"], "Degraded") or {}
     if degraded.get("status") == "True":
-        before = find_condition(deep_get(cr, "status.conditions"), "Degraded") or {}
+        before = condition_of(cr, "Degraded")
         if (before.get("status"), before.get("reason")) != ("True", degraded["reason"]):
             ctx.report.event("Warning", degraded["reason"], degraded["message"])
             log.warning("Degraded %s: %s: %s", ctx.key, degraded["reason"], degraded["message"])

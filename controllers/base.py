@@ -51,19 +51,20 @@ DAEMONSET = Kind("apps", "v1", "DaemonSet", "daemonsets")
 
 @dataclass(frozen=True, order=True)
 class Key:
-    """What a reconcile is about: one primary object. Serialises to "Kind/namespace/name"."""
+    """What a reconcile is about: one primary object of one controller.
+    Serialises to "controller/namespace/name", e.g. "memcached/default/web"."""
 
-    kind: str  # the controller name, e.g. "memcached"
+    controller: str  # the controller name, e.g. "memcached"
     namespace: str
     name: str
 
     def __str__(self) -> str:
-        return f"{self.kind}/{self.namespace}/{self.name}"
+        return f"{self.controller}/{self.namespace}/{self.name}"
 
     @classmethod
     def parse(cls, text: str) -> Key:
-        kind, namespace, name = text.split("/", 2)
-        return cls(kind, namespace, name)
+        controller, namespace, name = text.split("/", 2)
+        return cls(controller, namespace, name)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubesim.errors import FieldError, GoLiteral
+from kubesim.errors import FieldError, GoLiteral, render_value
 from kubesim.selectors import match_labels_dict
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -384,12 +384,17 @@ def _validate_budget(spec: dict[str, Any]) -> list[FieldError]:
         if isinstance(value, int) and value < 0:
             errors.append(FieldError("Invalid", path, value, "must be greater than or equal to 0"))
         elif isinstance(value, str) and not _PERCENT.match(value):
-            errors.append(FieldError("Invalid", path, GoLiteral(value), PERCENT_MSG))
+            errors.append(FieldError("Invalid", path, _int_or_string(value), PERCENT_MSG))
         elif isinstance(value, str) and int(value[:-1]) > 100:
             errors.append(
-                FieldError("Invalid", path, GoLiteral(value), "must not be greater than 100%")
+                FieldError("Invalid", path, _int_or_string(value), "must not be greater than 100%")
             )
     return errors
+
+
+def _int_or_string(value: str) -> GoLiteral:
+    """A string IntOrString as field.Invalid prints it (%#v of the struct)."""
+    return GoLiteral(f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{render_value(value)}}}")
 
 
 def _validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:

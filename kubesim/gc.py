@@ -1,8 +1,10 @@
 """Garbage collection, as kube-controller-manager does it: owner references, propagation
 policies, namespace termination and CRD instance cleanup.
 
-It runs in its own thread, fed by the store's commits, and acts through the public store API,
-so every deletion it makes is an ordinary, watchable write.
+It subscribes to the store's commits, as kube-controller-manager watches the API server,
+and first looks at what is there already (a store reopened from disk, the namespaces made
+before it started); it runs in its own thread and acts through the public store API, so
+every deletion it makes is an ordinary, watchable write.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import contextlib
 import logging
 import queue
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubesim import crds, namespaces
@@ -18,26 +21,46 @@ from kubesim.errors import ApiError
 from kubesim.jsonutil import clone
 
 if TYPE_CHECKING:
-    from kubesim.store import Event, Store
+    from kubesim.store import Store
 
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str, str]  # resource, namespace, name
 
 
+@dataclass(frozen=True)
+class Change:
+    """One committed write, as the store's subscribers see it."""
+
+    type: str  # ADDED, MODIFIED, DELETED
+    resource: str
+    namespace: str
+    obj: dict[str, Any]
+
+
 class GarbageCollector:
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._queue: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Change | None] = queue.SimpleQueue()
         self._pending: set[Key] = set()
         self._stopped = False
+        self._unsubscribe = store.subscribe(self._notify)
         self._thread = threading.Thread(target=self._run, name="kubesim-gc", daemon=True)
         self._thread.start()
+        self._sync()
 
-    def notify(self, ev: Event) -> None:
-        self._queue.put(ev)
+    def _notify(self, etype: str, resource: str, obj: dict[str, Any]) -> None:
+        namespace = (obj.get("metadata") or {}).get("namespace", "")
+        self._queue.put(Change(etype, resource, namespace, obj))
+
+    def _sync(self) -> None:
+        """What was committed before we subscribed: each namespace gets its default objects,
+        and objects already being deleted are finished."""
+        for ns in self.store.list("namespaces"):  # a terminating one is finished too
+            self._queue.put(Change("ADDED", "namespaces", "", ns))
 
     def stop(self) -> None:
+        self._unsubscribe()
         self._stopped = True
         self._queue.put(None)
         self._thread.join(timeout=5)
@@ -72,7 +95,7 @@ class GarbageCollector:
                     return
                 log.exception("kubesim gc failed on %s", key)
 
-    def _handle(self, ev: Event) -> None:
+    def _handle(self, ev: Change) -> None:
         meta = ev.obj["metadata"]
         if ev.type == "DELETED":
             self._pending.discard((ev.resource, ev.namespace, meta["name"]))

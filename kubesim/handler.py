@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import re
 import socket
 import time
 from http.server import BaseHTTPRequestHandler
@@ -16,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from kubesim import discovery, errors, eviction, openapi, protobuf, routing, tables
+from kubesim import discovery, errors, eviction, gojson, openapi, protobuf, routing, tables
 from kubesim.errors import ApiError
 from kubesim.faults import RequestRecord
 from kubesim.jsonutil import JSONDecodeError, dumps, loads
@@ -247,11 +248,9 @@ class Handler(BaseHTTPRequestHandler):
             discovery_path = (parts[:1] == ["api"] and len(parts) <= 2) or (
                 parts[:1] == ["apis"] and len(parts) <= 3
             )
-            if discovery_path:
+            if discovery_path and self._served(parts):
                 raise errors.method_not_allowed()
-            if parts[:1] in (["api"], ["apis"]):
-                raise errors.resource_not_found()
-            self.send_bytes(404, b"404 page not found\n", content_type="text/plain")
+            self._not_found(parts)
             return
         reg = self.sim.store.registry
         doc: Any = None
@@ -280,11 +279,22 @@ class Handler(BaseHTTPRequestHandler):
                 return
             doc = openapi.V2_EMPTY
         if doc is None:
-            if parts[:1] in (["api"], ["apis"]):
-                raise errors.resource_not_found()
-            self.send_bytes(404, b"404 page not found\n", content_type="text/plain")
+            self._not_found(parts)
             return
         self.send_obj(200, doc)
+
+    def _served(self, parts: list[str]) -> bool:
+        return parts[:1] == ["api"] or (
+            parts[:1] == ["apis"]
+            and (len(parts) < 2 or parts[1] in self.sim.store.registry.groups())
+        )
+
+    def _not_found(self, parts: list[str]) -> None:
+        """A Status under /api and a served group; the mux's plain text anywhere else
+        (kube-apiserver has no handler at all for a group it does not serve)."""
+        if self._served(parts):
+            raise errors.resource_not_found()
+        self.send_bytes(404, b"404 page not found\n", content_type="text/plain; charset=utf-8")
 
     # --- resources ----------------------------------------------------------------------------
 
@@ -319,7 +329,7 @@ class Handler(BaseHTTPRequestHandler):
                 return
             self._send_object(t, 200, obj, data)
         elif verb == "create":
-            body = self._body()
+            body = self._body(t)
             if t.subresource == "binding":
                 self.send_obj(201, store.bind(t.namespace or "", t.name or "", body))
                 return
@@ -338,7 +348,7 @@ class Handler(BaseHTTPRequestHandler):
             )
             self._send_object(t, 201, obj, data)
         elif verb == "update":
-            body = self._body()
+            body = self._body(t)
             obj, data = store.update_entry(
                 rt.key,
                 body,
@@ -443,26 +453,42 @@ class Handler(BaseHTTPRequestHandler):
         return (self.headers.get("Content-Type") or "application/json").split(";")[0].strip()
 
     def _decode(self, raw: bytes, content_type: str) -> Any:
+        """A JSON or YAML body; DecodeError carries the Go decoder's words."""
         if content_type in ("application/yaml", "application/apply-patch+yaml"):
             try:
                 return yaml.safe_load(raw) if raw.strip() else None
             except yaml.YAMLError as exc:
-                raise errors.bad_request(f"error converting YAML to JSON: yaml: {exc}") from None
+                raise DecodeError(_yaml_message(exc)) from None
         try:
             return loads(raw)
-        except JSONDecodeError as exc:
-            raise errors.bad_request(
-                f"couldn't get version/kind; json parse error: {exc}"
-            ) from None
+        except JSONDecodeError:
+            raise DecodeError(gojson.syntax_error(raw) or gojson.END) from None
 
-    def _body(self) -> Any:
+    def _body(self, t: routing.Target) -> Any:
         ct = self._content_type()
         raw = self._read_body()
         if ct == "application/vnd.kubernetes.protobuf":
             return protobuf.decode(raw, BODY_ACCEPTED)
         if ct not in ("application/json", "application/yaml", "*/*", ""):
             raise errors.unsupported_media(BODY_ACCEPTED)
-        body = self._decode(raw, ct)
+        # The words of rest.go's transformDecodeError, with its summary of the body.
+        kind = _SUBRESOURCE_KINDS.get(t.subresource or "", t.rt.kind)
+        unrecognized = f"the object provided is unrecognized (must be of type {kind})"
+        try:
+            body = self._decode(raw, ct)
+        except DecodeError as exc:
+            if ct == "application/yaml":
+                raise errors.bad_request(f"{unrecognized}: {exc} ({_summary(raw)})") from None
+            raise errors.bad_request(
+                f"{unrecognized}: couldn't get version/kind; json parse error: {exc} "
+                f"({_summary(raw)})"
+            ) from None
+        if body is not None and not isinstance(body, dict):
+            why = gojson.unmarshal_type_error(body, _TYPE_META)
+            raise errors.bad_request(
+                f"{unrecognized}: couldn't get version/kind; json parse error: {why} "
+                f"({_summary(raw)})"
+            )
         if not isinstance(body, dict):
             raise errors.bad_request(
                 "Object 'Kind' is missing in '" + raw[:200].decode("utf-8", "replace") + "'"
@@ -571,7 +597,12 @@ class Handler(BaseHTTPRequestHandler):
                     )
                 ],
             )
-        body = self._decode(raw, ct)
+        try:
+            body = self._decode(raw, ct)
+        except DecodeError as exc:
+            # patch.go: merge and JSON patches name the step, a strategic merge patch does not
+            prefix = "" if patch_type in ("strategic", "apply") else "error decoding patch: "
+            raise errors.bad_request(f"{prefix}{exc}") from None
         existed = True
         if patch_type == "apply":
             try:
@@ -599,7 +630,10 @@ class Handler(BaseHTTPRequestHandler):
         raw = self._read_body()
         opts: dict[str, Any] = {}
         if raw.strip():
-            body = self._decode(raw, self._content_type())
+            try:
+                body = self._decode(raw, self._content_type())
+            except DecodeError as exc:
+                raise errors.bad_request(str(exc)) from None
             if isinstance(body, dict):
                 opts = body
         q = self.query
@@ -652,6 +686,40 @@ class Handler(BaseHTTPRequestHandler):
             )
             return
         self._send_object(t, code, obj, data)
+
+
+class DecodeError(Exception):
+    """A body that is not JSON or YAML; the message is the Go decoder's."""
+
+
+# What a body sent to these subresources must be, for the decode error's wording.
+_SUBRESOURCE_KINDS = {"scale": "Scale", "eviction": "Eviction", "binding": "Binding"}
+# The struct apimachinery first decodes a body into, to find its apiVersion and kind.
+_TYPE_META = (
+    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+    'Kind string "json:\\"kind,omitempty\\"" }'
+)
+
+
+def _summary(data: bytes, limit: int = 30) -> str:
+    """rest.go's summarizeData: JSON objects as text, anything else in hex, cut at 30 bytes."""
+    if not data:
+        return "<empty>"
+    cut, more = data[:limit], " ..." if len(data) > limit else ""
+    if data[:1] == b"{":
+        return cut.decode("utf-8", "replace") + more
+    return cut.hex() + more
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    """go-yaml's wording, close enough: both descend from libyaml, but go-yaml says
+    "did not find expected X" where PyYAML says "expected X, but found Y"."""
+    problem = str(getattr(exc, "problem", None) or exc)
+    expected = re.match(r"expected (.*), but (?:found|got) ", problem)
+    if expected:
+        problem = f"did not find expected {expected.group(1)}"
+    mark = getattr(exc, "problem_mark", None)
+    return f"yaml: line {mark.line + 1}: {problem}" if mark else f"yaml: {problem}"
 
 
 def _escape(text: str) -> str:

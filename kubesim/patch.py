@@ -210,7 +210,7 @@ def _merge_list(original: Any, patch: list[Any], field: str, parent: str | None)
     if field in PRIMITIVE_MERGE:
         out = list(original)
         out.extend(v for v in patch if v not in out)
-        return out
+        return _element_order(out, patch, original, None)
     key = _merge_key(field, parent)
     if key is None or not all(isinstance(p, dict) for p in patch):
         return [copy.deepcopy(v) for v in patch if not (isinstance(v, dict) and v.get("$patch"))]
@@ -228,6 +228,44 @@ def _merge_list(original: Any, patch: list[Any], field: str, parent: str | None)
             out.append(strategic_merge({}, item, field))
         else:
             out[idx] = strategic_merge(out[idx], item, field)
+    return _element_order(out, [p for p in patch if not p.get("$patch")], original, key)
+
+
+def _element_order(
+    merged: list[Any], patch: list[Any], original: list[Any], key: str | None
+) -> list[Any]:
+    """strategicpatch's normalizeElementOrder: the patch's items in the patch's order, the
+    server's other items in their order, interleaved where the live list orders both (so a
+    new item goes before the ones it did not mention: [A] patched with [B] is [B, A])."""
+
+    def ident(v: Any) -> Any:
+        return v.get(key) if key is not None and isinstance(v, dict) else v
+
+    def index(order: list[Any], v: Any) -> int:
+        wanted = ident(v)
+        return next((i for i, o in enumerate(order) if ident(o) == wanted), -1)
+
+    in_patch = sorted((m for m in merged if index(patch, m) >= 0), key=lambda m: index(patch, m))
+    server_only = sorted(
+        (m for m in merged if index(patch, m) < 0), key=lambda m: index(original, m)
+    )
+    out: list[Any] = []
+    i = j = 0
+    while i < len(server_only) or j < len(in_patch):
+        if j >= len(in_patch):
+            out.append(server_only[i])
+            i += 1
+        elif i >= len(server_only):
+            out.append(in_patch[j])
+            j += 1
+        else:
+            li, ri = index(original, server_only[i]), index(original, in_patch[j])
+            if li >= 0 and ri >= 0 and li < ri:
+                out.append(server_only[i])
+                i += 1
+            else:
+                out.append(in_patch[j])
+                j += 1
     return out
 
 

@@ -238,7 +238,6 @@ FIELDS: dict[str, dict[str, Callable[[dict[str, Any]], str]]] = {
         )
     },
     "namespaces": {"status.phase": _path("status", "phase")},
-    "replicasets.apps": {"status.replicas": _path("status", "replicas")},
     "events.events.k8s.io": {
         "regarding." + k.partition(".")[2]: _path("regarding", k.partition(".")[2])
         for k in _EVENT
@@ -254,7 +253,7 @@ def _field_equals(getter: Callable[[dict[str, Any]], str], value: str, equal: bo
     return lambda obj: getter(obj) != value
 
 
-def parse_fields(resource: str, selector: str | None) -> Matcher | None:
+def parse_fields(resource: str, selector: str | None, *, custom: bool = False) -> Matcher | None:
     if not selector or not selector.strip():
         return None
     known = _COMMON | FIELDS.get(resource, {})
@@ -269,7 +268,14 @@ def parse_fields(resource: str, selector: str | None) -> Matcher | None:
         field, op, value = m.group(1).strip(), m.group(2), m.group(3).strip()
         getter = known.get(field)
         if getter is None:
-            raise bad_request(f"field label not supported: {field}")
+            if resource in FIELDS or custom:
+                # the kind's own field label conversion, or a custom resource's
+                raise bad_request(f"field label not supported: {field}")
+            # apimachinery's default conversion, for kinds that only select on metadata
+            raise bad_request(
+                f'"{field}" is not a known field selector: only "metadata.name", '
+                '"metadata.namespace"'
+            )
         if op == "!=":
             reqs.append(_field_equals(getter, value, False))
         else:

@@ -17,6 +17,7 @@ import yaml
 from kubesim import builtin_schema
 from kubesim.control import ControlHandler, ControlRequest, ControlRouter
 from kubesim.faults import Fault, Faults, RequestLog, RequestRecord
+from kubesim.gc import GarbageCollector
 from kubesim.handler import Handler
 from kubesim.store import Store
 
@@ -45,6 +46,7 @@ class KubeSim:
     ) -> None:
         self.log = log
         self.store = Store(data_dir, seed=seed)
+        self.gc = GarbageCollector(self.store)
         self.faults = Faults(seed)
         self.requests = RequestLog()
         self.control = ControlRouter()
@@ -106,6 +108,7 @@ class KubeSim:
             self.store.changed.notify_all()
         self.httpd.shutdown()
         self.httpd.server_close()
+        self.gc.stop()
         self.store.close()
 
     def __enter__(self) -> KubeSim:

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from kubesim import builtin_schema, crds, defaults, errors, scale, schema
 from kubesim.errors import ApiError, FieldError, GoLiteral
@@ -30,6 +30,38 @@ from kubesim.selectors import exact_name, parse_fields, parse_labels
 log = logging.getLogger(__name__)
 
 Entry = tuple[dict[str, Any], bytes]
+
+
+# The options of each write, shared by the verb that returns a private copy (create) and
+# its twin that returns the stored object and its encoding (create_entry, for the HTTP
+# layer): one list, so the two cannot drift apart.
+class CreateOptions(TypedDict, total=False):
+    namespace: str | None
+    dry_run: bool
+    field_validation: str | None
+    warnings: builtins.list[str] | None
+
+
+class UpdateOptions(CreateOptions, total=False):
+    subresource: str | None
+    name: str | None
+
+
+class PatchOptions(TypedDict, total=False):
+    patch_type: str
+    subresource: str | None
+    dry_run: bool
+    field_validation: str | None
+    warnings: builtins.list[str] | None
+
+
+class DeleteOptions(TypedDict, total=False):
+    propagation: str | None
+    grace_period_seconds: int | None
+    preconditions: dict[str, Any] | None
+    dry_run: bool
+
+
 Subscriber = Callable[[str, str, dict[str, Any]], None]
 Admission = Callable[[str, "dict[str, Any] | None", "dict[str, Any] | None"], None]
 
@@ -81,9 +113,6 @@ class Store:
             target=self._dispatch, name="kubesim-dispatch", daemon=True
         )
         self._dispatcher.start()
-        from kubesim.gc import GarbageCollector
-
-        self.gc = GarbageCollector(self)
         self._bootstrap()
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -110,7 +139,6 @@ class Store:
         if self._closed:
             return
         self._closed = True
-        self.gc.stop()
         self._queue.put(None)
         self._dispatcher.join(timeout=5)
         with self.changed:
@@ -223,7 +251,7 @@ class Store:
         limit cut the list short, and how many matching items remain after it."""
         rt = self.type_of(resource)
         lmatch = parse_labels(label_selector)
-        fmatch = parse_fields(rt.key, field_selector)
+        fmatch = parse_fields(rt.key, field_selector, custom=rt.crd is not None)
         with self._lock:
             bucket = self._objects.get(rt.key, {})
             rv = self._rv
@@ -291,7 +319,6 @@ class Store:
             self.changed.notify_all()
         if self._subscribers:
             self._queue.put(ev)
-        self.gc.notify(ev)
         return obj, data
 
     def _index(
@@ -401,6 +428,7 @@ class Store:
                     warnings.extend(f'unknown field "{u}"' for u in unknown)
             obj.clear()
             obj.update(new)
+            errs += scale.replicas_errors(rt, obj, spec=True)
         else:
             defaults.apply_defaults(rt.key, obj)
             errs = defaults.validate(rt.key, rt.kind, obj)
@@ -411,25 +439,9 @@ class Store:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), errs)
 
     def create(
-        self,
-        resource: str,
-        obj: dict[str, Any],
-        *,
-        namespace: str | None = None,
-        dry_run: bool = False,
-        field_validation: str | None = None,
-        warnings: builtins.list[str] | None = None,
+        self, resource: str, obj: dict[str, Any], **options: Unpack[CreateOptions]
     ) -> dict[str, Any]:
-        return loads_object(
-            self.create_entry(
-                resource,
-                clone(obj),
-                namespace=namespace,
-                dry_run=dry_run,
-                field_validation=field_validation,
-                warnings=warnings,
-            )[1]
-        )
+        return loads_object(self.create_entry(resource, clone(obj), **options)[1])
 
     def create_entry(
         self,
@@ -521,29 +533,9 @@ class Store:
             return entry
 
     def update(
-        self,
-        resource: str,
-        obj: dict[str, Any],
-        *,
-        subresource: str | None = None,
-        namespace: str | None = None,
-        name: str | None = None,
-        dry_run: bool = False,
-        field_validation: str | None = None,
-        warnings: builtins.list[str] | None = None,
+        self, resource: str, obj: dict[str, Any], **options: Unpack[UpdateOptions]
     ) -> dict[str, Any]:
-        return loads_object(
-            self.update_entry(
-                resource,
-                clone(obj),
-                subresource=subresource,
-                namespace=namespace,
-                name=name,
-                dry_run=dry_run,
-                field_validation=field_validation,
-                warnings=warnings,
-            )[1]
-        )
+        return loads_object(self.update_entry(resource, clone(obj), **options)[1])
 
     def update_entry(
         self,
@@ -586,8 +578,9 @@ class Store:
             if rv and rv != old["metadata"]["resourceVersion"]:
                 raise errors.stale(rt.key, name)
             if not rv and rt.crd:  # custom resources do not allow unconditional updates
+                # kube-apiserver's registry names the resource, not the kind, in this one error
                 raise errors.invalid(
-                    rt.kind,
+                    rt.plural,
                     rt.group,
                     name,
                     [
@@ -698,28 +691,9 @@ class Store:
         namespace: str | None,
         name: str,
         body: Any,
-        *,
-        patch_type: str = "merge",
-        subresource: str | None = None,
-        dry_run: bool = False,
-        field_validation: str | None = None,
-        field_manager: str | None = None,
-        force: bool = False,
-        warnings: builtins.list[str] | None = None,
+        **options: Unpack[PatchOptions],
     ) -> dict[str, Any]:
-        return loads_object(
-            self.patch_entry(
-                resource,
-                namespace,
-                name,
-                clone(body),
-                patch_type=patch_type,
-                subresource=subresource,
-                dry_run=dry_run,
-                field_validation=field_validation,
-                warnings=warnings,
-            )[1]
-        )
+        return loads_object(self.patch_entry(resource, namespace, name, clone(body), **options)[1])
 
     def patch_entry(
         self,
@@ -811,27 +785,12 @@ class Store:
     # --- delete -------------------------------------------------------------------------------
 
     def delete(
-        self,
-        resource: str,
-        namespace: str | None,
-        name: str,
-        *,
-        propagation: str | None = "Background",
-        grace_period_seconds: int | None = None,
-        preconditions: dict[str, Any] | None = None,
-        dry_run: bool = False,
+        self, resource: str, namespace: str | None, name: str, **options: Unpack[DeleteOptions]
     ) -> dict[str, Any]:
-        return loads_object(
-            self.delete_entry(
-                resource,
-                namespace,
-                name,
-                propagation=propagation,
-                grace_period_seconds=grace_period_seconds,
-                preconditions=preconditions,
-                dry_run=dry_run,
-            )[0][1]
-        )
+        """As delete_entry, but an owner's dependents are collected in the background unless
+        `propagation` says otherwise (what kubectl and the clients ask for by default)."""
+        options.setdefault("propagation", "Background")
+        return loads_object(self.delete_entry(resource, namespace, name, **options)[0][1])
 
     def delete_entry(
         self,
@@ -868,20 +827,23 @@ class Store:
             old = current[0]
             ometa = old["metadata"]
             pre = preconditions or {}
+            # rest.BeforeDelete's wording, which names the kind, not the resource
+            kind = f"{rt.kind}.{rt.group}" if rt.group else rt.kind
             if pre.get("uid") and pre["uid"] != ometa["uid"]:
                 raise errors.conflict(
-                    rt.key,
+                    kind,
                     name,
-                    f"Precondition failed: UID in precondition: "
-                    f"{pre['uid']}, UID in object meta: {ometa['uid']}",
+                    f"the UID in the precondition ({pre['uid']}) does not match the UID in "
+                    f"record ({ometa['uid']}). The object might have been deleted and then "
+                    "recreated",
                 )
             if pre.get("resourceVersion") and pre["resourceVersion"] != ometa["resourceVersion"]:
                 raise errors.conflict(
-                    rt.key,
+                    kind,
                     name,
-                    f"Precondition failed: ResourceVersion in precondition: "
-                    f"{pre['resourceVersion']}, ResourceVersion in object meta: "
-                    f"{ometa['resourceVersion']}",
+                    f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does "
+                    f"not match the ResourceVersion in record ({ometa['resourceVersion']}). The "
+                    "object might have been modified",
                 )
             self._admit(rt.key, "DELETE", None, old)
             new = clone(old)

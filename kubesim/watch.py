@@ -31,7 +31,7 @@ def serve_watch(h: Handler, t: Target) -> None:
     store, faults, q = h.sim.store, h.sim.faults, h.query
     rt = t.rt
     lmatch = parse_labels(q.get("labelSelector"))
-    fmatch = parse_fields(rt.key, q.get("fieldSelector"))
+    fmatch = parse_fields(rt.key, q.get("fieldSelector"), custom=rt.crd is not None)
     rv_param = q.get("resourceVersion") or ""
     if rv_param and not rv_param.isdigit():
         raise errors.bad_request(f'invalid resource version: "{rv_param}"')
@@ -40,7 +40,21 @@ def serve_watch(h: Handler, t: Target) -> None:
         int(timeout) if timeout and timeout.isdigit() else random.uniform(1800, 3600)
     )
     bookmarks = q.get("allowWatchBookmarks") == "true"
-    send_initial = q.get("sendInitialEvents") == "true"
+    if q.get("sendInitialEvents"):
+        # Streaming lists need the WatchList feature gate, off by default before 1.32.
+        raise errors.invalid(
+            "ListOptions",
+            "meta.k8s.io",
+            "",
+            [
+                errors.FieldError(
+                    "Forbidden",
+                    "sendInitialEvents",
+                    detail="sendInitialEvents is forbidden for watch unless the WatchList "
+                    "feature gate is enabled",
+                )
+            ],
+        )
     accept = h.headers.get("Accept", "")
     as_table = "as=Table" in accept
     want_version = rt.api_version_for(t.version)
@@ -61,10 +75,8 @@ def serve_watch(h: Handler, t: Target) -> None:
             return dumps(obj | {"apiVersion": want_version})
         return data
 
-    def bookmark(rv: int, initial_end: bool = False) -> bytes:
+    def bookmark(rv: int) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(rv), "creationTimestamp": None}
-        if initial_end:
-            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
         return _event(
             "BOOKMARK", dumps({"kind": rt.kind, "apiVersion": want_version, "metadata": meta})
         )
@@ -81,20 +93,27 @@ def serve_watch(h: Handler, t: Target) -> None:
     h.start_stream()
     h.close_connection = True
     try:
-        if not rv_param or rv_param == "0" or send_initial:
+        if not rv_param or rv_param == "0":
             entries, last, _, _ = store.list_entries(rt.key, t.namespace or None)
             for obj, data in entries:
                 if matches(obj):
                     h.write_chunk(_event("ADDED", encode(obj, data)))
-            if send_initial and bookmarks:
-                h.write_chunk(bookmark(last, initial_end=True))
         else:
             last = int(rv_param)
             if faults.take_expired_watch(rt.key, t.namespace):
                 h.write_chunk(expired(f"too old resource version: {last} ({store.floor + 1})"))
                 h.end_stream()
                 return
-        next_bookmark = time.monotonic() + BOOKMARK_INTERVAL
+        # As the watch cache does: one more bookmark 2 s before the watch times out.
+        pre_timeout: float | None = deadline - 2.0
+
+        def next_bookmark_after(now: float) -> float:
+            upcoming = now + BOOKMARK_INTERVAL
+            if pre_timeout is not None and now < pre_timeout < upcoming:
+                return pre_timeout
+            return upcoming
+
+        next_bookmark = next_bookmark_after(time.monotonic())
         while True:
             try:
                 events = store.events_after(last)
@@ -124,7 +143,7 @@ def serve_watch(h: Handler, t: Target) -> None:
                 break
             if bookmarks and now >= next_bookmark:
                 h.write_chunk(bookmark(last))
-                next_bookmark = now + BOOKMARK_INTERVAL
+                next_bookmark = next_bookmark_after(now)
             with store.changed:
                 if store.resource_version <= last:
                     store.changed.wait(min(1.0, deadline - now, max(next_bookmark - now, 0.01)))

@@ -4,7 +4,13 @@ Starts what it needs and what exists: an embedded redis-server (unless REDIS_URL
 is set), kubesim as the cluster (unless KUBECONFIG is set or we run in a
 cluster), migrations, the admin user, the CRDs and samples, then the watcher,
 a Celery worker, beat and the web server. Ctrl-C stops everything, in reverse
-order; state stays under .opsboard/ for the next start.
+order; state stays under .opsboard/ for the next start, and nothing is written
+outside it.
+
+The console is for people: one line per reconcile that did something, warnings and
+errors in full, and the URL and login last. `make url` (or SIGUSR1 to this process)
+prints them again; OPSBOARD_LOG_LEVEL=DEBUG brings back Celery's per-task lines and
+the web server's access log.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ class Child:
     args: list[str]
     colour: str = "0"
     exits: list[float] = field(default_factory=list)  # monotonic times of recent exits
+    printed_at: float = 0.0  # time.monotonic() of its last line
     process: subprocess.Popen[str] | None = field(default=None, repr=False)
 
     def start(self, env: dict[str, str]) -> None:
@@ -64,6 +71,7 @@ class Child:
         for line in process.stdout:
             sys.stdout.write(prefix + line)
             sys.stdout.flush()
+            self.printed_at = time.monotonic()
 
     def stop(self, timeout: float = 10.0) -> None:
         if not self.process or self.process.poll() is not None:
@@ -89,6 +97,11 @@ class Launcher:
         self.port = int(os.environ.get("OPSBOARD_PORT", "8000"))
         self.env = dict(os.environ, OPSBOARD_STATE_DIR=str(self.state), PYTHONUNBUFFERED="1")
         self.env.setdefault("PROMETHEUS_MULTIPROC_DIR", str(self.state / "metrics"))
+        self.env.setdefault("OPSBOARD_LOG_FORMAT", "console")
+        # Celery warns at length when run as root (a container, a VM); not news at a console.
+        self.env.setdefault("PYTHONWARNINGS", "ignore:You're running the worker with superuser")
+        self.debug = self.env.get("OPSBOARD_LOG_LEVEL", "").upper() == "DEBUG"
+        self.password = ""
         self.redis: EmbeddedRedis | None = None
         self.children: list[Child] = []
         self.stopping = threading.Event()
@@ -156,19 +169,31 @@ class Launcher:
         ):
             self.launch(Child("watcher", [PYTHON, "manage.py", "runwatcher"]))
         if "KUBECONFIG" in self.env:
+            quiet = [] if self.debug else ["--quiet"]  # no banner of settings and queues
             self.launch(
-                Child("worker", [PYTHON, "-m", "celery", "-A", "opsboard", "worker",
+                Child("worker", [PYTHON, "-m", "celery", *quiet, "-A", "opsboard", "worker",
                                  "--loglevel", "INFO", "--concurrency", "2", "-n", "worker@%h"])
             )  # fmt: skip
             self.launch(
-                Child("beat", [PYTHON, "-m", "celery", "-A", "opsboard", "beat", "--loglevel",
-                               "INFO", "--schedule", str(self.state / "celerybeat-schedule")])
+                Child("beat", [PYTHON, "-m", "celery", *quiet, "-A", "opsboard", "beat",
+                               "--loglevel", "INFO" if self.debug else "WARNING",
+                               "--schedule", str(self.state / "celerybeat-schedule")])
             )  # fmt: skip
+        access = ["--access-logfile", "-"] if self.debug else []
         self.launch(
             Child("web", [PYTHON, "-m", "gunicorn", "opsboard.wsgi:application",
                           "--bind", f"127.0.0.1:{self.port}", "--workers", "2", "--threads", "4",
-                          "--access-logfile", "-", "--graceful-timeout", "5"])
+                          "--graceful-timeout", "5", *access, *self.control_socket(),
+                          "--log-level", "info" if self.debug else "warning"])
         )  # fmt: skip
+
+    def control_socket(self) -> list[str]:
+        """gunicorn's control socket in the state dir (its default is ~/.gunicorn/), or none
+        where that path is too long for a Unix socket."""
+        path = self.state / "gunicorn.ctl"
+        if len(os.fsencode(path)) > 100:
+            return ["--no-control-socket"]
+        return ["--control-socket", str(path)]
 
     def clear_metrics(self) -> None:
         """Samples of processes from an earlier run would be summed with the new ones."""
@@ -194,16 +219,20 @@ class Launcher:
         self.clear_metrics()
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: self.stopping.set())
+        signal.signal(signal.SIGUSR1, lambda *_: self.banner())
+        (self.state / "launcher.pid").write_text(str(os.getpid()))
         try:
             self.start_redis()
             self.start_kubesim()
             log("applying database migrations")
             self.manage("migrate", "--noinput", "-v", "0")
-            password = self.admin_password()
+            self.password = self.admin_password()
             self.manage("bootstrap", "--admin-password-file", str(self.state / "admin_password"))
             self.start_processes()
             if self.wait_for_web():
-                self.banner(password)
+                (self.state / "url").write_text(self.url + "\n")
+                self.wait_quiet()
+                self.banner()
             while not self.stopping.wait(0.5):
                 self.restart_exited()
             return 0
@@ -212,6 +241,16 @@ class Launcher:
             return 1
         finally:
             self.shutdown()
+
+    def wait_quiet(self, *, quiet: float = 3.0, limit: float = 60.0) -> None:
+        """Waits until no process has printed for `quiet` seconds (the samples' first
+        reconciles are done), at most `limit`, so that the banner comes last."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline and not self.stopping.is_set():
+            last = max((child.printed_at for child in self.children), default=0.0)
+            if time.monotonic() - last >= quiet:
+                return
+            time.sleep(0.2)
 
     def restart_exited(self) -> None:
         """A process that dies is started again (a watcher that lost its lease exits, as
@@ -241,13 +280,20 @@ class Launcher:
         path.chmod(0o600)
         return password
 
-    def banner(self, password: str) -> None:
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def banner(self) -> None:
+        """The URL and login, printed last at start-up and again on SIGUSR1 (`make url`)."""
+        if not self.password:
+            return  # not up yet: the banner comes when it is
         log("")
-        log(f"opsboard is up:  http://127.0.0.1:{self.port}/")
-        log(f"log in as admin with password: {password}")
+        log(f"opsboard is up:  {self.url}")
+        log(f"log in as admin with password: {self.password}")
         if "KUBECONFIG" in self.env:
             log(f"kubectl: kubectl --kubeconfig {self.env['KUBECONFIG']} get opsboard")
-        log("press Ctrl-C to stop")
+        log("press Ctrl-C to stop; `make url` prints this again")
         log("")
 
     def shutdown(self) -> None:
@@ -256,6 +302,8 @@ class Launcher:
             child.stop()
         if self.redis:
             self.redis.stop()
+        for gone in ("launcher.pid", "url"):
+            (self.state / gone).unlink(missing_ok=True)
         log("stopped; state kept in " + str(self.state))
 
 

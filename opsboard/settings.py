@@ -253,6 +253,8 @@ OPSBOARD_LOCK_TTL = env_float("OPSBOARD_LOCK_TTL", 10.0, minimum=1.0)
 # A key queued this long without running is sent again (its task was lost with Redis).
 OPSBOARD_QUEUE_STALE_SECONDS = env_float("OPSBOARD_QUEUE_STALE_SECONDS", 60.0, minimum=1.0)
 OPSBOARD_LEASE_NAMESPACE = env_str("OPSBOARD_LEASE_NAMESPACE", "default")
+# The ClusterRole bound to the operators' identity: a 403's diagnosis says to change it.
+OPSBOARD_OPERATOR_CLUSTER_ROLE = env_str("OPSBOARD_OPERATOR_CLUSTER_ROLE", "opsboard-operator")
 OPSBOARD_LEASE_DURATION = env_float("OPSBOARD_LEASE_DURATION", 15.0, minimum=1.0)
 OPSBOARD_LEASE_RENEW_DEADLINE = env_float("OPSBOARD_LEASE_RENEW_DEADLINE", 10.0, minimum=0.5)
 OPSBOARD_LEASE_RETRY_PERIOD = env_float("OPSBOARD_LEASE_RETRY_PERIOD", 2.0, minimum=0.1)
@@ -276,11 +278,27 @@ if not OPSBOARD_LEASE_RETRY_PERIOD < OPSBOARD_LEASE_RENEW_DEADLINE < OPSBOARD_LE
 LOG_LEVEL = env_str("OPSBOARD_LOG_LEVEL", "INFO").upper()
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
     raise ImproperlyConfigured(f"OPSBOARD_LOG_LEVEL={LOG_LEVEL!r} is not a log level")
+LOG_FORMAT = env_str("OPSBOARD_LOG_FORMAT", "plain")
+if LOG_FORMAT not in {"plain", "console"}:
+    raise ImproperlyConfigured(f"OPSBOARD_LOG_FORMAT={LOG_FORMAT!r}: use plain or console")
+# Celery's two lines per task ("Task ... received", "... succeeded in 0.01s: None") only at
+# DEBUG: the engine's own line per reconcile (logger opsboard.reconciles) says more.
+_PER_TASK = "INFO" if LOG_LEVEL == "DEBUG" else "WARNING"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "console": {"()": "opsboard.logformat.ConsoleFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"kubernetes": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
+    "loggers": {
+        "kubernetes": {"level": "WARNING"},
+        "urllib3": {"level": "WARNING"},
+        "celery.app.trace": {"level": _PER_TASK},
+        "celery.worker.strategy": {"level": _PER_TASK},
+        "celery.worker.consumer.connection": {"level": _PER_TASK},
+        "celery.worker.consumer.mingle": {"level": _PER_TASK},
+    },
 }

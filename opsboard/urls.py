@@ -3,12 +3,12 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from opsboard.core import health
+from opsboard.core import probes
 from opsboard.engine.views import metrics_view
 
 urlpatterns = [
-    path("healthz", health.healthz, name="healthz"),
-    path("readyz", health.readyz, name="readyz"),
+    path("healthz", probes.healthz, name="healthz"),
+    path("readyz", probes.readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),

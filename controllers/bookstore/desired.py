@@ -8,7 +8,8 @@ The app finds the database through MONGODB_HOST, the name of the DB's Service.
 from __future__ import annotations
 
 from controllers.base import DEPLOYMENT, SERVICE, STATEFULSET, Body, Kind, Manifest
-from controllers.objects import controller_ref, deep_get, owned_labels
+from controllers.fields import deep_get
+from controllers.ownership import controller_ref, owned_labels
 
 BOOKSTORE = Kind("blog.velotio.com", "v1alpha1", "BookStore", "bookstores")
 

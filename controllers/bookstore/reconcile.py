@@ -3,7 +3,7 @@ headless Service, and the DB's claims grown to spec.bookDB.dbSize."""
 
 from __future__ import annotations
 
-from controllers.apply import ensure_child, now, settle, write_status
+from controllers.apply import ensure_child, finish, now
 from controllers.base import (
     DEPLOYMENT,
     POD,
@@ -37,7 +37,10 @@ from controllers.bookstore.desired import (
 )
 from controllers.bookstore.quantity import parse_quantity
 from controllers.bookstore.status import compute_status
-from controllers.objects import INVALID_SPEC, Problem, deep_get, is_valid_image, ownership_problem
+from controllers.fields import deep_get
+from controllers.images import is_valid_image
+from controllers.pods import STUCK_REASONS
+from controllers.problems import INVALID_SPEC, Problem, ownership_problem
 
 EXPANSION_FAILED = "VolumeExpansionFailed"
 
@@ -83,14 +86,10 @@ def reconcile(ctx: Context) -> Result:
         now=now(),
         problem=problem,
     )
-    write_status(ctx, BOOKSTORE, cr, status)
-    if problem is not None and problem[0] in (INVALID_SPEC, EXPANSION_FAILED):
-        raise PermanentError(problem[1])  # the user must change something, which brings us back
-    return settle(ctx, cr, status)
+    return finish(ctx, BOOKSTORE, cr, status, problem, permanent=(INVALID_SPEC, EXPANSION_FAILED))
 
 
 REVISION_LABEL = "controller-revision-hash"
-STUCK = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CrashLoopBackOff"})
 
 
 def replace_stuck_pods(ctx: Context, statefulset: Body, pods: list[Body]) -> list[Body]:
@@ -109,7 +108,7 @@ def replace_stuck_pods(ctx: Context, statefulset: Body, pods: list[Body]) -> lis
             for c in deep_get(pod, "status.containerStatuses", [])
         }
         old = (meta.get("labels") or {}).get(REVISION_LABEL) not in (None, revision)
-        stuck = waiting & STUCK
+        stuck = waiting & STUCK_REASONS
         if old and stuck and not meta.get("deletionTimestamp"):
             ctx.kube.delete(POD, meta["namespace"], meta["name"])
             reason = min(stuck)

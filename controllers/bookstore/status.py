@@ -14,13 +14,10 @@ from controllers.bookstore.desired import (
     db_replicas,
 )
 from controllers.bookstore.quantity import parse_quantity
-from controllers.objects import (
-    Problem,
-    conditions_from,
-    deep_get,
-    find_condition,
-    workload_status,
-)
+from controllers.conditions import conditions_from, find_condition
+from controllers.fields import deep_get
+from controllers.problems import Problem
+from controllers.workload import workload_status
 
 RESIZE_CONDITIONS = ("FileSystemResizePending", "Resizing")
 

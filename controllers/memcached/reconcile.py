@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from controllers.apply import ensure_child, now, settle, write_status
-from controllers.base import DEPLOYMENT, POD, Body, Context, ExpectedChild, PermanentError, Result
+from controllers.apply import ensure_child, finish, now
+from controllers.base import DEPLOYMENT, POD, Body, Context, ExpectedChild, Result
+from controllers.fields import deep_get
 from controllers.memcached.desired import (
     MEMCACHED,
     desired_deployment,
@@ -12,7 +13,7 @@ from controllers.memcached.desired import (
     spec_size,
 )
 from controllers.memcached.status import compute_status
-from controllers.objects import INVALID_SPEC, deep_get, ownership_problem, spec_problem
+from controllers.problems import ownership_problem, spec_problem
 
 
 def reconcile(ctx: Context) -> Result:
@@ -28,10 +29,7 @@ def reconcile(ctx: Context) -> Result:
         ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
     status = compute_status(cr, pods=pods, now=now(), problem=problem)
-    write_status(ctx, MEMCACHED, cr, status)
-    if problem is not None and problem[0] == INVALID_SPEC:
-        raise PermanentError(problem[1])  # the user must change the CR, which brings us back
-    return settle(ctx, cr, status)
+    return finish(ctx, MEMCACHED, cr, status, problem)
 
 
 def expected_children(cr: Body) -> list[ExpectedChild]:

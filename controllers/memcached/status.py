@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from controllers.base import Body
 from controllers.memcached.desired import labels_for, spec_image, spec_size
-from controllers.objects import Problem, workload_status
+from controllers.problems import Problem
+from controllers.workload import workload_status
 
 
 def compute_status(cr: Body, *, pods: list[Body], now: str, problem: Problem | None = None) -> Body:

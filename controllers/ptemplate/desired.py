@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 
 from controllers.base import DAEMONSET, Body, Kind, Manifest
-from controllers.objects import IMAGE_PATTERN, controller_ref, deep_get, owned_labels
+from controllers.fields import deep_get
+from controllers.images import IMAGE_PATTERN
+from controllers.ownership import controller_ref, owned_labels
 
 PTEMPLATE = Kind("hwe.example.com", "v1alpha1", "Ptemplate", "ptemplates")
 # KMM's kind (kubernetes-sigs/kernel-module-management, api/v1beta1): installed by KMM on a

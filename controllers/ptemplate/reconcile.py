@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from controllers.apply import RECHECK_MAX_SECONDS, ensure_child, now, settle, write_status
+from controllers.apply import RECHECK_MAX_SECONDS, ensure_child, finish, now
 from controllers.base import (
     DAEMONSET,
     POD,
@@ -12,16 +12,11 @@ from controllers.base import (
     Context,
     ExpectedChild,
     Manifest,
-    PermanentError,
     Result,
 )
-from controllers.objects import (
-    INVALID_SPEC,
-    Problem,
-    deep_get,
-    is_valid_image,
-    ownership_problem,
-)
+from controllers.fields import deep_get
+from controllers.images import is_valid_image
+from controllers.problems import INVALID_SPEC, Problem, ownership_problem
 from controllers.ptemplate.desired import (
     CONSUMER,
     DAEMONSET_EXACT,
@@ -69,10 +64,7 @@ def reconcile(ctx: Context) -> Result:
     status = compute_status(
         cr, daemonset=daemonset, module=module, pods=pods, now=now(), problem=problem
     )
-    write_status(ctx, PTEMPLATE, cr, status)
-    if problem is not None and problem[0] == INVALID_SPEC:
-        raise PermanentError(problem[1])  # the user must change the CR, which brings us back
-    result = settle(ctx, cr, status)
+    result = finish(ctx, PTEMPLATE, cr, status, problem)
     if problem is not None and problem[0] == PULL_SECRET_MISSING:
         # Secrets are not watched (their data would land in the mirror): look again slowly.
         return Result(requeue_after=RECHECK_MAX_SECONDS)

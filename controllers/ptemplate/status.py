@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from controllers.base import Body
-from controllers.objects import Problem, conditions_from, deep_get, find_condition, pod_is_ready
+from controllers.conditions import condition_of, conditions_from
+from controllers.fields import deep_get
+from controllers.pods import CRASHING, PULL_FAILURES, pod_is_ready, waiting
+from controllers.problems import Problem
 from controllers.ptemplate.desired import (
     module_name,
     spec_device_count,
@@ -12,27 +15,16 @@ from controllers.ptemplate.desired import (
     spec_node_selector,
 )
 
-_PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
-_CRASHING = ("CrashLoopBackOff",)
 NO_MATCHING_NODES = "NoMatchingNodes"
 NO_DEVICE_CAPACITY = "NoDeviceCapacity"
 UNSCHEDULABLE = "PodsUnschedulable"
-
-
-def _waiting(pods: list[Body], reasons: tuple[str, ...]) -> list[tuple[Body, Body]]:
-    return [
-        (pod, status)
-        for pod in pods
-        for status in deep_get(pod, "status.containerStatuses", [])
-        if deep_get(status, "state.waiting.reason") in reasons
-    ]
 
 
 def _unschedulable(pods: list[Body]) -> list[tuple[Body, str]]:
     """(pod, the scheduler's message) for each pod the scheduler could place nowhere."""
     found = []
     for pod in pods:
-        scheduled = find_condition(deep_get(pod, "status.conditions"), "PodScheduled") or {}
+        scheduled = condition_of(pod, "PodScheduled")
         if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
             found.append((pod, str(scheduled.get("message") or "")))
     return found
@@ -58,13 +50,13 @@ def _degraded(cr: Body, live: list[Body], desired: int | None) -> tuple[str, str
             f"{len(stuck)} consumer pod(s) cannot be scheduled, "
             f"e.g. {pod['metadata']['name']}: {message}"
         )
-    if pulls := _waiting(live, _PULL_FAILURES):
+    if pulls := waiting(live, PULL_FAILURES):
         pod, _ = pulls[0]
         return "ImagePullFailed", (
             f"Image {spec_image(cr)} cannot be pulled: {len(pulls)} pod(s) wait for it, "
             f"e.g. {pod['metadata']['name']}"
         )
-    if crashes := _waiting(live, _CRASHING):
+    if crashes := waiting(live, CRASHING):
         pod, status = crashes[0]
         return "PodsCrashing", (
             f"Container {status.get('name')} keeps crashing: {len(crashes)} pod(s) in "

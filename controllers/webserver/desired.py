@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from controllers.base import DEPLOYMENT, SERVICE, Body, Kind, Manifest
-from controllers.objects import controller_ref, deep_get, owned_labels
+from controllers.fields import deep_get
+from controllers.ownership import controller_ref, owned_labels
 
 WEBSERVER = Kind("my.domain", "v1", "WebServer", "webservers")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.apply import ensure_child, now, settle, write_status
+from controllers.apply import ensure_child, finish, now
 from controllers.base import (
     DEPLOYMENT,
     POD,
@@ -10,10 +10,10 @@ from controllers.base import (
     Body,
     Context,
     ExpectedChild,
-    PermanentError,
     Result,
 )
-from controllers.objects import INVALID_SPEC, deep_get, ownership_problem, spec_problem
+from controllers.fields import deep_get
+from controllers.problems import ownership_problem, spec_problem
 from controllers.webserver.desired import (
     SERVICE_EXACT,
     WEBSERVER,
@@ -44,10 +44,7 @@ def reconcile(ctx: Context) -> Result:
         service = ensure_child(ctx, SERVICE, desired_service(cr), service, exact=SERVICE_EXACT)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
     status = compute_status(cr, pods=pods, service=service, now=now(), problem=problem)
-    write_status(ctx, WEBSERVER, cr, status)
-    if problem is not None and problem[0] == INVALID_SPEC:
-        raise PermanentError(problem[1])  # the user must change the CR, which brings us back
-    return settle(ctx, cr, status)
+    return finish(ctx, WEBSERVER, cr, status, problem)
 
 
 def expected_children(cr: Body) -> list[ExpectedChild]:

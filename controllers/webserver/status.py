@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from controllers.base import Body
-from controllers.objects import Problem, deep_get, workload_status
+from controllers.fields import deep_get
+from controllers.problems import Problem
 from controllers.webserver.desired import labels_for, service_name, spec_image, spec_replicas
+from controllers.workload import workload_status
 
 
 def compute_status(

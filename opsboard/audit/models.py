@@ -33,6 +33,12 @@ class AuditEntry(models.Model):
     result = models.CharField(max_length=16, choices=Result.choices)
     message = models.TextField(blank=True)
     generation = models.BigIntegerField(null=True, blank=True)  # generation the patch produced
+    # A revert names what it undoes: an entry of this audit, or (for a change made outside
+    # opsboard, which has none) the generation that change produced.
+    reverts = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reverted_by"
+    )
+    reverts_generation = models.BigIntegerField(null=True, blank=True)
     # The reconcile run that first observed that generation, filled in once it exists.
     observed_by = models.ForeignKey(
         "engine.ReconcileRun", null=True, blank=True, on_delete=models.SET_NULL

@@ -29,6 +29,8 @@ def audit_record(
     message: str = "",
     uid: str = "",
     generation: int | None = None,
+    reverts: AuditEntry | None = None,
+    reverts_generation: int | None = None,
 ) -> AuditEntry:
     """Stores an entry. `asked_at` is when the change was sent (default: now); a run that
     started since then and observed `generation` (a fast reconcile) is linked at once."""
@@ -47,6 +49,8 @@ def audit_record(
         result=result,
         message=message,
         generation=generation,
+        reverts=reverts,
+        reverts_generation=reverts_generation,
     )
     if result == AuditEntry.Result.APPLIED and uid and generation is not None:
         first = (

@@ -13,13 +13,13 @@ from django.http import HttpRequest, HttpResponse
 
 class ProbeMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        from opsboard.core import health
+        from opsboard.core import probes
         from opsboard.engine.views import metrics_view
 
         self.get_response = get_response
         self.probes = {
-            "/healthz": health.healthz,
-            "/readyz": health.readyz,
+            "/healthz": probes.healthz,
+            "/readyz": probes.readyz,
             "/metrics": metrics_view,
         }
 

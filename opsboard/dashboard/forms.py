@@ -9,17 +9,12 @@ from typing import Any
 from django import forms
 from django.core.validators import RegexValidator
 
+from controllers.images import IMAGE_PATTERN
 from opsboard.dashboard.kinds import KindInfo, value_at
 from opsboard.dashboard.selectors import HEALTHS, SORTS
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 
-# Used when the CRD states no pattern: a Docker image reference (lower-case repository
-# path, optional registry host:port, tag and/or digest).
-IMAGE_PATTERN = (
-    r"^(?:[a-zA-Z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*"
-    r"(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
-)
 _COLUMN_SORT = re.compile(r"col-\d{1,2}")
 # A size with no maximum in the schema still gets one: nobody means a million replicas.
 DEFAULT_MAX_SIZE = 1000
@@ -64,12 +59,15 @@ class PatchForm(forms.Form):
             raise forms.ValidationError("Nothing to change: these are the current values.")
         return cleaned
 
-    def changes(self) -> dict[str, Any]:
-        """{"spec.size": 5} from the cleaned data: only the fields that differ."""
+    def changes(self, reviewed: list[str] | None = None) -> dict[str, Any]:
+        """{"spec.size": 5} from the cleaned data: only the fields that differ; or, once
+        reviewed, exactly the `reviewed` paths, so that a field someone else changed since
+        the review is not sent back at its old value."""
         return {
             path: v
             for f, v in self.cleaned_data.items()
-            if (path := self.paths.get(f)) and v != self.current.get(f)
+            if (path := self.paths.get(f))
+            and (path in reviewed if reviewed is not None else v != self.current.get(f))
         }
 
 
@@ -88,7 +86,7 @@ def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
 
 
 def _image_field(schema: dict[str, Any]) -> forms.CharField:
-    pattern = schema.get("pattern") or IMAGE_PATTERN
+    pattern = schema.get("pattern") or IMAGE_PATTERN  # when the CRD states none
     return forms.CharField(
         label="Image",
         max_length=schema.get("maxLength", 255),

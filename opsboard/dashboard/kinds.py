@@ -17,8 +17,8 @@ import yaml
 from django.conf import settings
 from django.http import Http404
 
-from controllers import registry
 from controllers.base import Body, Controller, Kind
+from opsboard.engine.registered import controllers
 
 CRD_DIR = Path(settings.BASE_DIR) / "k8s" / "crd"
 
@@ -118,7 +118,7 @@ def _kind_info(controller: Controller, version: dict[str, Any]) -> KindInfo:
 
 
 def _controllers() -> list[Controller]:
-    return list(registry.load(tuple(settings.OPSBOARD_CONTROLLERS)).values())
+    return list(controllers().values())
 
 
 @functools.cache

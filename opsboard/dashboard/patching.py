@@ -12,8 +12,9 @@ from django.utils import timezone
 from controllers.base import Body
 from opsboard.audit.models import AuditEntry
 from opsboard.audit.services import audit_record
-from opsboard.dashboard import cluster
+from opsboard.dashboard import crclient
 from opsboard.dashboard.kinds import KindInfo, value_at
+from opsboard.mirror.history import spec_diff
 
 CHANGED_SINCE = "The object changed since you looked at it — review again."
 
@@ -27,6 +28,8 @@ class Review:
     after: dict[str, Any] = field(default_factory=dict)  # {"spec.size": 5}
     diff: list[tuple[str, Any, Any]] = field(default_factory=list)  # every changed spec field
     error: str = ""
+    generation: int = 0  # of the object reviewed: a conflict is explained from there
+    spec: dict[str, Any] = field(default_factory=dict)  # the live spec reviewed
 
 
 def _merge_patch(changes: dict[str, Any], resource_version: str) -> Body:
@@ -44,36 +47,24 @@ def _merge_patch(changes: dict[str, Any], resource_version: str) -> Body:
     return patch
 
 
-def _flatten(value: Any, prefix: str) -> dict[str, Any]:
-    if isinstance(value, dict) and value:
-        flat: dict[str, Any] = {}
-        for key, child in value.items():
-            flat.update(_flatten(child, f"{prefix}.{key}"))
-        return flat
-    return {prefix: value}
-
-
-def spec_diff(before: Body, after: Body) -> list[tuple[str, Any, Any]]:
-    old, new = _flatten(before.get("spec", {}), "spec"), _flatten(after.get("spec", {}), "spec")
-    return [(k, old.get(k), new.get(k)) for k in sorted(old | new) if old.get(k) != new.get(k)]
-
-
 def cr_patch_review(
     *, info: KindInfo, namespace: str, name: str, changes: dict[str, Any]
 ) -> Review:
     """Read the live object and dry-run the patch against it; nothing is persisted."""
     try:
-        live = cluster.cr_read(info.kind, namespace, name)
+        live = crclient.cr_read(info.kind, namespace, name)
         rv = live["metadata"]["resourceVersion"]
         patch = _merge_patch(changes, rv)
-        dry = cluster.cr_merge_patch(info.kind, namespace, name, patch, dry_run=True)
-    except cluster.ClusterError as exc:
+        dry = crclient.cr_merge_patch(info.kind, namespace, name, patch, dry_run=True)
+    except crclient.ClusterError as exc:
         return Review(error=str(exc))
     return Review(
         resource_version=rv,
         before={path: value_at(live, path) for path in changes},
         after={path: value_at(dry, path) for path in changes},
-        diff=spec_diff(live, dry),
+        diff=spec_diff(live.get("spec") or {}, dry.get("spec") or {}),
+        generation=int(live["metadata"].get("generation") or 0),
+        spec=live.get("spec") or {},
     )
 
 
@@ -95,6 +86,8 @@ def cr_patch_apply(
     name: str,
     changes: dict[str, Any],
     resource_version: str,
+    reverts: AuditEntry | None = None,
+    reverts_generation: int | None = None,
 ) -> Applied:
     """Send the reviewed patch; a concurrent change is refused (409), never overwritten.
 
@@ -103,14 +96,15 @@ def cr_patch_apply(
     record: dict[str, Any] = {
         "user": user, "action": AuditEntry.Action.PATCH, "info": info,
         "namespace": namespace, "name": name, "after": changes, "asked_at": timezone.now(),
+        "reverts": reverts, "reverts_generation": reverts_generation,
     }  # fmt: skip
     try:
-        live = cluster.cr_read(info.kind, namespace, name)
+        live = crclient.cr_read(info.kind, namespace, name)
         record["before"] = {path: value_at(live, path) for path in changes}
         record["uid"] = live["metadata"].get("uid", "")
         patch = _merge_patch(changes, resource_version)
-        body = cluster.cr_merge_patch(info.kind, namespace, name, patch, dry_run=False)
-    except cluster.ClusterError as exc:
+        body = crclient.cr_merge_patch(info.kind, namespace, name, patch, dry_run=False)
+    except crclient.ClusterError as exc:
         message = CHANGED_SINCE if exc.conflict else str(exc)
         result = AuditEntry.Result.FAILED if exc.unreachable else AuditEntry.Result.REJECTED
         return Applied(audit_record(**record, result=result, message=message), exc.conflict)
@@ -119,6 +113,14 @@ def cr_patch_apply(
         **record,
         result=AuditEntry.Result.APPLIED,
         generation=generation,
-        message=f"Patched to generation {generation}",
+        message=f"{_revert_note(reverts, reverts_generation)}Patched to generation {generation}",
     )
     return Applied(entry)
+
+
+def _revert_note(reverts: AuditEntry | None, generation: int | None) -> str:
+    if reverts is not None:
+        return f"Revert of entry {reverts.pk}. "
+    if generation is not None:
+        return f"Revert of the change to generation {generation}. "
+    return ""

@@ -13,7 +13,7 @@ from controllers.base import Key
 from opsboard.audit.models import AuditEntry
 from opsboard.audit.services import audit_record
 from opsboard.dashboard.kinds import KindInfo
-from opsboard.engine.dispatch import reconcile_enqueue
+from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.mirror.models import KubeObject
 
 

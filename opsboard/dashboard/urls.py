@@ -15,6 +15,7 @@ urlpatterns = [
     path(_CR + "patch/", changes.cr_patch, name="cr_patch"),
     path(_CR + "patch/apply/", changes.cr_patch_confirm, name="cr_patch_confirm"),
     path(_CR + "reconcile/", changes.cr_reconcile, name="cr_reconcile"),
+    path(_CR + "history/<slug:change>/revert/", changes.cr_revert, name="cr_revert"),
     path("audit/", audit.audit_list, name="audit_list"),
     path("audit/export.csv", audit.audit_export, name="audit_export"),
     path("audit/runs/", audit.run_list, name="run_list"),

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# The ClusterRole that k8s/rbac/role.yaml grants the operators' ServiceAccount.
+# The ClusterRole that k8s/rbac/role.yaml grants the operators' ServiceAccount (the
+# default of OPSBOARD_OPERATOR_CLUSTER_ROLE).
 OPERATOR_CLUSTER_ROLE = "opsboard-operator"
 
 _FORBIDDEN = re.compile(
@@ -40,20 +41,20 @@ class ClassifiedError:
     group: str = ""
 
 
-def _forbidden(message: str, call: str) -> ClassifiedError:
+def _forbidden(message: str, call: str, role_name: str) -> ClassifiedError:
     found = _FORBIDDEN.search(message)
     if found is None:
         return ClassifiedError(
             "Forbidden",
             f"The API server refused {call}: 403 {message}"[:300],
-            f"Grant the operator's identity this call in the ClusterRole {OPERATOR_CLUSTER_ROLE}.",
+            f"Grant the operator's identity this call in the ClusterRole {role_name}.",
         )
     user, verb, resource = found["user"], found["verb"], found["resource"]
     group = found["group"] or ""
     shown_group = group or 'core ("")'
     who = "the operator's ServiceAccount" if user.startswith("system:serviceaccount:") else "user"
     role = (
-        f"the ClusterRole {OPERATOR_CLUSTER_ROLE} (k8s/rbac/role.yaml)"
+        f"the ClusterRole {role_name} (k8s/rbac/role.yaml)"
         if user.startswith("system:serviceaccount:")
         else "a role bound to that user"
     )
@@ -69,7 +70,7 @@ def _forbidden(message: str, call: str) -> ClassifiedError:
     )
 
 
-def classify_error(text: str) -> ClassifiedError:
+def classify_error(text: str, *, role: str = OPERATOR_CLUSTER_ROLE) -> ClassifiedError:
     """What the last error of a run means. Unknown texts are passed on as they are."""
     text = text.strip()
     status = _STATUS.match(text)
@@ -88,7 +89,7 @@ def classify_error(text: str) -> ClassifiedError:
         )
     call, code, message = status["call"], int(status["code"]), status["message"].strip()
     if code == 403:
-        return _forbidden(message, call)
+        return _forbidden(message, call, role)
     if code == 409:
         return ClassifiedError(
             "Conflict",

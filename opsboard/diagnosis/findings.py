@@ -12,8 +12,10 @@ from datetime import datetime
 from typing import Any
 
 from controllers.base import Body
-from controllers.objects import CRASHING, PULL_FAILURES, deep_get, find_condition
-from opsboard.diagnosis.errors import classify_error
+from controllers.conditions import find_condition
+from controllers.fields import deep_get
+from controllers.pods import CRASHING, PULL_FAILURES
+from opsboard.diagnosis.errors import OPERATOR_CLUSTER_ROLE, classify_error
 
 # Lower ranks are more likely causes and are shown first.
 RANK_ENGINE_DOWN = 5
@@ -86,6 +88,7 @@ class Observed:
     last_run: LastRun | None = None
     engine: EngineState = field(default_factory=EngineState)
     running_controllers: tuple[str, ...] = ()  # finalizer domains opsboard's controllers own
+    operator_role: str = OPERATOR_CLUSTER_ROLE  # the ClusterRole a 403 says to change
     now: datetime | None = None
 
 
@@ -283,6 +286,32 @@ def _rollout_findings(objects: list[Body]) -> list[Finding]:
     return found
 
 
+def _daemonset_findings(objects: list[Body]) -> list[Finding]:
+    """A DaemonSet its controller has counted that wants no pod: no node is selected."""
+    found = []
+    for daemonset in _of_kind(objects, "DaemonSet"):
+        counted = int(deep_get(daemonset, "status.observedGeneration", 0) or 0) >= int(
+            deep_get(daemonset, "metadata.generation", 1) or 1
+        )
+        if not counted or deep_get(daemonset, "status.desiredNumberScheduled") != 0:
+            continue
+        selector = deep_get(daemonset, "spec.template.spec.nodeSelector") or {}
+        text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        what = f"no node matches its node selector {text}" if text else "no node matches it"
+        name = _name(daemonset)
+        found.append(
+            Finding(
+                RANK_PODS,
+                "NoMatchingNodes",
+                f"DaemonSet {name} runs no pod: {what} (0 nodes selected).",
+                f"Label the nodes that should run it (kubectl label node NODE {text or 'KEY=VALUE'}),"
+                " or change the CR's node selector.",
+                subject=f"DaemonSet {name}",
+            )
+        )
+    return found
+
+
 def _children_findings(observed: Observed) -> list[Finding]:
     kind = observed.cr.get("kind", "CR")
     found = []
@@ -370,7 +399,7 @@ def _error_findings(observed: Observed) -> list[Finding]:
     run, engine = observed.last_run, observed.engine
     found = []
     if run is not None and run.outcome in ("error", "permanent") and run.error:
-        error = classify_error(run.error)
+        error = classify_error(run.error, role=observed.operator_role)
         todo = error.todo
         if run.outcome == "permanent":
             todo += " It is not retried until the object changes."
@@ -490,6 +519,7 @@ def diagnose(observed: Observed) -> list[Finding]:
         *_pull_findings(observed, pods),
         *_crash_findings(pods),
         *_unschedulable_findings(pods),
+        *_daemonset_findings(observed.objects),
         *_volume_findings(observed.objects),
         *_rollout_findings(observed.objects),
         *_finalizer_findings(observed),

@@ -17,7 +17,7 @@ from django.db.models import Case, F, Q, When
 from django.utils import timezone
 
 from controllers.base import Body, Key
-from controllers.objects import deep_get
+from controllers.fields import deep_get
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
 from opsboard.diagnosis.findings import (
@@ -29,8 +29,8 @@ from opsboard.diagnosis.findings import (
     diagnose,
 )
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.pump import workers_alive
 from opsboard.engine.queue import Why, queue_for
-from opsboard.engine.worker import workers_alive
 from opsboard.mirror import selectors as mirror
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
 
@@ -69,7 +69,7 @@ def _engine_state(key: Key, base: EngineState) -> EngineState:
     """The key's place in the engine (queued, running, backoff) beside the engine's health."""
     if not base.redis_up:
         return base
-    queue = queue_for(key.kind)
+    queue = queue_for(key.controller)
     field = str(key)
     try:
         pipe = queue.client.pipeline(transaction=False)
@@ -164,6 +164,7 @@ def cr_diagnosis(
         last_run=LastRun(run.outcome, run.error, run.started_at) if run else None,
         engine=_engine_state(Key(info.name, cr.namespace, cr.name), engine or engine_wide()),
         running_controllers=tuple(i.kind.group for i in all_kinds().values()),
+        operator_role=settings.OPSBOARD_OPERATOR_CLUSTER_ROLE,
         now=timezone.now(),
     )
     findings = diagnose(observed)

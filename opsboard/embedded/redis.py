@@ -61,7 +61,9 @@ class EmbeddedRedis:
             "--daemonize", "no",
             "--logfile", str(self.data_dir / "redis.log"),
         ]  # fmt: skip
-        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL)
+        # Its own session: a Ctrl-C at `make run` reaches the launcher only, which stops
+        # Redis last, after the processes that use it.
+        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=True)
         client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=0.2)
         deadline = time.monotonic() + timeout
         while True:

@@ -4,13 +4,13 @@ Processes
 - `manage.py runwatcher` (opsboard.engine.watcher): lists and watches the registered
   controllers' kinds while it holds the `opsboard-watcher` Lease (leader.py), keeps the
   mirror (opsboard.mirror.writer) and queues keys (mapping.py decides which).
-- `celery -A opsboard worker` (tasks.py → services.reconcile_key): runs reconciles; each
+- `celery -A opsboard worker` (tasks.py → runner.reconcile_key): runs reconciles; each
   worker's main process also pumps retries/requeues and recovers keys of dead workers
-  (worker.py).
+  (pump.py).
 - `celery -A opsboard beat`: the resync (tasks.resync), every OPSBOARD_RESYNC_SECONDS.
 
 For the rest of opsboard
-- `dispatch.reconcile_enqueue(key=Key(...), trigger="manual")`: "Reconcile now".
+- `enqueue.reconcile_enqueue(key=Key(...), trigger="manual")`: "Reconcile now".
 - `selectors.engine_health()`: live workers and queue depths; the mirror's selectors
   (opsboard.mirror.selectors) answer everything about cluster objects.
 - `views.metrics_view` at /metrics: controller-runtime's metric names, all processes.

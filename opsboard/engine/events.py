@@ -19,7 +19,7 @@ import threading
 from celery import signals
 
 from controllers.base import Body
-from opsboard.engine.cluster import event_recorder
+from opsboard.engine.kubeclient import event_recorder
 
 log = logging.getLogger(__name__)
 MAX_PENDING = 10_000  # runs whose Events wait; beyond that new ones are dropped, with a log

@@ -87,8 +87,8 @@ class _QueueGauges:
     """workqueue_depth and the work-in-progress gauges, read from Redis at scrape time."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from controllers.registry import load
         from opsboard.engine.queue import queue_for
+        from opsboard.engine.registered import controllers
 
         labels = ["controller", "name"]
         depth = GaugeMetricFamily("workqueue_depth", "Current depth of workqueue", labels=labels)
@@ -104,7 +104,7 @@ class _QueueGauges:
             "How many seconds has the longest running processor for workqueue been running.",
             labels=labels,
         )
-        for name in load(tuple(settings.OPSBOARD_CONTROLLERS)):
+        for name in controllers():
             queue = queue_for(name)
             running = queue.running_seconds()
             depth.add_metric([name, name], queue.depth())

@@ -17,7 +17,7 @@ Per controller, Redis holds:
   until the object changes.
 
 Everything that would send a Celery task returns the keys to send, and the caller sends
-them (opsboard.engine.dispatch), so that these scripts stay pure Redis.
+them (opsboard.engine.enqueue), so that these scripts stay pure Redis.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from django.utils import timezone
 from controllers.base import Key
 from opsboard.core.db_retry import retrying
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.outcome import Outcome
 from opsboard.engine.signals import reconcile_run_recorded
 
 
@@ -26,7 +27,7 @@ class RunRecord:
     worker: str
     started_at: datetime
     finished_at: datetime
-    outcome: str
+    outcome: Outcome
     requeue_after: float | None
     error: str
     actions: list[str]
@@ -50,7 +51,9 @@ class RunRecord:
 
 
 def _runs_of(key: Key):  # type: ignore[no-untyped-def]
-    return ReconcileRun.objects.filter(controller=key.kind, namespace=key.namespace, name=key.name)
+    return ReconcileRun.objects.filter(
+        controller=key.controller, namespace=key.namespace, name=key.name
+    )
 
 
 def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
@@ -98,7 +101,7 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
 
 def _create(run: RunRecord, duration_ms: float) -> ReconcileRun:
     return ReconcileRun.objects.create(
-        controller=run.key.kind,
+        controller=run.key.controller,
         namespace=run.key.namespace,
         name=run.key.name,
         uid=run.uid,

@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import redis
-from django.conf import settings
 
-from controllers.registry import load
 from opsboard.engine.backlog import Backlog, queue_backlog
-from opsboard.engine.worker import workers_alive
+from opsboard.engine.pump import workers_alive
+from opsboard.engine.registered import controllers
 
 
 @dataclass(frozen=True)
@@ -22,8 +21,7 @@ class EngineHealth:
 
 def engine_health(*, within: float = 10.0) -> EngineHealth:
     try:
-        names = load(tuple(settings.OPSBOARD_CONTROLLERS))
-        backlogs = [queue_backlog(name) for name in names]
+        backlogs = [queue_backlog(name) for name in controllers()]
         depths = {b.controller: b.depth for b in backlogs}
         return EngineHealth(True, workers_alive(within=within), depths, backlogs)
     except redis.RedisError:

@@ -1,4 +1,4 @@
-"""Celery tasks: thin, passing keys (never objects) to the services."""
+"""Celery tasks: thin, passing keys (never objects) to the runner."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from celery import shared_task, signals
 from django.db import connections
 
 from controllers.base import Key
-from opsboard.engine import services, worker
+from opsboard.engine import pump, runner
+from opsboard.engine.enqueue import RECONCILE_TASK
 from opsboard.engine.runlog import reconcile_runs_prune
 
-worker.connect_signals()
+pump.connect_signals()
 
 
 def _keep_sqlite_connection(**_: Any) -> None:
@@ -44,13 +45,13 @@ signals.task_prerun.connect(_reuse_connections, weak=False, dispatch_uid="opsboa
 signals.task_postrun.connect(_reuse_connections, weak=False, dispatch_uid="opsboard-reuse-db-2")
 
 
-@shared_task(name="opsboard.engine.tasks.reconcile", acks_late=True)
+@shared_task(name=RECONCILE_TASK, acks_late=True)
 def reconcile(key: str, trigger: str = "event", detail: str = "") -> None:
-    services.reconcile_key(key=Key.parse(key), trigger=trigger, detail=detail)
+    runner.reconcile_key(key=Key.parse(key), trigger=trigger, detail=detail)
 
 
 @shared_task(name="opsboard.engine.tasks.resync")
 def resync() -> int:
     """The safety net (Celery beat): every primary object again, spread with jitter."""
     reconcile_runs_prune()
-    return services.resync_all()
+    return runner.resync_all()

@@ -47,10 +47,10 @@ def triggers_record(items: list[tuple[Key, Why]]) -> None:
     """Appends each (key, why) to its key's list: one round trip for a batch."""
     if not items:
         return
-    client = queue_for(items[0][0].kind).client
+    client = queue_for(items[0][0].controller).client
     pipe = client.pipeline(transaction=False)
     for key, why in items:
-        queue = queue_for(key.kind)
+        queue = queue_for(key.controller)
         name, count = _list(queue, key), _count(queue, key)
         entry = json.dumps({"t": why.trigger, "d": why.detail, "at": why.at or time.time()})
         pipe.rpush(name, entry)
@@ -63,7 +63,7 @@ def triggers_record(items: list[tuple[Key, Why]]) -> None:
 
 def run_start(key: Key) -> RunStart:
     """Takes the key's triggers (they belong to this run now) and its failure count."""
-    queue = queue_for(key.kind)
+    queue = queue_for(key.controller)
     pipe = queue.client.pipeline(transaction=True)
     pipe.lrange(_list(queue, key), 0, -1)
     pipe.get(_count(queue, key))

@@ -22,6 +22,7 @@ from controllers.base import EVENT, REPLICASET, Body, Controller, Key, Kind, Tem
 from controllers.kube import ApiKube, Gone
 from controllers.registry import watched_kinds
 from opsboard.engine.mapping import keys_for
+from opsboard.mirror.history import spec_versions_record
 from opsboard.mirror.writer import (
     Change,
     kind_watch_resume_point,
@@ -126,7 +127,9 @@ class Watcher:
             by_kind.setdefault(item.kind, []).append(item)
         primaries = {c.primary for c in self.controllers}
         for kind in [k for k in by_kind if k in primaries]:
-            self._enqueue_all(self._apply_kind(kind, by_kind[kind]))
+            changes = self._apply_kind(kind, by_kind[kind])
+            spec_versions_record(changes)  # the change history, kubectl's changes included
+            self._enqueue_all(changes)
         # Owned kinds together: an owner chain mirrored in this batch (a ReplicaSet and
         # its Pods) is complete before the changes are mapped to keys.
         owned: list[Change] = []

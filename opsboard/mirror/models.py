@@ -85,3 +85,27 @@ class WatcherHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.identity} ({'leader' if self.is_leader else 'standby'})"
+
+
+class SpecVersion(models.Model):
+    """The spec of a watched CR at each generation the watcher saw, and who wrote it: the
+    change history of CRs changed outside opsboard too (kubectl, GitOps)."""
+
+    uid = models.CharField(max_length=64)
+    api_version = models.CharField(max_length=100)
+    kind = models.CharField(max_length=100)
+    namespace = models.CharField(max_length=253, blank=True)
+    name = models.CharField(max_length=253)
+    generation = models.BigIntegerField()
+    spec = models.JSONField(default=dict)
+    # The field manager that last wrote the spec, where the API server reports managedFields.
+    manager = models.CharField(max_length=128, blank=True)
+    seen_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["uid", "generation"], name="mirror_unique_spec_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name} generation {self.generation}"

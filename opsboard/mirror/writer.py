@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from controllers.base import Body, Kind
 from opsboard.core.db_retry import retrying
-from opsboard.mirror.health import derive_health
 from opsboard.mirror.models import KindWatch, KubeObject
+from opsboard.mirror.object_health import derive_health
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 _UPDATE_FIELDS = [

@@ -84,7 +84,8 @@ def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-pytestmark = pytest.mark.timeout(RUN_TIMEOUT + 120)
+# One bench run serves every test here: under xdist they all go to the worker that runs it.
+pytestmark = [pytest.mark.timeout(RUN_TIMEOUT + 120), pytest.mark.xdist_group("bench-smoke")]
 
 
 def test_the_table_names_the_machine_and_every_scenario(results):

@@ -4,10 +4,6 @@ from 3 to 5 and watches the new pods appear; an admin finds the audit entry."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 
 from controllers.kube import ApiKube
@@ -15,17 +11,9 @@ from controllers.memcached.desired import MEMCACHED
 from opsboard.mirror.models import KubeObject
 from tests.browser.conftest import screenshot
 from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def wait_for(check: Callable[[], Any], *, timeout: float = 60.0, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := check():
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _mirrored_nodes(namespace: str) -> int:
@@ -42,7 +30,9 @@ def test_operator_scales_3_to_5_and_watches_the_rollout(
         "metadata": {"name": "cache-a", "namespace": namespace},
         "spec": {"size": 3},
     })  # fmt: skip
-    wait_for(lambda: _mirrored_nodes(namespace) == 3, what="3 pods in the mirrored status")
+    wait_for(
+        lambda: _mirrored_nodes(namespace) == 3, timeout=60, what="3 pods in the mirrored status"
+    )
 
     page = page_as(operator)
     page.get_by_role("link", name="All resources").click()
@@ -65,8 +55,10 @@ def test_operator_scales_3_to_5_and_watches_the_rollout(
     page.get_by_text("Applied:").wait_for()
 
     # The live section polls every 2 s: no reload, the new pods simply appear.
-    wait_for(lambda: nodes.count() == 5, what="5 pods in status.nodes on the page")
-    wait_for(lambda: tree_pods.count() >= 5, what="5 pods in the owner tree on the page")
+    wait_for(lambda: nodes.count() == 5, timeout=60, what="5 pods in status.nodes on the page")
+    wait_for(
+        lambda: tree_pods.count() >= 5, timeout=60, what="5 pods in the owner tree on the page"
+    )
     page.get_by_text("5 of 5").wait_for(timeout=60_000)
     screenshot(page, "rollout-5-pods")
     screenshot(page, "readme", full_page=False)  # docs/screenshot.png is a copy of this one

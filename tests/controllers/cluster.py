@@ -7,18 +7,18 @@ against a real cluster through OPSBOARD_TEST_KUBECONFIG.
 from __future__ import annotations
 
 import subprocess
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from controllers.base import Body, Kind
+from controllers.conditions import condition_of
 from controllers.kube import ApiKube, Conflict
-from controllers.objects import deep_get, find_condition, selector_string
+from controllers.ownership import selector_string
 from tests.controllers.manifests import CRD_FILES, K8S, load
+from tests.support.waiting import wait_for
 
-T = TypeVar("T")
 THIRD_PARTY_CRD_FILES = sorted((K8S / "third_party").glob("*/*.yaml"))
 CRD = Kind(
     "apiextensions.k8s.io",
@@ -27,20 +27,6 @@ CRD = Kind(
     "customresourcedefinitions",
     namespaced=False,
 )
-
-
-def wait_until(check: Callable[[], T], *, timeout: float = 30.0, what: str = "condition") -> T:
-    """Poll `check` until it returns something truthy; fail naming `what` and its last value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(
-                f"timed out after {timeout:.0f}s waiting for {what}; last: {value!r}"
-            )
-        time.sleep(0.1)
 
 
 def install_crds(kube: ApiKube) -> None:
@@ -61,15 +47,14 @@ def _install_ours(kube: ApiKube) -> None:
                 current = kube.get(CRD, "", doc["metadata"]["name"]) or {}
                 doc["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
                 kube.replace(CRD, doc)
-            wait_until(
+            wait_for(
                 lambda name=doc["metadata"]["name"]: _established(kube.get(CRD, "", name)),
                 what=f"CRD {doc['metadata']['name']} Established",
             )
 
 
 def _established(crd: Body | None) -> bool:
-    condition = find_condition(deep_get(crd, "status.conditions"), "Established")
-    return condition is not None and condition.get("status") == "True"
+    return condition_of(crd, "Established").get("status") == "True"
 
 
 def list_objects(

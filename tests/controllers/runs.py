@@ -11,7 +11,9 @@ from opsboard.engine.models import ReconcileRun
 
 
 def _runs(key: Key):  # type: ignore[no-untyped-def]
-    return ReconcileRun.objects.filter(controller=key.kind, namespace=key.namespace, name=key.name)
+    return ReconcileRun.objects.filter(
+        controller=key.controller, namespace=key.namespace, name=key.name
+    )
 
 
 def run_count(key: Key) -> int:

@@ -11,8 +11,8 @@ from controllers.bookstore import CONTROLLER
 from controllers.bookstore import desired as bs
 from controllers.bookstore.desired import BOOKSTORE
 from controllers.bookstore.quantity import QUANTITY_PATTERN
+from controllers.images import IMAGE_PATTERN
 from controllers.kube import ApiKube
-from controllers.objects import IMAGE_PATTERN
 from tests.controllers.manifests import SAMPLE_FILES, crd, load
 
 

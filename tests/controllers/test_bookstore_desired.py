@@ -9,7 +9,7 @@ from controllers.bookstore.desired import (
 )
 from controllers.bookstore.quantity import parse_quantity
 from controllers.bookstore.reconcile import expected_children
-from controllers.objects import owned_diff
+from controllers.drift import owned_diff
 from tests.controllers.builders import bookstore
 
 SPEC = {

@@ -13,11 +13,12 @@ import pytest
 
 from controllers.base import PVC, SERVICE
 from controllers.bookstore.desired import BOOKSTORE
+from controllers.conditions import condition_of
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
-from controllers.objects import deep_get, find_condition
-from tests.controllers.cluster import wait_until
 from tests.controllers.manifests import grants_used, operator_grants
 from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.kubesim_only, pytest.mark.django_db(transaction=True)]
 TEST_AGENT = "opsboard-tests/rbac-bookstore"
@@ -25,7 +26,7 @@ TEST_AGENT = "opsboard-tests/rbac-bookstore"
 
 def _condition(kube: ApiKube, namespace: str, type_: str) -> str | None:
     cr = kube.get(BOOKSTORE, namespace, "shop")
-    return (find_condition(deep_get(cr, "status.conditions"), type_) or {}).get("status")
+    return condition_of(cr, type_).get("status")
 
 
 def _available(kube: ApiKube, namespace: str) -> bool:
@@ -53,9 +54,9 @@ def test_the_bookstore_operator_uses_only_what_the_rbac_grants(
         "spec": {"bookDB": {"dbSize": "1Gi"}},
     }
     kube.create(BOOKSTORE, body)
-    wait_until(lambda: _available(kube, namespace), timeout=60, what="BookStore Available")
+    wait_for(lambda: _available(kube, namespace), timeout=60, what="BookStore Available")
     kube.patch(BOOKSTORE, namespace, "shop", {"spec": {"bookDB": {"dbSize": "2Gi"}}})
-    wait_until(
+    wait_for(
         lambda: (
             deep_get(kube.get(PVC, namespace, "data-shop-db-0"), "spec.resources.requests.storage")
             == "2Gi"
@@ -63,14 +64,14 @@ def test_the_bookstore_operator_uses_only_what_the_rbac_grants(
         what="the claim grown",
     )
     kube.delete(SERVICE, namespace, "shop-db")
-    wait_until(lambda: kube.get(SERVICE, namespace, "shop-db"), what="DB Service restored")
+    wait_for(lambda: kube.get(SERVICE, namespace, "shop-db"), what="DB Service restored")
     # A DB image that cannot be pulled, then fixed: the stuck pod is deleted (forced rollback).
     kube.patch(
         BOOKSTORE, namespace, "shop", {"spec": {"bookDB": {"image": "mongo:does-not-exist"}}}
     )
-    wait_until(lambda: _condition(kube, namespace, "Degraded") == "True", what="Degraded")
+    wait_for(lambda: _condition(kube, namespace, "Degraded") == "True", what="Degraded")
     kube.patch(BOOKSTORE, namespace, "shop", {"spec": {"bookDB": {"image": "mongo:7.0"}}})
-    wait_until(lambda: _condition(kube, namespace, "Degraded") == "False", timeout=60,
+    wait_for(lambda: _condition(kube, namespace, "Degraded") == "False", timeout=60,
                what="Degraded=False again")  # fmt: skip
 
     granted = operator_grants()

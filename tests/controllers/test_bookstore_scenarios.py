@@ -25,19 +25,20 @@ from controllers.base import (
 )
 from controllers.bookstore import CONTROLLER
 from controllers.bookstore.desired import BOOKSTORE, app_labels, db_labels
+from controllers.conditions import condition_of
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
-from controllers.objects import deep_get, find_condition
 from tests.controllers.cluster import (
     CountingKube,
     ReadThroughCache,
     RecordingReporter,
     kubectl,
     list_objects,
-    wait_until,
 )
 from tests.controllers.manifests import K8S
 from tests.controllers.runs import actions_since
 from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("bookstore_engine")]
 
@@ -68,10 +69,6 @@ def _live(kube: ApiKube, namespace: str, labels: dict[str, str]) -> list[str]:
     )
 
 
-def _condition(cr: dict[str, Any] | None, type_: str) -> dict[str, Any]:
-    return find_condition(deep_get(cr, "status.conditions"), type_) or {}
-
-
 def _settled(kube: ApiKube, namespace: str, name: str, app: int, db: int) -> dict[str, Any] | None:
     """The CR once its status says: `app` and `db` ready pods, all named, Available, at rest."""
     cr = kube.get(BOOKSTORE, namespace, name)
@@ -90,15 +87,15 @@ def _settled(kube: ApiKube, namespace: str, name: str, app: int, db: int) -> dic
         and len(db_pods) == db
         and status.get("nodes") == sorted(app_pods + db_pods)
         and len(status.get("claims") or []) >= db
-        and _condition(cr, "Available").get("status") == "True"
-        and _condition(cr, "Progressing").get("status") == "False"
+        and condition_of(cr, "Available").get("status") == "True"
+        and condition_of(cr, "Progressing").get("status") == "False"
     ):
         return cr
     return None
 
 
 def _wait_settled(kube: ApiKube, namespace: str, name: str, app: int, db: int) -> dict[str, Any]:
-    return wait_until(
+    return wait_for(
         lambda: _settled(kube, namespace, name, app, db),
         timeout=60,
         what=f"{name} settled at app={app} db={db}",
@@ -154,7 +151,7 @@ def test_scale_and_image_changes_converge(
         }
         return cr if images == {"shop/app:2.0"} else None
 
-    wait_until(rolled, timeout=60, what="the app pods to run shop/app:2.0")
+    wait_for(rolled, timeout=60, what="the app pods to run shop/app:2.0")
 
 
 def test_deleted_and_edited_children_are_put_back(kube: ApiKube, namespace: str) -> None:
@@ -183,7 +180,7 @@ def test_deleted_and_edited_children_are_put_back(kube: ApiKube, namespace: str)
             and deep_get(service, "spec.selector") == app_labels({"metadata": {"name": "shop"}})
         )
 
-    wait_until(healed, timeout=60, what="the StatefulSet, DB Service, replicas and selector back")
+    wait_for(healed, timeout=60, what="the StatefulSet, DB Service, replicas and selector back")
     service = kube.get(SERVICE, namespace, "shop-app") or {}
     assert service["metadata"]["annotations"]["team"] == "books"  # not ours: kept
     _wait_settled(kube, namespace, "shop", 1, 1)
@@ -199,7 +196,7 @@ def test_raising_db_size_grows_the_claims_and_status_reports_their_capacity(
     def pending() -> dict[str, Any] | None:
         cr = kube.get(BOOKSTORE, namespace, "shop")
         claims = deep_get(cr, "status.claims", [])
-        progressing = _condition(cr, "Progressing")
+        progressing = condition_of(cr, "Progressing")
         if (
             deep_get(cr, "status.observedGeneration") == deep_get(cr, "metadata.generation")
             and claims
@@ -210,9 +207,9 @@ def test_raising_db_size_grows_the_claims_and_status_reports_their_capacity(
             return cr
         return None
 
-    cr = wait_until(pending, timeout=60, what="the claim asking 3Gi, FileSystemResizePending")
+    cr = wait_for(pending, timeout=60, what="the claim asking 3Gi, FileSystemResizePending")
     assert cr["status"]["claims"][0]["capacity"] == "1Gi"
-    assert _condition(cr, "Available").get("status") == "True"
+    assert condition_of(cr, "Available").get("status") == "True"
     claim = kube.get(PVC, namespace, "data-shop-db-0") or {}
     assert deep_get(claim, "spec.resources.requests.storage") == "3Gi"
     # The StatefulSet's claim template is immutable: left as it was.
@@ -238,7 +235,7 @@ def test_raising_db_size_grows_the_claims_and_status_reports_their_capacity(
             return cr
         return None
 
-    wait_until(grown, timeout=90, what="the claim's capacity of 3Gi in the CR's status")
+    wait_for(grown, timeout=90, what="the claim's capacity of 3Gi in the CR's status")
 
 
 def test_shrinking_db_size_is_refused_and_the_claims_are_kept(
@@ -250,7 +247,7 @@ def test_shrinking_db_size_is_refused_and_the_claims_are_kept(
 
     def refused() -> dict[str, Any] | None:
         cr = kube.get(BOOKSTORE, namespace, "shop")
-        degraded = _condition(cr, "Degraded")
+        degraded = condition_of(cr, "Degraded")
         generation = deep_get(cr, "metadata.generation")
         if degraded.get("reason") == "InvalidSpec" and degraded.get("observedGeneration") == (
             generation
@@ -258,17 +255,18 @@ def test_shrinking_db_size_is_refused_and_the_claims_are_kept(
             return cr
         return None
 
-    cr = wait_until(refused, what="Degraded=True, InvalidSpec")
-    message = _condition(cr, "Degraded")["message"]
+    cr = wait_for(refused, what="Degraded=True, InvalidSpec")
+    message = condition_of(cr, "Degraded")["message"]
     assert "spec.bookDB.dbSize" in message and "cannot shrink" in message
     assert "data-shop-db-0 (2Gi)" in message
     claim = kube.get(PVC, namespace, "data-shop-db-0") or {}
     assert deep_get(claim, "spec.resources.requests.storage") == "2Gi"
     # Put back, the CR is served again.
     kube.patch(BOOKSTORE, namespace, "shop", {"spec": {"bookDB": {"dbSize": "2Gi"}}})
-    wait_until(
+    wait_for(
         lambda: (
-            _condition(kube.get(BOOKSTORE, namespace, "shop"), "Degraded").get("status") == "False"
+            condition_of(kube.get(BOOKSTORE, namespace, "shop"), "Degraded").get("status")
+            == "False"
         ),
         what="Degraded=False again",
     )
@@ -292,11 +290,13 @@ def test_a_reconcile_of_a_settled_bookstore_writes_nothing(kube: ApiKube, namesp
 def test_a_db_size_the_storage_class_cannot_grow_is_degraded(kube: ApiKube, namespace: str) -> None:
     """A claim of a class without allowVolumeExpansion: the cluster answers 403, once."""
     name = f"fixed-{namespace}"
+    # the default class's provisioner, so the cluster (kubesim or a real one) binds the claim
+    default = kube.request("GET", "/apis/storage.k8s.io/v1/storageclasses/standard")
     storage_class = {
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
         "metadata": {"name": name},
-        "provisioner": "kubesim.io/hostpath",
+        "provisioner": default["provisioner"],
         "allowVolumeExpansion": False,
     }
     kube.request("POST", "/apis/storage.k8s.io/v1/storageclasses", body=storage_class)
@@ -329,10 +329,10 @@ def _expansion_refused(kube: ApiKube, namespace: str, class_name: str) -> None:
 
     def refused() -> dict[str, Any] | None:
         cr = kube.get(BOOKSTORE, namespace, "shop")
-        return cr if _condition(cr, "Degraded").get("reason") == "VolumeExpansionFailed" else None
+        return cr if condition_of(cr, "Degraded").get("reason") == "VolumeExpansionFailed" else None
 
-    cr = wait_until(refused, what="Degraded=True, VolumeExpansionFailed")
-    message = _condition(cr, "Degraded")["message"]
+    cr = wait_for(refused, what="Degraded=True, VolumeExpansionFailed")
+    message = condition_of(cr, "Degraded")["message"]
     assert "data-shop-db-0" in message and "2Gi" in message
     claim_now = kube.get(PVC, namespace, "data-shop-db-0") or {}
     assert deep_get(claim_now, "spec.resources.requests.storage") == "1Gi"
@@ -355,12 +355,12 @@ def test_a_db_image_that_does_not_exist_is_degraded_once_with_a_warning(
 
     def degraded() -> dict[str, Any] | None:
         cr = kube.get(BOOKSTORE, namespace, "shop")
-        return cr if _condition(cr, "Degraded").get("reason") == "ImagePullFailed" else None
+        return cr if condition_of(cr, "Degraded").get("reason") == "ImagePullFailed" else None
 
-    cr = wait_until(degraded, what="Degraded=True, ImagePullFailed")
-    assert _condition(cr, "Degraded")["message"].startswith("DB: Image mongo:does-not-exist")
-    assert _condition(cr, "Available")["status"] == "False"
-    warnings = wait_until(
+    cr = wait_for(degraded, what="Degraded=True, ImagePullFailed")
+    assert condition_of(cr, "Degraded")["message"].startswith("DB: Image mongo:does-not-exist")
+    assert condition_of(cr, "Available")["status"] == "False"
+    warnings = wait_for(
         lambda: [
             e
             for e in list_objects(kube, EVENT, namespace)

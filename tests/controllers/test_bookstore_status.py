@@ -4,7 +4,7 @@ from typing import Any
 
 from controllers.bookstore.reconcile import spec_problem
 from controllers.bookstore.status import compute_status
-from controllers.objects import find_condition
+from controllers.conditions import find_condition
 from tests.controllers.builders import bookstore, pod
 
 SPEC = {"bookApp": {"replicas": 2, "image": "shop/app:1"}, "bookDB": {"replicas": 1}}

@@ -6,8 +6,8 @@ import pytest
 
 from controllers import memcached, webserver
 from controllers.base import Controller
+from controllers.images import IMAGE_PATTERN
 from controllers.memcached import desired as memcached_desired
-from controllers.objects import IMAGE_PATTERN
 from controllers.webserver import desired as webserver_desired
 from tests.controllers.manifests import SAMPLE_FILES, crd, load
 

@@ -12,13 +12,15 @@ import pytest
 from django.utils import timezone
 
 from controllers.base import DEPLOYMENT, EVENT, POD, Key
+from controllers.conditions import condition_of, find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED, labels_for
-from controllers.objects import deep_get, find_condition
 from controllers.webserver.desired import WEBSERVER
-from opsboard.engine.dispatch import reconcile_enqueue
-from tests.controllers.cluster import kubectl, list_objects, wait_until
+from opsboard.engine.enqueue import reconcile_enqueue
+from tests.controllers.cluster import kubectl, list_objects
 from tests.controllers.runs import actions_since, run_count
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("running_engine")]
 
@@ -65,7 +67,7 @@ def _settled(kube: ApiKube, namespace: str, name: str, size: int) -> dict[str, A
 
 
 def _wait_settled(kube: ApiKube, namespace: str, name: str, size: int) -> dict[str, Any]:
-    return wait_until(
+    return wait_for(
         lambda: _settled(kube, namespace, name, size), what=f"{name} settled at {size} pods"
     )
 
@@ -78,7 +80,7 @@ def test_create_makes_a_deployment_of_size_pods_listed_in_status_nodes(
     kube: ApiKube, namespace: str
 ) -> None:
     cr = _create(kube, namespace, "m", size=3)
-    deployment = wait_until(lambda: _deployment(kube, namespace, "m"), what="Deployment m")
+    deployment = wait_for(lambda: _deployment(kube, namespace, "m"), what="Deployment m")
     assert deployment["spec"]["replicas"] == 3
     assert deployment["metadata"]["ownerReferences"][0]["uid"] == cr["metadata"]["uid"]
     settled = _wait_settled(kube, namespace, "m", 3)
@@ -118,7 +120,7 @@ def test_a_size_change_posts_one_event_summing_up_its_run(kube: ApiKube, namespa
         said = {f"{e['reason']}: {e['message']}": e.get("count") for e in events}
         return said if len(said) == 3 and sum(said.values()) == 4 else None
 
-    said = wait_until(normal, what="the Events of 4 runs that changed the Deployment")
+    said = wait_for(normal, what="the Events of 4 runs that changed the Deployment")
     assert said == {
         "Created: Created Deployment m": 1,
         "Scaled: Scaled Deployment m replicas 1→2": 2,
@@ -177,10 +179,10 @@ def test_an_image_change_rolls_every_pod(kube: ApiKube, namespace: str) -> None:
 
     def rolled() -> bool:
         cr = _settled(kube, namespace, "m", 2)
-        progressing = find_condition(deep_get(cr, "status.conditions"), "Progressing") or {}
+        progressing = condition_of(cr, "Progressing")
         return cr is not None and progressing.get("reason") == "RolloutComplete"
 
-    wait_until(rolled, what="the rollout to complete")
+    wait_for(rolled, what="the rollout to complete")
     after = _cr(kube, namespace, "m")["status"]["nodes"]
     assert not set(before) & set(after)
     pods = list_objects(kube, POD, namespace, labels_for({"metadata": {"name": "m"}}))
@@ -197,7 +199,7 @@ def test_a_deleted_deployment_is_restored(kube: ApiKube, namespace: str) -> None
     old = _deployment(kube, namespace, "m")
     assert old is not None
     kube.delete(DEPLOYMENT, namespace, "m")
-    restored = wait_until(
+    restored = wait_for(
         lambda: (
             (d := _deployment(kube, namespace, "m"))
             and d["metadata"]["uid"] != old["metadata"]["uid"]
@@ -212,7 +214,7 @@ def test_deleting_the_cr_garbage_collects_its_children(kube: ApiKube, namespace:
     _create(kube, namespace, "m", size=2)
     _wait_settled(kube, namespace, "m", 2)
     kube.delete(MEMCACHED, namespace, "m")
-    wait_until(
+    wait_for(
         lambda: _deployment(kube, namespace, "m") is None and not _pods(kube, namespace, "m"),
         what="the Deployment and pods to be garbage-collected",
     )
@@ -226,7 +228,7 @@ def test_a_missing_image_is_degraded_with_a_warning_event(kube: ApiKube, namespa
         condition = find_condition(status.get("conditions"), "Degraded") or {}
         return condition if condition.get("status") == "True" else None
 
-    condition = wait_until(degraded, what="Degraded=True")
+    condition = wait_for(degraded, what="Degraded=True")
     assert condition["reason"] == "ImagePullFailed"
     assert "memcached:does-not-exist" in condition["message"]
 
@@ -239,7 +241,7 @@ def test_a_missing_image_is_degraded_with_a_warning_event(kube: ApiKube, namespa
             and deep_get(e, "involvedObject.uid") == cr["metadata"]["uid"]
         ]
 
-    [event] = wait_until(warning, what="a Warning Event on the CR")
+    [event] = wait_for(warning, what="a Warning Event on the CR")
     assert "memcached:does-not-exist" in event["message"]
 
 
@@ -257,7 +259,7 @@ def test_a_child_controlled_by_another_cr_is_never_taken_over(
 ) -> None:
     web = {"apiVersion": WEBSERVER.api_version, "kind": WEBSERVER.kind, "spec": {"replicas": 1}}
     kube.create(WEBSERVER, {**web, "metadata": {"name": "same", "namespace": namespace}})
-    taken = wait_until(lambda: _deployment(kube, namespace, "same"), what="WebServer's Deployment")
+    taken = wait_for(lambda: _deployment(kube, namespace, "same"), what="WebServer's Deployment")
     _create(kube, namespace, "same", size=3)
 
     def degraded() -> dict[str, Any] | None:
@@ -265,7 +267,7 @@ def test_a_child_controlled_by_another_cr_is_never_taken_over(
         condition = find_condition(status.get("conditions"), "Degraded") or {}
         return condition if condition.get("status") == "True" else None
 
-    condition = wait_until(degraded, what="Degraded=True")
+    condition = wait_for(degraded, what="Degraded=True")
     assert condition["reason"] == "ChildConflict"
     assert "controlled by WebServer same" in condition["message"]
     deployment = _deployment(kube, namespace, "same")
@@ -282,7 +284,7 @@ def test_reconciling_a_converged_cr_again_writes_nothing(kube: ApiKube, namespac
     key = Key("memcached", namespace, "m")
     runs, since = run_count(key), timezone.now()
     reconcile_enqueue(key=key, trigger="manual")
-    wait_until(lambda: run_count(key) > runs, what="the manual reconcile")
+    wait_for(lambda: run_count(key) > runs, what="the manual reconcile")
     assert actions_since(key, since) == []  # every write is an action in the log
     # Only the operator writes the CR (its status) and the Deployment's spec.
     assert (

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from controllers.conditions import find_condition
 from controllers.memcached.status import compute_status
-from controllers.objects import find_condition
 from tests.controllers.builders import memcached, pod
 
 IMAGE = "memcached:1.4.36-alpine"

@@ -9,8 +9,8 @@ import pytest
 
 from controllers import ptemplate
 from controllers.base import PermanentError
+from controllers.images import IMAGE_PATTERN
 from controllers.kube import ApiKube, load_api_client
-from controllers.objects import IMAGE_PATTERN
 from controllers.ptemplate import desired
 from controllers.ptemplate.desired import MODULE, PTEMPLATE
 from opsboard.core import manifests

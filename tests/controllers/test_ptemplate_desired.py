@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from controllers.base import DAEMONSET
-from controllers.objects import owned_diff
+from controllers.drift import owned_diff
 from controllers.ptemplate.desired import (
     DAEMONSET_EXACT,
     MODULE,

@@ -13,10 +13,10 @@ import pytest
 from controllers.base import DAEMONSET
 from controllers.kube import ApiKube
 from controllers.ptemplate.desired import MODULE, PTEMPLATE, SECRET
-from tests.controllers.cluster import wait_until
 from tests.controllers.manifests import grants_used, operator_grants
 from tests.controllers.ptemplate_helpers import SPEC, advertise, install_kmm_crd, make_secret
 from tests.controllers.test_rbac_in_use import TEST_AGENT, _condition
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.kubesim_only, pytest.mark.django_db(transaction=True)]
 
@@ -42,16 +42,16 @@ def test_the_ptemplate_operator_uses_only_what_the_rbac_grants(
         make_secret(kube, namespace)
         kube.create(PTEMPLATE, {**body, "metadata": {"name": "pt", "namespace": namespace},
                                 "spec": {**SPEC, "deviceResource": device, "deviceCount": 1}})  # fmt: skip
-        wait_until(lambda: _condition(kube, PTEMPLATE, namespace, "pt", "Available") == "True",
+        wait_for(lambda: _condition(kube, PTEMPLATE, namespace, "pt", "Available") == "True",
                    what="pt Available")  # fmt: skip
-        wait_until(
+        wait_for(
             lambda: _condition(kube, PTEMPLATE, namespace, "nosecret", "Degraded") == "True",
             what="nosecret Degraded",
         )
         kube.patch(DAEMONSET, namespace, "pt-consumer",
                    {"spec": {"template": {"spec": {"nodeSelector": {"x": "y"}}}}})  # fmt: skip
         kube.patch(MODULE, namespace, "pt", {"spec": {"selector": {"x": "y"}}})
-        wait_until(lambda: (kube.get(MODULE, namespace, "pt") or {})["spec"]["selector"]
+        wait_for(lambda: (kube.get(MODULE, namespace, "pt") or {})["spec"]["selector"]
                    == SPEC["nodeSelector"], what="Module selector restored")  # fmt: skip
     finally:
         advertise(kube, device, None)

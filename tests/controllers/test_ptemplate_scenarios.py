@@ -14,13 +14,15 @@ from typing import Any
 import pytest
 
 from controllers.base import DAEMONSET, POD
+from controllers.conditions import condition_of
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
-from controllers.objects import deep_get, find_condition
 from controllers.ptemplate.desired import MODULE, PTEMPLATE, labels_for
-from tests.controllers.cluster import list_objects, wait_until
+from tests.controllers.cluster import list_objects
 from tests.controllers.ptemplate_helpers import NODE, SPEC, advertise, install_kmm_crd
 from tests.controllers.ptemplate_helpers import make_secret as _secret
 from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.kubesim_only]
 
@@ -53,10 +55,6 @@ def _create(kube: ApiKube, namespace: str, name: str, **spec: Any) -> dict[str, 
     return kube.create(PTEMPLATE, body)
 
 
-def _condition(cr: dict[str, Any] | None, type_: str) -> dict[str, Any]:
-    return find_condition(deep_get(cr, "status.conditions"), type_) or {}
-
-
 def _live_pods(kube: ApiKube, namespace: str, name: str) -> list[str]:
     pods = list_objects(kube, POD, namespace, labels_for({"metadata": {"name": name}}))
     return sorted(
@@ -75,26 +73,26 @@ def _available(kube: ApiKube, namespace: str, name: str) -> dict[str, Any] | Non
         and status.get("numberReady") == len(nodes)
         and status.get("nodes") == _live_pods(kube, namespace, name)
         and status.get("modulePresent") is True
-        and _condition(cr, "Available").get("status") == "True"
-        and _condition(cr, "Progressing").get("status") == "False"
+        and condition_of(cr, "Available").get("status") == "True"
+        and condition_of(cr, "Progressing").get("status") == "False"
     ):
         return cr
     return None
 
 
 def _wait_available(kube: ApiKube, namespace: str, name: str) -> dict[str, Any]:
-    return wait_until(lambda: _available(kube, namespace, name), what=f"{name} Available")
+    return wait_for(lambda: _available(kube, namespace, name), what=f"{name} Available")
 
 
 def _wait_degraded(kube: ApiKube, namespace: str, name: str, reason: str) -> dict[str, Any]:
     def degraded() -> dict[str, Any] | None:
         cr = kube.get(PTEMPLATE, namespace, name)
-        condition = _condition(cr, "Degraded")
+        condition = condition_of(cr, "Degraded")
         return (
             cr if (condition.get("status"), condition.get("reason")) == ("True", reason) else None
         )
 
-    return wait_until(degraded, what=f"{name} Degraded/{reason}")
+    return wait_for(degraded, what=f"{name} Degraded/{reason}")
 
 
 def test_create_makes_a_module_and_consumers_that_get_the_device(
@@ -127,9 +125,9 @@ def test_consumers_wait_for_the_device_and_start_once_it_is_advertised(
     _secret(kube, namespace)
     _create(kube, namespace, "pt", deviceResource=device, deviceCount=2)
     cr = _wait_degraded(kube, namespace, "pt", "NoDeviceCapacity")
-    message = _condition(cr, "Degraded")["message"]
+    message = condition_of(cr, "Degraded")["message"]
     assert f"Insufficient {device}" in message and "device plugin" in message
-    assert _condition(cr, "Available").get("status") == "False"
+    assert condition_of(cr, "Available").get("status") == "False"
     advertise(kube, device, 1)  # one device per node: still not enough for two
     advertise(kube, device, 2)
     _wait_available(kube, namespace, "pt")
@@ -143,7 +141,7 @@ def test_a_missing_pull_secret_is_degraded_and_nothing_is_created(
     cr = _wait_degraded(kube, namespace, "pt", "PullSecretMissing")
     assert (
         f"Secret pull does not exist in namespace {namespace}"
-        in (_condition(cr, "Degraded")["message"])
+        in (condition_of(cr, "Degraded")["message"])
     )
     assert kube.get(DAEMONSET, namespace, "pt-consumer") is None
     assert kube.get(MODULE, namespace, "pt") is None
@@ -159,7 +157,7 @@ def test_no_node_matching_the_selector_is_degraded(
     _secret(kube, namespace)
     _create(kube, namespace, "pt", deviceResource=device, nodeSelector={"acme.com/accel": "yes"})
     cr = _wait_degraded(kube, namespace, "pt", "NoMatchingNodes")
-    assert "acme.com/accel=yes" in _condition(cr, "Degraded")["message"]
+    assert "acme.com/accel=yes" in condition_of(cr, "Degraded")["message"]
     assert cr["status"]["nodes"] == []
 
 
@@ -174,7 +172,7 @@ def test_children_are_healed_and_an_image_change_rolls_out(
     old_module = kube.get(MODULE, namespace, "pt")
     assert old_module is not None
     kube.delete(MODULE, namespace, "pt")
-    wait_until(
+    wait_for(
         lambda: (
             (m := kube.get(MODULE, namespace, "pt"))
             and m["metadata"]["uid"] != old_module["metadata"]["uid"]
@@ -197,11 +195,11 @@ def test_children_are_healed_and_an_image_change_rolls_out(
         selector = deep_get(ds, "spec.template.spec.nodeSelector")
         return ds if selector == SPEC["nodeSelector"] else None
 
-    ds = wait_until(corrected, what="the DaemonSet's nodeSelector restored")
+    ds = wait_for(corrected, what="the DaemonSet's nodeSelector restored")
     assert ds["metadata"]["annotations"]["team"] == "hw"  # not ours: kept
 
     kube.patch(MODULE, namespace, "pt", {"spec": {"selector": {"other": "x"}}})
-    wait_until(
+    wait_for(
         lambda: (
             deep_get(kube.get(MODULE, namespace, "pt"), "spec.selector") == SPEC["nodeSelector"]
         ),
@@ -211,7 +209,7 @@ def test_children_are_healed_and_an_image_change_rolls_out(
     old_ds = kube.get(DAEMONSET, namespace, "pt-consumer")
     assert old_ds is not None
     kube.delete(DAEMONSET, namespace, "pt-consumer")
-    wait_until(
+    wait_for(
         lambda: (
             (d := kube.get(DAEMONSET, namespace, "pt-consumer"))
             and d["metadata"]["uid"] != old_ds["metadata"]["uid"]
@@ -230,7 +228,7 @@ def test_children_are_healed_and_an_image_change_rolls_out(
             _available(kube, namespace, "pt")
         )
 
-    wait_until(rolled, what="the consumers to run 2.0")
+    wait_for(rolled, what="the consumers to run 2.0")
 
 
 def test_a_second_reconcile_writes_nothing(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.objects import find_condition
+from controllers.conditions import find_condition
 from controllers.ptemplate.status import compute_status
 from tests.controllers.builders import pod
 from tests.controllers.ptemplate_helpers import SPEC, daemonset, pending_pod, ptemplate

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from controllers.base import SERVICE
+from controllers.conditions import condition_of
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
-from controllers.objects import deep_get, find_condition
 from controllers.webserver.desired import WEBSERVER
-from tests.controllers.cluster import wait_until
 from tests.controllers.manifests import grants_used, operator_grants
+from tests.support.waiting import wait_for
 
 pytestmark = [
     pytest.mark.kubesim_only,
@@ -27,7 +27,7 @@ TEST_AGENT = "opsboard-tests/rbac"
 
 def _condition(kube: ApiKube, kind: Any, namespace: str, name: str, type_: str) -> str | None:
     cr = kube.get(kind, namespace, name)
-    return (find_condition(deep_get(cr, "status.conditions"), type_) or {}).get("status")
+    return condition_of(cr, type_).get("status")
 
 
 @pytest.fixture
@@ -52,12 +52,12 @@ def test_the_operators_use_only_what_the_rbac_grants(
          "metadata": {"name": "bad", "namespace": namespace}},
     )  # fmt: skip
     for kind in (MEMCACHED, WEBSERVER):
-        wait_until(lambda k=kind: _condition(kube, k, namespace, k.plural, "Available") == "True",
+        wait_for(lambda k=kind: _condition(kube, k, namespace, k.plural, "Available") == "True",
                    what=f"{kind} Available")  # fmt: skip
-    wait_until(lambda: _condition(kube, MEMCACHED, namespace, "bad", "Degraded") == "True",
+    wait_for(lambda: _condition(kube, MEMCACHED, namespace, "bad", "Degraded") == "True",
                what="Degraded")  # fmt: skip
     kube.delete(SERVICE, namespace, "webservers-service")
-    wait_until(lambda: kube.get(SERVICE, namespace, "webservers-service"), what="Service restored")
+    wait_for(lambda: kube.get(SERVICE, namespace, "webservers-service"), what="Service restored")
 
     granted = operator_grants()
     used = grants_used(kubesim_server.request_log(), except_agent=TEST_AGENT)

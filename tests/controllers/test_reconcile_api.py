@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from controllers.base import DEPLOYMENT, POD, SERVICE, Context, Key, Result
+from controllers.conditions import condition_of
 from controllers.kube import ApiKube, Conflict
 from controllers.memcached import CONTROLLER as MEMCACHED_CONTROLLER
 from controllers.memcached.desired import MEMCACHED
-from controllers.objects import deep_get, find_condition
 from controllers.webserver import CONTROLLER as WEBSERVER_CONTROLLER
 from controllers.webserver.desired import WEBSERVER
 from tests.controllers.cluster import (
@@ -21,8 +21,8 @@ from tests.controllers.cluster import (
     ReadThroughCache,
     RecordingReporter,
     list_objects,
-    wait_until,
 )
+from tests.support.waiting import wait_for
 
 
 class Driver:
@@ -49,7 +49,7 @@ class Driver:
 
     def converge(self, *, timeout: float = 30.0) -> None:
         """Reconcile until a pass finds the CR Available and writes nothing."""
-        wait_until(
+        wait_for(
             lambda: not self.run() and self.condition("Available") == "True",
             timeout=timeout,
             what=f"{self.key} to converge",
@@ -57,7 +57,7 @@ class Driver:
 
     def until(self, check: Any, *, what: str, timeout: float = 30.0) -> None:
         """Reconcile until `check()` holds after a pass."""
-        wait_until(lambda: self.run() is not None and check(), timeout=timeout, what=what)
+        wait_for(lambda: self.run() is not None and check(), timeout=timeout, what=what)
 
     def cr(self) -> dict[str, Any]:
         cr = self.kube.get(self.controller.primary, self.key.namespace, self.key.name)
@@ -65,7 +65,7 @@ class Driver:
         return cr
 
     def condition(self, type_: str, field: str = "status") -> Any:
-        condition = find_condition(deep_get(self.cr(), "status.conditions"), type_) or {}
+        condition = condition_of(self.cr(), type_)
         return condition.get(field)
 
 

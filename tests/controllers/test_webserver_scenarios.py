@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 from controllers.base import DEPLOYMENT, POD, SERVICE
+from controllers.conditions import condition_of, find_condition
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
-from controllers.objects import deep_get, find_condition
 from controllers.webserver.desired import WEBSERVER, labels_for
-from tests.controllers.cluster import list_objects, wait_until
+from tests.controllers.cluster import list_objects
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("running_engine")]
 
@@ -53,7 +55,7 @@ def _settled(kube: ApiKube, namespace: str, name: str, replicas: int) -> dict[st
 
 
 def _wait_settled(kube: ApiKube, namespace: str, name: str, replicas: int) -> dict[str, Any]:
-    return wait_until(
+    return wait_for(
         lambda: _settled(kube, namespace, name, replicas), what=f"{name} settled at {replicas}"
     )
 
@@ -96,7 +98,7 @@ def test_a_deleted_service_is_restored(kube: ApiKube, namespace: str) -> None:
     old = kube.get(SERVICE, namespace, "web-service")
     assert old is not None
     kube.delete(SERVICE, namespace, "web-service")
-    wait_until(
+    wait_for(
         lambda: (
             (s := kube.get(SERVICE, namespace, "web-service"))
             and s["metadata"]["uid"] != old["metadata"]["uid"]
@@ -120,7 +122,7 @@ def test_an_edited_service_is_corrected(kube: ApiKube, namespace: str) -> None:
         selector = deep_get(service, "spec.selector", {})
         return service if selector == labels_for({"metadata": {"name": "web"}}) else None
 
-    service = wait_until(corrected, what="the Service's selector restored")
+    service = wait_for(corrected, what="the Service's selector restored")
     assert service["metadata"]["annotations"]["team"] == "web"  # not ours: kept
 
 
@@ -130,7 +132,7 @@ def test_a_deleted_deployment_is_restored(kube: ApiKube, namespace: str) -> None
     old = kube.get(DEPLOYMENT, namespace, "web")
     assert old is not None
     kube.delete(DEPLOYMENT, namespace, "web")
-    wait_until(
+    wait_for(
         lambda: (
             (d := kube.get(DEPLOYMENT, namespace, "web"))
             and d["metadata"]["uid"] != old["metadata"]["uid"]
@@ -149,17 +151,17 @@ def test_an_image_change_rolls_the_pods_and_status_shows_the_rollout(
 
     def rolled() -> bool:
         cr = _settled(kube, namespace, "web", 2)
-        progressing = find_condition(deep_get(cr, "status.conditions"), "Progressing") or {}
+        progressing = condition_of(cr, "Progressing")
         return cr is not None and progressing.get("reason") == "RolloutComplete"
 
-    wait_until(rolled, what="the rollout to complete")
+    wait_for(rolled, what="the rollout to complete")
     # Every status the operator wrote since, in order, from a watch on the CR.
     reasons = []
     for type_, cr in kube.watch(
         WEBSERVER, namespace, resource_version=settled["metadata"]["resourceVersion"],
         timeout_seconds=1,
     ):  # fmt: skip
-        progressing = find_condition(deep_get(cr, "status.conditions"), "Progressing") or {}
+        progressing = condition_of(cr, "Progressing")
         if type_ == "MODIFIED" and cr["metadata"]["name"] == "web":
             reasons.append(progressing.get("reason"))
     assert "RollingOut" in reasons
@@ -173,7 +175,7 @@ def test_deleting_the_cr_garbage_collects_its_children(kube: ApiKube, namespace:
     _create(kube, namespace, "web", replicas=1)
     _wait_settled(kube, namespace, "web", 1)
     kube.delete(WEBSERVER, namespace, "web")
-    wait_until(
+    wait_for(
         lambda: (
             kube.get(DEPLOYMENT, namespace, "web") is None
             and kube.get(SERVICE, namespace, "web-service") is None

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from controllers.objects import find_condition
+from controllers.conditions import find_condition
 from controllers.webserver.status import compute_status
 from tests.controllers.builders import pod, webserver
 

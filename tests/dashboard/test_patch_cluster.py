@@ -78,9 +78,12 @@ def test_a_concurrent_change_asks_to_review_again_and_overwrites_nothing(
     cluster_kube.patch(MEMCACHED, namespace, "cache-a", {"spec": {"size": 4}})  # someone else
     html = operator_client.post(cache_a + "patch/apply/", hidden,
                                 HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
-    assert "changed since you looked at it — review again" in html
+    assert "Not applied: the object changed since your review" in html
+    # A new review: the person's size on top of the object as it is now.
+    assert re.search(r"spec\.size</td><td><del>4</del></td><td><ins>5</ins>", html)
     assert _size(cluster_kube, namespace) == 4
-    assert AuditEntry.objects.get().result == "rejected"
+    entry = AuditEntry.objects.get()
+    assert entry.result == "rejected" and "changed since you looked at it" in entry.message
 
 
 @pytest.mark.kubesim_only

@@ -13,12 +13,12 @@ from controllers.base import Key
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
-from opsboard.engine.dispatch import send
+from opsboard.engine.enqueue import send
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror.models import KubeObject
-from tests.browser.test_rollout import wait_for
 from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 IMAGE = "memcached:1.4.36-alpine"

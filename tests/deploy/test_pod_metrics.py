@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from controllers.base import Key
-from opsboard.engine.dispatch import reconcile_enqueue
+from opsboard.engine.enqueue import reconcile_enqueue
 from tests.deploy.kustomize import ROOT, Manifest
 
 pytestmark = pytest.mark.django_db(transaction=True)

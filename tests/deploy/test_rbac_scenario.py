@@ -17,15 +17,16 @@ from django.contrib.auth import get_user_model
 from django.test import override_settings
 
 from controllers.base import DEPLOYMENT, SERVICE, Kind
+from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
-from controllers.objects import deep_get
 from controllers.webserver.desired import WEBSERVER
-from opsboard.dashboard import cluster, patching
+from opsboard.dashboard import crclient, patching
 from opsboard.dashboard.kinds import kind_get
-from tests.controllers.cluster import install_crds, wait_until
+from tests.controllers.cluster import install_crds
 from tests.deploy import rbac
 from tests.deploy.kustomize import Manifest
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.kubesim_only]
 TEST_AGENT = "opsboard-tests/rbac-scenario"  # the test's own calls, told apart in the log
@@ -91,18 +92,18 @@ def _degraded(kube: ApiKube, kind: Kind, namespace: str, name: str) -> bool:
 def _run_the_operators(kube: ApiKube, namespace: str) -> None:
     """Create, scale, heal and delete a Memcached; a WebServer; a missing image."""
     _create(kube, MEMCACHED, namespace, "cache", size=2)
-    wait_until(lambda: _ready(kube, MEMCACHED, namespace, "cache", 2), what="cache at 2")
+    wait_for(lambda: _ready(kube, MEMCACHED, namespace, "cache", 2), what="cache at 2")
     kube.patch(MEMCACHED, namespace, "cache", {"spec": {"size": 3}})
-    wait_until(lambda: _ready(kube, MEMCACHED, namespace, "cache", 3), what="cache at 3")
+    wait_for(lambda: _ready(kube, MEMCACHED, namespace, "cache", 3), what="cache at 3")
     kube.delete(DEPLOYMENT, namespace, "cache")
-    wait_until(lambda: _ready(kube, MEMCACHED, namespace, "cache", 3), what="cache healed")
+    wait_for(lambda: _ready(kube, MEMCACHED, namespace, "cache", 3), what="cache healed")
     _create(kube, WEBSERVER, namespace, "web", replicas=1)
-    wait_until(lambda: _ready(kube, WEBSERVER, namespace, "web", 1), what="web at 1")
-    wait_until(lambda: kube.get(SERVICE, namespace, "web-service"), what="web-service")
+    wait_for(lambda: _ready(kube, WEBSERVER, namespace, "web", 1), what="web at 1")
+    wait_for(lambda: kube.get(SERVICE, namespace, "web-service"), what="web-service")
     _create(kube, MEMCACHED, namespace, "broken", size=1, image="memcached:does-not-exist")
-    wait_until(lambda: _degraded(kube, MEMCACHED, namespace, "broken"), what="broken Degraded")
+    wait_for(lambda: _degraded(kube, MEMCACHED, namespace, "broken"), what="broken Degraded")
     kube.delete(MEMCACHED, namespace, "cache")
-    wait_until(lambda: kube.get(MEMCACHED, namespace, "cache") is None, what="cache deleted")
+    wait_for(lambda: kube.get(MEMCACHED, namespace, "cache") is None, what="cache deleted")
 
 
 def test_every_call_of_the_engine_and_the_operators_is_granted(
@@ -145,7 +146,7 @@ def test_every_call_of_a_dashboard_patch_is_granted(
     since = time.time()
 
     with override_settings(KUBECONFIG=str(kubesim_server.kubeconfig_path)):
-        cluster._kube_for.cache_clear()
+        crclient._kube_for.cache_clear()
         review = patching.cr_patch_review(
             info=info, namespace=namespace, name="cache", changes={"spec.size": 2}
         )
@@ -153,7 +154,7 @@ def test_every_call_of_a_dashboard_patch_is_granted(
             user=user, info=info, namespace=namespace, name="cache",
             changes={"spec.size": 2}, resource_version=review.resource_version,
         )  # fmt: skip
-    cluster._kube_for.cache_clear()
+    crclient._kube_for.cache_clear()
 
     assert applied.ok, applied.entry.message
     calls = _calls_since(kubesim_server, since)

@@ -177,3 +177,20 @@ def test_a_healthy_cr_has_no_finding_and_a_degraded_one_falls_back_to_its_condit
                                 "message": "spec.image: Invalid value"}])  # fmt: skip
     findings = diagnose(Observed(degraded, engine=LIVE, now=NOW))
     assert [f.code for f in findings] == ["InvalidSpec"]
+
+
+def test_a_daemonset_that_selects_no_node_names_its_selector() -> None:
+    daemonset = {
+        "kind": "DaemonSet",
+        "metadata": {"name": "pt-consumer", "generation": 1},
+        "spec": {"template": {"spec": {"nodeSelector": {"hw": "accel"}}}},
+        "status": {"observedGeneration": 1, "desiredNumberScheduled": 0},
+    }
+    finding = diagnose(Observed(_cr(), objects=[daemonset], engine=LIVE, now=NOW))[0]
+    assert finding.code == "NoMatchingNodes"
+    assert "DaemonSet pt-consumer runs no pod: no node matches its node selector hw=accel" in (
+        finding.what
+    )
+    assert "kubectl label node NODE hw=accel" in finding.todo
+    daemonset["status"]["observedGeneration"] = 0  # not counted yet: nothing to say
+    assert diagnose(Observed(_cr(), objects=[daemonset], engine=LIVE, now=NOW)) == []

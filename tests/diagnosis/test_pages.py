@@ -16,7 +16,7 @@ from django.utils import timezone
 from redis import Redis
 
 from opsboard.audit.models import AuditEntry
-from opsboard.engine.worker import HEARTBEAT_KEY
+from opsboard.engine.pump import HEARTBEAT_KEY
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
 from tests.dashboard.mirror_factory import memcached_with_pods
 from tests.fixtures.celery import _point_this_process_at

@@ -1,14 +1,13 @@
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from controllers.kube import ApiKube, Conflict, load_api_client
 from tests.engine.toy import CRD, TOY
+from tests.support.waiting import wait_for
 
 CRD_KIND_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
@@ -23,19 +22,8 @@ def toy_crd(api: ApiKube) -> None:
     """The Toy CRD, created once per server and served before the test starts."""
     with contextlib.suppress(Conflict):
         api.request("POST", CRD_KIND_PATH, body=CRD)
-    wait_for(lambda: api.list(TOY, "default") is not None, what="the Toy CRD to be served")
-
-
-def wait_for(condition: Callable[[], Any], *, timeout: float = 20.0, what: str = "") -> Any:
-    """Polls `condition` until it returns something truthy; fails after `timeout` s."""
-    deadline = time.monotonic() + timeout
-    last_error: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            value = condition()
-            if value:
-                return value
-        except Exception as exc:  # not served yet, say: try again
-            last_error = exc
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what or condition}: {last_error}")
+    wait_for(
+        lambda: api.list(TOY, "default") is not None,
+        what="the Toy CRD to be served",
+        ignoring=(Exception,),  # not served yet
+    )

@@ -9,13 +9,13 @@ import pytest
 
 from controllers.base import Key, Kind
 from controllers.kube import ApiKube
-from opsboard.engine.dispatch import reconcile_enqueue
+from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.selectors import engine_health
 from opsboard.mirror.models import KubeObject
-from tests.engine.conftest import wait_for
 from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import consistently, settled, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 NAMESPACE = Kind("", "v1", "Namespace", "namespaces", namespaced=False)
@@ -59,15 +59,19 @@ def test_a_spec_change_is_reconciled_and_the_status_write_is_not(
         lambda: KubeObject.objects.filter(kind="Toy", name="a", status__size=5).exists(),
         what="the mirror to see the status",
     )
-    time.sleep(1.0)  # room for a wrongly triggered run to show up
+
+    def count() -> int:
+        return sum(1 + r.folded_count for r in runs(namespace, "a"))
+
+    # Two spec versions and two ConfigMap changes (its own writes, seen through the owner
+    # mapping) explain at most four runs; the two status writes must add none.
+    consistently(lambda: count() <= 4, for_s=1.0, what="at most four runs")
     done = runs(namespace, "a")
     assert [r.actions for r in done if r.actions] == [
         ["Created ConfigMap a"],
         ["Updated ConfigMap a size 1→5"],
     ]
-    # Two spec versions and two ConfigMap changes (its own writes, seen through the owner
-    # mapping) explain at most four runs; the two status writes must add none.
-    assert sum(1 + r.folded_count for r in done) <= 4, [(r.trigger_detail, r.actions) for r in done]
+    assert count() <= 4, [(r.trigger_detail, r.actions) for r in done]
 
 
 def test_a_deleted_child_is_restored_through_the_owner_mapping(
@@ -90,11 +94,11 @@ def test_a_noop_reconcile_makes_no_api_call(
     api.create(TOY, toy("a", namespace))
     wait_for(lambda: (api.get(TOY, namespace, "a").get("status") or {}).get("size") == 1)
     wait_for(lambda: KubeObject.objects.filter(kind="Toy", name="a", status__size=1).exists())
-    time.sleep(0.5)  # let the runs caused by its own writes finish
 
     def count() -> int:
         return sum(1 + r.folded_count for r in runs(namespace, "a"))
 
+    settled(count, for_s=0.5, what="the runs caused by its own writes")
     before, since = count(), time.time()
     reconcile_enqueue(key=Key("toy", namespace, "a"), trigger="manual")
     wait_for(lambda: count() == before + 1, what="the manual run")
@@ -128,8 +132,13 @@ def test_only_the_configured_namespaces_are_watched(
         api.create(TOY, toy("ignored", other))
         api.create(TOY, toy("watched", namespace))
         wait_for(lambda: api.get(CONFIGMAP, namespace, "watched"), what="the watched CR")
-        time.sleep(0.5)
-        assert api.get(CONFIGMAP, other, "ignored") is None
-        assert not KubeObject.objects.filter(namespace=other).exists()
+        consistently(
+            lambda: (
+                api.get(CONFIGMAP, other, "ignored") is None
+                and not KubeObject.objects.filter(namespace=other).exists()
+            ),
+            for_s=0.5,
+            what="nothing done in the other namespace",
+        )
     finally:
         api.delete(NAMESPACE, "", other)

@@ -16,13 +16,13 @@ from django.db import connection
 from controllers.base import Key
 from controllers.kube import ApiKube
 from opsboard.embedded.redis import EmbeddedRedis
-from opsboard.engine.dispatch import reconcile_enqueue
+from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
 from opsboard.mirror.selectors import object_events
-from tests.engine.conftest import wait_for
 from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.fixtures.celery import EngineProcesses, _point_this_process_at, database_url
+from tests.support.waiting import consistently, settled, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,13 +38,7 @@ def reconciles(namespace: str, name: str) -> int:
 
 def quiet(engine: EngineProcesses, namespace: str, name: str, *, settle: float = 0.5) -> int:
     """Waits until `name` has no new runs for `settle` seconds; returns how many it had."""
-    count, since = reconciles(namespace, name), time.monotonic()
-    while time.monotonic() - since < settle:
-        time.sleep(0.1)
-        now = reconciles(namespace, name)
-        if now != count:
-            count, since = now, time.monotonic()
-    return count
+    return settled(lambda: reconciles(namespace, name), for_s=settle, what=f"{name}'s runs")
 
 
 @pytest.fixture
@@ -64,9 +58,12 @@ def test_a_burst_of_100_events_for_one_key_leads_to_at_most_2_reconciles(
     key = Key("toy", namespace, "a")
     for _ in range(100):
         reconcile_enqueue(key=key, trigger="event", detail="burst")
-    time.sleep(2.5)  # two reconcile lengths: any extra run would have started by now
-    after = quiet(toys, namespace, "a")
-    assert 1 <= after - before <= 2
+    wait_for(lambda: reconciles(namespace, "a") > before, what="a reconcile for the burst")
+    # Two reconcile lengths: any third run would have started by then.
+    consistently(
+        lambda: reconciles(namespace, "a") - before <= 2, for_s=2.5, what="at most 2 reconciles"
+    )
+    assert 1 <= quiet(toys, namespace, "a") - before <= 2
 
 
 def test_four_workers_hammering_ten_keys_never_overlap_on_one_key(
@@ -112,10 +109,22 @@ def test_a_failing_key_backs_off_exponentially_and_success_resets_it(
     assert [r.trigger for r in errors()[1:5]] == ["retry"] * 4
 
     api.patch(TOY, namespace, "a", {"spec": {"fail": None}})
-    wait_for(lambda: runs(namespace, "a")[-1].outcome == "success", what="a success")
+    success = wait_for(lambda: _first(runs(namespace, "a"), "success"), what="a success")
     api.patch(TOY, namespace, "a", {"spec": {"fail": "temporary", "size": 2}})
-    wait_for(lambda: runs(namespace, "a")[-1].outcome == "error", what="a new failure")
-    assert runs(namespace, "a")[-1].requeue_after == 0.05
+    # The first failure after the success, not the last run: its retry comes 0.05 s later.
+    failure = wait_for(
+        lambda: _first(runs(namespace, "a"), "error", after=success), what="a new failure"
+    )
+    assert failure.requeue_after == 0.05
+
+
+def _first(done: list[ReconcileRun], outcome: str, *, after: ReconcileRun | None = None) -> Any:
+    """The first run with `outcome`, of those started after `after`'s start."""
+    since = after.started_at if after else None
+    return next(
+        (r for r in done if r.outcome == outcome and (since is None or r.started_at > since)),
+        None,
+    )
 
 
 def test_a_permanent_error_is_not_retried(
@@ -126,7 +135,7 @@ def test_a_permanent_error_is_not_retried(
     toys.start_watcher()
     api.create(TOY, toy("a", namespace, fail="permanent"))
     wait_for(lambda: runs(namespace, "a"), what="the run")
-    assert quiet(toys, namespace, "a", settle=1.0) == 1
+    consistently(lambda: reconciles(namespace, "a") == 1, for_s=1.0, what="no retry")
     [run] = runs(namespace, "a")
     assert run.outcome == "permanent" and "spec.fail" in run.error
     # Posted as a Warning Event on the CR, which the mirror keeps for the UI.
@@ -164,7 +173,7 @@ def test_a_restarted_watcher_answered_410_misses_nothing_and_repeats_nothing(
         wait_for(lambda n=name: api.get(CONFIGMAP, namespace, n), what=f"{name}'s ConfigMap")
     api.patch(TOY, namespace, "t0", {"spec": {"size": 2}})  # a stream of changes...
     toys.kill(watcher, signal.SIGKILL)  # ...interrupted
-    settled = {name: quiet(toys, namespace, name) for name in names}
+    settled_runs = {name: quiet(toys, namespace, name) for name in names}
     api.patch(TOY, namespace, "t1", {"spec": {"size": 3}})
     api.patch(TOY, namespace, "t2", {"spec": {"size": 4}})
     api.delete(TOY, namespace, "t3")
@@ -177,7 +186,9 @@ def test_a_restarted_watcher_answered_410_misses_nothing_and_repeats_nothing(
             what=f"{name} to converge",
         )
     wait_for(lambda: not KubeObject.objects.filter(kind="Toy", name="t3").exists())
-    assert quiet(toys, namespace, "t5", settle=1.0) == settled["t5"], "t5 never changed"
+    consistently(
+        lambda: reconciles(namespace, "t5") == settled_runs["t5"], for_s=1.0, what="t5 unchanged"
+    )
     for name in ("t1", "t2", "t4"):  # one spec change, one update: no repeats
         updates = [r for r in runs(namespace, name) if r.actions and "Updated" in r.actions[0]]
         assert len(updates) == 1, (
@@ -278,7 +289,7 @@ def test_everything_converges_after_redis_restarts(
         server.stop()
         api.patch(TOY, namespace, "a", {"spec": {"size": 2}})  # queued nowhere: Redis is down
         api.create(TOY, toy("b", namespace, size=7))
-        time.sleep(2.0)
+        time.sleep(2.0)  # an outage of some length: the changes above wait in no queue
         server.start()
         for name, size in (("a", "2"), ("b", "7"), ("slow", "4")):
             try:

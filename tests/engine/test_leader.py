@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
 from controllers.kube import ApiKube
 from opsboard.engine.leader import LEASE, LeaseElector
+from tests.support.waiting import consistently, wait_for
 
 
 def elector(api: ApiKube, namespace: str, identity: str, duration: float = 1.0) -> LeaseElector:
@@ -31,8 +30,7 @@ def test_a_standby_takes_over_once_the_holder_stops_renewing(api: ApiKube, names
     a, b = elector(api, namespace, "a"), elector(api, namespace, "b")
     assert a.try_acquire_or_renew()
     assert not b.try_acquire_or_renew()  # b starts observing the record now
-    time.sleep(1.2)  # longer than the lease duration, by b's own clock
-    assert b.try_acquire_or_renew()
+    wait_for(b.try_acquire_or_renew, timeout=10, what="b to take the expired lease")
     assert holder(api, namespace) == "b"
     assert api.get(LEASE, namespace, "watcher")["spec"]["leaseTransitions"] == 1
     assert not a.try_acquire_or_renew(), "the old holder sees b's renewals"
@@ -40,10 +38,12 @@ def test_a_standby_takes_over_once_the_holder_stops_renewing(api: ApiKube, names
 
 def test_a_renewing_holder_is_never_taken_over(api: ApiKube, namespace: str) -> None:
     a, b = elector(api, namespace, "a"), elector(api, namespace, "b")
-    for _ in range(6):
-        assert a.try_acquire_or_renew()
-        assert not b.try_acquire_or_renew()
-        time.sleep(0.3)
+    consistently(
+        lambda: a.try_acquire_or_renew() and not b.try_acquire_or_renew(),
+        for_s=1.8,  # the lease lasts 1 s
+        interval=0.3,
+        what="a holding the lease",
+    )
 
 
 def test_a_released_lease_is_taken_at_once(api: ApiKube, namespace: str) -> None:

@@ -10,9 +10,9 @@ from django.test import Client
 
 from controllers.kube import ApiKube
 from opsboard.engine.models import ReconcileRun
-from tests.engine.conftest import wait_for
 from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

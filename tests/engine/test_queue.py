@@ -121,7 +121,7 @@ def test_a_queued_key_whose_task_was_lost_is_found_stale(queue: WorkQueue) -> No
 
 
 def test_running_keys_are_listed_until_done_or_found_dead(queue: WorkQueue) -> None:
-    other = Key(KEY.kind, KEY.namespace, "other")
+    other = Key(KEY.controller, KEY.namespace, "other")
     assert queue.running_seconds() == []
     queue.start(KEY, "t1", 5, Why("event"))
     queue.start(other, "t2", 0.05, Why("event"))

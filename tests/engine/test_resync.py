@@ -8,7 +8,7 @@ import pytest
 
 from controllers.base import Key
 from opsboard.engine.queue import queue_for
-from opsboard.engine.services import resync_all
+from opsboard.engine.runner import resync_all
 from opsboard.mirror.writer import mirror_apply
 from tests.engine.toy import TOY
 from tests.fixtures.celery import _point_this_process_at

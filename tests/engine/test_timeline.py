@@ -8,11 +8,11 @@ import pytest
 from controllers.base import Key
 from controllers.kube import ApiKube
 from opsboard.engine.backlog import queue_backlog
-from opsboard.engine.dispatch import reconcile_enqueue, reconcile_enqueue_many
+from opsboard.engine.enqueue import reconcile_enqueue, reconcile_enqueue_many
 from opsboard.engine.models import ReconcileRun
-from tests.engine.conftest import wait_for
 from tests.engine.toy import TOY, toy
 from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

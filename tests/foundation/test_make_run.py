@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,18 +17,23 @@ import yaml
 from kubernetes import client, config
 
 from opsboard.embedded.redis import free_port
+from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 class Launcher:
-    def __init__(self, state: Path, port: int) -> None:
+    def __init__(self, state: Path, port: int, home: Path) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPSBOARD_", "DATABASE_"))}
         env.pop("REDIS_URL", None)
         env.pop("KUBECONFIG", None)
         env.update(
-            OPSBOARD_STATE_DIR=str(state), OPSBOARD_PORT=str(port), OPSBOARD_KUBESIM_PORT="0"
+            OPSBOARD_STATE_DIR=str(state),
+            OPSBOARD_PORT=str(port),
+            OPSBOARD_KUBESIM_PORT="0",
+            HOME=str(home),  # to see that nothing is written outside the state dir
         )
+        self.env = env
         self.port = port
         self.lines: list[str] = []
         self.process = subprocess.Popen(
@@ -95,7 +101,10 @@ def port_is_free(port: int) -> bool:
 @pytest.mark.timeout(400)
 def test_make_run_serves_the_login_page_and_stops_cleanly_keeping_state(tmp_path: Path) -> None:
     port = free_port()
-    first = Launcher(tmp_path, port)
+    home = tmp_path / "home"
+    home.mkdir()
+    state = tmp_path / "state"
+    first = Launcher(state, port, home)
     try:
         first.wait_for(f"http://127.0.0.1:{port}/")
         password_line = first.wait_for("log in as admin with password:")
@@ -103,7 +112,7 @@ def test_make_run_serves_the_login_page_and_stops_cleanly_keeping_state(tmp_path
         assert first.get("/accounts/login/") == 200
         assert first.get("/readyz") == 200
         # The embedded cluster is up, with the CRDs installed and the samples applied.
-        api = config.new_client_from_config(config_file=str(tmp_path / "kubeconfig"))
+        api = config.new_client_from_config(config_file=str(state / "kubeconfig"))
         samples = client.CustomObjectsApi(api).list_namespaced_custom_object(
             "cache.example.com", "v1alpha1", "default", "memcacheds"
         )
@@ -123,17 +132,44 @@ def test_make_run_serves_the_login_page_and_stops_cleanly_keeping_state(tmp_path
                     waiting.discard(name)
             time.sleep(0.5)
         assert not waiting, f"not Available after 120 s: {sorted(waiting)}"
+        _assert_console_is_for_people(first, port)
     finally:
         assert first.interrupt() == 0
     assert "stopped; state kept" in "".join(first.lines)
     assert port_is_free(port)
     for server in ("redis", "kubesim"):
-        assert port_is_free(int((tmp_path / server / "port").read_text())), server
+        assert port_is_free(int((state / server / "port").read_text())), server
+    assert list(home.iterdir()) == [], "written outside the state dir"
 
     # State survives: the same admin password, the same database, the same redis data.
-    second = Launcher(tmp_path, port)
+    second = Launcher(state, port, home)
     try:
         assert second.wait_for("log in as admin with password:") == password_line
         assert "Updated user admin" in "".join(second.lines)
     finally:
         assert second.interrupt() == 0
+
+
+def _assert_console_is_for_people(launcher: Launcher, port: int) -> None:
+    """One line per reconcile that did something, none of Celery's per-task lines, and the
+    URL and login again on demand (make url, SIGUSR1)."""
+    console = "".join(launcher.lines)
+    assert re.search(
+        r"memcached default/memcached-sample  event → \w+.* Created Deployment", console
+    )
+    assert "→ Success" in console
+    assert "succeeded in" not in console and "] received" not in console.lower(), console[-3000:]
+    assert "GET /" not in console, "the access log is for DEBUG"
+    shown = subprocess.run(
+        ["make", "-s", "url"], cwd=ROOT, env=launcher.env, capture_output=True, text=True
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert f"opsboard is up:  http://127.0.0.1:{port}/" in shown.stdout
+    assert "log in as admin with password: " in shown.stdout
+    banners = console.count("opsboard is up:")
+    launcher.process.send_signal(signal.SIGUSR1)
+    wait_for(
+        lambda: "".join(launcher.lines).count("opsboard is up:") > banners,
+        timeout=10,
+        what="the banner again after SIGUSR1",
+    )

@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import yaml
 
-T = TypeVar("T")
-
-
-def wait_for(check: Callable[[], T], *, timeout: float = 10.0, what: str = "condition") -> T:
-    """Poll until check() returns something truthy; fail with the last value seen."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}; last seen: {last!r}")
+from tests.support.waiting import wait_for as wait_for  # the suite's one wait_for
 
 
 def memcached_crd(

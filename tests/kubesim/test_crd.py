@@ -79,17 +79,35 @@ def test_invalid_value_is_422_with_kube_wording(
     body = _invalid(kube_api_client, crd, namespace, size=-1)
     group = crd["spec"]["group"]
     assert body["reason"] == "Invalid"
+    # the schema's cause, then the scale subresource's check of its replicas path
     assert body["message"] == (
-        f'Memcached.{group} "bad" is invalid: spec.size: Invalid value: -1: spec.size in body '
-        "should be greater than or equal to 0"
+        f'Memcached.{group} "bad" is invalid: [spec.size: Invalid value: -1: spec.size in body '
+        "should be greater than or equal to 0, .spec.size: Invalid value: -1: should be a "
+        "non-negative integer]"
     )
     assert body["details"]["causes"] == [
         {
             "reason": "FieldValueInvalid",
             "field": "spec.size",
             "message": "Invalid value: -1: spec.size in body should be greater than or equal to 0",
-        }
+        },
+        {
+            "reason": "FieldValueInvalid",
+            "field": ".spec.size",
+            "message": "Invalid value: -1: should be a non-negative integer",
+        },
     ]
+
+
+def test_replicas_path_of_the_wrong_type(kube_api_client: Api, crd: dict, namespace: str) -> None:
+    causes = _invalid(kube_api_client, crd, namespace, size="three")["details"]["causes"]
+    assert causes[1] == {
+        "reason": "FieldValueInvalid",
+        "field": ".spec.size",
+        "message": "Invalid value: 0: .spec.size accessor error: three is of the type string, "
+        "expected int64",
+    }
+    assert len(causes) == 2
 
 
 def test_one_cause_per_bad_field(kube_api_client: Api, crd: dict, namespace: str) -> None:
@@ -324,6 +342,6 @@ def test_custom_resources_need_a_resource_version_to_update(
         )
     assert exc.value.status == 422
     assert json.loads(exc.value.body)["message"] == (
-        f'Memcached.{group} "u" is invalid: metadata.resourceVersion: Invalid value: 0x0: '
+        f'memcacheds.{group} "u" is invalid: metadata.resourceVersion: Invalid value: 0x0: '
         "must be specified for an update"
     )

@@ -181,7 +181,12 @@ def test_field_selectors(kube_api_client: Api, namespace: str) -> None:
     with pytest.raises(client.ApiException) as exc:
         core.list_namespaced_config_map(namespace, field_selector="data.k=v")
     assert exc.value.status == 400
-    assert _error(exc)["message"] == "field label not supported: data.k"
+    assert _error(exc)["message"] == (
+        '"data.k" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    )
+    with pytest.raises(client.ApiException) as exc:  # pods convert their own field labels
+        core.list_namespaced_pod(namespace, field_selector="spec.image=x")
+    assert _error(exc)["message"] == "field label not supported: spec.image"
 
 
 def test_pod_field_selectors(kube_api_client: Api, namespace: str) -> None:
@@ -242,7 +247,8 @@ def test_json_and_merge_and_strategic_patches(kube_api_client: Api, namespace: s
     }
     merged = apps.patch_namespaced_deployment("p", namespace, patch)
     env = merged.spec.template.spec.containers[0].env
-    assert [(e.name, e.value) for e in env] == [("A", "1"), ("B", "2")]
+    # the patch's new items come first, the server's others after (normalizeElementOrder)
+    assert [(e.name, e.value) for e in env] == [("B", "2"), ("A", "1")]
     assert merged.spec.template.spec.containers[0].image == "nginx:1.25"
     # JSON patch
     ops = [{"op": "replace", "path": "/spec/replicas", "value": 3}]
@@ -299,7 +305,19 @@ def test_delete_preconditions(kube_api_client: Api, namespace: str) -> None:
     with pytest.raises(client.ApiException) as exc:
         core.delete_namespaced_config_map("pre", namespace, body=wrong)
     assert exc.value.status == 409
-    assert "Precondition failed: UID in precondition: not-the-uid" in _error(exc)["message"]
+    assert _error(exc)["message"] == (
+        'Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition '
+        f"(not-the-uid) does not match the UID in record ({cm.metadata.uid}). The object might "
+        "have been deleted and then recreated"
+    )
+    stale = client.V1DeleteOptions(preconditions=client.V1Preconditions(resource_version="1"))
+    with pytest.raises(client.ApiException) as exc:
+        core.delete_namespaced_config_map("pre", namespace, body=stale)
+    assert _error(exc)["message"] == (
+        'Operation cannot be fulfilled on ConfigMap "pre": the ResourceVersion in the '
+        f"precondition (1) does not match the ResourceVersion in record "
+        f"({cm.metadata.resource_version}). The object might have been modified"
+    )
     right = client.V1DeleteOptions(preconditions=client.V1Preconditions(uid=cm.metadata.uid))
     status = core.delete_namespaced_config_map("pre", namespace, body=right)
     assert status["status"] == "Success" and status["details"]["uid"] == cm.metadata.uid

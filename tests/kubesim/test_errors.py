@@ -24,10 +24,50 @@ def _status(resp: Any, code: int, reason: str) -> dict[str, Any]:
     return body
 
 
-def test_malformed_json_is_400(kube_api_client: Api, namespace: str) -> None:
-    resp = raw(kube_api_client, "POST", _cms(namespace), body=b'{"metadata": {')
-    body = _status(resp, 400, "BadRequest")
-    assert body["message"].startswith("couldn't get version/kind; json parse error")
+UNRECOGNIZED = "the object provided is unrecognized (must be of type ConfigMap): "
+
+
+def test_malformed_json_is_400_in_the_go_decoders_words(
+    kube_api_client: Api, namespace: str
+) -> None:
+    cases = {
+        b'{"metadata": {': "unexpected end of JSON input",
+        b"{bad": "invalid character 'b' looking for beginning of object key string",
+        b'{"a" 1}': "invalid character '1' after object key",
+        b'{"a": 1 "b": 2}': "invalid character '\"' after object key:value pair",
+        b'{"a": [1 2]}': "invalid character '2' after array element",
+        b'{"a": tru}': "invalid character '}' in literal true (expecting 'e')",
+        b'{"a": -x}': "invalid character 'x' in numeric literal",
+        b"{} {}": "invalid character '{' after top-level value",
+    }
+    for sent, go_error in cases.items():
+        resp = raw(kube_api_client, "POST", _cms(namespace), body=sent)
+        assert _status(resp, 400, "BadRequest")["message"] == (
+            f"{UNRECOGNIZED}couldn't get version/kind; json parse error: {go_error} "
+            f"({sent.decode()})"
+        )
+
+
+def test_a_body_that_is_not_an_object_is_400(kube_api_client: Api, namespace: str) -> None:
+    resp = raw(kube_api_client, "POST", _cms(namespace), body=b"[1]")
+    assert _status(resp, 400, "BadRequest")["message"] == (
+        f"{UNRECOGNIZED}couldn't get version/kind; json parse error: json: cannot unmarshal "
+        'array into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty'
+        '\\""; Kind string "json:\\"kind,omitempty\\"" } (5b315d)'
+    )
+    resp = raw(kube_api_client, "POST", _cms(namespace), body=b"")
+    assert _status(resp, 400, "BadRequest")["message"] == (
+        f"{UNRECOGNIZED}couldn't get version/kind; json parse error: unexpected end of JSON "
+        "input (<empty>)"
+    )
+
+
+def test_long_bodies_are_summarised_in_the_error(kube_api_client: Api, namespace: str) -> None:
+    sent = b'{"metadata": {"name": "abcdefghijklmnopqrstuvwxyz"'
+    resp = raw(kube_api_client, "POST", _cms(namespace), body=sent)
+    assert _status(resp, 400, "BadRequest")["message"].endswith(
+        '({"metadata": {"name": "abcdefg ...)'
+    )
 
 
 def test_malformed_yaml_is_400(kube_api_client: Api, namespace: str) -> None:
@@ -38,7 +78,30 @@ def test_malformed_yaml_is_400(kube_api_client: Api, namespace: str) -> None:
         body=b"metadata: [unclosed",
         content_type="application/yaml",
     )
-    assert _status(resp, 400, "BadRequest")["message"].startswith("error converting YAML")
+    assert _status(resp, 400, "BadRequest")["message"] == (
+        f"{UNRECOGNIZED}yaml: line 1: did not find expected ',' or ']' "
+        "(6d657461646174613a205b756e636c6f736564)"
+    )
+
+
+def test_malformed_patches_are_400(kube_api_client: Api, namespace: str) -> None:
+    client.CoreV1Api(kube_api_client).create_namespaced_config_map(
+        namespace, {"metadata": {"name": "p"}}
+    )
+    go_error = "invalid character 'b' looking for beginning of object key string"
+    for content_type, message in (
+        ("application/merge-patch+json", f"error decoding patch: {go_error}"),
+        ("application/json-patch+json", f"error decoding patch: {go_error}"),
+        ("application/strategic-merge-patch+json", go_error),
+    ):
+        resp = raw(
+            kube_api_client,
+            "PATCH",
+            f"{_cms(namespace)}/p",
+            body=b"{bad",
+            content_type=content_type,
+        )
+        assert _status(resp, 400, "BadRequest")["message"] == message
 
 
 def test_yaml_bodies_are_accepted(kube_api_client: Api, namespace: str) -> None:
@@ -53,8 +116,12 @@ def test_yaml_bodies_are_accepted(kube_api_client: Api, namespace: str) -> None:
 
 
 def test_unknown_path_is_404(kube_api_client: Api) -> None:
-    assert raw(kube_api_client, "GET", "/nothing/here").status == 404
-    _status(raw(kube_api_client, "GET", "/apis/nope.example.com/v1"), 404, "NotFound")
+    for path in ("/nothing/here", "/apis/nope.example.com/v1", "/apis/nope.example.com"):
+        resp = raw(kube_api_client, "GET", path)
+        assert (resp.status, resp.data) == (404, b"404 page not found\n"), path
+    for path in ("/apis/apps/v9", "/apis/apps/v1/nothings", "/api/v1/nothings"):
+        body = _status(raw(kube_api_client, "GET", path), 404, "NotFound")
+        assert body["message"] == "the server could not find the requested resource"
 
 
 def test_wrong_method_is_405(kube_api_client: Api, namespace: str) -> None:

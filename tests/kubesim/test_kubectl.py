@@ -140,9 +140,11 @@ def test_validation_error_reaches_the_user(kubectl: Kubectl, namespace: str, crd
     }
     proc = kubectl("apply", "-f", "-", input=to_yaml(cr), namespace=namespace, check=False)
     assert proc.returncode != 0
+    # two causes (the schema's, the scale subresource's), which kubectl prints as a list
     assert (
-        'The Memcached "bad" is invalid: spec.size: Invalid value: -1: spec.size in body '
-        "should be greater than or equal to 0"
+        'The Memcached "bad" is invalid: \n'
+        "* spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0\n"
+        "* .spec.size: Invalid value: -1: should be a non-negative integer"
     ) in proc.stderr
 
 

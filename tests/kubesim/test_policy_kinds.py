@@ -146,7 +146,8 @@ def test_a_budget_that_selects_nothing_allows_no_disruption(
     ("spec", "message"),
     [
         ({"minAvailable": -1}, "spec.minAvailable: Invalid value: -1: must be greater than or equal to 0"),
-        ({"maxUnavailable": "120%"}, "spec.maxUnavailable: Invalid value: 120%: must not be greater than 100%"),
+        ({"maxUnavailable": "120%"}, 'spec.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"120%"}: must not be greater than 100%'),
+        ({"maxUnavailable": "abc"}, 'spec.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"abc"}: a valid percent string must be'),
         ({"minAvailable": 1, "maxUnavailable": 1}, "minAvailable and maxUnavailable cannot be both set"),
     ],
 )  # fmt: skip

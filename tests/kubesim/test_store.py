@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from kubesim.errors import ApiError, FieldError, invalid
+from kubesim.gc import GarbageCollector
 from kubesim.store import Store
 
 
@@ -17,11 +18,13 @@ from kubesim.store import Store
 def store() -> Iterator[Store]:
     """A store whose namespace controllers have settled (each namespace has its CA map)."""
     s = Store(None)
+    gc = GarbageCollector(s)  # subscribes, as the server starts it
     deadline = time.monotonic() + 5
     while len(s.list("configmaps", field_selector="metadata.name=kube-root-ca.crt")) < 4:
         assert time.monotonic() < deadline, "the namespaces were never populated"
         time.sleep(0.01)
     yield s
+    gc.stop()
     s.close()
 
 

@@ -98,10 +98,11 @@ def test_strategic_merge_by_keys_and_directives() -> None:
         {
             "name": "a",
             "image": "x",
-            "env": [{"name": "E", "value": "1"}, {"name": "F", "value": "2"}],
+            "env": [{"name": "F", "value": "2"}, {"name": "E", "value": "1"}],
         }
     ]
-    assert out["metadata"]["finalizers"] == ["f1", "f2"]
+    # as kube-apiserver orders them: the patch's items first, then the server's others
+    assert out["metadata"]["finalizers"] == ["f2", "f1"]
     replaced = strategic_merge({"spec": {"a": 1, "b": 2}}, {"spec": {"$patch": "replace", "c": 3}})
     assert replaced == {"spec": {"c": 3}}
     ordered = strategic_merge(
@@ -114,7 +115,12 @@ def test_strategic_merge_by_keys_and_directives() -> None:
 def test_service_ports_merge_by_port() -> None:
     svc = {"spec": {"ports": [{"port": 80, "name": "http"}]}}
     out = strategic_merge(svc, {"spec": {"ports": [{"port": 443, "name": "https"}]}})
-    assert [p["port"] for p in out["spec"]["ports"]] == [80, 443]
+    assert [p["port"] for p in out["spec"]["ports"]] == [443, 80]
+    kept = strategic_merge(
+        {"spec": {"ports": [{"port": 1}, {"port": 2}, {"port": 3}]}},
+        {"spec": {"ports": [{"port": 2, "name": "two"}]}},
+    )
+    assert [p["port"] for p in kept["spec"]["ports"]] == [1, 2, 3]
 
 
 def test_schema_prunes_defaults_and_validates() -> None:

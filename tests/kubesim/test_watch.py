@@ -121,24 +121,36 @@ def test_watch_ends_after_timeout_seconds(kube_api_client: Api, namespace: str) 
     assert events == []
 
 
-def test_bookmarks_when_allowed(kube_api_client: Api, namespace: str) -> None:
+def test_bookmark_before_the_watch_times_out(kube_api_client: Api, namespace: str) -> None:
     core = client.CoreV1Api(kube_api_client)
     rv = core.list_namespaced_config_map(namespace).metadata.resource_version
     resp = raw(
         kube_api_client,
         "GET",
         f"/api/v1/namespaces/{namespace}/configmaps?watch=true&resourceVersion={rv}"
-        "&allowWatchBookmarks=true&sendInitialEvents=true"
-        "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
+        "&allowWatchBookmarks=true&timeoutSeconds=5",
     )
-    lines = [line for line in resp.data.splitlines() if line]
-
-    events = [json.loads(line) for line in lines]
+    events = [json.loads(line) for line in resp.data.splitlines() if line]
     bookmarks = [e for e in events if e["type"] == "BOOKMARK"]
     assert bookmarks, events
-    meta = bookmarks[0]["object"]["metadata"]
-    assert meta["annotations"] == {"k8s.io/initial-events-end": "true"}
-    assert int(meta["resourceVersion"]) >= int(rv)
+    assert bookmarks[0]["object"]["kind"] == "ConfigMap"
+    assert int(bookmarks[0]["object"]["metadata"]["resourceVersion"]) >= int(rv)
+
+
+def test_send_initial_events_needs_the_watch_list_feature_gate(
+    kube_api_client: Api, namespace: str
+) -> None:
+    resp = raw(
+        kube_api_client,
+        "GET",
+        f"/api/v1/namespaces/{namespace}/configmaps?watch=true&allowWatchBookmarks=true"
+        "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
+    )
+    assert resp.status == 422
+    assert resp.json()["message"] == (
+        'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: '
+        "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+    )
 
 
 @pytest.mark.kubesim_only

@@ -1,8 +1,11 @@
-"""Changing a CR (operators): the size/image patch in two steps, and "Reconcile now".
+"""Changing a CR (operators): the size/image patch in two steps, a revert from the history
+(reviewed and applied the same way), and "Reconcile now".
 
 Every response to a form is a 200 re-render of the panel, so htmx swaps errors in place."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.contrib import messages
 from django.http import HttpResponse
@@ -13,6 +16,7 @@ from opsboard.accounts.permissions import role_required
 from opsboard.accounts.roles import Role
 from opsboard.dashboard import selectors
 from opsboard.dashboard.forms import PatchForm
+from opsboard.dashboard.history import conflict_report, revert_plan
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import kind_get
 from opsboard.dashboard.patching import cr_patch_apply, cr_patch_review
@@ -41,21 +45,62 @@ def cr_patch(request: DashboardRequest, controller: str, namespace: str, name: s
 
 @require_POST
 @role_required(Role.OPERATOR)
+def cr_revert(
+    request: DashboardRequest, controller: str, namespace: str, name: str, change: str
+) -> HttpResponse:
+    """Step 1 of a revert: the usual review, with the values from before `change`."""
+    info = kind_get(controller)
+    cr = selectors.cr_get(info=info, namespace=namespace, name=name)
+    plan = revert_plan(cr=cr, change=change)
+    review = cr_patch_review(info=info, namespace=namespace, name=name, changes=plan.changes)
+    context = {
+        "info": info, "cr": cr, "form": PatchForm(info=info, cr=cr), "revert": change,
+        "revert_label": plan.label, "review": review,
+        "step": "form" if review.error else "review",
+    }  # fmt: skip
+    return _panel(request, context)
+
+
+@require_POST
+@role_required(Role.OPERATOR)
 def cr_patch_confirm(
     request: DashboardRequest, controller: str, namespace: str, name: str
 ) -> HttpResponse:
-    """Step 2: apply exactly what was reviewed, conditioned on its resourceVersion."""
+    """Step 2: apply exactly what was reviewed, conditioned on its resourceVersion. Refused
+    because the object changed: say what changed, and review the same values again."""
     info = kind_get(controller)
     cr = selectors.cr_get(info=info, namespace=namespace, name=name)
     form = PatchForm(request.POST, info=info, cr=cr)
-    context = {"info": info, "cr": cr, "form": form, "step": "form"}
-    if form.is_valid():
-        applied = cr_patch_apply(
-            user=request.user, info=info, namespace=namespace, name=name,
-            changes=form.changes(),
-            resource_version=request.POST.get("resource_version", ""),
-        )  # fmt: skip
-        context.update(applied=applied, step="applied" if applied.ok else "form")
+    context: dict[str, Any] = {"info": info, "cr": cr, "form": form, "step": "form"}
+    extra: dict[str, Any] = {}
+    if revert := request.POST.get("revert", ""):
+        plan = revert_plan(cr=cr, change=revert)
+        changes = plan.changes
+        extra = {"reverts": plan.reverts, "reverts_generation": plan.reverts_generation}
+        context.update(revert=revert, revert_label=plan.label)
+    elif form.is_valid():
+        changes = form.changes(request.POST.getlist("reviewed") or None)
+    else:
+        return _panel(request, context)
+    applied = cr_patch_apply(
+        user=request.user, info=info, namespace=namespace, name=name, changes=changes,
+        resource_version=request.POST.get("resource_version", ""), **extra,
+    )  # fmt: skip
+    context.update(applied=applied, step="applied" if applied.ok else "form")
+    if applied.conflict:
+        review = cr_patch_review(info=info, namespace=namespace, name=name, changes=changes)
+        if not review.error:
+            reviewed = request.POST.get("reviewed_generation", "")
+            context.update(
+                review=review,
+                step="review",
+                conflict=conflict_report(
+                    cr=cr,
+                    reviewed_generation=int(reviewed) if reviewed.isdigit() else 0,
+                    generation=review.generation,
+                    spec=review.spec,
+                ),
+            )
     response = _panel(request, context)
     if context["step"] == "applied":
         response["HX-Trigger"] = "cr-changed"  # the live sections refresh now, not in 2 s

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 
 from opsboard.dashboard import selectors
 from opsboard.dashboard.forms import ListFilterForm, PatchForm
+from opsboard.dashboard.history import cr_history
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import KindInfo, all_kinds, kind_get
 from opsboard.diagnosis.gather import cr_diagnosis
@@ -55,6 +56,7 @@ def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, Any]:
     tree = selectors.owner_tree(info=info, cr=cr, mirrored=mirrored)
     return {
         "diagnosis": cr_diagnosis(info=info, cr=cr, tree=mirrored),
+        "history": cr_history(cr=cr),
         "info": info,
         "cr": cr,
         "view": selectors.view_body(cr),

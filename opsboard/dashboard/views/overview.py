@@ -5,11 +5,12 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from opsboard.dashboard import health, selectors
+from opsboard.dashboard import engine_health, selectors
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import all_kinds
 from opsboard.diagnosis.gather import needs_attention
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.outcome import FAILED
 
 
 @require_GET
@@ -22,9 +23,9 @@ def overview(request: DashboardRequest) -> HttpResponse:
         "attention": attention,
         "attention_total": attention_total,
         "counts": selectors.kind_counts(kinds=kinds),
-        "engine": health.engine_health(),
+        "engine": engine_health.engine_health(),
         "recent_runs": recent[:10],
-        "recent_errors": recent.filter(outcome__in=["error", "permanent"])[:10],
+        "recent_errors": recent.filter(outcome__in=FAILED)[:10],
     }
     template = "dashboard/_overview_live.html" if request.htmx else "dashboard/overview.html"
     return render(request, template, context)

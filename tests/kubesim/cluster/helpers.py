@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 import json
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from kubernetes import client
 
-T = TypeVar("T")
+from tests.support.waiting import wait_for as wait_for  # the suite's one wait_for
 
 ALPHABET = set("bcdfghjklmnpqrstvwxz2456789")
 MEMCACHED_IMAGE = "memcached:1.4.36-alpine"
-
-
-def wait_for(check: Callable[[], T], *, timeout: float = 30.0, what: str = "condition") -> T:
-    """Polls until check() returns something truthy; fails with the last value seen."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}; last seen: {last!r}")
 
 
 def control(api: client.ApiClient, method: str, path: str, body: Any = None) -> Any:

@@ -328,6 +328,14 @@ def test_a_recreated_deployment_adopts_what_an_orphaning_delete_left(apps, core,
         what="the ReplicaSet orphaned",
     )
 
+    def deployment_gone() -> bool:  # the garbage collector drops its orphan finalizer last
+        try:
+            apps.read_namespaced_deployment("memcached", namespace)
+        except client.ApiException as exc:
+            return exc.status == 404
+        return False
+
+    wait_for(deployment_gone, what="the Deployment deleted")
     created = apps.create_namespaced_deployment(namespace, deployment("memcached", replicas=2))
 
     def adopted() -> bool:

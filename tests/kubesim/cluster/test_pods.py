@@ -65,7 +65,15 @@ def test_a_missing_image_ends_in_image_pull_back_off_and_never_ready(core, names
     assert p.status.phase == "Pending"
     assert not is_ready(p)
     assert p.status.container_statuses[0].ready is False
-    events = events_for(core, namespace, "broken")
+    # a kubelet records its Events apart from the status it writes: wait for them too
+    events = wait_for(
+        lambda: (
+            (found := events_for(core, namespace, "broken"))
+            and any(e.reason == "BackOff" for e in found)
+            and found
+        ),
+        what="the BackOff event",
+    )
     assert any(
         e.reason == "Failed" and e.type == "Warning" and e.message == "Error: ErrImagePull"
         for e in events

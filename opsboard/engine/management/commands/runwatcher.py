@@ -16,10 +16,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from opsboard.engine.cluster import api_kube
-from opsboard.engine.dispatch import reconcile_enqueue, reconcile_enqueue_many
+from opsboard.engine.enqueue import reconcile_enqueue, reconcile_enqueue_many
+from opsboard.engine.kubeclient import api_kube
 from opsboard.engine.leader import LeaseElector
-from opsboard.engine.services import controllers
+from opsboard.engine.registered import controllers
 from opsboard.engine.watcher import Watcher
 from opsboard.mirror.models import WatcherHeartbeat
 

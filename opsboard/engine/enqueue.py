@@ -25,8 +25,8 @@ def reconcile_enqueue(
     The UI's "Reconcile now" calls this with trigger="manual"; the watcher with "event".
     A manual request for a key already queued relabels it, so its run shows as manual.
     """
-    queue, why = queue_for(key.kind), Why(trigger, detail)
-    metrics.queue_added(key.kind)
+    queue, why = queue_for(key.controller), Why(trigger, detail)
+    metrics.queue_added(key.controller)
     if delay > 0:
         queue.add_after(key, delay, why)
         return True
@@ -43,7 +43,7 @@ def reconcile_enqueue_many(items: list[tuple[Key, str, str]]) -> int:
     Returns how many tasks were sent."""
     by_controller: dict[str, list[tuple[Key, Why]]] = {}
     for key, trigger, detail in items:
-        by_controller.setdefault(key.kind, []).append((key, Why(trigger, detail)))
+        by_controller.setdefault(key.controller, []).append((key, Why(trigger, detail)))
     to_send: list[tuple[Key, Why]] = []
     triggers_record([item for queued in by_controller.values() for item in queued])
     for name, queued in by_controller.items():

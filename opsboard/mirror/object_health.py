@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-AVAILABLE, PROGRESSING, DEGRADED, UNKNOWN = "Available", "Progressing", "Degraded", "Unknown"
+from controllers.pods import STUCK_REASONS
 
-# Container waiting reasons that mean the pod will not start without someone's help.
-_STUCK_REASONS = {"ErrImagePull", "ImagePullBackOff", "CrashLoopBackOff", "InvalidImageName"}
+AVAILABLE, PROGRESSING, DEGRADED, UNKNOWN = "Available", "Progressing", "Degraded", "Unknown"
 
 
 def _condition(conditions: list[dict[str, Any]], type_: str) -> str | None:
@@ -21,7 +20,7 @@ def _pod_health(status: dict[str, Any]) -> str:
     if status.get("phase") == "Failed":
         return DEGRADED
     for container in status.get("containerStatuses") or []:
-        if ((container.get("state") or {}).get("waiting") or {}).get("reason") in _STUCK_REASONS:
+        if ((container.get("state") or {}).get("waiting") or {}).get("reason") in STUCK_REASONS:
             return DEGRADED
     if _condition(status.get("conditions") or [], "Ready") == "True":
         return AVAILABLE

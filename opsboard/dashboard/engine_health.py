@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from opsboard.engine import selectors as engine
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.outcome import FAILED
 from opsboard.mirror.selectors import Freshness, mirror_freshness
 
 
@@ -25,9 +26,7 @@ class EngineHealth:
 
 def engine_health() -> EngineHealth:
     hour = ReconcileRun.objects.filter(started_at__gte=timezone.now() - timedelta(hours=1))
-    counts = hour.aggregate(
-        runs=Count("id"), errors=Count("id", filter=Q(outcome__in=["error", "permanent"]))
-    )
+    counts = hour.aggregate(runs=Count("id"), errors=Count("id", filter=Q(outcome__in=FAILED)))
     return EngineHealth(
         mirror=mirror_freshness(),
         queue=engine.engine_health(),

@@ -14,12 +14,13 @@ import threading
 import time
 from typing import Any
 
+import redis
 from celery import signals
 from celery.worker import state
 from django.conf import settings
 
 from opsboard.celery import app
-from opsboard.engine.dispatch import send_due
+from opsboard.engine.enqueue import send_due
 from opsboard.engine.queue import connection
 from opsboard.engine.stall import StallDetector
 
@@ -40,7 +41,7 @@ def worker_name() -> str:
 
 
 def _loop() -> None:
-    from opsboard.engine.services import controllers
+    from opsboard.engine.registered import controllers
 
     names = list(controllers())
     last_orphans = last_beat = 0.0
@@ -54,8 +55,11 @@ def _loop() -> None:
             if now - last_beat >= HEARTBEAT_INTERVAL:
                 connection().hset(HEARTBEAT_KEY, worker_name(), time.time())
                 last_beat = now
-        except Exception:  # Redis restarting: keep trying, the queue lives there
-            log.warning("Engine pump: Redis unavailable", exc_info=True)
+        except redis.RedisError as exc:  # Redis restarting: keep trying, the queue lives there
+            log.warning("Engine pump: Redis unavailable (%s); trying again", exc)
+            _stop.wait(1.0)
+        except Exception:
+            log.exception("Engine pump failed; trying again")
             _stop.wait(1.0)
 
 
@@ -98,8 +102,8 @@ def _stop_loop(**_: Any) -> None:
     _stop.set()
     try:
         connection().hdel(HEARTBEAT_KEY, worker_name())
-    except Exception:
-        log.warning("Could not clear this worker's heartbeat", exc_info=True)
+    except redis.RedisError as exc:  # it expires by itself (workers_alive's `within`)
+        log.warning("Could not clear this worker's heartbeat: %s", exc)
 
 
 def connect_signals() -> None:

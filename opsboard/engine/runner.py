@@ -11,29 +11,40 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from django.conf import settings
 
 from controllers.base import Context, Controller, Key, PermanentError, Result, TemporaryError
-from controllers.registry import load
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
-from opsboard.engine.cluster import api_kube
-from opsboard.engine.dispatch import send
+from opsboard.engine.console import reconcile_line
+from opsboard.engine.enqueue import send
 from opsboard.engine.events import post_later
+from opsboard.engine.kubeclient import api_kube
+from opsboard.engine.outcome import Outcome, RunOutcome
 from opsboard.engine.queue import Why, WorkQueue, backoff, queue_for
+from opsboard.engine.registered import controllers
 from opsboard.engine.reporter import RunReporter
 from opsboard.engine.runlog import RunRecord, reconcile_run_record
 from opsboard.engine.timeline import run_start
 from opsboard.mirror.selectors import objects_of
 
 log = logging.getLogger(__name__)
+console = logging.getLogger("opsboard.reconciles")  # one line per run that did something
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
 
-def controllers() -> dict[str, Controller]:
-    return load(tuple(settings.OPSBOARD_CONTROLLERS))
+@dataclass
+class _Held:
+    """A lock this process holds, and when to renew it next."""
+
+    queue: WorkQueue
+    key: Key
+    token: str
+    ttl: float
+    due: float  # time.monotonic() of the next renewal
 
 
 class _Renewer:
@@ -43,13 +54,13 @@ class _Renewer:
 
     def __init__(self) -> None:
         self.pid = os.getpid()
-        self.held: dict[str, tuple[WorkQueue, Key, str, float, float]] = {}  # token → ...
+        self.held: dict[str, _Held] = {}  # by token
         self.changed = threading.Condition()
         threading.Thread(target=self._run, name="opsboard-lock-renewer", daemon=True).start()
 
     def add(self, queue: WorkQueue, key: Key, token: str, ttl: float) -> None:
         with self.changed:
-            self.held[token] = (queue, key, token, ttl, time.monotonic() + ttl / 3)
+            self.held[token] = _Held(queue, key, token, ttl, time.monotonic() + ttl / 3)
             self.changed.notify()
 
     def remove(self, token: str) -> None:
@@ -60,25 +71,25 @@ class _Renewer:
         while True:
             with self.changed:
                 now = time.monotonic()
-                due = [held for held in self.held.values() if held[4] <= now]
-                upcoming = [held[4] for held in self.held.values() if held[4] > now]
+                due = [held for held in self.held.values() if held.due <= now]
+                upcoming = [held.due for held in self.held.values() if held.due > now]
                 if not due:
                     self.changed.wait(min(upcoming, default=now + 60) - now)
                     continue
-                for queue, key, token, ttl, _ in due:
-                    self.held[token] = (queue, key, token, ttl, now + ttl / 3)
-            for queue, key, token, ttl, _ in due:
-                self._renew(queue, key, token, ttl)
+                for held in due:
+                    held.due = now + held.ttl / 3
+            for held in due:
+                self._renew(held)
 
-    def _renew(self, queue: WorkQueue, key: Key, token: str, ttl: float) -> None:
+    def _renew(self, held: _Held) -> None:
         try:
-            if not queue.renew(key, token, ttl):
+            if not held.queue.renew(held.key, held.token, held.ttl):
                 with self.changed:
-                    lost = self.held.pop(token, None) is not None  # else: the run just ended
+                    lost = self.held.pop(held.token, None) is not None  # else: the run ended
                 if lost:
-                    log.warning("Lost the lock of %s while reconciling it", key)
+                    log.warning("Lost the lock of %s while reconciling it", held.key)
         except Exception:  # Redis blip: try again next period, the lock may survive it
-            log.exception("Could not renew the lock of %s", key)
+            log.exception("Could not renew the lock of %s", held.key)
 
 
 _renewer: _Renewer | None = None
@@ -102,7 +113,7 @@ def _renewing(queue: WorkQueue, key: Key, token: str, ttl: float) -> Iterator[No
 
 def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WORKER) -> bool:
     """Reconciles `key` unless another worker holds it; False when it was skipped."""
-    queue = queue_for(key.kind)
+    queue = queue_for(key.controller)
     token, ttl = uuid.uuid4().hex, settings.OPSBOARD_LOCK_TTL
     why = queue.start(key, token, ttl, Why(trigger, detail, time.time()))
     if why is None:
@@ -119,9 +130,9 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
 def _run(
     queue: WorkQueue, key: Key, why: Why, token: str, ttl: float, worker: str, started: datetime
 ) -> None:
-    controller = controllers().get(key.kind)
+    controller = controllers().get(key.controller)
     if controller is None:
-        log.error("No controller named %r: dropping %s", key.kind, key)
+        log.error("No controller named %r: dropping %s", key.controller, key)
         return
     start = run_start(key)
     cache = MirrorCache()
@@ -129,42 +140,29 @@ def _run(
     report = RunReporter()
     ctx = Context(key=key, cache=cache, kube=api_kube(), report=report)
     clock = time.perf_counter()
-    outcome, error, requeue_after, result_label = "success", "", None, "success"
     with _renewing(queue, key, token, ttl):
-        try:
-            result = controller.reconcile(ctx) or Result.done()
-            if result.requeue_after:
-                outcome, requeue_after, result_label = (
-                    "requeue",
-                    result.requeue_after,
-                    "requeue_after",
-                )
-        except PermanentError as exc:
-            outcome, error, result_label = "permanent", str(exc), "error"
-        except TemporaryError as exc:
-            outcome, error, result_label = "error", str(exc), "error"
-            requeue_after = exc.delay
-        except Exception as exc:  # a bug in a controller: back off, as for any error
-            log.exception("Reconcile of %s failed", key)
-            outcome, error, result_label = "error", f"{type(exc).__name__}: {exc}", "error"
+        outcome = _reconcile(controller, ctx)
     seconds = time.perf_counter() - clock
     finished = datetime.now(UTC)
 
-    if outcome == "error":
+    if outcome.status == Outcome.ERROR:
         failures = queue.failed(key)
-        delay = requeue_after if requeue_after is not None else backoff(failures)
-        requeue_after = delay
-        queue.add_after(key, delay, Why("retry", f"attempt {failures + 1}: {error[:150]}"))
-        metrics.retried(key.kind)
-        report.event("Warning", "ReconcileError", error)
-    elif outcome == "permanent":
+        delay = outcome.requeue_after if outcome.requeue_after is not None else backoff(failures)
+        outcome = replace(outcome, requeue_after=delay)
+        # Stamped with the due time, so the wait in the queue leaves out the backoff itself.
+        detail = f"attempt {failures + 1}: {outcome.error[:150]}"
+        queue.add_after(key, delay, Why("retry", detail, time.time() + delay))
+        metrics.retried(key.controller)
+        report.event("Warning", "ReconcileError", outcome.error)
+    elif outcome.status == Outcome.PERMANENT:
         version = (primary or {}).get("metadata", {}).get("resourceVersion", "")
         queue.mark_permanent(key, version)
-        report.event("Warning", "ReconcileFailed", error)
+        report.event("Warning", "ReconcileFailed", outcome.error)
     else:
         queue.succeeded(key)
-        if requeue_after:
-            queue.add_after(key, requeue_after, Why("requeue", f"after {requeue_after:g}s"))
+        if outcome.requeue_after:
+            after = outcome.requeue_after
+            queue.add_after(key, after, Why("requeue", f"after {after:g}s", time.time() + after))
 
     meta = (primary or {}).get("metadata", {})
     reconcile_run_record(
@@ -177,9 +175,9 @@ def _run(
             worker=worker,
             started_at=started,
             finished_at=finished,
-            outcome=outcome,
-            requeue_after=requeue_after,
-            error=error,
+            outcome=outcome.status,
+            requeue_after=outcome.requeue_after,
+            error=outcome.error,
             actions=report.actions,
             triggers=[
                 {"trigger": t.trigger, "detail": t.detail, "at": t.at} for t in start.triggers
@@ -189,10 +187,31 @@ def _run(
             backoff_step=start.failures,
         )
     )
+    if line := reconcile_line(key, why.trigger, outcome, report.actions, seconds):
+        console.log(logging.WARNING if outcome.error else logging.INFO, "%s", line)
     metrics.reconciled(
-        key.kind, result=result_label, seconds=seconds, waited=started.timestamp() - why.at
+        key.controller,
+        result=outcome.metric_result,
+        seconds=seconds,
+        waited=started.timestamp() - why.at,
     )
     post_later(primary, report.events)  # after the run, off this task's clock
+
+
+def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
+    """Calls the controller; whatever it returns or raises becomes one RunOutcome."""
+    try:
+        result = controller.reconcile(ctx) or Result.done()
+    except PermanentError as exc:
+        return RunOutcome(Outcome.PERMANENT, error=str(exc))
+    except TemporaryError as exc:
+        return RunOutcome(Outcome.ERROR, error=str(exc), requeue_after=exc.delay)
+    except Exception as exc:  # a bug in a controller: back off, as for any error
+        log.exception("Reconcile of %s failed", ctx.key)
+        return RunOutcome(Outcome.ERROR, error=f"{type(exc).__name__}: {exc}")
+    if result.requeue_after:
+        return RunOutcome(Outcome.REQUEUE, requeue_after=result.requeue_after)
+    return RunOutcome(Outcome.SUCCESS)
 
 
 def resync_all(*, jitter: float | None = None) -> int:

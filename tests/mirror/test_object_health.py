@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from opsboard.mirror.health import derive_health
+from opsboard.mirror.object_health import derive_health
 from tests.mirror.factories import condition
 
 

@@ -1,0 +1,38 @@
+"""Facts about pods, and the one list of reasons a pod is stuck: it will not start
+without someone's help (an image that cannot be pulled, a crash loop)."""
+
+from __future__ import annotations
+
+from controllers.base import Body
+from controllers.conditions import condition_of
+from controllers.fields import deep_get
+
+PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
+CRASHING = ("CrashLoopBackOff",)
+STUCK_REASONS = frozenset(PULL_FAILURES + CRASHING)  # container waiting reasons
+
+
+def pod_is_ready(pod: Body) -> bool:
+    return condition_of(pod, "Ready").get("status") == "True"
+
+
+def pod_images(pod: Body) -> set[str]:
+    return {c.get("image", "") for c in deep_get(pod, "spec.containers", [])}
+
+
+def spec_image(pod: Body, status: Body) -> str:
+    """The image as the spec names it (a node reports it normalised: docker.io/library/...)."""
+    for container in deep_get(pod, "spec.containers", []):
+        if container.get("name") == status.get("name"):
+            return str(container.get("image"))
+    return str(status.get("image", ""))
+
+
+def waiting(pods: list[Body], reasons: tuple[str, ...]) -> list[tuple[Body, Body]]:
+    """(pod, containerStatus) pairs whose container waits for one of `reasons`."""
+    return [
+        (pod, status)
+        for pod in pods
+        for status in deep_get(pod, "status.containerStatuses", [])
+        if deep_get(status, "state.waiting.reason") in reasons
+    ]

@@ -1,0 +1,40 @@
+"""Why a CR cannot be reconciled as asked, as (condition reason, message for a person)."""
+
+from __future__ import annotations
+
+from controllers.base import Body
+from controllers.images import is_valid_image
+
+Problem = tuple[str, str]
+INVALID_SPEC = "InvalidSpec"
+CHILD_CONFLICT = "ChildConflict"
+
+
+def spec_problem(*, image: str, size: int, size_field: str) -> Problem | None:
+    """What is wrong with a spec that the API should have rejected (a CRD without validation)."""
+    if not is_valid_image(image):
+        return INVALID_SPEC, f"spec.image: Invalid value: {image!r}: not a valid image reference"
+    if size < 0:
+        return (
+            INVALID_SPEC,
+            f"{size_field}: Invalid value: {size}: must be greater than or equal to 0",
+        )
+    return None
+
+
+def ownership_problem(cr: Body, child: Body | None, *, kind: str) -> Problem | None:
+    """A child of the same name that another object controls: never take it over.
+
+    (A Memcached and a WebServer of one name in one namespace would both want its Deployment.)
+    An existing child with no controller is adopted, as controller-runtime does.
+    """
+    if child is None:
+        return None
+    refs = child["metadata"].get("ownerReferences") or []
+    owner = next((ref for ref in refs if ref.get("controller")), None)
+    if owner is None or owner.get("uid") == cr["metadata"]["uid"]:
+        return None
+    return CHILD_CONFLICT, (
+        f"{kind} {child['metadata']['name']} exists and is controlled by {owner.get('kind')} "
+        f"{owner.get('name')}: rename this {cr['kind']} or remove that {kind}"
+    )

@@ -1,0 +1,24 @@
+"""How one reconcile ended: controller-runtime's (Result, error) as one typed value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from opsboard.engine.models import ReconcileRun
+
+Outcome = ReconcileRun.Outcome  # success, requeue, error (retried), permanent (waits)
+FAILED = (Outcome.ERROR, Outcome.PERMANENT)
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    status: Outcome
+    error: str = ""  # what went wrong, as the run log and the Event show it
+    requeue_after: float | None = None  # seconds until the next run; None: on change only
+
+    @property
+    def metric_result(self) -> str:
+        """The `result` label of controller_runtime_reconcile_total."""
+        if self.status in FAILED:
+            return "error"
+        return "requeue_after" if self.status == Outcome.REQUEUE else "success"

@@ -1,0 +1,120 @@
+"""A 403 diagnosed: the operators run as a ServiceAccount whose ClusterRole (k8s/rbac/
+role.yaml) lacks one verb, and the CR's diagnosis names that verb, the resource and its
+group, and the ClusterRole to change. Needs an API server that enforces RBAC: a real
+cluster (OPSBOARD_TEST_KUBECONFIG)."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from django.test import Client
+
+from controllers.kube import ApiKube
+from controllers.memcached.desired import MEMCACHED
+from opsboard.engine.models import ReconcileRun
+from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+RBAC = Path(__file__).resolve().parents[2] / "k8s" / "rbac"
+CLUSTER_ROLES = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+CLUSTER_BINDINGS = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+
+
+def _without(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -> list[Any]:
+    """The role's rules with `verb` on `group`/`resource` taken away, everything else kept."""
+    out = []
+    for rule in copy.deepcopy(rules):
+        if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"]:
+            others = [r for r in rule["resources"] if r != resource]
+            if others:
+                out.append({**rule, "resources": others})
+            rest = [v for v in rule["verbs"] if v != verb]
+            if rest:
+                out.append({**rule, "resources": [resource], "verbs": rest})
+            continue
+        out.append(rule)
+    return out
+
+
+@pytest.fixture
+def operator_identity(
+    kubesim_server: Any, cluster_kube: ApiKube, namespace: str, tmp_path: Path
+) -> Iterator[tuple[str, Path]]:
+    """A ServiceAccount bound to the operators' ClusterRole minus `create` on deployments;
+    yields the role's name and a kubeconfig that authenticates as the ServiceAccount."""
+    if not kubesim_server.real:
+        pytest.skip("needs an API server that enforces RBAC: set OPSBOARD_TEST_KUBECONFIG")
+    suffix = uuid.uuid4().hex[:8]
+    role_name, account = f"opsboard-operator-{suffix}", "opsboard-operator"
+    role = yaml.safe_load((RBAC / "role.yaml").read_text())
+    lease_rules = yaml.safe_load((RBAC / "leader_election_role.yaml").read_text())["rules"]
+    kube = cluster_kube
+    kube.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts",
+                 body={"metadata": {"name": account}})  # fmt: skip
+    kube.request("POST", CLUSTER_ROLES, body={
+        "metadata": {"name": role_name},
+        "rules": _without(role["rules"], "apps", "deployments", "create"),
+    })  # fmt: skip
+    subject = [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
+    kube.request("POST", CLUSTER_BINDINGS, body={
+        "metadata": {"name": role_name}, "subjects": subject,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": role_name},
+    })  # fmt: skip
+    rbac_ns = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}"
+    kube.request("POST", f"{rbac_ns}/roles",
+                 body={"metadata": {"name": "leases"}, "rules": lease_rules})  # fmt: skip
+    kube.request("POST", f"{rbac_ns}/rolebindings", body={
+        "metadata": {"name": "leases"}, "subjects": subject,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "leases"},
+    })  # fmt: skip
+    token = kube.request(
+        "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+        body={"spec": {"expirationSeconds": 3600}},
+    )["status"]["token"]  # fmt: skip
+    config = yaml.safe_load(Path(kubesim_server.kubeconfig_path).read_text())
+    config["users"] = [{"name": account, "user": {"token": token}}]
+    for context in config["contexts"]:
+        context["context"]["user"] = account
+    path = tmp_path / "operator.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    yield role_name, path
+    for url in (f"{CLUSTER_BINDINGS}/{role_name}", f"{CLUSTER_ROLES}/{role_name}"):
+        kube.request("DELETE", url)
+
+
+def test_a_missing_verb_is_diagnosed_naming_verb_resource_and_cluster_role(
+    engine: EngineProcesses, operator_identity: tuple[str, Path], cluster_kube: ApiKube,
+    namespace: str, viewer_client: Client, settings: Any,
+) -> None:  # fmt: skip
+    role_name, kubeconfig = operator_identity
+    settings.OPSBOARD_OPERATOR_CLUSTER_ROLE = role_name
+    engine.kubeconfig = str(kubeconfig)
+    engine.controllers = "controllers.memcached"
+    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
+    engine.start_worker()
+    engine.start_watcher()
+    cluster_kube.create(MEMCACHED, {
+        "apiVersion": MEMCACHED_API, "kind": "Memcached",
+        "metadata": {"name": "denied", "namespace": namespace}, "spec": {"size": 1},
+    })  # fmt: skip
+    run = wait_for(
+        lambda: ReconcileRun.objects.filter(namespace=namespace, name="denied", error__contains="403").first(),
+        timeout=60, what="a run refused with 403",
+    )  # fmt: skip
+    assert run.outcome == "permanent"
+
+    response = viewer_client.get(f"/k/memcached/{namespace}/denied/")
+    finding = response.context["diagnosis"].findings[0]
+    assert finding.code == "Forbidden"
+    assert "lacks verb create on resource deployments in API group apps" in finding.what
+    assert f"ClusterRole {role_name}" in finding.todo and 'verb "create"' in finding.todo
+    assert 'data-code="Forbidden"' in response.content.decode()

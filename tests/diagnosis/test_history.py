@@ -1,0 +1,165 @@
+"""The change history: spec versions kept by the watcher, diffs with their authors, a
+reviewed revert audited as such, and a refused apply explained."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from controllers.kube import ApiKube
+from controllers.memcached.desired import MEMCACHED
+from opsboard.audit.models import AuditEntry
+from opsboard.dashboard.history import cr_history
+from opsboard.mirror.history import spec_manager, spec_versions_record
+from opsboard.mirror.models import KubeObject, SpecVersion
+from opsboard.mirror.writer import mirror_apply
+from tests.dashboard.mirror_factory import MEMCACHED_API
+
+pytestmark = pytest.mark.django_db
+
+
+def _body(
+    generation: int, spec: dict[str, Any], *, managers: list[Any] | None = None
+) -> dict[str, Any]:
+    return {
+        "apiVersion": MEMCACHED_API, "kind": "Memcached",
+        "metadata": {"name": "m", "namespace": "ns", "uid": "u-1", "generation": generation,
+                     "resourceVersion": str(20 * generation), "managedFields": managers or []},
+        "spec": spec,
+    }  # fmt: skip
+
+
+def test_the_watcher_keeps_a_version_per_generation_with_its_field_manager() -> None:
+    managers = [
+        {"manager": "opsboard", "operation": "Update", "time": "2026-11-23T10:00:00Z",
+         "fieldsV1": {"f:spec": {"f:size": {}}}},
+        {"manager": "kubectl-edit", "operation": "Update", "time": "2026-11-23T11:00:00Z",
+         "fieldsV1": {"f:spec": {"f:image": {}}}},
+        {"manager": "memcached-operator", "operation": "Update", "time": "2026-11-23T12:00:00Z",
+         "subresource": "status", "fieldsV1": {"f:status": {}}},
+    ]  # fmt: skip
+    assert spec_manager(_body(2, {}, managers=managers)) == "kubectl-edit"
+    first = mirror_apply(kind=MEMCACHED, events=[("ADDED", _body(1, {"size": 1}))])
+    assert spec_versions_record(first) == 1
+    status_only = _body(1, {"size": 1})
+    status_only["metadata"]["resourceVersion"] = "25"
+    assert (
+        spec_versions_record(mirror_apply(kind=MEMCACHED, events=[("MODIFIED", status_only)])) == 0
+    )
+    changed = mirror_apply(
+        kind=MEMCACHED,
+        events=[("MODIFIED", _body(2, {"size": 1, "image": "x:2"}, managers=managers))],
+    )
+    assert spec_versions_record(changed) == 1
+    versions = list(SpecVersion.objects.order_by("generation").values_list("generation", "manager"))
+    assert versions == [(1, ""), (2, "kubectl-edit")]
+
+    cr = KubeObject.objects.get(uid="u-1")
+    history = cr_history(cr=cr)
+    assert [h.generation for h in history] == [2, 1]
+    assert history[0].diff == [("spec.image", None, "x:2")]
+    assert history[0].by == "kubectl-edit (field manager)" and not history[0].through_opsboard
+    assert history[1].first
+
+
+@pytest.fixture
+def cache(cluster_kube: ApiKube, namespace: str) -> KubeObject:
+    """A Memcached in the cluster, mirrored with its first version, as the watcher would."""
+    body = cluster_kube.create(MEMCACHED, {
+        "apiVersion": MEMCACHED_API, "kind": "Memcached",
+        "metadata": {"name": "cache", "namespace": namespace},
+        "spec": {"size": 2, "image": "memcached:1.6"},
+    })  # fmt: skip
+    spec_versions_record(mirror_apply(kind=MEMCACHED, events=[("ADDED", body)]))
+    return KubeObject.objects.get(uid=body["metadata"]["uid"])
+
+
+def _mirror(kube: ApiKube, namespace: str) -> None:
+    """What the watcher does on the next event: mirror the object and record its version."""
+    body = kube.get(MEMCACHED, namespace, "cache")
+    spec_versions_record(mirror_apply(kind=MEMCACHED, events=[("MODIFIED", body)]))
+
+
+def _hidden(html: str) -> dict[str, str]:
+    return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', html))
+
+
+def test_a_change_made_with_kubectl_is_reverted_through_the_review(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache: KubeObject
+) -> None:
+    cluster_kube.patch(
+        MEMCACHED, namespace, "cache", {"spec": {"image": "memcached:nope", "size": 3}}
+    )
+    _mirror(cluster_kube, namespace)
+    url = f"/k/memcached/{namespace}/cache/"
+    change = cr_history(cr=cache)[0]
+    assert change.generation == 2 and not change.through_opsboard
+    assert 'id="history"' in operator_client.get(url).content.decode()
+
+    html = operator_client.post(f"{url}history/{change.change}/revert/",
+                                HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
+    assert "Revert the change to generation 2" in html
+    assert re.search(
+        r"spec\.image</td><td><del>memcached:nope</del></td><td><ins>memcached:1\.6<", html
+    )
+    assert cluster_kube.get(MEMCACHED, namespace, "cache")["spec"]["image"] == "memcached:nope"
+
+    html = operator_client.post(
+        url + "patch/apply/", _hidden(html), HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "Applied:" in html
+    live = cluster_kube.get(MEMCACHED, namespace, "cache")["spec"]
+    assert (live["image"], live["size"]) == ("memcached:1.6", 2)
+    entry = AuditEntry.objects.get()
+    assert entry.reverts is None and entry.reverts_generation == 2
+    assert entry.after == {"spec.image": "memcached:1.6", "spec.size": 2}
+    assert entry.message.startswith("Revert of the change to generation 2.")
+
+
+def test_a_revert_names_only_changes_of_this_object(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache: KubeObject
+) -> None:
+    other = SpecVersion.objects.create(uid="someone-else", api_version=MEMCACHED_API,
+                                       kind="Memcached", name="x", generation=2, seen_at=cache.mirrored_at)  # fmt: skip
+    url = f"/k/memcached/{namespace}/cache/history/"
+    for change in (f"v{other.pk}", "a999", "zzz"):
+        assert operator_client.post(f"{url}{change}/revert/").status_code == 404, change
+
+
+def test_a_viewer_cannot_revert(viewer_client: Client, namespace: str, cache: KubeObject) -> None:
+    response = viewer_client.post(f"/k/memcached/{namespace}/cache/history/v1/revert/")
+    assert response.status_code == 403
+
+
+def test_a_refused_apply_says_what_changed_meanwhile_and_reviews_again(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache: KubeObject
+) -> None:
+    url = f"/k/memcached/{namespace}/cache/"
+    html = operator_client.post(url + "patch/", {"size": "5", "image": "memcached:1.6"},
+                                HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
+    reviewed = _hidden(html)
+    assert reviewed["reviewed"] == "spec.size" and reviewed["reviewed_generation"] == "1"
+    cluster_kube.patch(MEMCACHED, namespace, "cache", {"spec": {"image": "memcached:1.6.21"}})
+    _mirror(cluster_kube, namespace)
+
+    html = operator_client.post(
+        url + "patch/apply/", reviewed, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "Not applied: the object changed since your review" in html
+    conflict = html[html.index("cr-conflict-") : html.index("Below, a new review")]
+    assert re.search(
+        r"spec\.image</td><td><del>memcached:1\.6</del></td><td><ins>memcached:1\.6\.21<", conflict
+    )
+    assert "generation 2: outside opsboard" in conflict
+    # The new review sends the person's size only: the other person's image stays.
+    again = _hidden(html)
+    assert again["reviewed"] == "spec.size" and again["reviewed_generation"] == "2"
+    html = operator_client.post(
+        url + "patch/apply/", again, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "Applied:" in html
+    live = cluster_kube.get(MEMCACHED, namespace, "cache")["spec"]
+    assert (live["size"], live["image"]) == (5, "memcached:1.6.21")

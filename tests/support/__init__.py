@@ -1,0 +1,1 @@
+"""Helpers shared by every test package: waiting (waiting.py), per-worker names (workers.py)."""
