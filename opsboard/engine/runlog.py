@@ -11,7 +11,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from controllers.base import Key
-from opsboard.core.db_retry import retrying
+from opsboard.db_retry import retrying
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.outcome import Outcome
 from opsboard.engine.signals import reconcile_run_recorded

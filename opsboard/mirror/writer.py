@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from controllers.base import Body, Kind
-from opsboard.core.db_retry import retrying
+from opsboard.db_retry import retrying
 from opsboard.mirror.models import KindWatch, KubeObject
 from opsboard.mirror.object_health import derive_health
 

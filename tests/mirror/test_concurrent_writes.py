@@ -12,7 +12,7 @@ import pytest
 from django.db import connection, transaction
 from django.db.models import F
 
-from opsboard.core.db_retry import retrying
+from opsboard.db_retry import retrying
 from opsboard.mirror.models import KubeObject
 from opsboard.mirror.writer import mirror_apply, mirror_relist
 from tests.mirror.factories import MEMCACHED, obj
@@ -112,7 +112,7 @@ def test_a_deadlock_is_retried_and_never_surfaces(caplog: pytest.LogCaptureFixtu
 
         retrying(work, what="the crossing update")
 
-    with caplog.at_level(logging.INFO, logger="opsboard.core.db_retry"):
+    with caplog.at_level(logging.INFO, logger="opsboard.db_retry"):
         in_threads(lambda: cross(a, b), lambda: cross(b, a))
     assert "deadlock detected" in caplog.text
     assert set(KubeObject.objects.values_list("generation", flat=True)) == {3}
