@@ -71,6 +71,7 @@ class EmbeddedPostgres:
     port: int = 0
     max_connections: int = 200
     root: Path | None = None
+    settings: dict[str, str] = field(default_factory=dict)  # more `-c name=value`
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -125,6 +126,7 @@ class EmbeddedPostgres:
             # A test server: durability buys nothing, memory is shared with the suite.
             "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
             "-c", "shared_buffers=32MB", "-c", "log_min_messages=warning",
+            *(arg for name, value in self.settings.items() for arg in ("-c", f"{name}={value}")),
         ]  # fmt: skip
         self.process = subprocess.Popen(
             argv, user=user, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
