@@ -12,6 +12,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from kubesim.control import client_context
+
 
 def _resource_arg(text: str) -> tuple[str, str]:
     name, sep, quantity = text.partition("=")
@@ -34,6 +36,8 @@ def _serve(args: argparse.Namespace) -> int:
         pod_start_delay=args.pod_start_delay,
         cluster=not args.no_cluster,
         cluster_options={"node_resources": dict(args.node_resource)},
+        tls=not args.plain_http,
+        tls_names=tuple(args.tls_san),
     )
     sim.start()
     if args.kubeconfig_out:
@@ -58,7 +62,7 @@ def _call(server: str, method: str, path: str, body: Any = None) -> Any:
         headers={"Content-Type": "application/json"},
     )
     try:
-        with urllib.request.urlopen(req, timeout=10) as resp:
+        with urllib.request.urlopen(req, timeout=10, context=client_context(server)) as resp:
             return json.loads(resp.read() or b"{}")
     except urllib.error.HTTPError as exc:
         sys.stderr.write(exc.read().decode() + "\n")
@@ -118,6 +122,19 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--pod-start-delay", type=float, default=0.2)
     serve.add_argument("--seed", type=int, default=None)
     serve.add_argument(
+        "--tls-san",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another DNS name or IP the serving certificate names (repeatable), "
+        "e.g. the name other containers reach kubesim by",
+    )
+    serve.add_argument(
+        "--plain-http",
+        action="store_true",
+        help="serve plain HTTP instead of HTTPS with kubesim's own CA (tokens and RBAC still apply)",
+    )
+    serve.add_argument(
         "--node-resource",
         action="append",
         default=[],
@@ -133,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=_serve)
 
     fault = sub.add_parser("fault", help="inject or clear HTTP faults in a running kubesim")
-    fault.add_argument("--server", required=True, help="e.g. http://127.0.0.1:6443")
+    fault.add_argument("--server", required=True, help="e.g. https://127.0.0.1:6443")
     actions = fault.add_subparsers(dest="action", required=True)
     for name in ("latency", "error", "expire-watch"):
         a = actions.add_parser(name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -74,3 +75,11 @@ class ControlRouter:
         if path_matched:
             raise errors.method_not_allowed()
         raise ApiError(404, "NotFound", f"no kubesim control endpoint {h.command} {path}")
+
+
+def client_context(server: str) -> ssl.SSLContext | None:
+    """The TLS context the control CLIs call a kubesim with. The control API is a loopback
+    test hook and these callers hold no kubeconfig with kubesim's CA, so it is not verified."""
+    if not server.startswith("https:"):
+        return None
+    return ssl._create_unverified_context()

@@ -35,6 +35,17 @@ DNS1035_MSG = (
 
 
 def validate_name(resource: str, name: str) -> list[FieldError]:
+    if resource.endswith(".rbac.authorization.k8s.io"):
+        # RBAC names are path segments (ValidateRBACName), so "system:discovery" is valid.
+        return [
+            FieldError("Invalid", "metadata.name", name, why)
+            for bad, why in (
+                (name in (".", ".."), f"may not be '{name}'"),
+                ("/" in name, "may not contain '/'"),
+                ("%" in name, "may not contain '%'"),
+            )
+            if bad
+        ]
     if resource in ("namespaces",):
         ok, msg, limit = _LABEL.match(name), LABEL_MSG, 63
     elif resource in ("services",):

@@ -10,6 +10,7 @@ import base64
 import contextlib
 import re
 import socket
+import ssl
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from kubesim import discovery, errors, eviction, gojson, openapi, protobuf, routing, tables
+from kubesim import discovery, errors, eviction, gojson, openapi, protobuf, reviews, routing, tables
+from kubesim.authn import UserInfo
 from kubesim.errors import ApiError
 from kubesim.faults import RequestRecord
 from kubesim.jsonutil import JSONDecodeError, dumps, loads
@@ -58,9 +60,13 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- plumbing -----------------------------------------------------------------------------
 
+    _user: UserInfo
+
     def setup(self) -> None:
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if isinstance(self.connection, ssl.SSLSocket):
+            self.connection.do_handshake()
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -165,6 +171,11 @@ class Handler(BaseHTTPRequestHandler):
             return b"".join(chunks)
         if length > MAX_BODY:
             self.close_connection = True
+            # Read what was sent (within reason) before answering: over TLS a client still
+            # writing when the server closes sees an EOF, not the 413.
+            left = min(length, 4 * MAX_BODY)
+            while left > 0 and (chunk := self.rfile.read(min(left, 1 << 16))):
+                left -= len(chunk)
             raise errors.too_large(MAX_BODY)
         return self.rfile.read(length) if length else b""
 
@@ -191,6 +202,10 @@ class Handler(BaseHTTPRequestHandler):
             target = routing.parse(self.sim.store.registry, parts)
             if target is not None:
                 info.update(self._describe(target))
+            # Authentication, impersonation and authorization come first, as in
+            # kube-apiserver's filter chain: a path is only looked up for whom may ask.
+            self._user, _ = self.sim.access.admit(self.command, url.path, self.query, self.headers)
+            if target is not None:
                 delay, err, fault_id = self.sim.faults.before(
                     info["verb"], info["resource"], info["namespace"] or None, info["name"]
                 )
@@ -330,6 +345,17 @@ class Handler(BaseHTTPRequestHandler):
             self._send_object(t, 200, obj, data)
         elif verb == "create":
             body = self._body(t)
+            if reviews.is_review(rt.key):
+                self.send_obj(
+                    201, reviews.review(self.sim.access, self._user, rt.key, t.namespace, body)
+                )
+                return
+            if t.subresource == "token":
+                answer = reviews.token_request(
+                    self.sim.access, t.namespace or "", t.name or "", body
+                )
+                self.send_obj(201, answer)
+                return
             if t.subresource == "binding":
                 self.send_obj(201, store.bind(t.namespace or "", t.name or "", body))
                 return
@@ -693,7 +719,12 @@ class DecodeError(Exception):
 
 
 # What a body sent to these subresources must be, for the decode error's wording.
-_SUBRESOURCE_KINDS = {"scale": "Scale", "eviction": "Eviction", "binding": "Binding"}
+_SUBRESOURCE_KINDS = {
+    "scale": "Scale",
+    "eviction": "Eviction",
+    "binding": "Binding",
+    "token": "TokenRequest",
+}
 # The struct apimachinery first decodes a body into, to find its apiVersion and kind.
 _TYPE_META = (
     'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def _fake_ca() -> str:
-    """A stable, PEM-shaped stand-in: kubesim serves plain HTTP and signs nothing."""
+    """A stable, PEM-shaped stand-in for a store served without its own CA."""
     body = base64.b64encode(hashlib.sha512(b"kubesim root ca").digest() * 6).decode()
     lines = [body[i : i + 64] for i in range(0, len(body), 64)]
     return "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines) + "\n-----END CERTIFICATE-----\n"
@@ -39,7 +39,7 @@ def populate(store: Store, namespace: str) -> None:
                         "Kubernetes clusters."
                     },
                 },
-                "data": {"ca.crt": ROOT_CA},
+                "data": {"ca.crt": store.root_ca or ROOT_CA},
             },
         ),
     )

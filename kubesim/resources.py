@@ -74,6 +74,7 @@ def _b(group: str, version: str, plural: str, kind: str, **kw: Any) -> ResourceT
     return ResourceType(group, version, plural, singular, kind, **kw)
 
 
+_ASK_CLUSTER: dict[str, Any] = {"namespaced": False, "verbs": ("create",)}
 _WORKLOAD = {"status": True, "scale": True, "tracks_generation": True, "categories": ("all",)}
 
 BUILTINS: tuple[ResourceType, ...] = (
@@ -135,7 +136,15 @@ BUILTINS: tuple[ResourceType, ...] = (
         status=True,
     ),
     _b("", "v1", "nodes", "Node", namespaced=False, short_names=("no",), status=True),
-    _b("", "v1", "serviceaccounts", "ServiceAccount", short_names=("sa",), returns_deleted=True),
+    _b(
+        "",
+        "v1",
+        "serviceaccounts",
+        "ServiceAccount",
+        short_names=("sa",),
+        returns_deleted=True,
+        extra_subresources={"token": ("create",)},
+    ),
     _b("apps", "v1", "deployments", "Deployment", short_names=("deploy",), **_WORKLOAD),
     _b("apps", "v1", "replicasets", "ReplicaSet", short_names=("rs",), **_WORKLOAD),
     _b("apps", "v1", "statefulsets", "StatefulSet", short_names=("sts",), **_WORKLOAD),
@@ -190,6 +199,31 @@ BUILTINS: tuple[ResourceType, ...] = (
         namespaced=False,
         short_names=("sc",),
     ),
+    # Questions, not objects: created and answered, never stored (kubesim/reviews.py).
+    _b("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", **_ASK_CLUSTER),
+    _b("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", **_ASK_CLUSTER),
+    _b(
+        "authorization.k8s.io",
+        "v1",
+        "localsubjectaccessreviews",
+        "LocalSubjectAccessReview",
+        verbs=("create",),
+    ),
+    _b(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+        **_ASK_CLUSTER,
+    ),
+    _b(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectrulesreviews",
+        "SelfSubjectRulesReview",
+        **_ASK_CLUSTER,
+    ),
+    _b("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", **_ASK_CLUSTER),
     _b("rbac.authorization.k8s.io", "v1", "roles", "Role"),
     _b("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding"),
     _b("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False),
@@ -207,6 +241,8 @@ BUILTINS: tuple[ResourceType, ...] = (
 GROUP_ORDER = (
     "apps",
     "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
     "networking.k8s.io",
     "policy",
     "rbac.authorization.k8s.io",

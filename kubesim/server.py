@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import importlib
 import importlib.util
 import itertools
 import logging
 import os
+import socket
+import ssl
 import threading
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -15,11 +18,13 @@ from typing import Any
 import yaml
 
 from kubesim import builtin_schema
+from kubesim.access import Access
 from kubesim.control import ControlHandler, ControlRequest, ControlRouter
 from kubesim.faults import Fault, Faults, RequestLog, RequestRecord
 from kubesim.gc import GarbageCollector
 from kubesim.handler import Handler
 from kubesim.store import Store
+from kubesim.tls import Authority
 
 log = logging.getLogger("kubesim")
 
@@ -27,6 +32,18 @@ log = logging.getLogger("kubesim")
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
+    tls: ssl.SSLContext | None = None
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, addr = super().get_request()
+        if self.tls is None:
+            return conn, addr
+        # The handshake happens in the connection's own thread (Handler.setup), so one slow
+        # or broken client never holds up the accept loop.
+        return self.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False), addr
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hangs up or refuses the certificate is not the server's error
 
 
 class KubeSim:
@@ -43,10 +60,16 @@ class KubeSim:
         pod_start_delay: float = 0.2,
         cluster: bool = True,
         cluster_options: dict[str, Any] | None = None,
+        tls: bool = True,
+        tls_names: tuple[str, ...] = (),
     ) -> None:
         self.log = log
-        self.store = Store(data_dir, seed=seed)
+        data = Path(data_dir) if data_dir is not None else None
+        self.authority = Authority(data / "pki" if data is not None else None)
+        self.store = Store(data_dir, seed=seed, root_ca=self.authority.cert_pem.decode())
         self.gc = GarbageCollector(self.store)
+        self.access = Access(self.store, data / "auth" if data is not None else None)
+        self.access.start()
         self.faults = Faults(seed)
         self.requests = RequestLog()
         self.control = ControlRouter()
@@ -54,6 +77,9 @@ class KubeSim:
         self._audit = itertools.count(1)
         handler = type("KubeSimHandler", (Handler,), {"sim": self})
         self.httpd = _HTTPServer((host, port), handler)
+        self.tls = tls
+        if tls:
+            self.httpd.tls = self.authority.server_context(host, tls_names)
         self._thread: threading.Thread | None = None
         self.cluster: Any = None
         self._want_cluster = cluster
@@ -81,7 +107,15 @@ class KubeSim:
 
     @property
     def url(self) -> str:
-        return f"http://{self.address}"
+        return f"{'https' if self.tls else 'http'}://{self.address}"
+
+    @property
+    def admin_token(self) -> str:
+        return self.access.authenticator.admin_token
+
+    @property
+    def ca_pem(self) -> bytes:
+        return self.authority.cert_pem
 
     def start(self) -> KubeSim:
         builtin_schema.warm_up()
@@ -120,12 +154,16 @@ class KubeSim:
     def next_audit_id(self) -> str:
         return f"kubesim-{next(self._audit)}"
 
-    def kubeconfig(self, *, context: str = "kubesim") -> dict[str, Any]:
+    def kubeconfig(self, *, context: str = "kubesim", token: str | None = None) -> dict[str, Any]:
+        """A kubeconfig for this server: the admin's token unless another one is given."""
+        cluster: dict[str, Any] = {"server": self.url}
+        if self.tls:
+            cluster["certificate-authority-data"] = base64.b64encode(self.ca_pem).decode()
         return {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": context, "cluster": {"server": self.url}}],
-            "users": [{"name": context, "user": {"token": "kubesim"}}],
+            "clusters": [{"name": context, "cluster": cluster}],
+            "users": [{"name": context, "user": {"token": token or self.admin_token}}],
             "contexts": [
                 {
                     "name": context,
@@ -136,13 +174,15 @@ class KubeSim:
             "preferences": {},
         }
 
-    def write_kubeconfig(self, path: str | Path) -> Path:
+    def write_kubeconfig(self, path: str | Path, *, token: str | None = None) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         # Whole or not at all: callers poll for the file and read it once it exists (an
         # empty one, read between open and write, failed a bench scenario under load).
         partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        partial.write_text(yaml.safe_dump(self.kubeconfig(), sort_keys=False))
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # holds a token
+        with os.fdopen(fd, "w") as f:
+            f.write(yaml.safe_dump(self.kubeconfig(token=token), sort_keys=False))
         os.replace(partial, path)
         return path
 

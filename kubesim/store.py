@@ -90,9 +90,15 @@ class Event:
 
 class Store:
     def __init__(
-        self, data_dir: str | Path | None = None, *, window: int = 20_000, seed: int | None = None
+        self,
+        data_dir: str | Path | None = None,
+        *,
+        window: int = 20_000,
+        seed: int | None = None,
+        root_ca: str | None = None,
     ) -> None:
         self.registry = Registry()
+        self.root_ca = root_ca  # PEM of the cluster CA, published in each kube-root-ca.crt
         self._lock = threading.RLock()
         self.changed = threading.Condition(threading.Lock())  # watchers wait on this
         self._objects: dict[str, dict[tuple[str, str], Entry]] = {}
@@ -105,6 +111,7 @@ class Store:
         self._subscribers: list[Subscriber] = []
         self._queue: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
         self._admission: dict[str, list[Admission]] = {}
+        self._writes: dict[str, int] = {}  # commits per resource: caches of a kind notice change
         self._random = random.Random(seed)
         self._db = Persistence(data_dir) if data_dir is not None else None
         self._closed = False
@@ -213,6 +220,19 @@ class Store:
             raise errors.not_found(rt.key, name)
         return entry
 
+    def writes_to(self, resources: tuple[str, ...]) -> int:
+        """How many commits these resources have seen: unchanged means nothing changed."""
+        return sum(self._writes.get(r, 0) for r in resources)
+
+    def snapshot(
+        self, resources: tuple[str, ...]
+    ) -> tuple[int, dict[str, builtins.list[dict[str, Any]]]]:
+        """writes_to(resources) and every object of those resources, read consistently.
+        The objects are the store's own: read them, never change them."""
+        with self._lock:
+            objects = {r: [e[0] for e in self._objects.get(r, {}).values()] for r in resources}
+            return self.writes_to(resources), objects
+
     def get_by_uid(self, uid: str) -> dict[str, Any] | None:
         where = self._uids.get(uid)
         if where is None:
@@ -307,6 +327,7 @@ class Store:
                 raise errors.internal(f"storage: {exc}") from exc
         self._rv = rv
         self._index(rt.key, ns, name, None if etype == "DELETED" else obj, data, prev)
+        self._writes[rt.key] = self._writes.get(rt.key, 0) + 1
         if etype == "DELETED" and rt.key == crds.CRD:
             crds.unregister(self.registry, obj)
         ev = Event(rv, etype, rt.key, ns, obj, data, prev)

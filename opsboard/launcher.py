@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opsboard.core.identities import NAMESPACE, OPERATOR, WEB
 from opsboard.embedded.redis import EmbeddedRedis, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +48,7 @@ class Child:
     name: str
     args: list[str]
     colour: str = "0"
+    env: dict[str, str] = field(default_factory=dict)  # over the launcher's environment
     exits: list[float] = field(default_factory=list)  # monotonic times of recent exits
     printed_at: float = 0.0  # time.monotonic() of its last line
     process: subprocess.Popen[str] | None = field(default=None, repr=False)
@@ -55,7 +57,7 @@ class Child:
         self.process = subprocess.Popen(
             self.args,
             cwd=ROOT,
-            env=env,
+            env={**env, **self.env},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -105,6 +107,7 @@ class Launcher:
         self.redis: EmbeddedRedis | None = None
         self.children: list[Child] = []
         self.stopping = threading.Event()
+        self.own_cluster = False  # kubesim, started here: processes get the install's identities
 
     # -- infrastructure -------------------------------------------------------------
     def start_redis(self) -> None:
@@ -151,6 +154,7 @@ class Launcher:
                 raise SystemExit("kubesim did not write its kubeconfig within 30 s")
             time.sleep(0.05)
         self.env["KUBECONFIG"] = str(kubeconfig)
+        self.own_cluster = True
         log(f"kubesim cluster up; kubeconfig at {kubeconfig}")
 
     def manage(self, *args: str) -> None:
@@ -162,29 +166,42 @@ class Launcher:
         child.start(self.env)
         self.children.append(child)
 
+    def identity_env(self, kubeconfig_name: str) -> dict[str, str]:
+        """On kubesim, a process runs as the ServiceAccount the install gives it (bootstrap
+        wrote its kubeconfig); on a cluster of the user's, as the user's KUBECONFIG."""
+        if not self.own_cluster:
+            return {}
+        env = {"KUBECONFIG": str(self.state / kubeconfig_name)}
+        env["OPSBOARD_LEASE_NAMESPACE"] = self.env.get("OPSBOARD_LEASE_NAMESPACE", NAMESPACE)
+        return env
+
     def start_processes(self) -> None:
+        operator = self.identity_env(OPERATOR.kubeconfig)
         if (
             has_module("opsboard.engine.management.commands.runwatcher")
             and "KUBECONFIG" in self.env
         ):
-            self.launch(Child("watcher", [PYTHON, "manage.py", "runwatcher"]))
+            self.launch(Child("watcher", [PYTHON, "manage.py", "runwatcher"], env=operator))
         if "KUBECONFIG" in self.env:
             quiet = [] if self.debug else ["--quiet"]  # no banner of settings and queues
             self.launch(
                 Child("worker", [PYTHON, "-m", "celery", *quiet, "-A", "opsboard", "worker",
-                                 "--loglevel", "INFO", "--concurrency", "2", "-n", "worker@%h"])
+                                 "--loglevel", "INFO", "--concurrency", "2", "-n", "worker@%h"],
+                      env=operator)
             )  # fmt: skip
             self.launch(
                 Child("beat", [PYTHON, "-m", "celery", *quiet, "-A", "opsboard", "beat",
                                "--loglevel", "INFO" if self.debug else "WARNING",
-                               "--schedule", str(self.state / "celerybeat-schedule")])
+                               "--schedule", str(self.state / "celerybeat-schedule")],
+                      env=operator)
             )  # fmt: skip
         access = ["--access-logfile", "-"] if self.debug else []
         self.launch(
             Child("web", [PYTHON, "-m", "gunicorn", "opsboard.wsgi:application",
                           "--bind", f"127.0.0.1:{self.port}", "--workers", "2", "--threads", "4",
                           "--graceful-timeout", "5", *access, *self.control_socket(),
-                          "--log-level", "info" if self.debug else "warning"])
+                          "--log-level", "info" if self.debug else "warning"],
+                  env=self.identity_env(WEB.kubeconfig))
         )  # fmt: skip
 
     def control_socket(self) -> list[str]:
@@ -227,7 +244,10 @@ class Launcher:
             log("applying database migrations")
             self.manage("migrate", "--noinput", "-v", "0")
             self.password = self.admin_password()
-            self.manage("bootstrap", "--admin-password-file", str(self.state / "admin_password"))
+            # As the admin: CRDs, samples and, on kubesim, the install's RBAC and identities.
+            identities = ["--identities"] if self.own_cluster else []
+            self.manage("bootstrap", "--admin-password-file", str(self.state / "admin_password"),
+                        *identities)  # fmt: skip
             self.start_processes()
             if self.wait_for_web():
                 (self.state / "url").write_text(self.url + "\n")

@@ -9,6 +9,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from kubesim.control import client_context
+
 BASE = "/_kubesim/cluster"
 
 
@@ -16,7 +18,7 @@ def add_cluster_parser(sub: Any) -> None:
     cluster = sub.add_parser(
         "cluster", help="nodes, pause/resume and pod faults of a running kubesim"
     )
-    cluster.add_argument("--server", required=True, help="e.g. http://127.0.0.1:6443")
+    cluster.add_argument("--server", required=True, help="e.g. https://127.0.0.1:6443")
     actions = cluster.add_subparsers(dest="action", required=True)
     actions.add_parser("status", help="nodes, paused groups and the missing-image list")
     actions.add_parser("add-node", help="register one more node")
@@ -77,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         headers={"Content-Type": "application/json"},
     )
     try:
-        with urllib.request.urlopen(req, timeout=10) as resp:
+        with urllib.request.urlopen(req, timeout=10, context=client_context(args.server)) as resp:
             print(json.dumps(json.loads(resp.read() or b"{}"), indent=2))
     except urllib.error.HTTPError as exc:
         sys.stderr.write(exc.read().decode() + "\n")

@@ -5,11 +5,13 @@ checks run everywhere."""
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -18,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from cryptography import x509
 
 from tests.deploy.kustomize import ROOT, env_file_names
 
@@ -173,7 +176,16 @@ def test_the_kubesim_service_serves_and_shares_a_kubeconfig_naming_the_service(
             assert time.monotonic() < deadline, "the kubesim service never became healthy"
             time.sleep(0.3)
         shared = yaml.safe_load((tmp_path / "shared-kubeconfig").read_text())
-        assert shared["clusters"][0]["cluster"]["server"] == f"http://kubesim:{port}"
+        cluster = shared["clusters"][0]["cluster"]
+        assert cluster["server"] == f"https://kubesim:{port}"
+        # The serving certificate names the service, so the other containers verify it.
+        ca = base64.b64decode(cluster["certificate-authority-data"])
+        cert = ssl.get_server_certificate(("127.0.0.1", int(port)))
+        names = x509.load_pem_x509_certificate(cert.encode()).extensions.get_extension_for_class(
+            x509.SubjectAlternativeName
+        )
+        assert "kubesim" in names.value.get_values_for_type(x509.DNSName)
+        assert ca.startswith(b"-----BEGIN CERTIFICATE-----")
         server.send_signal(signal.SIGTERM)  # `docker compose stop`: the trap stops kubesim
         assert server.wait(timeout=30) is not None
     finally:

@@ -138,14 +138,15 @@ def test_body_over_3_mib_is_413(kube_api_client: Api, namespace: str) -> None:
     assert body["message"] == "Request entity too large: limit is 3145728"
 
 
-@pytest.mark.kubesim_only  # a real server decodes every built-in kind from protobuf
+@pytest.mark.kubesim_only  # the real server answers a kind it has no protobuf for differently
 def test_unsupported_content_types_are_415(kube_api_client: Api, namespace: str) -> None:
-    type_meta = b"\x0a\x07apps/v1\x12\x0aDeployment"  # a kind kubesim cannot decode
+    version, kind = b"example.com/v1", b"Widget"  # a kind no .proto defines
+    type_meta = b"\x0a" + bytes([len(version)]) + version + b"\x12" + bytes([len(kind)]) + kind
     envelope = b"k8s\x00\x0a" + bytes([len(type_meta)]) + type_meta + b"\x12\x00"
     resp = raw(
         kube_api_client,
         "POST",
-        f"/apis/apps/v1/namespaces/{namespace}/deployments",
+        f"/api/v1/namespaces/{namespace}/configmaps",
         body=envelope,
         content_type="application/vnd.kubernetes.protobuf",
     )

@@ -89,8 +89,14 @@ def _start(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
 
 
 def test_an_acknowledged_write_survives_a_crash(tmp_path: Path) -> None:
-    http = urllib3.PoolManager()
     proc, url = _start(tmp_path)
+    # The CA and the admin's token are kept in the data dir, so both survive the crash.
+    http = urllib3.PoolManager(
+        ca_certs=str(tmp_path / "pki" / "ca.crt"),
+        headers={
+            "Authorization": f"Bearer {(tmp_path / 'auth' / 'admin.token').read_text().strip()}"
+        },
+    )
     try:
         resp = http.request(
             "POST", f"{url}/api/v1/namespaces/default/configmaps", json=_cm("durable")

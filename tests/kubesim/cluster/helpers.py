@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 import urllib.error
 import urllib.request
 from typing import Any
@@ -24,8 +25,10 @@ def control(api: client.ApiClient, method: str, path: str, body: Any = None) -> 
         method=method,
         headers={"Content-Type": "application/json", "Accept": "application/json"},
     )
+    ca = api.configuration.ssl_ca_cert  # kubesim's CA, from the kubeconfig
+    context = ssl.create_default_context(cafile=ca) if ca else None
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=10, context=context) as response:
             return json.loads(response.read() or b"null")
     except urllib.error.HTTPError as exc:
         raise client.ApiException(status=exc.code, reason=exc.reason) from None

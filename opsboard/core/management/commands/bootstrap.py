@@ -13,6 +13,7 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from controllers.kube import load_api_client
+from opsboard.core import identities as identities_
 from opsboard.core import manifests
 
 K8S = settings.BASE_DIR / "k8s"
@@ -24,9 +25,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--admin-password-file", type=Path)
         parser.add_argument("--no-samples", action="store_true")
+        parser.add_argument(
+            "--identities",
+            action="store_true",
+            help="also apply k8s/rbac and the web's RBAC, and write a kubeconfig per "
+            "ServiceAccount beside the admin's (make run on kubesim)",
+        )
 
     def handle(
-        self, *args: Any, admin_password_file: Path | None, no_samples: bool, **kw: Any
+        self,
+        *args: Any,
+        admin_password_file: Path | None,
+        no_samples: bool,
+        identities: bool = False,
+        **kw: Any,
     ) -> None:
         if admin_password_file:
             self.ensure_admin(admin_password_file.read_text().strip())
@@ -35,6 +47,10 @@ class Command(BaseCommand):
             return
         try:
             self.install(samples=not no_samples)
+            if identities:
+                api = load_api_client(kubeconfig=settings.KUBECONFIG)
+                for line in identities_.install(api, K8S, Path(settings.KUBECONFIG)):
+                    self.stdout.write(line)
         except (ApiException, HTTPError, OSError) as exc:
             raise CommandError(
                 f"could not install CRDs and samples into the cluster: {exc}"

@@ -1,0 +1,100 @@
+"""Authentication as a cluster does it: the admin's token, ServiceAccount tokens from the
+TokenRequest API (`kubectl create token`), 401 for a token that proves nothing."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes import client
+
+from tests.kubesim.conftest import Kubectl
+from tests.kubesim.identities import client_with_token, service_account_token, status_of
+from tests.kubesim.support import raw
+
+
+def _whoami(api: client.ApiClient) -> dict[str, object]:
+    review = client.AuthenticationV1Api(api).create_self_subject_review(
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    )
+    info = review.status.user_info
+    return {"username": info.username, "groups": info.groups}
+
+
+def test_a_service_account_token_authenticates_as_the_service_account(
+    kube_api_client: client.ApiClient, namespace: str
+) -> None:
+    token = service_account_token(kube_api_client, namespace, "robot")
+    with client_with_token(kube_api_client, token) as robot:
+        assert _whoami(robot) == {
+            "username": f"system:serviceaccount:{namespace}:robot",
+            "groups": [
+                "system:serviceaccounts",
+                f"system:serviceaccounts:{namespace}",
+                "system:authenticated",
+            ],
+        }
+
+
+def test_a_bad_token_is_401_unauthorized(kube_api_client: client.ApiClient) -> None:
+    with client_with_token(kube_api_client, "not-a-token") as stranger:
+        resp = raw(stranger, "GET", "/api/v1/namespaces/default/pods")
+    assert resp.status == 401
+    assert resp.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "Unauthorized",
+        "reason": "Unauthorized",
+        "code": 401,
+    }
+
+
+def test_no_credentials_is_system_anonymous(kube_api_client: client.ApiClient) -> None:
+    with client_with_token(kube_api_client, None) as anonymous:
+        version = raw(anonymous, "GET", "/version")
+        pods = raw(anonymous, "GET", "/api/v1/pods")
+    assert version.status == 200 and version.json()["major"] == "1"
+    assert pods.status == 403
+    assert pods.json()["message"] == (
+        'pods is forbidden: User "system:anonymous" cannot list resource "pods" in API group "" '
+        "at the cluster scope"
+    )
+
+
+def test_a_token_dies_with_its_service_account(
+    kube_api_client: client.ApiClient, namespace: str
+) -> None:
+    token = service_account_token(kube_api_client, namespace, "shortlived")
+    client.CoreV1Api(kube_api_client).delete_namespaced_service_account("shortlived", namespace)
+    with client_with_token(kube_api_client, token) as ghost:
+        for _ in range(100):  # a real server notices through its informer, not at once
+            status = raw(ghost, "GET", "/version").status
+            if status == 401:
+                break
+    assert status == 401
+
+
+def test_a_token_request_shorter_than_ten_minutes_is_422(
+    kube_api_client: client.ApiClient, namespace: str
+) -> None:
+    service_account_token(kube_api_client, namespace, "robot")
+    with pytest.raises(client.ApiException) as caught:
+        client.CoreV1Api(kube_api_client).create_namespaced_service_account_token(
+            "robot", namespace, {"spec": {"expirationSeconds": 60}}
+        )
+    assert caught.value.status == 422
+    assert status_of(caught.value)["message"] == (
+        'TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: '
+        "Invalid value: 60: may not specify a duration less than 10 minutes"
+    )
+
+
+def test_kubectl_create_token_gives_a_working_token(
+    kubectl: Kubectl, kube_api_client: client.ApiClient, namespace: str
+) -> None:
+    kubectl("create", "serviceaccount", "cli", namespace=namespace)
+    token = kubectl("create", "token", "cli", "--duration=15m", namespace=namespace).stdout.strip()
+    with client_with_token(kube_api_client, token) as cli:
+        assert _whoami(cli)["username"] == f"system:serviceaccount:{namespace}:cli"
+    whoami = kubectl("auth", "whoami", f"--token={token}", namespace=namespace).stdout
+    assert f"system:serviceaccount:{namespace}:cli" in whoami
