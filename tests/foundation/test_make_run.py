@@ -16,6 +16,7 @@ import pytest
 import yaml
 from kubernetes import client, config
 
+from controllers.conditions import condition_of
 from opsboard.embedded.redis import free_port
 from tests.support.waiting import wait_for
 
@@ -120,18 +121,22 @@ def test_make_run_serves_the_login_page_and_stops_cleanly_keeping_state(tmp_path
         # Every operator runs: each sample, of all four kinds, is reconciled to Available.
         sample_kinds = [d for d in _sample_kinds() if d[3]]
         assert len(sample_kinds) == 4, sample_kinds
-        deadline = time.monotonic() + 120
-        waiting = {name for *_, name in sample_kinds}
-        while waiting and time.monotonic() < deadline:
-            for group, version, plural, name in sample_kinds:
-                cr = client.CustomObjectsApi(api).get_namespaced_custom_object(
-                    group, version, "default", plural, name
-                )
-                conditions = (cr.get("status") or {}).get("conditions") or []
-                if any(c["type"] == "Available" and c["status"] == "True" for c in conditions):
-                    waiting.discard(name)
-            time.sleep(0.5)
-        assert not waiting, f"not Available after 120 s: {sorted(waiting)}"
+
+        def not_available() -> list[str]:
+            crs = client.CustomObjectsApi(api)
+            return [
+                name
+                for group, version, plural, name in sample_kinds
+                if condition_of(
+                    crs.get_namespaced_custom_object(group, version, "default", plural, name),
+                    "Available",
+                ).get("status")
+                != "True"
+            ]
+
+        wait_for(
+            lambda: not_available() == [], timeout=120, interval=0.5, what="every sample Available"
+        )
         _assert_console_is_for_people(first, port)
     finally:
         assert first.interrupt() == 0
