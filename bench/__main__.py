@@ -1,4 +1,6 @@
-"""`python -m bench [--quick] [--no-peer] [scenario ...]`: run, print the table, write files."""
+"""`python -m bench [--quick] [--no-peer] [--kubeconfig FILE] [scenario ...]`: run, print the
+table, write files. With --kubeconfig, every scenario that does not need kubesim's hooks
+runs against that cluster (in namespaces of its own, deleted afterwards) instead."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from bench.report import Outcome, table, write_json, write_plots
 from bench.runner import Bench
-from bench.scenarios import SCENARIOS
+from bench.scenarios import KUBESIM_ONLY, SCENARIOS
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -27,12 +29,31 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--quick", action="store_true", help="small sizes: a first look, a smoke test"
     )
     parser.add_argument("--no-peer", action="store_true", help="skip the kopf peer")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="where JSON and PNGs go")
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        help="run on this cluster instead of kubesim (the scenarios that need no kubesim hook: "
+        f"all but {', '.join(sorted(KUBESIM_ONLY))})",
+    )
+    parser.add_argument("--out", type=Path, help=f"where JSON and PNGs go (default {RESULTS}, "
+                        f"with --kubeconfig {RESULTS / 'real-cluster'})")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the work dir (stack logs)")
     args = parser.parse_args(argv)
     unknown = [s for s in args.scenarios if s not in SCENARIOS]
     if unknown:
         parser.error(f"unknown scenario {', '.join(unknown)}; choose from {', '.join(SCENARIOS)}")
+    if args.kubeconfig is not None:
+        if not args.kubeconfig.is_file():
+            parser.error(f"--kubeconfig {args.kubeconfig}: no such file")
+        args.kubeconfig = args.kubeconfig.resolve()
+        if only := [s for s in args.scenarios if s in KUBESIM_ONLY]:
+            parser.error(
+                f"{', '.join(only)} need kubesim's hooks and cannot run with --kubeconfig; "
+                f"choose from {', '.join(s for s in SCENARIOS if s not in KUBESIM_ONLY)}"
+            )
+        args.scenarios = args.scenarios or [s for s in SCENARIOS if s not in KUBESIM_ONLY]
+    if args.out is None:
+        args.out = RESULTS / "real-cluster" if args.kubeconfig else RESULTS
     return args
 
 
@@ -41,7 +62,9 @@ def main(argv: list[str]) -> int:
     # `timeout` and CI send SIGTERM: unwind like Ctrl-C so every stack stops its servers.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     workdir = Path(tempfile.mkdtemp(prefix="opsboard-bench-"))
-    bench = Bench(quick=args.quick, workdir=workdir, peer=not args.no_peer)
+    bench = Bench(
+        quick=args.quick, workdir=workdir, peer=not args.no_peer, kubeconfig=args.kubeconfig
+    )
     outcomes: list[Outcome] = []
     try:
         for name in args.scenarios or list(SCENARIOS):

@@ -8,6 +8,8 @@ same definition:
 - nodes converged: spec converged and status.nodes lists spec.size pods;
 - ready: nodes converged and status.readyReplicas equals spec.size (this one
   includes kubesim's simulated pod start delay).
+The floor (no operator: Deployments created and patched directly) is judged by the
+Deployments alone: spec.replicas seen, then status.readyReplicas equal to it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class Fleet:
         self.namespace = namespace
         self.crs: dict[str, CrState] = {}
         self.replicas: dict[str, int] = {}
+        self.deployments_ready: dict[str, int] = {}  # replicas, for those all ready
         self.spec_ok: set[str] = set()
         self.nodes_ok: set[str] = set()
         self.ready_ok: set[str] = set()
@@ -105,8 +108,20 @@ class Fleet:
         with self.cond:
             if type_ == "DELETED":
                 self.replicas.pop(name, None)
+                self.deployments_ready.pop(name, None)
             else:
-                self.replicas[name] = (obj.get("spec") or {}).get("replicas", 1)
+                replicas = (obj.get("spec") or {}).get("replicas", 1)
+                self.replicas[name] = replicas
+                status = obj.get("status") or {}
+                if (
+                    status.get("observedGeneration") == obj["metadata"].get("generation")
+                    and (status.get("readyReplicas") or 0) == replicas
+                    and (status.get("updatedReplicas") or 0) == replicas
+                    and (status.get("replicas") or 0) == replicas
+                ):
+                    self.deployments_ready[name] = replicas
+                else:
+                    self.deployments_ready.pop(name, None)
             self._settle(name)
 
     def _settle(self, name: str) -> None:
@@ -145,8 +160,20 @@ class Fleet:
         cr = self.crs.get(name)
         return cr is not None and cr.generation >= generation and name in self.ready_ok
 
+    def deployment_ready(self, name: str, replicas: int) -> bool:
+        return self.deployments_ready.get(name) == replicas
+
+    def deployment_scaled(self, name: str, replicas: int) -> bool:
+        return self.replicas.get(name) == replicas
+
 
 def create_many(api: KubeApi, namespace: str, names: list[str], *, size: int) -> None:
     """Create CRs "at once": from a few threads, as fast as the API server takes them."""
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(lambda name: api.create_memcached(namespace, name, size=size), names))
+
+
+def create_deployments(api: KubeApi, namespace: str, names: list[str], *, replicas: int) -> None:
+    """The floor's cold start: the Deployments an operator would create, created directly."""
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda n: api.create_deployment(namespace, n, replicas=replicas), names))

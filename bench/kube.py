@@ -16,6 +16,8 @@ import kubernetes
 import yaml
 from kubernetes.watch.watch import iter_resp_lines
 
+from controllers.memcached.desired import desired_deployment
+
 MEMCACHED_PATH = "/apis/cache.example.com/v1alpha1"
 CRD_DIR = Path(__file__).resolve().parent.parent / "k8s" / "crd"
 THIRD_PARTY_DIR = Path(__file__).resolve().parent.parent / "k8s" / "third_party"
@@ -122,6 +124,27 @@ class KubeApi:
             "POST", f"{MEMCACHED_PATH}/namespaces/{namespace}/memcacheds", body=body
         )
         return created
+
+    def create_deployment(self, namespace: str, name: str, *, replicas: int) -> dict[str, Any]:
+        """The Deployment the Memcached operator makes for a CR of that name and size."""
+        cr = {"apiVersion": f"{MEMCACHED_PATH.split('/', 2)[2]}", "kind": "Memcached",
+              "metadata": {"name": name, "namespace": namespace, "uid": "none"},
+              "spec": {"size": replicas}}  # fmt: skip
+        body = desired_deployment(cr)
+        body["metadata"].pop("ownerReferences", None)  # no CR owns it
+        created: dict[str, Any] = self.request(
+            "POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", body=body
+        )
+        return created
+
+    def patch_deployment(self, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+        patched: dict[str, Any] = self.request(
+            "PATCH",
+            f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}",
+            body=patch,
+            content_type=MERGE_PATCH,
+        )
+        return patched
 
     def patch_memcached(self, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
         patched: dict[str, Any] = self.request(

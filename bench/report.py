@@ -49,10 +49,17 @@ class Row:
     target: Target | None = None
     # How many times better opsboard is: peer / value for costs and latencies.
     higher_is_better: bool = False
+    paired: bool = True  # False: the two columns hold two figures of one thing (the floor's)
 
     @property
     def ratio(self) -> float | None:
-        if self.value is None or self.peer is None or not self.value or not self.peer:
+        if (
+            not self.paired
+            or self.value is None
+            or self.peer is None
+            or not self.value
+            or not self.peer
+        ):
             return None
         return self.value / self.peer if self.higher_is_better else self.peer / self.value
 
@@ -117,7 +124,9 @@ def table(outcomes: list[Outcome], *, quick: bool) -> str:
     header = ("Metric", "opsboard", "kopf", "kopf/opsb.", "Target", "Verdict")
     body: list[tuple[str, ...]] = []
     for outcome in outcomes:
-        body.append((f"[{outcome.name}] {outcome.title}", "", "", "", "", ""))
+        load = outcome.data.get("load_average") or {}
+        said = f" (1-min load {load['before']:.1f} → {load['after']:.1f})" if load else ""
+        body.append((f"[{outcome.name}] {outcome.title}{said}", "", "", "", "", ""))
         if outcome.error:
             body.append((f"  not measured: {outcome.error}", "", "", "", "", ""))
         for row in outcome.rows:

@@ -8,8 +8,9 @@ from pathlib import Path
 from bench.fleet import Fleet
 from bench.stack import Stack, StackError
 
-NAMESPACE = "bench"
+NAMESPACE = "bench"  # on kubesim; on a real cluster each stack has its own
 WARMUP = "warmup"
+FLOOR = "floor"  # the work done straight through the API, with no operator
 
 
 @dataclass
@@ -17,6 +18,7 @@ class Bench:
     quick: bool
     workdir: Path
     peer: bool = True  # also run the kopf peer where a scenario compares
+    kubeconfig: Path | None = None  # a real cluster to run on instead of kubesim
     # Converged fleets handed from one scenario to the next (cold start → cost → UI), so
     # the full run builds 1,000 CRs once per operator instead of once per scenario.
     _kept: dict[str, tuple[Stack, Fleet]] = field(default_factory=dict)
@@ -41,23 +43,37 @@ class Bench:
         return ["opsboard", "kopf"] if self.peer else ["opsboard"]
 
     def stack(self, name: str) -> Stack:
-        return Stack(self.workdir, name=name)
+        return Stack(self.workdir, name=name, kubeconfig=self.kubeconfig)
+
+    @property
+    def server(self) -> str:
+        """What the figures were measured on, for the table and the JSON."""
+        return "a real cluster" if self.kubeconfig else "kubesim"
 
 
 def start_operator(stack: Stack, operator: str, *, workers: int = 2, pods: int = 10) -> Fleet:
     """kubesim, then the operator, then a warmed-up fleet watch: the first CR has converged,
     so every process has connected and imported what it needs before anything is timed.
-    `pods`: how many the scenario will run at most, so that the cluster has the nodes."""
+    `pods`: how many the scenario will run at most, so that the cluster has the nodes.
+
+    Operator "floor" is no operator at all: the scenario then does the work itself,
+    straight through the API, to show what the server alone needs."""
     stack.start_cluster(pods=pods)
-    stack.api.create_namespace(NAMESPACE)
+    namespace = stack.namespace
+    stack.api.create_namespace(namespace)
     if operator == "kopf":
-        stack.start_kopf(NAMESPACE)
-    else:
+        stack.start_kopf(namespace)
+    elif operator == "opsboard":
         stack.start_opsboard(workers=workers)
-    fleet = Fleet(stack.api, NAMESPACE).start()
+    fleet = Fleet(stack.api, namespace).start()
     stack.followers.append(fleet)
-    stack.api.create_memcached(NAMESPACE, WARMUP, size=1)
-    if fleet.wait(lambda: fleet.ready(WARMUP, 1), timeout=120) is None:
+    if operator == FLOOR:
+        stack.api.create_deployment(namespace, WARMUP, replicas=1)
+        warm = lambda: fleet.deployment_ready(WARMUP, 1)  # noqa: E731
+    else:
+        stack.api.create_memcached(namespace, WARMUP, size=1)
+        warm = lambda: fleet.ready(WARMUP, 1)  # noqa: E731
+    if fleet.wait(warm, timeout=120) is None:
         logs = "\n".join(f"--- {p.role}\n{p.tail(800)}" for p in stack.processes)
         raise StackError(f"{operator}: the warm-up CR never converged\n{logs}")
     return fleet

@@ -5,6 +5,11 @@ with its own data dir, a real redis-server, a SQLite database, and the
 product's processes (N Celery worker processes, the watcher, gunicorn) or the
 kopf peer, each a subprocess with its output in a log file. Nothing is shared
 between stacks, so one scenario's leftovers never slow the next.
+
+Given a kubeconfig (`python -m bench --kubeconfig FILE`), a stack uses that cluster
+instead of starting kubesim: a namespace of its own, deleted when the stack stops,
+which the operator alone watches and where it keeps its leader-election Lease, so
+stacks and other users of a shared cluster stay apart.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -25,7 +31,7 @@ from pathlib import Path
 import psutil
 
 from bench.fleet import Fleet
-from bench.kube import KubeApi
+from bench.kube import ApiError, KubeApi
 from opsboard.embedded.redis import EmbeddedRedis, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,14 +115,17 @@ class RssSampler:
 
 
 class Stack:
-    def __init__(self, workdir: Path, *, name: str) -> None:
+    def __init__(self, workdir: Path, *, name: str, kubeconfig: Path | None = None) -> None:
         self.dir = workdir / name
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir.mkdir(parents=True)
         self.processes: list[Process] = []
         self.followers: list[Fleet] = []  # watches on this stack's API: stopped first
         self.redis: EmbeddedRedis | None = None
-        self.kubeconfig = self.dir / "kubeconfig"
+        self.external = kubeconfig  # a cluster that is not ours to start: no kubesim
+        self.kubeconfig = kubeconfig or self.dir / "kubeconfig"
+        # On a shared cluster a left-over namespace may still be terminating: a fresh name.
+        self.namespace = f"bench-{name}-{secrets.token_hex(2)}" if kubeconfig else "bench"
         self.rss = RssSampler(self.processes)
         self.web_url = ""
         self.db = self.dir / "opsboard.sqlite3"
@@ -138,6 +147,8 @@ class Stack:
     def start_cluster(self, *, pods: int = 0) -> Stack:
         """kubesim, with the product's CRDs applied and enough nodes for `pods` pods: a
         node takes at most 110, as a real kubelet does."""
+        if self.external is not None:
+            return self._use_cluster()
         nodes = max(3, math.ceil(pods / 100) + 1)
         self.spawn(
             "kubesim",
@@ -151,6 +162,16 @@ class Stack:
         self.env["KUBECONFIG"] = str(self.kubeconfig)
         self.api.apply_crds()
         self.wait_for("the Memcached CRD", self._crd_served, timeout=30)
+        self.rss.start()
+        return self
+
+    def _use_cluster(self) -> Stack:
+        self.env["KUBECONFIG"] = str(self.kubeconfig)
+        self.env["OPSBOARD_WATCH_NAMESPACES"] = self.namespace
+        self.env["OPSBOARD_LEASE_NAMESPACE"] = self.namespace
+        self.api.apply_crds()
+        self.wait_for("the Memcached CRD", self._crd_served, timeout=30)
+        self.api.create_namespace(self.namespace)
         self.rss.start()
         return self
 
@@ -268,6 +289,38 @@ class Stack:
             raise
         finally:
             self.processes.clear()
+            if self.external is not None:
+                self._delete_namespace()
+
+    def _delete_namespace(self, timeout: float = 180.0) -> None:
+        """Leave the shared cluster as found, and wait for it, so that the garbage
+        collection of one measurement's objects does not load the next one."""
+        path = f"/api/v1/namespaces/{self.namespace}"
+        try:
+            self.api.request("DELETE", path)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                self.api.request("GET", path)
+                time.sleep(1)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+
+    def cpu_seconds(self, *roles: str) -> float:
+        """CPU (user + system) used so far by the processes of `roles` and their children."""
+        total = 0.0
+        for proc in self.processes:
+            if proc.role not in roles:
+                continue
+            try:
+                parent = psutil.Process(proc.popen.pid)
+                for one in [parent, *parent.children(recursive=True)]:
+                    times = one.cpu_times()
+                    total += times.user + times.system + times.children_user
+                    total += times.children_system
+            except psutil.Error:
+                continue
+        return total
 
     def __enter__(self) -> Stack:
         return self

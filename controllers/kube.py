@@ -15,7 +15,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -128,6 +128,7 @@ class ApiKube:
         body: Any = None,
         content_type: str = "application/json",
         timeout: Any = None,
+        extra_headers: Sequence[tuple[str, str]] = (),
     ) -> client.rest.RESTResponse:
         if query:
             path += "?" + urlencode(query)
@@ -135,6 +136,11 @@ class ApiKube:
         method, url, headers, _, _ = self.api.param_serialize(
             method, path, header_params=headers, auth_settings=["BearerToken"]
         )
+        if extra_headers:  # a header may repeat (Impersonate-Group, once per group)
+            repeated = urllib3.HTTPHeaderDict(headers)
+            for name, value in extra_headers:
+                repeated.add(name, value)
+            headers = repeated  # type: ignore[assignment]
         try:
             return self.api.call_api(
                 method,

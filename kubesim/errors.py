@@ -170,7 +170,7 @@ class FieldError:
 
     def body(self) -> str:
         label = self._REASONS[self.kind][1]
-        if self.kind in ("Required", "Forbidden", "TooMany"):
+        if self.kind in ("Required", "Forbidden", "TooLong", "TooMany"):
             return f"{label}: {self.detail}" if self.detail else label
         s = f"{label}: {render_value(self.value)}"
         if self.detail:

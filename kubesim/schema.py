@@ -164,7 +164,7 @@ def _validate_number(schema: Schema, value: float, path: str, errors: list[Field
 
 def _validate_string(schema: Schema, value: str, path: str, errors: list[FieldError]) -> None:
     if (n := schema.get("maxLength")) is not None and len(value) > n:
-        errors.append(FieldError("TooLong", path, value, f"may not be more than {n} bytes"))
+        errors.append(FieldError("TooLong", path, value, f"may not be longer than {n}"))
     if (n := schema.get("minLength")) is not None and len(value) < n:
         errors.append(
             FieldError("Invalid", path, value, f"{path} in body should be at least {n} chars long")

@@ -9,12 +9,14 @@ import os
 import secrets
 import tempfile
 import warnings
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from opsboard.accounts.group_roles import parse_group_roles, parse_role_groups
 from opsboard.env import env_bool, env_float, env_int, env_list, env_secret, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -64,6 +66,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "opsboard.core",
     "opsboard.mirror",
     "opsboard.engine",
@@ -81,9 +84,11 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "opsboard.accounts.permissions.NamespaceScopeMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes requires
 ]
 
 ROOT_URLCONF = "opsboard.urls"
@@ -99,6 +104,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "opsboard.accounts.views.login_options",
             ],
         },
     },
@@ -157,6 +163,11 @@ KUBECONFIG = env_str("KUBECONFIG") or (
 )
 KUBE_REQUEST_TIMEOUT = env_float("OPSBOARD_KUBE_TIMEOUT", 10.0, minimum=0.1)
 WATCH_NAMESPACES = env_list("OPSBOARD_WATCH_NAMESPACES", [])  # empty: all namespaces
+# The web's calls for a person carry Impersonate-User/-Group, so the cluster's RBAC decides
+# (its ServiceAccount then needs `impersonate`: the k8s/overlays/impersonate overlay).
+OPSBOARD_KUBE_IMPERSONATE = env_bool("OPSBOARD_KUBE_IMPERSONATE", False)
+OPSBOARD_KUBE_IMPERSONATE_PREFIX = env_str("OPSBOARD_KUBE_IMPERSONATE_PREFIX", "")
+OPSBOARD_KUBE_ROLE_GROUPS = parse_role_groups(env_str("OPSBOARD_KUBE_ROLE_GROUPS"))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -167,6 +178,55 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
+
+# Throttled logins (django-axes): after this many failures for one username, or from one
+# address, logins from it are refused until the lockout expires. Refused attempts do not
+# extend it, so the time the refusal names is the time it ends.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses locked-out logins
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("OPSBOARD_LOGIN_THROTTLE", True)
+AXES_FAILURE_LIMIT = env_int("OPSBOARD_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(seconds=env_int("OPSBOARD_LOGIN_LOCKOUT_SECONDS", 300, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks
+AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "opsboard.accounts.throttle.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "opsboard.accounts.throttle.client_address"
+AXES_DISABLE_ACCESS_LOG = True  # successful logins are the LoginSession rows
+# Single sign-on with OpenID Connect (mozilla-django-oidc; docs/access.md): the code flow
+# with PKCE, nonce and state; endpoints from the issuer's discovery document.
+OPSBOARD_OIDC_ISSUER = env_str("OPSBOARD_OIDC_ISSUER").rstrip("/")
+OPSBOARD_OIDC_NAME = env_str("OPSBOARD_OIDC_NAME", "single sign-on")
+OPSBOARD_OIDC_GROUPS_CLAIM = env_str("OPSBOARD_OIDC_GROUPS_CLAIM", "groups")
+OPSBOARD_OIDC_GROUP_ROLES = parse_group_roles(env_str("OPSBOARD_OIDC_GROUP_ROLES"))
+OIDC_RP_CLIENT_ID = env_secret("OPSBOARD_OIDC_CLIENT_ID")
+OIDC_RP_CLIENT_SECRET = env_secret("OPSBOARD_OIDC_CLIENT_SECRET")
+OIDC_RP_SCOPES = env_str("OPSBOARD_OIDC_SCOPES", "openid email profile groups")
+OIDC_RP_SIGN_ALGO = "RS256"
+OIDC_USE_PKCE = True
+OIDC_USE_NONCE = True
+OIDC_TIMEOUT = 10
+OIDC_AUTHENTICATE_CLASS = "opsboard.accounts.sso_views.SsoAuthenticateView"
+OIDC_CALLBACK_CLASS = "opsboard.accounts.sso_views.SsoCallbackView"
+if OPSBOARD_OIDC_ISSUER:
+    if not OPSBOARD_OIDC_ISSUER.startswith(("https://", "http://")):
+        raise ImproperlyConfigured(f"OPSBOARD_OIDC_ISSUER={OPSBOARD_OIDC_ISSUER!r} is not a URL")
+    if not (OIDC_RP_CLIENT_ID and OIDC_RP_CLIENT_SECRET):
+        raise ImproperlyConfigured(
+            "OPSBOARD_OIDC_ISSUER is set: OPSBOARD_OIDC_CLIENT_ID and "
+            "OPSBOARD_OIDC_CLIENT_SECRET (or their _FILE) must be set too"
+        )
+    AUTHENTICATION_BACKENDS.append("opsboard.accounts.oidc.SsoBackend")
+# Local passwords beside single sign-on; off: only SSO logs in.
+OPSBOARD_LOCAL_LOGIN = env_bool("OPSBOARD_LOCAL_LOGIN", True)
+if not OPSBOARD_LOCAL_LOGIN and not OPSBOARD_OIDC_ISSUER:
+    raise ImproperlyConfigured(
+        "OPSBOARD_LOCAL_LOGIN=false leaves no way to log in: set OPSBOARD_OIDC_ISSUER too"
+    )
+# Behind an ingress, the client's address is the one this many proxies in front report.
+OPSBOARD_LOGIN_TRUSTED_PROXIES = env_int("OPSBOARD_LOGIN_TRUSTED_PROXIES", 0, minimum=0)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -293,6 +353,7 @@ LOGGING = {
     "loggers": {
         "kubernetes": {"level": "WARNING"},
         "urllib3": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},  # one INFO line per request otherwise
         "celery.app.trace": {"level": _PER_TASK},
         "celery.worker.strategy": {"level": _PER_TASK},
         "celery.worker.consumer.connection": {"level": _PER_TASK},

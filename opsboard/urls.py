@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
+from opsboard.accounts.views import LoginView
 from opsboard.core import probes
 from opsboard.engine.views import metrics_view
 
@@ -11,6 +12,8 @@ urlpatterns = [
     path("readyz", probes.readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
+    path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("oidc/", include("mozilla_django_oidc.urls")),
     path("", include("opsboard.dashboard.urls")),
 ]

@@ -4,6 +4,7 @@ pytest_plugins = [
     "tests.fixtures.redis",
     "tests.fixtures.kubesim",
     "tests.fixtures.celery",
+    "tests.fixtures.oidc",
     "tests.fixtures.postgres",
     "tests.accounts.users",
 ]

@@ -17,3 +17,7 @@ SCENARIOS: dict[str, Callable[[Bench], Outcome]] = {
     "ui": ui.run,
     "heal": heal.run,
 }
+
+# What needs kubesim's own hooks (its request log, its API's internals, fault injection)
+# or a stack of its own outside a namespace: not run against a real cluster.
+KUBESIM_ONLY = frozenset({"kubesim", "cost", "heal"})

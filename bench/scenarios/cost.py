@@ -18,7 +18,7 @@ from typing import Any
 from bench.fleet import Fleet, create_many
 from bench.kube import WRITE_VERBS
 from bench.report import Outcome, Row, Target
-from bench.runner import NAMESPACE, Bench, start_operator
+from bench.runner import Bench, start_operator
 from bench.runs import reconciles_total, runs_by_cause
 from bench.stack import Stack
 
@@ -88,7 +88,7 @@ def _measure(
     try:
         if fleet is None:
             fleet = start_operator(stack, operator, workers=2, pods=count + 150)
-            create_many(stack.api, NAMESPACE, names, size=1)
+            create_many(stack.api, stack.namespace, names, size=1)
         fleet.wait(lambda: len(fleet.ready_ok) >= count + 1, 300)
         time.sleep(2 * SETTLE)
         result = _costs(stack, fleet, operator, names, idle_window, probes)
@@ -162,7 +162,7 @@ def _noop(stack: Stack, names: list[str]) -> dict[str, Any]:
     calls: Counter[str] = Counter()
     for i, name in enumerate(names):
         stack.api.clear_request_log()
-        stack.api.patch_memcached(NAMESPACE, name,
+        stack.api.patch_memcached(stack.namespace, name,
                                   {"metadata": {"annotations": {"bench/touch": str(i)}}})  # fmt: skip
         time.sleep(SETTLE)
         log, _ = _split_leases(stack.api.request_log())
@@ -181,7 +181,7 @@ def _size_change(stack: Stack, fleet: Fleet, names: list[str]) -> dict[str, Any]
     calls: Counter[str] = Counter()
     for name in names:
         stack.api.clear_request_log()
-        patched = stack.api.patch_memcached(NAMESPACE, name, {"spec": {"size": 2}})
+        patched = stack.api.patch_memcached(stack.namespace, name, {"spec": {"size": 2}})
         generation = patched["metadata"]["generation"]
         fleet.wait(functools.partial(fleet.ready, name, generation), 60)
         time.sleep(SETTLE)

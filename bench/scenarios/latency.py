@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from bench import external
 from bench.fleet import Fleet, create_many
 from bench.report import Outcome, Row, Target
-from bench.runner import NAMESPACE, Bench, start_operator
+from bench.runner import Bench, start_operator
 from bench.runs import first_run_started
 from bench.stack import Stack
 from bench.stats import summary_ms
@@ -36,12 +36,12 @@ def run(bench: Bench) -> Outcome:
     outcome = Outcome("latency", "Event to reconcile start (opsboard)")
     with bench.stack("latency") as stack:
         fleet = start_operator(stack, "opsboard", workers=2, pods=2 * LOAD_CRS + 4)
-        stack.api.create_memcached(NAMESPACE, PROBE, size=1)
+        stack.api.create_memcached(stack.namespace, PROBE, size=1)
         fleet.wait(lambda: fleet.ready(PROBE, 1), 60)
         idle = _probe(stack, fleet, count, pause=0.1)
 
         names = [f"load-{i}" for i in range(LOAD_CRS)]
-        create_many(stack.api, NAMESPACE, names, size=1)
+        create_many(stack.api, stack.namespace, names, size=1)
         fleet.wait(lambda: all(fleet.ready(n, 1) for n in names), 120)
         stop, patches = threading.Event(), itertools.count()
         thread = threading.Thread(target=_load, args=(stack, names, stop, patches), daemon=True)
@@ -102,7 +102,7 @@ def _engine_alone(bench: Bench) -> list[Row]:
 def _probe(stack: Stack, fleet: Fleet, count: int, *, pause: float) -> list[float]:
     samples = []
     for i in range(count):
-        patched = stack.api.patch_memcached(NAMESPACE, PROBE, {"spec": {"size": 2 - i % 2}})
+        patched = stack.api.patch_memcached(stack.namespace, PROBE, {"spec": {"size": 2 - i % 2}})
         written = datetime.now(UTC)
         generation = patched["metadata"]["generation"]
         fleet.wait(functools.partial(fleet.spec_converged, PROBE, generation), 30)
@@ -124,6 +124,6 @@ def _load(
     for i in itertools.count():
         if stop.wait(1 / LOAD_RATE):
             return
-        stack.api.patch_memcached(NAMESPACE, names[i % len(names)],
+        stack.api.patch_memcached(stack.namespace, names[i % len(names)],
                                   {"spec": {"size": 1 + (i // len(names)) % 2}})  # fmt: skip
         next(patches)

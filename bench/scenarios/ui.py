@@ -18,13 +18,12 @@ import requests
 
 from bench.fleet import create_many
 from bench.report import Outcome, Row, Target
-from bench.runner import NAMESPACE, Bench, start_operator
+from bench.runner import Bench, start_operator
 from bench.stack import Stack, StackError
 from bench.stats import summary_ms
 
 BIG = "big"
 LIST_PATH = "/k/memcached/"
-DETAIL_PATH = f"/k/memcached/{NAMESPACE}/{BIG}/"
 
 
 def run(bench: Bench) -> Outcome:
@@ -39,23 +38,25 @@ def run(bench: Bench) -> Outcome:
         if fleet is None:
             fleet = start_operator(stack, "opsboard", workers=2, pods=pods + small + 2)
             names = [f"mc-{i:05d}" for i in range(small)]
-            create_many(stack.api, NAMESPACE, names, size=1)
+            create_many(stack.api, stack.namespace, names, size=1)
         stack.start_web()
-        stack.api.create_memcached(NAMESPACE, BIG, size=pods)
+        stack.api.create_memcached(stack.namespace, BIG, size=pods)
         if fleet.wait(lambda: fleet.ready(BIG, 1), 180) is None:
             raise StackError(f"the CR with {pods} pods never became ready")
         fleet.wait(lambda: len(fleet.ready_ok) >= small + 2, 300)
         _wait_mirrored(stack, small + 2)
         session = _login(stack)
 
-        detail = _time_page(session, stack.web_url + DETAIL_PATH, requests_per_page)
+        detail = _time_page(
+            session, stack.web_url + f"/k/memcached/{stack.namespace}/{BIG}/", requests_per_page
+        )
         at_small = _time_page(session, stack.web_url + LIST_PATH, requests_per_page)
         fragment = _time_page(session, stack.web_url + LIST_PATH, requests_per_page, htmx=True)
         figures["rss_mb_at_small"] = dict(stack.rss.peak_mb)
 
         stack.process("worker").stop()
         more = [f"bulk-{i:05d}" for i in range(large - small)]
-        create_many(stack.api, NAMESPACE, more, size=0)
+        create_many(stack.api, stack.namespace, more, size=0)
         _wait_mirrored(stack, large + 2)
         at_large = _time_page(session, stack.web_url + LIST_PATH, requests_per_page)
         fragment_large = _time_page(session, stack.web_url + LIST_PATH, requests_per_page,

@@ -6,3 +6,8 @@ from django.apps import AppConfig
 class AccountsConfig(AppConfig):
     name = "opsboard.accounts"
     label = "accounts"
+
+    def ready(self) -> None:
+        from opsboard.accounts import receivers
+
+        receivers.connect()

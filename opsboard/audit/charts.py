@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.db.models import Q
+
 from opsboard.audit.selectors import hours, run_buckets
 from opsboard.engine.models import ReconcileRun
 
@@ -37,11 +39,11 @@ class Chart:
     totals: dict[str, int] = field(default_factory=dict)
 
 
-def run_charts(*, since: datetime, until: datetime) -> list[Chart]:
+def run_charts(*, since: datetime, until: datetime, scope: Q) -> list[Chart]:
     slots = hours(since=since, until=until)
     slot_width = (WIDTH - 2 * PAD) / max(1, len(slots))
     charts = []
-    for controller, rows in sorted(run_buckets(since=since).items()):
+    for controller, rows in sorted(run_buckets(since=since, scope=scope).items()):
         by_hour = {row["hour"]: row for row in rows}
         chart = Chart(controller=controller)
         chart.max_count = max(int(row["total"]) for row in rows)

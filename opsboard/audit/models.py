@@ -1,4 +1,5 @@
-"""Audit entries: every change a person made through opsboard, and its result."""
+"""Audit entries: every change a person made through opsboard, and its result; and every
+login lockout (no object: controller, kind, namespace and name are empty)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ class AuditEntry(models.Model):
     class Action(models.TextChoices):
         PATCH = "patch"
         RECONCILE = "reconcile", "manual reconcile"
+        LOCKOUT = "lockout", "login lockout"
 
     class Result(models.TextChoices):
         APPLIED = "applied"
-        REJECTED = "rejected"  # the API refused it (422, 409, 403)
+        REJECTED = "rejected"  # the API refused it (422, 409, 403); a login refused
         FAILED = "failed"  # the cluster could not be reached
 
     # When the change was asked for (before it reached the cluster or the queue): a run

@@ -14,6 +14,7 @@ from opsboard.engine.models import ReconcileRun
 
 def audit_entries(
     *,
+    scope: Q,
     user: str = "",
     kind: str = "",
     namespace: str = "",
@@ -21,7 +22,8 @@ def audit_entries(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> QuerySet[AuditEntry]:
-    entries = AuditEntry.objects.select_related("observed_by").order_by("-at")
+    """`scope`: the namespaces whose entries the person may read (Access.scope)."""
+    entries = AuditEntry.objects.filter(scope).select_related("observed_by").order_by("-at")
     if user:
         entries = entries.filter(username=user)
     if kind:
@@ -39,6 +41,7 @@ def audit_entries(
 
 def reconcile_runs(
     *,
+    scope: Q,
     controller: str = "",
     namespace: str = "",
     name: str = "",
@@ -47,7 +50,7 @@ def reconcile_runs(
     max_ms: float | None = None,
     since: datetime | None = None,
 ) -> QuerySet[ReconcileRun]:
-    runs = ReconcileRun.objects.order_by("-started_at")
+    runs = ReconcileRun.objects.filter(scope).order_by("-started_at")
     if controller:
         runs = runs.filter(controller=controller)
     if namespace:
@@ -65,10 +68,10 @@ def reconcile_runs(
     return runs
 
 
-def run_buckets(*, since: datetime) -> dict[str, list[dict[str, Any]]]:
+def run_buckets(*, since: datetime, scope: Q) -> dict[str, list[dict[str, Any]]]:
     """Per controller, per hour since `since`: run counts by outcome, mean and max duration."""
     rows = (
-        ReconcileRun.objects.filter(started_at__gte=since)
+        ReconcileRun.objects.filter(scope, started_at__gte=since)
         .annotate(hour=TruncHour("started_at"))
         .values("controller", "hour")
         .annotate(

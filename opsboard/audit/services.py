@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from axes.helpers import get_cool_off
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.utils import timezone
 
@@ -79,3 +81,23 @@ def audit_link_run(*, run: ReconcileRun, started_at: datetime) -> int:
         observed_by__isnull=True,
         result=AuditEntry.Result.APPLIED,
     ).update(observed_by=run)
+
+
+def audit_lockout(*, username: str, address: str) -> AuditEntry | None:
+    """Records a login lockout once per lockout: attempts refused while it lasts (each of
+    which axes signals again) add nothing, so a flood of guesses cannot flood the audit."""
+    cool_off = get_cool_off()
+    recent = AuditEntry.objects.filter(
+        action=AuditEntry.Action.LOCKOUT, username=username, message__contains=f"from {address} "
+    )
+    if cool_off is not None and recent.filter(at__gte=timezone.now() - cool_off).exists():
+        return None
+    lasts = f"for {int(cool_off.total_seconds())} s" if cool_off else "until an admin resets it"
+    return AuditEntry.objects.create(
+        username=username,
+        action=AuditEntry.Action.LOCKOUT,
+        controller="", kind="", namespace="", name="",
+        result=AuditEntry.Result.REJECTED,
+        message=f"Logins locked out after {settings.AXES_FAILURE_LIMIT} failures "
+        f"from {address} {lasts}",
+    )  # fmt: skip

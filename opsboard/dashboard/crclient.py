@@ -1,15 +1,18 @@
 """The dashboard's only calls to the API server: read one CR and merge-patch it (or dry-run
-the patch). Failures become a ClusterError whose message a person can act on."""
+the patch), and ask whether a person may. Failures become a ClusterError whose message a
+person can act on. With impersonation on, each call is made as the person (`as_user`)."""
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
 from controllers.base import Body, Kind, PermanentError, TemporaryError
 from controllers.kube import MERGE_PATCH, ApiKube, Conflict, NotFound, load_api_client
+from opsboard.accounts.kube_identity import KubeIdentity
 
 
 class ClusterError(Exception):
@@ -27,13 +30,17 @@ def _kube_for(kubeconfig: str) -> ApiKube:
     return ApiKube(api_client, timeout=settings.KUBE_REQUEST_TIMEOUT)
 
 
-def _request(method: str, path: str, **kwargs: object) -> Body:
+def _request(
+    method: str, path: str, *, as_user: KubeIdentity | None,
+    missing: str = "The object no longer exists in the cluster.", **kwargs: Any,
+) -> Body:  # fmt: skip
+    headers = as_user.headers() if as_user else []
     try:
-        return _kube_for(settings.KUBECONFIG).request(method, path, **kwargs)
+        return _kube_for(settings.KUBECONFIG).request(method, path, extra_headers=headers, **kwargs)
     except Conflict as exc:
         raise ClusterError(str(exc), conflict=True) from None
     except NotFound:
-        raise ClusterError("The object no longer exists in the cluster.") from None
+        raise ClusterError(missing) from None
     except PermanentError as exc:
         raise ClusterError(f"The cluster refused the change: {exc}") from None
     except TemporaryError as exc:
@@ -43,16 +50,66 @@ def _request(method: str, path: str, **kwargs: object) -> Body:
         ) from None
 
 
-def cr_read(kind: Kind, namespace: str, name: str) -> Body:
-    return _request("GET", ApiKube.path(kind, namespace, name))
+def cr_read(kind: Kind, namespace: str, name: str, *, as_user: KubeIdentity | None) -> Body:
+    return _request("GET", ApiKube.path(kind, namespace, name), as_user=as_user)
 
 
-def cr_merge_patch(kind: Kind, namespace: str, name: str, patch: Body, *, dry_run: bool) -> Body:
+def cr_merge_patch(
+    kind: Kind, namespace: str, name: str, patch: Body, *, dry_run: bool,
+    as_user: KubeIdentity | None,
+) -> Body:  # fmt: skip
     """A JSON merge patch; with dry_run the server validates and defaults but persists nothing."""
     return _request(
         "PATCH",
         ApiKube.path(kind, namespace, name),
+        as_user=as_user,
         query={"dryRun": "All"} if dry_run else None,
         body=patch,
         content_type=MERGE_PATCH,
+    )
+
+
+def cr_scale_patch(
+    kind: Kind, namespace: str, name: str, patch: Body, *, dry_run: bool,
+    as_user: KubeIdentity | None,
+) -> Body:  # fmt: skip
+    """A merge patch of the CR's scale subresource (an autoscaling/v1 Scale)."""
+    return _request(
+        "PATCH",
+        ApiKube.path(kind, namespace, name, "scale"),
+        as_user=as_user,
+        query={"dryRun": "All"} if dry_run else None,
+        body=patch,
+        content_type=MERGE_PATCH,
+    )
+
+
+def access_refusal(
+    kind: Kind, namespace: str, verb: str, *, as_user: KubeIdentity, subresource: str = ""
+) -> str:
+    """Asks the cluster (a SelfSubjectAccessReview, as the person) whether they may `verb`
+    the kind (or its `subresource`) in the namespace: "" if so, else the refusal in words."""
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {
+            "resourceAttributes": {
+                "namespace": namespace, "verb": verb, "group": kind.group,
+                "resource": kind.plural, "subresource": subresource,
+            }
+        },
+    }  # fmt: skip
+    path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+    missing = "This cluster does not answer access reviews (no SelfSubjectAccessReview API)."
+    answer = _request("POST", path, as_user=as_user, body=review, missing=missing)
+    status = answer.get("status") or {}
+    if status.get("allowed"):
+        return ""
+    resource = kind.plural + (f"/{subresource}" if subresource else "")
+    resource += f" (API group {kind.group})" if kind.group else ""
+    why = f" ({status['reason']})" if status.get("reason") else ""
+    return (
+        f"The cluster's RBAC refuses: {as_user.describe()} may not {verb} {resource} "
+        f"in namespace {namespace}{why}. A cluster admin can grant it with a RoleBinding "
+        f"there (to {kind.kind.lower()}-editor-role, for instance)."
     )

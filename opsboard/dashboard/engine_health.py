@@ -24,13 +24,15 @@ class EngineHealth:
     errors_last_hour: int
 
 
-def engine_health() -> EngineHealth:
-    hour = ReconcileRun.objects.filter(started_at__gte=timezone.now() - timedelta(hours=1))
+def engine_health(*, scope: Q) -> EngineHealth:
+    """`scope`: the namespaces whose runs the person may count (Access.scope)."""
+    runs = ReconcileRun.objects.filter(scope)
+    hour = runs.filter(started_at__gte=timezone.now() - timedelta(hours=1))
     counts = hour.aggregate(runs=Count("id"), errors=Count("id", filter=Q(outcome__in=FAILED)))
     return EngineHealth(
         mirror=mirror_freshness(),
         queue=engine.engine_health(),
-        last_run_at=ReconcileRun.objects.aggregate(at=Max("started_at"))["at"],
+        last_run_at=runs.aggregate(at=Max("started_at"))["at"],
         runs_last_hour=counts["runs"],
         errors_last_hour=counts["errors"],
     )

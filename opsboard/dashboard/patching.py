@@ -1,8 +1,13 @@
 """Patching a CR's size or image: review with a server-side dry run, then apply a merge
-patch conditioned on the reviewed resourceVersion. Every apply is audited."""
+patch conditioned on the reviewed resourceVersion. Every apply is audited.
+
+A change of the size alone, where the CRD declares a scale subresource, goes through
+`/scale` (its specReplicasPath is the size), as `kubectl scale` and autoscalers do: the
+same dry run, the same resourceVersion guard."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +15,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from controllers.base import Body
+from opsboard.accounts.kube_identity import KubeIdentity
 from opsboard.audit.models import AuditEntry
 from opsboard.audit.services import audit_record
 from opsboard.dashboard import crclient
@@ -30,6 +36,7 @@ class Review:
     error: str = ""
     generation: int = 0  # of the object reviewed: a conflict is explained from there
     spec: dict[str, Any] = field(default_factory=dict)  # the live spec reviewed
+    via_scale: bool = False  # sent to the scale subresource
 
 
 def _merge_patch(changes: dict[str, Any], resource_version: str) -> Body:
@@ -47,15 +54,63 @@ def _merge_patch(changes: dict[str, Any], resource_version: str) -> Body:
     return patch
 
 
-def cr_patch_review(
-    *, info: KindInfo, namespace: str, name: str, changes: dict[str, Any]
-) -> Review:
-    """Read the live object and dry-run the patch against it; nothing is persisted."""
-    try:
-        live = crclient.cr_read(info.kind, namespace, name)
-        rv = live["metadata"]["resourceVersion"]
+def _scales(info: KindInfo, changes: dict[str, Any]) -> bool:
+    return info.replicas_path is not None and list(changes) == [info.replicas_path]
+
+
+def _send(
+    info: KindInfo,
+    namespace: str,
+    name: str,
+    changes: dict[str, Any],
+    rv: str,
+    *,
+    live: Body,
+    dry_run: bool,
+    as_user: KubeIdentity | None,
+) -> Body:
+    """Sends the change, by /scale when it is a size alone; returns the CR as changed."""
+    if not _scales(info, changes):
         patch = _merge_patch(changes, rv)
-        dry = crclient.cr_merge_patch(info.kind, namespace, name, patch, dry_run=True)
+        return crclient.cr_merge_patch(
+            info.kind, namespace, name, patch, dry_run=dry_run, as_user=as_user
+        )
+    [(path, size)] = changes.items()
+    scale = {"metadata": {"resourceVersion": rv}, "spec": {"replicas": size}}
+    result = crclient.cr_scale_patch(
+        info.kind, namespace, name, scale, dry_run=dry_run, as_user=as_user
+    )
+    if dry_run:  # a Scale comes back: the CR as it would be is the live one, resized
+        return _with_value(live, path, result["spec"]["replicas"])
+    # its new generation, for the audit
+    return crclient.cr_read(info.kind, namespace, name, as_user=as_user)
+
+
+def _with_value(body: Body, path: str, value: Any) -> Body:
+    changed = copy.deepcopy(body)
+    node = changed
+    *parents, leaf = path.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = value
+    return changed
+
+
+def cr_patch_review(
+    *, info: KindInfo, namespace: str, name: str, changes: dict[str, Any],
+    as_user: KubeIdentity | None = None,
+) -> Review:  # fmt: skip
+    """Read the live object and dry-run the patch against it; nothing is persisted.
+    `as_user`: the person to impersonate (the cluster's RBAC then decides)."""
+    try:
+        if as_user and (refused := crclient.access_refusal(
+            info.kind, namespace, "patch", as_user=as_user,
+            subresource="scale" if _scales(info, changes) else "",
+        )):  # fmt: skip
+            return Review(error=refused)
+        live = crclient.cr_read(info.kind, namespace, name, as_user=as_user)
+        rv = live["metadata"]["resourceVersion"]
+        dry = _send(info, namespace, name, changes, rv, live=live, dry_run=True, as_user=as_user)
     except crclient.ClusterError as exc:
         return Review(error=str(exc))
     return Review(
@@ -65,6 +120,7 @@ def cr_patch_review(
         diff=spec_diff(live.get("spec") or {}, dry.get("spec") or {}),
         generation=int(live["metadata"].get("generation") or 0),
         spec=live.get("spec") or {},
+        via_scale=_scales(info, changes),
     )
 
 
@@ -86,6 +142,7 @@ def cr_patch_apply(
     name: str,
     changes: dict[str, Any],
     resource_version: str,
+    as_user: KubeIdentity | None = None,
     reverts: AuditEntry | None = None,
     reverts_generation: int | None = None,
 ) -> Applied:
@@ -99,11 +156,13 @@ def cr_patch_apply(
         "reverts": reverts, "reverts_generation": reverts_generation,
     }  # fmt: skip
     try:
-        live = crclient.cr_read(info.kind, namespace, name)
+        live = crclient.cr_read(info.kind, namespace, name, as_user=as_user)
         record["before"] = {path: value_at(live, path) for path in changes}
         record["uid"] = live["metadata"].get("uid", "")
-        patch = _merge_patch(changes, resource_version)
-        body = crclient.cr_merge_patch(info.kind, namespace, name, patch, dry_run=False)
+        body = _send(
+            info, namespace, name, changes, resource_version, live=live, dry_run=False,
+            as_user=as_user,
+        )  # fmt: skip
     except crclient.ClusterError as exc:
         message = CHANGED_SINCE if exc.conflict else str(exc)
         result = AuditEntry.Result.FAILED if exc.unreachable else AuditEntry.Result.REJECTED
@@ -113,7 +172,11 @@ def cr_patch_apply(
         **record,
         result=AuditEntry.Result.APPLIED,
         generation=generation,
-        message=f"{_revert_note(reverts, reverts_generation)}Patched to generation {generation}",
+        message=(
+            f"{_revert_note(reverts, reverts_generation)}"
+            f"{'Scaled through /scale' if _scales(info, changes) else 'Patched'} "
+            f"to generation {generation}"
+        ),
     )
     return Applied(entry)
 

@@ -53,9 +53,10 @@ def _search_filter(text: str) -> Q:
 
 
 def cr_queryset(
-    *, kinds: list[KindInfo], namespace: str = "", health: str = "", search: str = ""
+    *, kinds: list[KindInfo], scope: Q, namespace: str = "", health: str = "", search: str = ""
 ) -> QuerySet[KubeObject]:
-    qs = KubeObject.objects.filter(_kind_filter(kinds))
+    """`scope`: the namespaces the person may see (opsboard.accounts.access.Access.scope)."""
+    qs = KubeObject.objects.filter(_kind_filter(kinds), scope)
     if namespace:
         qs = qs.filter(namespace=namespace)
     if health == "stale":
@@ -83,6 +84,7 @@ class CrRow:
 def cr_page(
     *,
     kinds: list[KindInfo],
+    scope: Q,
     namespace: str = "",
     health: str = "",
     search: str = "",
@@ -96,7 +98,7 @@ def cr_page(
     order: tuple[str, ...] = (column, "name") if column else SORTS.get(key, SORTS["name"])
     if desc:
         order = tuple(o[1:] if o.startswith("-") else f"-{o}" for o in order)
-    qs = cr_queryset(kinds=kinds, namespace=namespace, health=health, search=search)
+    qs = cr_queryset(kinds=kinds, scope=scope, namespace=namespace, health=health, search=search)
     paginator = Paginator(qs.only(*LIST_FIELDS).order_by(*order, "id"), per_page)
     result: Page[Any] = paginator.get_page(page)
     result.object_list = _rows(list(result.object_list), kinds)
@@ -151,11 +153,11 @@ class KindCounts:
     by_health: dict[str, int] = field(default_factory=lambda: dict.fromkeys(HEALTHS, 0))
 
 
-def kind_counts(*, kinds: list[KindInfo]) -> list[KindCounts]:
+def kind_counts(*, kinds: list[KindInfo], scope: Q) -> list[KindCounts]:
     """Per kind: how many CRs are in each health, and how many are stale. One query."""
     counts = {(i.kind.api_version, i.kind.kind): KindCounts(info=i) for i in kinds}
     rows = (
-        KubeObject.objects.filter(_kind_filter(kinds))
+        KubeObject.objects.filter(_kind_filter(kinds), scope)
         .values("api_version", "kind", "health")
         .annotate(
             n=Count("id"), stale=Count("id", filter=Q(observed_generation__lt=F("generation")))
@@ -178,8 +180,8 @@ def cr_get(*, info: KindInfo, namespace: str, name: str) -> KubeObject:
         raise Http404(f"{info.kind.kind} {namespace}/{name} is not in the mirror") from None
 
 
-def namespaces(*, kinds: list[KindInfo]) -> list[str]:
-    qs = KubeObject.objects.filter(_kind_filter(kinds)).values_list("namespace", flat=True)
+def namespaces(*, kinds: list[KindInfo], scope: Q) -> list[str]:
+    qs = KubeObject.objects.filter(_kind_filter(kinds), scope).values_list("namespace", flat=True)
     return sorted(set(qs.distinct()))
 
 

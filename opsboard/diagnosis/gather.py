@@ -196,14 +196,17 @@ class Attention:
     diagnosis: Diagnosis
 
 
-def needs_attention(*, kinds: list[KindInfo], limit: int = 10) -> tuple[list[Attention], int]:
+def needs_attention(
+    *, kinds: list[KindInfo], scope: Q, limit: int = 10
+) -> tuple[list[Attention], int]:
     """The CRs that are not Available and settled, each with its diagnosis (Degraded first,
-    then the longest waiting); and how many there are in all."""
+    then the longest waiting); and how many there are in all. `scope`: the namespaces the
+    person may see (opsboard.accounts.access.Access.scope)."""
     by_kind = {(i.kind.api_version, i.kind.kind): i for i in kinds}
     query = Q(pk__in=[])
     for info in kinds:
         query |= Q(api_version=info.kind.api_version, kind=info.kind.kind)
-    unsettled = KubeObject.objects.filter(query).filter(
+    unsettled = KubeObject.objects.filter(query, scope).filter(
         ~Q(health="Available") | Q(observed_generation__lt=F("generation"))
     )
     total = unsettled.count()

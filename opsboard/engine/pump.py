@@ -21,11 +21,14 @@ from django.conf import settings
 
 from opsboard.celery import app
 from opsboard.engine.enqueue import send_due
-from opsboard.engine.queue import connection
+from opsboard.engine.queue import WAKE_KEY, connection, queue_for
 from opsboard.engine.stall import StallDetector
 
 log = logging.getLogger(__name__)
-PUMP_INTERVAL = 0.02  # seconds between looks at the delayed queue
+# The pump sleeps until the next delayed key is due, the next sweep, or a wake-up pushed
+# by whoever delays a key: idle, a look per ORPHAN_INTERVAL, not one per 20 ms (that
+# polling was most of an idle worker's CPU and of Redis's).
+MIN_WAIT = 0.002  # seconds: BLPOP's timeout 0 would mean "forever"
 ORPHAN_INTERVAL = 1.0
 HEARTBEAT_INTERVAL = 2.0
 HEARTBEAT_KEY = "opsboard:workers"  # hash: worker name → last heartbeat (unix time)
@@ -45,7 +48,7 @@ def _loop() -> None:
 
     names = list(controllers())
     last_orphans = last_beat = 0.0
-    while not _stop.wait(PUMP_INTERVAL):
+    while not _stop.is_set():
         try:
             now = time.monotonic()
             send_due(names, sweep=now - last_orphans >= ORPHAN_INTERVAL)
@@ -55,12 +58,23 @@ def _loop() -> None:
             if now - last_beat >= HEARTBEAT_INTERVAL:
                 connection().hset(HEARTBEAT_KEY, worker_name(), time.time())
                 last_beat = now
+            _sleep(names, until=last_orphans + ORPHAN_INTERVAL)
         except redis.RedisError as exc:  # Redis restarting: keep trying, the queue lives there
             log.warning("Engine pump: Redis unavailable (%s); trying again", exc)
             _stop.wait(1.0)
         except Exception:
             log.exception("Engine pump failed; trying again")
             _stop.wait(1.0)
+
+
+def _sleep(names: list[str], *, until: float) -> None:
+    """Until `until` (monotonic), the next due key of any controller, or a wake-up."""
+    wait = until - time.monotonic()
+    dues = [queue_for(name).next_due_ms for name in names]
+    if known := [due for due in dues if due is not None]:
+        wait = min(wait, (min(known) - time.time() * 1000) / 1000)
+    if wait > MIN_WAIT:
+        connection().blpop([WAKE_KEY], timeout=wait)
 
 
 def _check_consuming() -> None:

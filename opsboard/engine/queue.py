@@ -104,8 +104,13 @@ for _, key in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMI
     table.insert(out, why)
   end
 end
+local next_due = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+table.insert(out, next_due[2] or '-1')
 return out
 """
+# Pushed whenever a key is delayed, so that a pump sleeping until the next due time it
+# knew of wakes up for an earlier one (BLPOP), instead of polling Redis many times a second.
+WAKE_KEY = "opsboard:pump:wake"
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,7 @@ class WorkQueue:
         self.fails = f"{prefix}:fails"
         self.permanent = f"{prefix}:permanent"
         self.lock_prefix = f"{prefix}:lock:"
+        self.next_due_ms: float | None = None  # as of the last `due()`
         scripts: dict[str, Any] = {}
         for name, source in (
             ("enqueue", _ENQUEUE),
@@ -228,14 +234,19 @@ class WorkQueue:
         for key, delay in delays:
             pipe.zadd(self.delayed, {str(key): now + int(delay * 1000)}, lt=True)
             pipe.hset(self.delayed_why, str(key), text)
+        pipe.lpush(WAKE_KEY, 1)
+        pipe.ltrim(WAKE_KEY, 0, 15)  # one waiting pump is woken per push; a few suffice
         pipe.execute()
 
     def due(self) -> list[tuple[Key, Why]]:
-        """Moves delayed keys whose time has come into the queue; returns those to send."""
+        """Moves delayed keys whose time has come into the queue; returns those to send.
+        Sets `next_due_ms`: when the earliest key still delayed is due (unix ms), or None."""
         flat = self._scripts["pump"](
             keys=[self.delayed, self.delayed_why, self.queued],
             args=[_now_ms(), self.lock_prefix, Why("retry").dump()],
         )
+        next_due = float(flat.pop())
+        self.next_due_ms = None if next_due < 0 else next_due
         return [
             (Key.parse(flat[i].decode()), Why.load(flat[i + 1])) for i in range(0, len(flat), 2)
         ]

@@ -128,11 +128,27 @@ def _row(kind: Kind, body: Body, now: datetime) -> KubeObject:
     )
 
 
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
 def _with_type(kind: Kind, body: Body) -> Body:
     # Items of a LIST response carry no apiVersion/kind; watch events do.
     if body.get("kind") != kind.kind or body.get("apiVersion") != kind.api_version:
         body = {"apiVersion": kind.api_version, "kind": kind.kind, **body}
-    return body
+    return _trimmed(body)
+
+
+def _trimmed(body: Body) -> Body:
+    """Without what no page or controller reads, and which is often most of an object:
+    managedFields (kubectl get -o yaml hides them too) and kubectl's last-applied copy."""
+    meta = body.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    if "managedFields" not in meta and LAST_APPLIED not in annotations:
+        return body
+    meta = {k: v for k, v in meta.items() if k != "managedFields"}
+    if LAST_APPLIED in annotations:
+        meta["annotations"] = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
+    return {**body, "metadata": meta}
 
 
 def _not_newer(body: Body, known: Snapshot | None) -> bool:

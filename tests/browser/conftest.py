@@ -13,14 +13,15 @@ import pytest
 from django.contrib.auth.models import User
 
 from tests.accounts.users import PASSWORD
-from tests.dashboard.cluster_fixtures import cluster_kube, dashboard_crds
+from tests.dashboard.cluster_fixtures import cluster_kube, dashboard_crds, impersonation_rbac
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--no-first-run", "--disable-sync",
 ]  # fmt: skip
-__all__ = ["cluster_kube", "dashboard_crds"]  # fixtures shared with tests/dashboard
+# fixtures shared with tests/dashboard
+__all__ = ["cluster_kube", "dashboard_crds", "impersonation_rbac"]
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
 

@@ -1,5 +1,6 @@
 """In the browser, with mirror rows only (no cluster needed): find a CR, see its pods and
-tree, have a bad value refused inline, and a viewer without a form and 403 on a forged POST."""
+tree, have a bad value refused inline, and a viewer with disabled actions that say why and
+a 403 on a forged POST."""
 
 from __future__ import annotations
 
@@ -36,13 +37,16 @@ def test_operator_finds_a_cr_and_a_bad_size_is_refused_inline(page_as, operator,
     screenshot(page, "bad-size")
 
 
-def test_viewer_has_no_form_and_a_forged_post_gets_403(page_as, viewer) -> None:
+def test_viewer_sees_why_the_actions_are_disabled_and_a_forged_post_gets_403(
+    page_as, viewer
+) -> None:
     memcached_with_pods("cache-a", size=3)
     page = page_as(viewer)
     page.goto(page.url.rstrip("/") + "/k/memcached/default/cache-a/")
     page.get_by_role("heading", name="Owner tree").wait_for()
     assert page.get_by_label("Size (replicas)").count() == 0
-    assert page.get_by_role("button", name="Reconcile now").count() == 0
+    assert page.get_by_role("button", name="Reconcile now").is_disabled()
+    assert "needs operator in default; you are viewer" in page.locator("[id^=cr-why-]").inner_text()
     status = page.evaluate(
         """async () => {
             const token = JSON.parse(document.body.getAttribute('hx-headers'))['X-CSRFToken'];

@@ -55,7 +55,7 @@ def test_operator_scales_3_to_5_and_watches_the_rollout(
     page.get_by_text("Applied:").wait_for()
 
     # The live section polls every 2 s: no reload, the new pods simply appear.
-    wait_for(lambda: nodes.count() == 5, timeout=60, what="5 pods in status.nodes on the page")
+    wait_for(lambda: nodes.count() == 5, what="5 pods in status.nodes on the page")
     wait_for(
         lambda: tree_pods.count() >= 5, timeout=60, what="5 pods in the owner tree on the page"
     )
@@ -77,5 +77,5 @@ def test_operator_scales_3_to_5_and_watches_the_rollout(
     admin.get_by_role("link", name="Overview").click()
     admin.get_by_role("heading", name="Resources by health").wait_for()
     engine_facts = admin.locator("section[aria-labelledby=engine-h]").inner_text()
-    assert "Queued" in engine_facts and "none alive" not in engine_facts
+    assert "Queues" in engine_facts and "none alive" not in engine_facts
     screenshot(admin, "overview")

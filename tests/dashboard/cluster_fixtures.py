@@ -1,14 +1,21 @@
 """Cluster fixtures for the patch tests: the operators' CRDs installed in the suite's
-kubesim (or the real cluster of OPSBOARD_TEST_KUBECONFIG), and the web app pointed at it."""
+kubesim (or the real cluster of OPSBOARD_TEST_KUBECONFIG), the web app pointed at it, and
+RBAC for the impersonation tests."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
+from kubernetes import client
 
 from controllers.kube import ApiKube, load_api_client
+from controllers.memcached.desired import MEMCACHED
+from opsboard.accounts.kube_identity import KubeIdentity
+from opsboard.dashboard import crclient
 from tests.controllers.cluster import install_crds
+from tests.dashboard.mirror_factory import MEMCACHED_API, mirror_object
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +33,44 @@ def cluster_kube(kube_api_client: Any, dashboard_crds: None, kubesim_server: Any
     """An ApiKube for the test's own reads and writes; the web app uses the same cluster."""
     settings.KUBECONFIG = str(kubesim_server.kubeconfig_path)
     return ApiKube(kube_api_client)
+
+
+IMPERSONATION_SPEC = {"size": 3, "image": "memcached:1.4.36-alpine"}
+
+
+@pytest.fixture
+def impersonation_rbac(
+    cluster_kube: ApiKube, kube_api_client: Any, namespace: str, settings: Any
+) -> str:
+    """In a fresh namespace: cache-a (size 3, mirrored too); group `<ns>-readers` may read
+    memcacheds there, group `<ns>-writers` may also patch them."""
+    nobody = KubeIdentity(user=f"nobody-{uuid.uuid4().hex[:6]}")
+    crclient._kube_for.cache_clear()
+    try:
+        enforced = crclient.access_refusal(MEMCACHED, namespace, "patch", as_user=nobody)
+    except crclient.ClusterError:
+        enforced = ""
+    if not enforced:
+        pytest.skip("this API server does not enforce RBAC (kubesim without issue 14's RBAC)")
+    rbac_api = client.RbacAuthorizationV1Api(kube_api_client)
+    for group, verbs in (("readers", ["get", "list", "watch"]), ("writers", ["get", "patch"])):
+        name = f"memcached-{group}"
+        rbac_api.create_namespaced_role(namespace, {
+            "metadata": {"name": name},
+            "rules": [{"apiGroups": ["cache.example.com"], "verbs": verbs,
+                       "resources": ["memcacheds", "memcacheds/scale"]}],
+        })  # fmt: skip
+        rbac_api.create_namespaced_role_binding(namespace, {
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                          "name": f"{namespace}-{group}"}],
+        })  # fmt: skip
+    cluster_kube.create(MEMCACHED, {
+        "apiVersion": MEMCACHED_API, "kind": "Memcached",
+        "metadata": {"name": "cache-a", "namespace": namespace}, "spec": IMPERSONATION_SPEC,
+    })  # fmt: skip
+    mirror_object("Memcached", "cache-a", namespace=namespace, api_version=MEMCACHED_API,
+                  spec=IMPERSONATION_SPEC)  # fmt: skip
+    settings.OPSBOARD_KUBE_IMPERSONATE = True
+    return f"/k/memcached/{namespace}/cache-a/"

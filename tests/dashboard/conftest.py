@@ -1,3 +1,3 @@
-from tests.dashboard.cluster_fixtures import cluster_kube, dashboard_crds
+from tests.dashboard.cluster_fixtures import cluster_kube, dashboard_crds, impersonation_rbac
 
-__all__ = ["cluster_kube", "dashboard_crds"]
+__all__ = ["cluster_kube", "dashboard_crds", "impersonation_rbac"]

@@ -121,3 +121,25 @@ def test_an_applied_patch_tells_the_live_sections_to_refresh(
     assert response["HX-Trigger"] == "cr-changed"
     live = operator_client.get(cache_a).content.decode()
     assert "cr-changed from:body" in live
+
+
+@pytest.mark.kubesim_only
+def test_a_size_change_alone_goes_through_the_scale_subresource(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str,
+    kubesim_server,
+) -> None:  # fmt: skip
+    kubesim_server.clear_request_log()
+    html, hidden = _review(operator_client, cache_a, size="4")
+    assert "through the <code>/scale</code> subresource" in html
+    assert _size(cluster_kube, namespace) == 3  # the dry run changed nothing
+    operator_client.post(cache_a + "patch/apply/", hidden, HTTP_HX_REQUEST="true")
+    assert _size(cluster_kube, namespace) == 4
+    patches = [
+        r for r in kubesim_server.request_log() if r.verb == "patch" and r.namespace == namespace
+    ]
+    assert [(r.resource, r.subresource) for r in patches] == [
+        ("memcacheds.cache.example.com", "scale")
+    ] * 2
+    entry = AuditEntry.objects.get()
+    assert entry.message == f"Scaled through /scale to generation {entry.generation}"
+    assert entry.after == {"spec.size": 4} and entry.before == {"spec.size": 3}

@@ -5,6 +5,8 @@ validation would answer "No cluster" — these tests prove it never gets that fa
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -23,10 +25,13 @@ def no_cluster(settings, tmp_path) -> None:
     memcached_with_pods("cache-a", size=3)
 
 
-def test_viewer_sees_no_patch_form(viewer_client: Client) -> None:
+def test_viewer_sees_no_patch_form_and_the_actions_disabled_with_the_reason(
+    viewer_client: Client,
+) -> None:
     html = viewer_client.get("/k/memcached/default/cache-a/").content.decode()
     assert 'name="size"' not in html
-    assert "Reconcile now" not in html
+    assert re.search(r'<button type="button" disabled[^>]*>Reconcile now</button>', html)
+    assert "needs operator in default; you are viewer" in html
 
 
 def test_viewer_gets_403_on_forged_posts(viewer_client: Client) -> None:
@@ -127,4 +132,6 @@ def test_unchanged_values_are_refused_inline(operator_client: Client) -> None:
 def test_a_403_names_the_role_it_needs(viewer_client: Client) -> None:
     response = viewer_client.post(RECONCILE)
     assert response.status_code == 403
-    assert "This needs the operator role." in response.content.decode()
+    text = response.content.decode()
+    assert "this needs operator in default; you are viewer" in text
+    assert "Ask an opsboard admin to grant it." in text  # no admin exists yet

@@ -101,4 +101,4 @@ def test_reconcile_now_on_a_queued_key_says_so_and_the_log_shows_the_run(
     run = wait_for(lambda: manual.exclude(outcome="").first(), what="the run, shown as manual")
     assert run.trigger_detail == "by otto"
     html = operator_client.get(url + "live/").content.decode()
-    assert "<td>manual <small>by otto</small></td>" in html
+    assert "<td>manual <small>by otto</small>" in html  # then its timeline

@@ -7,7 +7,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -17,6 +16,7 @@ from django.utils import timezone
 
 from opsboard.mirror.models import WatcherHeartbeat
 from tests.deploy.kustomize import ROOT, Manifest
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,13 +51,6 @@ def _probe(command: list[str], env: dict[str, str]) -> int:
     return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, timeout=60).returncode
 
 
-def _eventually(check: Any, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.5)
-
-
 def test_a_running_worker_is_alive_and_a_stopped_one_is_not(
     built: list[Manifest], engine: Any
 ) -> None:
@@ -76,7 +69,7 @@ def test_a_watcher_with_a_fresh_heartbeat_is_alive_and_a_stale_one_is_not(
     env = engine.env()
     assert _probe(command, env) == 1
     watcher = engine.start_watcher()
-    _eventually(lambda: _probe(command, env) == 0)
+    wait_for(lambda: _probe(command, env) == 0, interval=0.5, what="the probe to pass")
     engine.kill(watcher, signal.SIGKILL)  # a hung watcher stops beating, like a dead one
     WatcherHeartbeat.objects.update(heartbeat_at=timezone.now() - timedelta(minutes=2))
     assert _probe(command, env) == 1

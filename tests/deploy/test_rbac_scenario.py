@@ -154,6 +154,15 @@ def test_every_call_of_a_dashboard_patch_is_granted(
             user=user, info=info, namespace=namespace, name="cache",
             changes={"spec.size": 2}, resource_version=review.resource_version,
         )  # fmt: skip
+        assert applied.ok, applied.entry.message
+        image = {"spec.image": "memcached:1.6"}  # not a size: a merge patch of the CR
+        review = patching.cr_patch_review(
+            info=info, namespace=namespace, name="cache", changes=image
+        )
+        applied = patching.cr_patch_apply(
+            user=user, info=info, namespace=namespace, name="cache",
+            changes=image, resource_version=review.resource_version,
+        )  # fmt: skip
     crclient._kube_for.cache_clear()
 
     assert applied.ok, applied.entry.message
@@ -161,5 +170,6 @@ def test_every_call_of_a_dashboard_patch_is_granted(
     assert not _denied(grants, calls)
     assert {call for _, call in calls} == {
         ("get", "cache.example.com", "memcacheds", ""),
+        ("patch", "cache.example.com", "memcacheds", "scale"),  # a size alone: by /scale
         ("patch", "cache.example.com", "memcacheds", ""),
     }

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from kubernetes import client, config
 
+from controllers.conditions import condition_of
 from opsboard.embedded.redis import free_port
 from tests.foundation.make_run_identities import (
     assert_kubectl_rolls_out,
@@ -124,20 +125,29 @@ def test_make_run_serves_the_login_page_and_stops_cleanly_keeping_state(tmp_path
         # Every operator runs: each sample, of all four kinds, is reconciled to Available.
         sample_kinds = [d for d in _sample_kinds() if d[3]]
         assert len(sample_kinds) == 4, sample_kinds
-        deadline = time.monotonic() + 120
-        waiting = {name: "" for *_, name in sample_kinds}
-        while waiting and time.monotonic() < deadline:
+
+        def not_available() -> dict[str, str]:
+            """Each sample not Available yet, with its conditions (a 403 names the grant)."""
+            crs = client.CustomObjectsApi(api)
+            pending = {}
             for group, version, plural, name in sample_kinds:
-                cr = client.CustomObjectsApi(api).get_namespaced_custom_object(
-                    group, version, "default", plural, name
-                )
-                conditions = (cr.get("status") or {}).get("conditions") or []
-                if any(c["type"] == "Available" and c["status"] == "True" for c in conditions):
-                    waiting.pop(name, None)
-                elif name in waiting:  # why not, in the operator's words (a 403 names the grant)
-                    waiting[name] = "; ".join(f"{c['type']}: {c['message']}" for c in conditions)
-            time.sleep(0.5)
-        assert not waiting, f"not Available after 120 s: {waiting}"
+                cr = crs.get_namespaced_custom_object(group, version, "default", plural, name)
+                if condition_of(cr, "Available").get("status") != "True":
+                    conditions = (cr.get("status") or {}).get("conditions") or []
+                    pending[name] = "; ".join(f"{c['type']}: {c['message']}" for c in conditions)
+            return pending
+
+        waiting: dict[str, str] = {}
+
+        def all_available() -> bool:
+            waiting.clear()
+            waiting.update(not_available())
+            return not waiting
+
+        try:
+            wait_for(all_available, timeout=120, interval=0.5, what="every sample Available")
+        except AssertionError:
+            raise AssertionError(f"not Available after 120 s: {waiting}") from None
         # They ran as the install's ServiceAccount, with exactly k8s/rbac's grants.
         assert_operator_grants_are_the_roles(state / "kubeconfig")
         assert_kubectl_rolls_out(state / "kubeconfig")

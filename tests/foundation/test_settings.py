@@ -73,3 +73,35 @@ def test_production_settings_pass_the_deploy_checks(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("env", "variable"),
+    [
+        ({"OPSBOARD_OIDC_ISSUER": "https://sso.example.com"}, "OPSBOARD_OIDC_CLIENT_ID"),
+        ({"OPSBOARD_LOCAL_LOGIN": "false"}, "OPSBOARD_OIDC_ISSUER"),
+        ({"OPSBOARD_OIDC_GROUP_ROLES": "ops=root"}, "OPSBOARD_OIDC_GROUP_ROLES"),
+        ({"OPSBOARD_LOGIN_FAILURE_LIMIT": "0"}, "OPSBOARD_LOGIN_FAILURE_LIMIT"),
+    ],
+)
+def test_bad_access_configuration_stops_naming_the_variable(
+    tmp_path: Path, env: dict[str, str], variable: str
+) -> None:
+    result = manage("check", state_dir=str(tmp_path), **env)
+    assert result.returncode != 0
+    assert variable in result.stderr.strip().splitlines()[-1]
+
+
+def test_sso_client_secrets_can_come_from_files(tmp_path: Path) -> None:
+    (tmp_path / "id").write_text("opsboard\n")
+    (tmp_path / "secret").write_text("s3cret\n")
+    result = manage(
+        "shell", "-c",
+        "from django.conf import settings as s; "
+        "print(s.OIDC_RP_CLIENT_ID, s.OIDC_RP_CLIENT_SECRET, s.AUTHENTICATION_BACKENDS[-1])",
+        state_dir=str(tmp_path), OPSBOARD_OIDC_ISSUER="https://sso.example.com",
+        OPSBOARD_OIDC_CLIENT_ID_FILE=str(tmp_path / "id"),
+        OPSBOARD_OIDC_CLIENT_SECRET_FILE=str(tmp_path / "secret"),
+    )  # fmt: skip
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.split() == ["opsboard", "s3cret", "opsboard.accounts.oidc.SsoBackend"]

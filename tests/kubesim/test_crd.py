@@ -126,6 +126,19 @@ def test_one_cause_per_bad_field(kube_api_client: Api, crd: dict, namespace: str
     assert len(causes) == 5
 
 
+def test_too_long_strings_name_the_limit_not_the_value(
+    kube_api_client: Api, crd: dict, namespace: str
+) -> None:
+    body = _invalid(kube_api_client, crd, namespace, size=1, label="abcdefghijk")
+    assert body["details"]["causes"] == [
+        {
+            "reason": "FieldValueTooLong",
+            "field": "spec.label",
+            "message": "Too long: may not be longer than 8",
+        }
+    ]
+
+
 def test_required_and_type_errors(kube_api_client: Api, crd: dict, namespace: str) -> None:
     body = _invalid(kube_api_client, crd, namespace, image=5)
     causes = {c["field"]: c for c in body["details"]["causes"]}

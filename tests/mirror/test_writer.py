@@ -66,3 +66,18 @@ def test_a_replayed_older_event_neither_regresses_the_mirror_nor_counts_as_a_cha
     mirror_apply(kind=MEMCACHED, events=[("ADDED", cr), ("MODIFIED", newer)])
     assert mirror_apply(kind=MEMCACHED, events=[("MODIFIED", cr), ("MODIFIED", newer)]) == []
     assert KubeObject.objects.get().generation == 2
+
+
+def test_managed_fields_and_the_last_applied_copy_are_not_mirrored() -> None:
+    cr = obj(MEMCACHED, "m", spec={"size": 3})
+    cr["metadata"]["managedFields"] = [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]
+    cr["metadata"]["annotations"] = {
+        "kubectl.kubernetes.io/last-applied-configuration": '{"spec":{"size":3}}',
+        "team": "cache",
+    }
+    [change] = mirror_apply(kind=MEMCACHED, events=[("ADDED", cr)])
+    row = KubeObject.objects.get(uid=cr["metadata"]["uid"])
+    assert "managedFields" not in row.body["metadata"]
+    assert row.annotations == {"team": "cache"} == row.body["metadata"]["annotations"]
+    assert row.body["spec"] == {"size": 3} and change.body["metadata"]["name"] == "m"
+    assert "managedFields" in cr["metadata"]  # the caller's object is left as it was

@@ -1,7 +1,8 @@
-"""Small template helpers: roles, values at dotted paths, short ages, progress."""
+"""Small template helpers: roles and permits, values at dotted paths, short ages, progress."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -11,7 +12,8 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.http import QueryDict
 from django.utils import timezone
 
-from opsboard.accounts.roles import Role, has_role, user_role
+from opsboard.accounts.access import access_of
+from opsboard.accounts.roles import Role
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
 from opsboard.mirror.selectors import mirror_freshness
 
@@ -20,7 +22,22 @@ register = template.Library()
 
 @register.filter
 def role_at_least(user: User | AnonymousUser, role: str) -> bool:
-    return has_role(user, Role(role))
+    """The role globally or in at least one namespace (the pages then show only those)."""
+    return access_of(user).anywhere(Role(role))
+
+
+@dataclass(frozen=True)
+class Permit:
+    allowed: bool
+    reason: str  # why not, as the disabled control shows it; "" when allowed
+
+
+@register.simple_tag
+def permit(user: User | AnonymousUser, role: str, namespace: str) -> Permit:
+    """`{% permit user "operator" cr.namespace as can %}`: may the person act here, and if
+    not, why ("needs operator in team-a; you are viewer")."""
+    reason = access_of(user).why_not(Role(role), namespace)
+    return Permit(allowed=not reason, reason=reason)
 
 
 @register.filter
@@ -59,8 +76,7 @@ def to_yaml(body: Any) -> str:
 
 @register.filter
 def role_name(user: User | AnonymousUser) -> str:
-    role = user_role(user)
-    return role.value if role else "no role"
+    return access_of(user).summary()
 
 
 @register.simple_tag

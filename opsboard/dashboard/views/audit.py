@@ -1,4 +1,6 @@
-"""Admins: the audit trail (with CSV export), the reconcile log across CRs, and charts."""
+"""Admins: the audit trail (with CSV export), the reconcile log across CRs, and charts.
+
+An admin in some namespaces only sees the entries and runs of those namespaces."""
 
 from __future__ import annotations
 
@@ -6,11 +8,13 @@ from datetime import timedelta
 from typing import Any
 
 from django.core.paginator import Paginator
+from django.db.models import Q
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from opsboard.accounts.access import access_of
 from opsboard.accounts.permissions import role_required
 from opsboard.accounts.roles import Role
 from opsboard.audit import charts, selectors
@@ -27,11 +31,15 @@ def _filters(form: AuditFilterForm | RunFilterForm) -> dict[str, Any]:
     )
 
 
+def _scope(request: DashboardRequest) -> Q:
+    return access_of(request.user).scope(Role.ADMIN)
+
+
 @require_GET
 @role_required(Role.ADMIN)
 def audit_list(request: DashboardRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET)
-    entries = selectors.audit_entries(**_filters(form))
+    entries = selectors.audit_entries(scope=_scope(request), **_filters(form))
     page = Paginator(entries, 50).get_page(request.GET.get("page"))
     context = {"form": form, "page": page, "query": request.GET.urlencode()}
     return render(request, "dashboard/audit_list.html", context)
@@ -40,7 +48,8 @@ def audit_list(request: DashboardRequest) -> HttpResponse:
 @require_GET
 @role_required(Role.ADMIN)
 def audit_export(request: DashboardRequest) -> StreamingHttpResponse:
-    entries = selectors.audit_entries(**_filters(AuditFilterForm(request.GET)))
+    filters = _filters(AuditFilterForm(request.GET))
+    entries = selectors.audit_entries(scope=_scope(request), **filters)
     response = StreamingHttpResponse(audit_csv_rows(entries), content_type="text/csv")
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     response["Content-Disposition"] = f'attachment; filename="opsboard-audit-{stamp}.csv"'
@@ -51,7 +60,7 @@ def audit_export(request: DashboardRequest) -> StreamingHttpResponse:
 @role_required(Role.ADMIN)
 def run_list(request: DashboardRequest) -> HttpResponse:
     form = RunFilterForm(request.GET)
-    runs = selectors.reconcile_runs(**_filters(form))
+    runs = selectors.reconcile_runs(scope=_scope(request), **_filters(form))
     page = Paginator(runs, 50).get_page(request.GET.get("page"))
     return render(request, "dashboard/run_list.html", {"form": form, "page": page})
 
@@ -62,7 +71,9 @@ def run_charts(request: DashboardRequest) -> HttpResponse:
     hours = 24 if request.GET.get("hours") not in {"6", "72"} else int(request.GET["hours"])
     until = timezone.now()
     context = {
-        "charts": charts.run_charts(since=until - timedelta(hours=hours), until=until),
+        "charts": charts.run_charts(
+            since=until - timedelta(hours=hours), until=until, scope=_scope(request)
+        ),
         "hours": hours,
         "width": charts.WIDTH,
         "height": charts.HEIGHT,

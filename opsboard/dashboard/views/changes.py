@@ -12,6 +12,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from opsboard.accounts.kube_identity import kube_identity
 from opsboard.accounts.permissions import role_required
 from opsboard.accounts.roles import Role
 from opsboard.dashboard import selectors
@@ -38,7 +39,10 @@ def cr_patch(request: DashboardRequest, controller: str, namespace: str, name: s
     form = PatchForm(request.POST, info=info, cr=cr)
     context = {"info": info, "cr": cr, "form": form, "step": "form"}
     if form.is_valid():
-        review = cr_patch_review(info=info, namespace=namespace, name=name, changes=form.changes())
+        review = cr_patch_review(
+            info=info, namespace=namespace, name=name, changes=form.changes(),
+            as_user=kube_identity(request.user),
+        )  # fmt: skip
         context.update(review=review, step="form" if review.error else "review")
     return _panel(request, context)
 
@@ -52,7 +56,10 @@ def cr_revert(
     info = kind_get(controller)
     cr = selectors.cr_get(info=info, namespace=namespace, name=name)
     plan = revert_plan(cr=cr, change=change)
-    review = cr_patch_review(info=info, namespace=namespace, name=name, changes=plan.changes)
+    review = cr_patch_review(
+        info=info, namespace=namespace, name=name, changes=plan.changes,
+        as_user=kube_identity(request.user),
+    )  # fmt: skip
     context = {
         "info": info, "cr": cr, "form": PatchForm(info=info, cr=cr), "revert": change,
         "revert_label": plan.label, "review": review,
@@ -84,11 +91,15 @@ def cr_patch_confirm(
         return _panel(request, context)
     applied = cr_patch_apply(
         user=request.user, info=info, namespace=namespace, name=name, changes=changes,
-        resource_version=request.POST.get("resource_version", ""), **extra,
+        resource_version=request.POST.get("resource_version", ""),
+        as_user=kube_identity(request.user), **extra,
     )  # fmt: skip
     context.update(applied=applied, step="applied" if applied.ok else "form")
     if applied.conflict:
-        review = cr_patch_review(info=info, namespace=namespace, name=name, changes=changes)
+        review = cr_patch_review(
+            info=info, namespace=namespace, name=name, changes=changes,
+            as_user=kube_identity(request.user),
+        )  # fmt: skip
         if not review.error:
             reviewed = request.POST.get("reviewed_generation", "")
             context.update(

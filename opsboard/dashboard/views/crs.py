@@ -9,7 +9,10 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from opsboard.dashboard import selectors
+from opsboard.accounts.access import access_of
+from opsboard.accounts.kube_identity import kube_identity
+from opsboard.accounts.roles import Role
+from opsboard.dashboard import crclient, selectors
 from opsboard.dashboard.forms import ListFilterForm, PatchForm
 from opsboard.dashboard.history import cr_history
 from opsboard.dashboard.http import DashboardRequest
@@ -23,13 +26,14 @@ def _cr_list(
 ) -> HttpResponse:
     filters = ListFilterForm(request.GET)
     params = filters.cleaned_data if filters.is_valid() else {}
-    page = selectors.cr_page(kinds=kinds, page=request.GET.get("page", 1), **params)
+    scope = access_of(request.user).scope()
+    page = selectors.cr_page(kinds=kinds, scope=scope, page=request.GET.get("page", 1), **params)
     context = {
         "info": info,
         "kinds": all_kinds().values(),
         "filters": filters,
         "page": page,
-        "namespaces": selectors.namespaces(kinds=kinds),
+        "namespaces": selectors.namespaces(kinds=kinds, scope=scope),
         "query": request.GET.copy(),
     }
     # Polls and filter changes swap only the table; a plain GET gets the whole page.
@@ -67,6 +71,18 @@ def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, Any]:
     }
 
 
+def _cluster_refusal(request: DashboardRequest, info: KindInfo, namespace: str) -> str:
+    """With impersonation on, whether the cluster lets this operator patch here (asked
+    before the form is shown, so a refusal is explained instead of failing later)."""
+    person = kube_identity(request.user)
+    if person is None or not access_of(request.user).allows(Role.OPERATOR, namespace):
+        return ""
+    try:
+        return crclient.access_refusal(info.kind, namespace, "patch", as_user=person)
+    except crclient.ClusterError:
+        return ""  # unreachable: the review says so when it is asked for
+
+
 @require_GET
 @login_required
 def cr_detail(
@@ -75,6 +91,7 @@ def cr_detail(
     info = kind_get(controller)
     context = _live_context(info, namespace, name)
     context["form"] = PatchForm(info=info, cr=context["cr"])
+    context["cluster_refusal"] = _cluster_refusal(request, info, namespace)
     return render(request, "dashboard/cr_detail.html", context)
 
 

@@ -5,6 +5,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from opsboard.accounts.access import access_of
 from opsboard.dashboard import engine_health, selectors
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import all_kinds
@@ -17,13 +18,14 @@ from opsboard.engine.outcome import FAILED
 @login_required
 def overview(request: DashboardRequest) -> HttpResponse:
     kinds = list(all_kinds().values())
-    recent = ReconcileRun.objects.order_by("-started_at")
-    attention, attention_total = needs_attention(kinds=kinds)
+    scope = access_of(request.user).scope()
+    recent = ReconcileRun.objects.filter(scope).order_by("-started_at")
+    attention, attention_total = needs_attention(kinds=kinds, scope=scope)
     context = {
         "attention": attention,
         "attention_total": attention_total,
-        "counts": selectors.kind_counts(kinds=kinds),
-        "engine": engine_health.engine_health(),
+        "counts": selectors.kind_counts(kinds=kinds, scope=scope),
+        "engine": engine_health.engine_health(scope=scope),
         "recent_runs": recent[:10],
         "recent_errors": recent.filter(outcome__in=FAILED)[:10],
     }

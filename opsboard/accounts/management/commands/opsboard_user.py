@@ -1,4 +1,9 @@
-"""Create or update a user with a role: `manage.py opsboard_user alice --role operator`.
+"""Create or update a user and their role, globally or in some namespaces; end their sessions.
+
+    manage.py opsboard_user alice --role operator                      # operator everywhere
+    manage.py opsboard_user alice --role operator --namespace team-a   # only in team-a
+    manage.py opsboard_user alice --role none --namespace team-a       # take that away
+    manage.py opsboard_user --revoke alice                             # end her sessions now
 
 The password comes from --password-file (a mounted Secret) or the
 OPSBOARD_USER_PASSWORD variable, never from the command line (it would sit in
@@ -11,27 +16,42 @@ import os
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from opsboard.accounts.roles import Role, role_assign
+from opsboard.accounts.roles import Role, grant_assign, role_assign
+from opsboard.accounts.sessions import sessions_end
+
+NONE = "none"
 
 
 class Command(BaseCommand):
-    help = "Create a user with a role (viewer, operator, admin), or change a user's role."
+    help = "Create a user with a role (viewer, operator, admin), globally or per namespace."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
-        parser.add_argument("--role", required=True, choices=[r.value for r in Role])
+        parser.add_argument("--role", choices=[*(r.value for r in Role), NONE])
+        parser.add_argument(
+            "--namespace", action="append", default=[], metavar="NS",
+            help="give the role in this namespace only (repeatable); without it, everywhere",
+        )  # fmt: skip
         parser.add_argument("--password-file", type=Path, help="file holding the password")
         parser.add_argument("--email", default="")
+        parser.add_argument(
+            "--revoke", action="store_true", help="end every session the user holds, now"
+        )
 
-    def handle(self, *args: Any, username: str, role: str, **options: Any) -> None:
+    def handle(self, *args: Any, username: str, role: str | None, **options: Any) -> None:
+        if options["revoke"]:
+            self._revoke(username)
+            if role is None:
+                return
+        if role is None:
+            raise CommandError("--role is required (viewer, operator, admin, or none)")
         password = self._password(options["password_file"])
-        model = get_user_model()
-        user, created = model.objects.get_or_create(username=username)
+        user, created = User.objects.get_or_create(username=username)
         if options["email"]:
             user.email = options["email"]
         if password:
@@ -43,9 +63,22 @@ class Command(BaseCommand):
         elif created:
             user.set_unusable_password()
         user.save()
-        role_assign(user=user, role=Role(role))
+        chosen = None if role == NONE else Role(role)
+        namespaces: list[str] = options["namespace"]
+        for namespace in namespaces:
+            grant_assign(user=user, namespace=namespace, role=chosen)
+        if not namespaces:
+            role_assign(user=user, role=chosen)
         verb = "Created" if created else "Updated"
-        self.stdout.write(f"{verb} user {username} with role {role}")
+        where = f" in {', '.join(namespaces)}" if namespaces else ""
+        self.stdout.write(f"{verb} user {username} with role {role}{where}")
+
+    def _revoke(self, username: str) -> None:
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            raise CommandError(f"no user named {username!r}")
+        ended = sessions_end(user_id=user.pk)
+        self.stdout.write(f"Ended {ended} session(s) of {username}")
 
     def _password(self, path: Path | None) -> str:
         if path is None:

@@ -1,0 +1,70 @@
+"""`python -m bench --kubeconfig FILE`: the scenarios that need no kubesim hook run on a
+cluster the bench did not start (this suite's kubesim, or the real cluster given by
+OPSBOARD_TEST_KUBECONFIG), opsboard, the kopf peer and the floor side by side, each in a
+namespace of its own that is gone afterwards. Figures are checked for shape only."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from tests.fixtures.kubesim import KubesimHandle
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN_TIMEOUT = 600
+
+pytestmark = pytest.mark.timeout(RUN_TIMEOUT + 60)
+
+
+def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"KUBECONFIG", "REDIS_URL"}}
+    return subprocess.run(
+        [sys.executable, "-m", "bench", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+
+
+def test_patch_runs_on_the_given_cluster_beside_kopf_and_the_floor(
+    kubesim_server: KubesimHandle, kube_api_client: client.ApiClient, tmp_path: Path
+) -> None:
+    kubeconfig = str(kubesim_server.kubeconfig_path)
+    run = _bench("--quick", "--kubeconfig", kubeconfig, "--out", str(tmp_path), "patch")
+    assert run.returncode == 0, run.stderr[-6000:]
+    document = json.loads((tmp_path / "results.json").read_text())
+    assert list(document["scenarios"]) == ["patch"]
+    patch: dict[str, Any] = document["scenarios"]["patch"]
+    assert patch["error"] is None, patch["data"].get("traceback")
+    assert patch["data"]["server"] == "a real cluster"
+    figures = patch["data"]["figures"]
+    for operator in ("opsboard", "kopf", "floor"):
+        assert figures[operator]["spec"]["n"] > 0, (operator, figures[operator])
+        assert figures[operator]["ready"]["n"] > 0, (operator, figures[operator])
+    assert "on a real cluster" in patch["title"] and "[patch]" in run.stdout
+    # Every namespace the run made is deleted (some may still be terminating).
+    left = [
+        ns
+        for ns in client.CoreV1Api(kube_api_client).list_namespace().items
+        if ns.metadata.name.startswith("bench-patch-") and ns.metadata.deletion_timestamp is None
+    ]
+    assert left == []
+
+
+def test_a_scenario_that_needs_kubesim_is_refused_with_the_reason(
+    kubesim_server: KubesimHandle,
+) -> None:
+    run = _bench("--kubeconfig", str(kubesim_server.kubeconfig_path), "cost")
+    assert run.returncode == 2
+    assert "cost need kubesim's hooks and cannot run with --kubeconfig" in run.stderr
+    missing = _bench("--kubeconfig", "/nonexistent/kubeconfig")
+    assert missing.returncode == 2 and "/nonexistent/kubeconfig: no such file" in missing.stderr
