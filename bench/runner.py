@@ -19,6 +19,7 @@ class Bench:
     workdir: Path
     peer: bool = True  # also run the kopf peer where a scenario compares
     kubeconfig: Path | None = None  # a real cluster to run on instead of kubesim
+    crs: int | None = None  # CRs of the cold start, instead of its full or quick size
     # Converged fleets handed from one scenario to the next (cold start → cost → UI), so
     # the full run builds 1,000 CRs once per operator instead of once per scenario.
     _kept: dict[str, tuple[Stack, Fleet]] = field(default_factory=dict)

@@ -169,6 +169,9 @@ class Stack:
         self.env["KUBECONFIG"] = str(self.kubeconfig)
         self.env["OPSBOARD_WATCH_NAMESPACES"] = self.namespace
         self.env["OPSBOARD_LEASE_NAMESPACE"] = self.namespace
+        # A kubeconfig that skips TLS verification (a dev cluster's) makes urllib3 warn on
+        # every request: pages of it would bury what the logs are kept for.
+        self.env["PYTHONWARNINGS"] = "ignore:Unverified HTTPS request"
         self.api.apply_crds()
         self.wait_for("the Memcached CRD", self._crd_served, timeout=30)
         self.api.create_namespace(self.namespace)
