@@ -271,6 +271,9 @@ X_FRAME_OPTIONS = "DENY"
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
+# Else Celery closes the database connection around every task (opsboard.engine.tasks
+# reuses it for CONN_MAX_AGE instead); this recycles it every 10,000 tasks.
+CELERY_DB_REUSE_MAX = 10_000
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("OPSBOARD_TASK_SOFT_TIME_LIMIT", 60, minimum=1)

@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django import db
+
 from controllers.base import EVENT, REPLICASET, Body, Controller, Key, Kind, TemporaryError
 from controllers.kube import ApiKube, Gone
 from controllers.registry import watched_kinds
@@ -85,6 +87,7 @@ class Watcher:
     def _stream(self, kind: Kind, namespace: str) -> None:
         # A watch of all namespaces resumes where the last watcher stopped; else list first.
         version = "" if namespace else kind_watch_resume_point(kind=kind)
+        db.connection.close()  # this thread reads the database once: free its connection
         delay = 0.1
         while not self.stop.is_set():
             try:
