@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bench.report import Outcome, table, write_json, write_plots
 from bench.runner import Bench
-from bench.scenarios import KUBESIM_ONLY, SCENARIOS
+from bench.scenarios import KUBESIM_ONLY, ON_REQUEST, SCENARIOS
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
     )
     outcomes: list[Outcome] = []
     try:
-        for name in args.scenarios or list(SCENARIOS):
+        for name in args.scenarios or [s for s in SCENARIOS if s not in ON_REQUEST]:
             outcomes.append(run_one(name, bench))
             # After each scenario: a long run cut short keeps what it measured.
             write_json(outcomes, args.out, quick=args.quick)

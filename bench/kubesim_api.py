@@ -1,11 +1,12 @@
 """kubesim API speed: GET, write, watch delivery, LIST of 10,000 objects and RSS.
 
 Runs kubesim in a subprocess pinned to one core (as the targets say), talks to it over
-keep-alive HTTP like any client, and prints p50/p95 figures. No assertions: targets are
+keep-alive HTTPS with the admin's token like any client (and, with --mode both, over plain
+HTTP too: the lines of that run end in "(plain HTTP)"), and prints p50/p95 figures. No assertions: targets are
 GET p50 <= 2 ms, write p50 <= 5 ms, watch delivery p50 <= 5 ms after the write returns,
 LIST of 10,000 objects <= 500 ms, 10,000 CRs in <= 250 MB RSS.
 
-    .venv/bin/python bench/kubesim_api.py [--objects 10000] [--samples 500]
+    .venv/bin/python bench/kubesim_api.py [--objects 10000] [--samples 500] [--mode both]
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import contextlib
 import http.client
 import json
 import os
+import ssl
 import statistics
 import subprocess
 import sys
@@ -22,6 +24,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -72,18 +75,27 @@ CRS = f"/apis/{GROUP}/v1/namespaces/default/memcacheds"
 
 
 class Client:
-    """One keep-alive HTTP/1.1 connection."""
+    """One keep-alive HTTP/1.1 connection, over TLS when the URL is https, as the admin."""
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
         assert parts.hostname is not None, f"no host in {url!r}"
-        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        server = SERVERS[url]
+        self.token = server.token
+        if parts.scheme == "https":
+            context = ssl.create_default_context(cafile=server.ca)
+            self.conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                parts.hostname, parts.port, timeout=60, context=context
+            )
+        else:
+            self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
 
     def call(
         self, method: str, path: str, body: object = None, content_type: str = "application/json"
     ) -> tuple[int, bytes]:
         data = json.dumps(body).encode() if body is not None else None
         headers = {"Content-Type": content_type} if data is not None else {}
+        headers["Authorization"] = f"Bearer {self.token}"
         self.conn.request(method, path, body=data, headers=headers)
         resp = self.conn.getresponse()
         return resp.status, resp.read()
@@ -109,7 +121,16 @@ def ms(values: list[float]) -> str:
     )
 
 
-def start_server(data_dir: str) -> tuple[subprocess.Popen[str], str]:
+@dataclass(frozen=True)
+class Server:
+    token: str
+    ca: str
+
+
+SERVERS: dict[str, Server] = {}  # url -> what a client needs to talk to it
+
+
+def start_server(data_dir: str, *, tls: bool = True) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [
@@ -122,6 +143,7 @@ def start_server(data_dir: str) -> tuple[subprocess.Popen[str], str]:
             "--data-dir",
             data_dir,
             "--no-cluster",
+            *([] if tls else ["--plain-http"]),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -133,7 +155,10 @@ def start_server(data_dir: str) -> tuple[subprocess.Popen[str], str]:
         raise SystemExit(f"kubesim did not start: {line!r}")
     with contextlib.suppress(AttributeError, psutil.Error):
         psutil.Process(proc.pid).cpu_affinity([0])  # one core, as the targets are stated
-    return proc, line.split()[-1]
+    url = line.split()[-1]
+    token = (Path(data_dir) / "auth" / "admin.token").read_text().strip()
+    SERVERS[url] = Server(token, str(Path(data_dir) / "pki" / "ca.crt"))
+    return proc, url
 
 
 def bench_get(url: str, samples: int) -> list[float]:
@@ -178,6 +203,7 @@ def bench_watch(url: str, samples: int) -> list[float]:
             "GET",
             f"{CRS}?watch=true&resourceVersion={rv}&timeoutSeconds=120"
             "&fieldSelector=metadata.name%3Dwatch-me",
+            headers={"Authorization": f"Bearer {w.token}"},
         )
         resp = w.conn.getresponse()
         ready.set()
@@ -239,31 +265,40 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=10_000)
     parser.add_argument("--samples", type=int, default=500)
+    parser.add_argument(
+        "--mode", choices=("tls", "plain", "both"), default="both", help="kubesim's transport"
+    )
     args = parser.parse_args(argv)
+    for tls in {"tls": [True], "plain": [False], "both": [True, False]}[args.mode]:
+        measure(args.objects, args.samples, tls=tls)
+    return 0
+
+
+def measure(objects: int, samples: int, *, tls: bool) -> None:
+    mode = "" if tls else " (plain HTTP)"
     with tempfile.TemporaryDirectory(prefix="kubesim-bench-") as data_dir:
-        proc, url = start_server(data_dir)
+        proc, url = start_server(data_dir, tls=tls)
         try:
             c = Client(url)
             c.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD)
             time.sleep(0.2)
             print(f"kubesim {url} (pid {proc.pid}, pinned to one core)")
-            print(f"GET one object                 {ms(bench_get(url, args.samples))}")
-            print(f"write (merge patch)            {ms(bench_write(url, args.samples))}")
-            print(f"watch delivery after the write {ms(bench_watch(url, args.samples))}")
-            took = populate(url, args.objects)
+            print(f"GET one object{mode}   {ms(bench_get(url, samples))}")
+            print(f"write (merge patch){mode}   {ms(bench_write(url, samples))}")
+            print(f"watch delivery after the write{mode}   {ms(bench_watch(url, samples))}")
+            took = populate(url, objects)
             print(
-                f"created {args.objects} CRs in {took:.1f} s "
-                f"({took / args.objects * 1000:.2f} ms each, 4 clients)"
+                f"created {objects} CRs{mode} in {took:.1f} s "
+                f"({took / objects * 1000:.2f} ms each, 4 clients)"
             )
             received, decoded, size = bench_list(url)
-            print(f"LIST of {size} objects         {ms(received)}")
+            print(f"LIST of {size} objects{mode}   {ms(received)}")
             print(f"  ... and json.loads of it     {ms(decoded)}")
             rss = psutil.Process(proc.pid).memory_info().rss / 2**20
-            print(f"RSS with {size} CRs            {rss:7.1f} MB")
+            print(f"RSS with {size} CRs{mode}   {rss:7.1f} MB")
         finally:
             proc.terminate()
             proc.wait(timeout=10)
-    return 0
 
 
 if __name__ == "__main__":

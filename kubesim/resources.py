@@ -181,6 +181,10 @@ BUILTINS: tuple[ResourceType, ...] = (
         singular="networkpolicy",
         short_names=("netpol",),
     ),
+    _b("", "v1", "resourcequotas", "ResourceQuota", short_names=("quota",), status=True),
+    # Stored and listed; no controller runs them (see README: deliberate differences).
+    _b("batch", "v1", "jobs", "Job", status=True, categories=("all",)),
+    _b("batch", "v1", "cronjobs", "CronJob", short_names=("cj",), status=True, categories=("all",)),
     _b(
         "policy",
         "v1",
@@ -243,6 +247,8 @@ GROUP_ORDER = (
     "events.k8s.io",
     "authentication.k8s.io",
     "authorization.k8s.io",
+    "autoscaling",
+    "batch",
     "networking.k8s.io",
     "policy",
     "rbac.authorization.k8s.io",

@@ -226,6 +226,32 @@ def _budget(field: str) -> Cell:
     return cell
 
 
+def _job_duration(obj: dict[str, Any]) -> str:
+    start = _status(obj).get("startTime")
+    if not start:
+        return ""
+    end = _status(obj).get("completionTime")
+    return human_duration(_seconds(end) - _seconds(start)) if end else _since(start)
+
+
+def _seconds(ts: str) -> float:
+    return datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+def _quota(prefix: str) -> Cell:
+    """ "cpu: 0/2, pods: 1/10": used of hard, requests (or limits.*) only, as kubectl's printer."""
+
+    def cell(obj: dict[str, Any]) -> str:
+        hard = _status(obj).get("hard") or _spec(obj).get("hard") or {}
+        used = _status(obj).get("used") or {}
+        names = sorted(
+            k for k in hard if k.startswith(prefix) if prefix or not k.startswith("limits.")
+        )
+        return ", ".join(f"{k}: {used.get(k, '0')}/{hard[k]}" for k in names)
+
+    return cell
+
+
 def _controller(obj: dict[str, Any]) -> str:
     for ref in obj["metadata"].get("ownerReferences") or []:
         if ref.get("controller"):
@@ -465,6 +491,33 @@ BUILTIN: dict[str, list[Column]] = {
     "networkpolicies.networking.k8s.io": [
         ("Pod-Selector", "string", 0, _pod_selector),
         _AGE,
+    ],
+    "jobs.batch": [
+        (
+            "Completions",
+            "string",
+            0,
+            lambda o: f"{_status(o).get('succeeded', 0)}/{_spec(o).get('completions', 1)}",
+        ),
+        ("Duration", "string", 0, _job_duration),
+        _AGE,
+    ],
+    "cronjobs.batch": [
+        ("Schedule", "string", 0, _val("spec", "schedule", default="")),
+        ("Suspend", "boolean", 0, lambda o: bool(_spec(o).get("suspend"))),
+        ("Active", "integer", 0, lambda o: len(_status(o).get("active") or [])),
+        (
+            "Last Schedule",
+            "string",
+            0,
+            lambda o: _since(t) if (t := _status(o).get("lastScheduleTime")) else "<none>",
+        ),
+        _AGE,
+    ],
+    "resourcequotas": [
+        _AGE,
+        ("Request", "string", 0, _quota("")),
+        ("Limit", "string", 0, _quota("limits.")),
     ],
     "poddisruptionbudgets.policy": [
         ("Min Available", "string", 0, _budget("minAvailable")),

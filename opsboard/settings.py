@@ -271,6 +271,9 @@ X_FRAME_OPTIONS = "DENY"
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
+# Else Celery closes the database connection around every task (opsboard.engine.tasks
+# reuses it for CONN_MAX_AGE instead); this recycles it every 10,000 tasks.
+CELERY_DB_REUSE_MAX = 10_000
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("OPSBOARD_TASK_SOFT_TIME_LIMIT", 60, minimum=1)
@@ -310,6 +313,8 @@ OPSBOARD_LOCK_TTL = env_float("OPSBOARD_LOCK_TTL", 10.0, minimum=1.0)
 # A key queued this long without running is sent again (its task was lost with Redis).
 OPSBOARD_QUEUE_STALE_SECONDS = env_float("OPSBOARD_QUEUE_STALE_SECONDS", 60.0, minimum=1.0)
 OPSBOARD_LEASE_NAMESPACE = env_str("OPSBOARD_LEASE_NAMESPACE", "default")
+# CRDs (by name) opsboard runs no operator for, shown and scaled through /scale.
+OPSBOARD_GENERIC_KINDS = env_list("OPSBOARD_GENERIC_KINDS", [])
 # The ClusterRole bound to the operators' identity: a 403's diagnosis says to change it.
 OPSBOARD_OPERATOR_CLUSTER_ROLE = env_str("OPSBOARD_OPERATOR_CLUSTER_ROLE", "opsboard-operator")
 OPSBOARD_LEASE_DURATION = env_float("OPSBOARD_LEASE_DURATION", 15.0, minimum=1.0)

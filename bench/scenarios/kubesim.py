@@ -21,6 +21,7 @@ TIMED = {
     "LIST of": ("LIST", Target(500)),
 }
 TIMING = re.compile(r"^(?P<label>.+?)\s+p50\s+(?P<p50>[\d.]+) ms\s+p95\s+(?P<p95>[\d.]+) ms")
+PLAIN = " (plain HTTP)"
 RSS = re.compile(r"^RSS with (?P<count>\d+) CRs\s+(?P<mb>[\d.]+) MB")
 
 
@@ -47,14 +48,18 @@ def _rows(line: str) -> list[Row]:
     match = TIMING.match(line)
     if not match or match["label"].startswith("..."):
         return []
+    # kubesim_api measures over TLS, then over plain HTTP: those lines end "(plain HTTP)".
+    plain = match["label"].endswith(PLAIN)
+    label = match["label"].removesuffix(PLAIN)
     metric, target = next(
-        ((m, t) for prefix, (m, t) in TIMED.items() if match["label"].startswith(prefix)),
-        (match["label"], None),
+        ((m, t) for prefix, (m, t) in TIMED.items() if label.startswith(prefix)),
+        (label, None),
     )
     if metric == "LIST":
-        metric = match["label"]  # "LIST of 10003 objects": the target is for 10,000
+        metric = label  # "LIST of 10003 objects": the target is for 10,000
         if int(re.sub(r"\D", "", metric) or 0) < 10000:
             target = None
+    metric += PLAIN if plain else ""
     return [
         Row(f"{metric} p50", float(match["p50"]), "ms", target=target),
         Row(f"{metric} p95", float(match["p95"]), "ms"),

@@ -3,7 +3,7 @@
 `initdb` into a fresh directory, then `postgres` on a free port with its socket in that
 directory, trust authentication (it listens on 127.0.0.1 only) and a small footprint.
 Debian installs the binaries in /usr/lib/postgresql/<version>/bin, off PATH;
-OPSBOARD_PG_BIN names another directory. initdb and postgres refuse to run as root, so
+OPSBOARD_TEST_PG_BIN names another directory. initdb and postgres refuse to run as root, so
 as root they run as the `postgres` user (Debian's package creates it) or `nobody`.
 """
 
@@ -28,11 +28,11 @@ class PostgresMissing(RuntimeError):
 
 
 def postgres_bin_dir() -> Path:
-    """The directory holding initdb and postgres: OPSBOARD_PG_BIN, PATH, or Debian's."""
-    named = os.environ.get("OPSBOARD_PG_BIN", "")
+    """The directory holding initdb and postgres: OPSBOARD_TEST_PG_BIN, PATH, or Debian's."""
+    named = os.environ.get("OPSBOARD_TEST_PG_BIN", "")
     if named:
         candidates = [Path(named)]
-        where = f"OPSBOARD_PG_BIN={named}"
+        where = f"OPSBOARD_TEST_PG_BIN={named}"
     else:
         on_path = shutil.which("initdb")
         candidates = [Path(on_path).parent] if on_path else []
@@ -47,7 +47,7 @@ def postgres_bin_dir() -> Path:
             return directory
     raise PostgresMissing(
         f"no PostgreSQL server binaries (initdb, postgres) in {where}: install Debian's "
-        "`postgresql` package (apt-get install postgresql) or set OPSBOARD_PG_BIN"
+        "`postgresql` package (apt-get install postgresql) or set OPSBOARD_TEST_PG_BIN"
     )
 
 
@@ -71,6 +71,7 @@ class EmbeddedPostgres:
     port: int = 0
     max_connections: int = 200
     root: Path | None = None
+    settings: dict[str, str] = field(default_factory=dict)  # more `-c name=value`
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -125,6 +126,7 @@ class EmbeddedPostgres:
             # A test server: durability buys nothing, memory is shared with the suite.
             "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
             "-c", "shared_buffers=32MB", "-c", "log_min_messages=warning",
+            *(arg for name, value in self.settings.items() for arg in ("-c", f"{name}={value}")),
         ]  # fmt: skip
         self.process = subprocess.Popen(
             argv, user=user, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT

@@ -11,6 +11,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from controllers.base import Key
+from opsboard.db_retry import retrying
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.outcome import Outcome
 from opsboard.engine.signals import reconcile_run_recorded
@@ -75,14 +76,31 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
             and last.uid == run.uid
             and last.trigger != ReconcileRun.Trigger.MANUAL
         ):
-            ReconcileRun.objects.filter(id=last.id).update(
-                folded_count=F("folded_count") + 1,
-                last_folded_at=run.started_at,
-                duration_ms=duration_ms,
+            folded_id = last.id
+            retrying(
+                lambda: ReconcileRun.objects.filter(id=folded_id).update(
+                    folded_count=F("folded_count") + 1,
+                    last_folded_at=run.started_at,
+                    duration_ms=duration_ms,
+                ),
+                what="folding a run",
             )
             reconcile_run_recorded.send(ReconcileRun, run=last, started_at=run.started_at)
             return last
-    row = ReconcileRun.objects.create(
+    row = retrying(lambda: _create(run, duration_ms), what="recording a run")
+    keep = settings.OPSBOARD_RUNLOG_KEEP_PER_KEY
+    old = list(_runs_of(run.key).order_by("-started_at").values_list("id", flat=True)[keep:])
+    if old:  # in id order, as pruning deletes, so that the two never deadlock each other
+        retrying(
+            lambda: ReconcileRun.objects.filter(id__in=sorted(old)).delete(),
+            what="trimming a key's runs",
+        )
+    reconcile_run_recorded.send(ReconcileRun, run=row, started_at=run.started_at)
+    return row
+
+
+def _create(run: RunRecord, duration_ms: float) -> ReconcileRun:
+    return ReconcileRun.objects.create(
         controller=run.key.controller,
         namespace=run.key.namespace,
         name=run.key.name,
@@ -104,16 +122,13 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
         backoff_step=run.backoff_step,
         next_due_at=run.next_due_at,
     )
-    keep = settings.OPSBOARD_RUNLOG_KEEP_PER_KEY
-    old = list(_runs_of(run.key).order_by("-started_at").values_list("id", flat=True)[keep:])
-    if old:
-        ReconcileRun.objects.filter(id__in=old).delete()
-    reconcile_run_recorded.send(ReconcileRun, run=row, started_at=run.started_at)
-    return row
 
 
 def reconcile_runs_prune(*, now: datetime | None = None) -> int:
     """Deletes runs older than OPSBOARD_RUNLOG_KEEP_DAYS; returns how many."""
     cutoff = (now or timezone.now()) - timedelta(days=settings.OPSBOARD_RUNLOG_KEEP_DAYS)
-    deleted, _ = ReconcileRun.objects.filter(started_at__lt=cutoff).delete()
+    deleted, _ = retrying(
+        lambda: ReconcileRun.objects.filter(started_at__lt=cutoff).delete(),
+        what="pruning the reconcile log",
+    )
     return deleted

@@ -16,7 +16,10 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 
+from controllers.apply import now
 from controllers.base import Context, Controller, Key, PermanentError, Result, TemporaryError
+from controllers.conditions import set_condition
+from controllers.fields import deep_get
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
 from opsboard.engine.console import reconcile_line
@@ -203,6 +206,7 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
     try:
         result = controller.reconcile(ctx) or Result.done()
     except PermanentError as exc:
+        degrade(controller, ctx, str(exc))
         return RunOutcome(Outcome.PERMANENT, error=str(exc))
     except TemporaryError as exc:
         return RunOutcome(Outcome.ERROR, error=str(exc), requeue_after=exc.delay)
@@ -212,6 +216,30 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
     if result.requeue_after:
         return RunOutcome(Outcome.REQUEUE, requeue_after=result.requeue_after)
     return RunOutcome(Outcome.SUCCESS)
+
+
+def degrade(controller: Controller, ctx: Context, error: str) -> None:
+    """A reconcile that cannot succeed until someone changes something (a 403 naming the
+    missing grant, a 422) says so on the CR too: Degraded=True, the error as its message."""
+    try:
+        cr = ctx.kube.get(controller.primary, ctx.key.namespace, ctx.key.name)
+        if cr is None:
+            return
+        conditions = set_condition(
+            deep_get(cr, "status.conditions"),
+            type_="Degraded",
+            status=True,
+            reason="ReconcileFailed",
+            message=error,
+            observed_generation=int(cr["metadata"].get("generation") or 0),
+            now=now(),
+        )
+        if conditions != deep_get(cr, "status.conditions"):
+            ctx.kube.patch_status(
+                controller.primary, ctx.key.namespace, ctx.key.name, {"conditions": conditions}
+            )
+    except (PermanentError, TemporaryError) as exc:  # e.g. no grant on the status either
+        log.warning("Could not set Degraded on %s: %s", ctx.key, exc)
 
 
 def resync_all(*, jitter: float | None = None) -> int:

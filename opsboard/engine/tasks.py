@@ -32,6 +32,19 @@ signals.worker_process_init.connect(
 )
 
 
+def _reuse_connections(**_: Any) -> None:
+    """A task is treated like a request: its pool process keeps its connection for
+    CONN_MAX_AGE and health-checks it once per task, closing it only when it is broken
+    or too old. (Celery's own fixup closes it around every task unless CELERY_DB_REUSE_MAX
+    is set, as settings do: on PostgreSQL that was a new backend per reconcile.)"""
+    for conn in connections.all(initialized_only=True):
+        conn.close_if_unusable_or_obsolete()
+
+
+signals.task_prerun.connect(_reuse_connections, weak=False, dispatch_uid="opsboard-reuse-db")
+signals.task_postrun.connect(_reuse_connections, weak=False, dispatch_uid="opsboard-reuse-db-2")
+
+
 @shared_task(name=RECONCILE_TASK, acks_late=True)
 def reconcile(key: str, trigger: str = "event", detail: str = "") -> None:
     runner.reconcile_key(key=Key.parse(key), trigger=trigger, detail=detail)

@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django import db
+
 from controllers.base import EVENT, REPLICASET, Body, Controller, Key, Kind, TemporaryError
 from controllers.kube import ApiKube, Gone
 from controllers.registry import watched_kinds
@@ -65,6 +67,7 @@ class Watcher:
         enqueue: Enqueue,
         enqueue_many: EnqueueMany | None = None,
         namespaces: Sequence[str] = (),
+        mirror_only: Sequence[Kind] = (),
     ) -> None:
         self.kube = kube
         self.controllers = list(controllers)
@@ -72,7 +75,8 @@ class Watcher:
         self.enqueue_many = enqueue_many  # the batch form of `enqueue`: one round trip
         self.namespaces = list(namespaces)
         kinds = watched_kinds(self.controllers)
-        self.kinds = kinds + [k for k in MIRROR_ONLY if k not in kinds]
+        extra = [*MIRROR_ONLY, *mirror_only]  # e.g. the kinds of OPSBOARD_GENERIC_KINDS
+        self.kinds = kinds + [k for k in dict.fromkeys(extra) if k not in kinds]
         self.inbox: queue.Queue[Listed | Streamed] = queue.Queue(maxsize=50_000)
         self.stop = threading.Event()
         self._versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)
@@ -83,6 +87,7 @@ class Watcher:
     def _stream(self, kind: Kind, namespace: str) -> None:
         # A watch of all namespaces resumes where the last watcher stopped; else list first.
         version = "" if namespace else kind_watch_resume_point(kind=kind)
+        db.connection.close()  # this thread reads the database once: free its connection
         delay = 0.1
         while not self.stop.is_set():
             try:

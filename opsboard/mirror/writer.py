@@ -6,15 +6,17 @@ before, so the watcher can decide which changes deserve a reconcile.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from controllers.base import Body, Kind
+from opsboard.db_retry import retrying
 from opsboard.mirror.models import KindWatch, KubeObject
 from opsboard.mirror.object_health import derive_health
 
@@ -60,6 +62,9 @@ class Change:
     kind: Kind
     body: Body
     previous: Snapshot | None  # None: the mirror did not know the object
+    # Who last wrote the spec (from managedFields, which the mirror does not keep), told
+    # only for a change that brings a new generation: the change history shows it.
+    spec_manager: str = ""
 
 
 def _time(value: str | None) -> datetime | None:
@@ -138,6 +143,17 @@ def _with_type(kind: Kind, body: Body) -> Body:
     return _trimmed(body)
 
 
+def spec_manager(body: Body) -> str:
+    """The manager whose write of `spec` is the latest, from metadata.managedFields."""
+    latest: tuple[str, str] = ("", "")
+    for entry in body.get("metadata", {}).get("managedFields") or []:
+        if "f:spec" in (entry.get("fieldsV1") or {}) and not entry.get("subresource"):
+            at = str(entry.get("time") or "")
+            if at >= latest[0]:
+                latest = (at, str(entry.get("manager") or ""))
+    return latest[1]
+
+
 def _trimmed(body: Body) -> Body:
     """Without what no page or controller reads, and which is often most of an object:
     managedFields (kubectl get -o yaml hides them too) and kubectl's last-applied copy."""
@@ -169,8 +185,12 @@ def _existing(kind: Kind, uids: Iterable[str]) -> dict[str, Snapshot]:
 
 def _write(kind: Kind, final: dict[str, tuple[str, Body]], new: set[str]) -> None:
     now = timezone.now()
-    gone = [uid for uid, (type_, _) in final.items() if type_ == DELETED]
-    live = [_row(kind, body, now) for type_, body in final.values() if type_ != DELETED]
+    # In uid order: every writer locks rows in one order (no deadlock on PostgreSQL).
+    gone = sorted(uid for uid, (type_, _) in final.items() if type_ == DELETED)
+    live = sorted(
+        (_row(kind, body, now) for type_, body in final.values() if type_ != DELETED),
+        key=lambda row: row.uid,
+    )
     # An object deleted and re-created under the same name has a new uid: drop the old row.
     names = {(row.namespace, row.name): row.uid for row in live if row.uid in new}
     stale_ids: list[int] = []
@@ -179,35 +199,82 @@ def _write(kind: Kind, final: dict[str, tuple[str, Body]], new: set[str]) -> Non
             api_version=kind.api_version, kind=kind.kind, name__in=[name for _, name in names]
         ).values_list("id", "namespace", "name", "uid")
         stale_ids = [i for i, ns, name, uid in clashing if names.get((ns, name), uid) != uid]
+
     # Reads above, writes below: the write lock (SQLite has one) is held only for these.
-    with transaction.atomic():
-        if gone:
-            KubeObject.objects.filter(uid__in=gone).delete()
-        if stale_ids:
-            KubeObject.objects.filter(id__in=stale_ids).delete()
-        if live:
-            KubeObject.objects.bulk_create(
-                live, update_conflicts=True, unique_fields=["uid"], update_fields=_UPDATE_FIELDS
-            )
+    def write() -> None:
+        with transaction.atomic():
+            _serialize_writers_of(kind)
+            if gone:
+                KubeObject.objects.filter(uid__in=gone).delete()
+            if stale_ids:
+                KubeObject.objects.filter(id__in=sorted(stale_ids)).delete()
+            fresh = _newer_than_mirrored(live)
+            if fresh:
+                KubeObject.objects.bulk_create(
+                    fresh,
+                    update_conflicts=True,
+                    unique_fields=["uid"],
+                    update_fields=_UPDATE_FIELDS,
+                )
+
+    retrying(write, what=f"mirror write of {len(final)} {kind.kind}")
+
+
+def _serialize_writers_of(kind: Kind) -> None:
+    """Makes the writers of one kind's mirror take turns, until the transaction ends.
+
+    During a failover the old leader may still flush while the new one re-lists. SQLite
+    has one writer at a time anyway; on PostgreSQL row locks cannot cover rows that do
+    not exist yet, so two writers could insert one object at two versions. A transaction
+    advisory lock per kind makes them take turns, uncontended in the usual case.
+    """
+    if connection.vendor == "postgresql":
+        lock = zlib.crc32(f"opsboard.mirror:{kind.api_version}/{kind.kind}".encode())
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
+
+
+def _newer_than_mirrored(live: list[KubeObject]) -> list[KubeObject]:
+    """The rows not older than what another writer committed since we read them."""
+    if not live:
+        return []
+    mirrored = dict(
+        KubeObject.objects.filter(uid__in=[row.uid for row in live]).values_list(
+            "uid", "resource_version"
+        )
+    )
+    return [row for row in live if not _older(row.resource_version, mirrored.get(row.uid))]
+
+
+def _older(version: str, mirrored: str | None) -> bool:
+    if mirrored is None or not version.isdigit() or not mirrored.isdigit():
+        return False
+    return int(version) < int(mirrored)
 
 
 def mirror_apply(*, kind: Kind, events: Sequence[tuple[str, Body]]) -> list[Change]:
     """Applies watch events (in order) to the mirror, a transaction per 500.
 
-    The watcher is the mirror's only writer, so reading the previous state before the
-    write transaction opens is safe, and keeps that transaction short.
+    The leading watcher is the mirror's usual writer, so reading the previous state before
+    the write transaction opens is safe, and keeps that transaction short; a late writer
+    (a deposed leader still flushing) is caught inside it (_newer_than_mirrored).
     """
     changes: list[Change] = []
     for start in range(0, len(events), _CHUNK):
-        chunk = [(type_, _with_type(kind, body)) for type_, body in events[start : start + _CHUNK]]
+        raw = events[start : start + _CHUNK]
+        chunk = [(type_, _with_type(kind, body)) for type_, body in raw]
         known = _existing(kind, {body["metadata"]["uid"] for _, body in chunk})
         mirrored = set(known)
         final: dict[str, tuple[str, Body]] = {}
-        for type_, body in chunk:
+        for (type_, body), (_, original) in zip(chunk, raw, strict=True):
             uid = body["metadata"]["uid"]
             if type_ != DELETED and _not_newer(body, known.get(uid)):
                 continue  # a replay (resuming from an older version): already mirrored
-            changes.append(Change(type_, kind, body, known.get(uid)))
+            previous = known.get(uid)
+            generation = int(body["metadata"].get("generation") or 0)
+            new_spec = type_ != DELETED and (previous is None or previous.generation != generation)
+            manager = spec_manager(original) if new_spec else ""
+            changes.append(Change(type_, kind, body, previous, manager))
             known[uid] = snapshot(body)
             final[uid] = (type_, body)
         if final:

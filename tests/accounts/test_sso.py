@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured
+from django.test import Client
 
 from opsboard.accounts import oidc
 from opsboard.accounts.access import access_of
@@ -19,6 +20,7 @@ from opsboard.accounts.group_roles import GroupRole, parse_group_roles
 from opsboard.accounts.oidc import Provider, SsoBackend, SsoRefused
 from opsboard.accounts.roles import Role, grant_assign
 from opsboard.accounts.sso_roles import roles_from_groups
+from tests.accounts.users import PASSWORD
 
 ISSUER = "https://sso.example.com/realms/platform"
 RULES = parse_group_roles("platform-admins=admin,team-a-ops=operator:team-a,all=viewer:team-a")
@@ -114,3 +116,19 @@ def test_grants_made_by_hand_survive_an_sso_login(signing: Any) -> None:
     assert grants == {"team-a": "oidc", "team-z": "manual"}
     backend.update_user(user, {"sub": "s-2", "groups": []})
     assert list(user.namespace_grants.values_list("namespace", flat=True)) == ["team-z"]
+
+
+@pytest.mark.django_db
+def test_with_local_passwords_off_only_sso_logs_in(viewer: User, settings: Any) -> None:
+    settings.OPSBOARD_OIDC_ISSUER, settings.OPSBOARD_OIDC_NAME = ISSUER, "Acme SSO"
+    settings.OPSBOARD_LOCAL_LOGIN = False
+    client = Client()
+    page = client.get("/accounts/login/").content.decode()
+    assert "Log in with Acme SSO" in page and 'name="password"' not in page
+    refused = client.post("/accounts/login/", {"username": viewer.username, "password": PASSWORD})
+    assert refused.status_code == 403
+    assert "Local passwords are switched off" in refused.content.decode()
+    assert "_auth_user_id" not in client.session
+    settings.OPSBOARD_LOCAL_LOGIN = True
+    page = client.get("/accounts/login/").content.decode()
+    assert "Log in with Acme SSO" in page and 'name="password"' in page

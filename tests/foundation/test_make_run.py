@@ -18,6 +18,10 @@ from kubernetes import client, config
 
 from controllers.conditions import condition_of
 from opsboard.embedded.redis import free_port
+from tests.foundation.make_run_identities import (
+    assert_kubectl_rolls_out,
+    assert_operator_grants_are_the_roles,
+)
 from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,21 +126,31 @@ def test_make_run_serves_the_login_page_and_stops_cleanly_keeping_state(tmp_path
         sample_kinds = [d for d in _sample_kinds() if d[3]]
         assert len(sample_kinds) == 4, sample_kinds
 
-        def not_available() -> list[str]:
+        def not_available() -> dict[str, str]:
+            """Each sample not Available yet, with its conditions (a 403 names the grant)."""
             crs = client.CustomObjectsApi(api)
-            return [
-                name
-                for group, version, plural, name in sample_kinds
-                if condition_of(
-                    crs.get_namespaced_custom_object(group, version, "default", plural, name),
-                    "Available",
-                ).get("status")
-                != "True"
-            ]
+            pending = {}
+            for group, version, plural, name in sample_kinds:
+                cr = crs.get_namespaced_custom_object(group, version, "default", plural, name)
+                if condition_of(cr, "Available").get("status") != "True":
+                    conditions = (cr.get("status") or {}).get("conditions") or []
+                    pending[name] = "; ".join(f"{c['type']}: {c['message']}" for c in conditions)
+            return pending
 
-        wait_for(
-            lambda: not_available() == [], timeout=120, interval=0.5, what="every sample Available"
-        )
+        waiting: dict[str, str] = {}
+
+        def all_available() -> bool:
+            waiting.clear()
+            waiting.update(not_available())
+            return not waiting
+
+        try:
+            wait_for(all_available, timeout=120, interval=0.5, what="every sample Available")
+        except AssertionError:
+            raise AssertionError(f"not Available after 120 s: {waiting}") from None
+        # They ran as the install's ServiceAccount, with exactly k8s/rbac's grants.
+        assert_operator_grants_are_the_roles(state / "kubeconfig")
+        assert_kubectl_rolls_out(state / "kubeconfig")
         _assert_console_is_for_people(first, port)
     finally:
         assert first.interrupt() == 0

@@ -49,7 +49,7 @@ def _run_without_postgres(ci: str) -> subprocess.CompletedProcess[str]:
     env = {
         key: value for key, value in os.environ.items() if key not in ("CI", "PYTEST_XDIST_WORKER")
     }
-    env.update(OPSBOARD_TEST_DATABASE="postgres", OPSBOARD_PG_BIN="/nonexistent/pg/bin", CI=ci)
+    env.update(OPSBOARD_TEST_DATABASE="postgres", OPSBOARD_TEST_PG_BIN="/nonexistent/pg/bin", CI=ci)
     return subprocess.run(
         [
             sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider",
