@@ -32,6 +32,11 @@ def session_started(
     key = request.session.session_key if hasattr(request, "session") else None
     if key and user.pk is not None:
         LoginSession.objects.update_or_create(session_key=key, defaults={"user_id": user.pk})
+        # Sessions that expired without a logout leave rows behind: drop them as we go.
+        store = import_module(settings.SESSION_ENGINE).SessionStore()
+        rows = LoginSession.objects.filter(user_id=user.pk).exclude(session_key=key)
+        gone = [k for k in rows.values_list("session_key", flat=True) if not store.exists(k)]
+        LoginSession.objects.filter(session_key__in=gone).delete()
 
 
 def session_ended(*, request: HttpRequest, **_: Any) -> None:

@@ -95,3 +95,13 @@ def test_revoke_ends_the_sessions_by_hand(viewer: User, capsys) -> None:
     call_command("opsboard_user", "--revoke", viewer.username)
     assert "Ended 2 session(s) of vera" in capsys.readouterr().out
     assert not _signed_in(first) and not _signed_in(second)
+
+
+def test_sessions_that_expired_leave_no_record_behind(viewer: User) -> None:
+    old = _logged_in(viewer)
+    old_key = old.session.session_key
+    store = import_module(settings.SESSION_ENGINE).SessionStore
+    store().delete(old_key)  # as `clearsessions` does once it has expired
+    _logged_in(viewer)
+    assert not LoginSession.objects.filter(session_key=old_key).exists()
+    assert LoginSession.objects.filter(user=viewer).count() == 1

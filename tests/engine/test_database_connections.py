@@ -10,9 +10,9 @@ import pytest
 from django.db import connection
 
 from controllers.kube import ApiKube
-from tests.engine.conftest import wait_for
 from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CONCURRENCY, WATCHERS, TOYS = 3, 2, 30

@@ -20,9 +20,9 @@ import pytest
 from controllers.kube import ApiKube
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
-from tests.engine.conftest import wait_for
 from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CRS, HOSTS, CONCURRENCY = 300, 3, 2
