@@ -78,6 +78,8 @@ def main(argv: list[str]) -> int:
     try:
         for name in args.scenarios or [s for s in SCENARIOS if s not in ON_REQUEST]:
             outcomes.append(run_one(name, bench))
+            # After each scenario: a long run cut short keeps what it measured.
+            write_json(outcomes, args.out, quick=args.quick)
     finally:
         bench.release()
         if args.keep:

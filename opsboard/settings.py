@@ -313,6 +313,8 @@ OPSBOARD_LOCK_TTL = env_float("OPSBOARD_LOCK_TTL", 10.0, minimum=1.0)
 # A key queued this long without running is sent again (its task was lost with Redis).
 OPSBOARD_QUEUE_STALE_SECONDS = env_float("OPSBOARD_QUEUE_STALE_SECONDS", 60.0, minimum=1.0)
 OPSBOARD_LEASE_NAMESPACE = env_str("OPSBOARD_LEASE_NAMESPACE", "default")
+# CRDs (by name) opsboard runs no operator for, shown and scaled through /scale.
+OPSBOARD_GENERIC_KINDS = env_list("OPSBOARD_GENERIC_KINDS", [])
 # The ClusterRole bound to the operators' identity: a 403's diagnosis says to change it.
 OPSBOARD_OPERATOR_CLUSTER_ROLE = env_str("OPSBOARD_OPERATOR_CLUSTER_ROLE", "opsboard-operator")
 OPSBOARD_LEASE_DURATION = env_float("OPSBOARD_LEASE_DURATION", 15.0, minimum=1.0)

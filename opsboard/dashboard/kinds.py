@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,9 @@ from django.conf import settings
 from django.http import Http404
 
 from controllers.base import Body, Controller, Kind
+from controllers.generic import generic_controller, served_version
 from opsboard.engine.registered import controllers
+from opsboard.mirror.models import KubeObject
 
 CRD_DIR = Path(settings.BASE_DIR) / "k8s" / "crd"
 
@@ -49,6 +51,7 @@ class KindInfo:
     spec_schema: dict[str, Any] = field(default_factory=dict)
     replicas_path: str | None = None  # from the scale subresource: "spec.size"
     ready_path: str | None = None  # "status.readyReplicas"
+    generic: bool = False  # a CRD opsboard runs no operator for (OPSBOARD_GENERIC_KINDS)
 
     def column_order(self, sort_key: str) -> str | None:
         """The JSON lookup behind a printer column's sort key, if it is sortable."""
@@ -122,13 +125,52 @@ def _controllers() -> list[Controller]:
 
 
 @functools.cache
-def all_kinds() -> dict[str, KindInfo]:
+def _registered_kinds() -> dict[str, KindInfo]:
     versions = _crd_versions()
     kinds = {}
     for controller in _controllers():
         version = versions.get((controller.primary.group, controller.primary.kind), {})
         kinds[controller.name] = _kind_info(controller, version)
     return kinds
+
+
+def _generic_kinds() -> dict[str, KindInfo]:
+    """The kinds of OPSBOARD_GENERIC_KINDS whose CRD the watcher has mirrored."""
+    names = settings.OPSBOARD_GENERIC_KINDS
+    if not names:
+        return {}
+    crds = KubeObject.objects.filter(kind="CustomResourceDefinition", name__in=names).values_list(
+        "body", flat=True
+    )
+    kinds = {}
+    for crd in crds:
+        controller = generic_controller(crd)
+        kinds[controller.name] = replace(_kind_info(controller, served_version(crd)), generic=True)
+    return kinds
+
+
+class _AllKinds:
+    """all_kinds(): the registered controllers' kinds, then the generic ones, read once
+    all of them are mirrored (until then, on each call: one indexed query)."""
+
+    def __init__(self) -> None:
+        self._generic: dict[str, KindInfo] | None = None
+
+    def __call__(self) -> dict[str, KindInfo]:
+        generic = self._generic
+        if generic is None:
+            generic = _generic_kinds()
+            if len(generic) >= len(settings.OPSBOARD_GENERIC_KINDS):
+                self._generic = generic
+        registered = _registered_kinds()
+        return {**registered, **{k: v for k, v in generic.items() if k not in registered}}
+
+    def cache_clear(self) -> None:
+        _registered_kinds.cache_clear()
+        self._generic = None
+
+
+all_kinds = _AllKinds()
 
 
 def kind_get(name: str) -> KindInfo:

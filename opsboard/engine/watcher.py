@@ -67,6 +67,7 @@ class Watcher:
         enqueue: Enqueue,
         enqueue_many: EnqueueMany | None = None,
         namespaces: Sequence[str] = (),
+        mirror_only: Sequence[Kind] = (),
     ) -> None:
         self.kube = kube
         self.controllers = list(controllers)
@@ -74,7 +75,8 @@ class Watcher:
         self.enqueue_many = enqueue_many  # the batch form of `enqueue`: one round trip
         self.namespaces = list(namespaces)
         kinds = watched_kinds(self.controllers)
-        self.kinds = kinds + [k for k in MIRROR_ONLY if k not in kinds]
+        extra = [*MIRROR_ONLY, *mirror_only]  # e.g. the kinds of OPSBOARD_GENERIC_KINDS
+        self.kinds = kinds + [k for k in dict.fromkeys(extra) if k not in kinds]
         self.inbox: queue.Queue[Listed | Streamed] = queue.Queue(maxsize=50_000)
         self.stop = threading.Event()
         self._versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)

@@ -19,18 +19,6 @@ from opsboard.mirror.writer import DELETED, Change
 KEEP_PER_OBJECT = 100
 
 
-def spec_manager(body: Body) -> str:
-    """The manager whose write of `spec` is the latest, from metadata.managedFields."""
-    latest: tuple[str, str] = ("", "")
-    for entry in body.get("metadata", {}).get("managedFields") or []:
-        fields = entry.get("fieldsV1") or {}
-        if "f:spec" in fields and entry.get("subresource", "") == "":
-            at = str(entry.get("time") or "")
-            if at >= latest[0]:
-                latest = (at, str(entry.get("manager") or ""))
-    return latest[1]
-
-
 def spec_versions_record(changes: Sequence[Change]) -> int:
     """Records the spec of every change that brings a generation the mirror had not seen
     (a new object, or a spec change). One insert for the batch; returns how many."""
@@ -52,7 +40,7 @@ def spec_versions_record(changes: Sequence[Change]) -> int:
                 name=meta["name"],
                 generation=generation,
                 spec=change.body.get("spec") or {},
-                manager=spec_manager(change.body)[:128],
+                manager=change.spec_manager[:128],
                 seen_at=now,
             )
         )

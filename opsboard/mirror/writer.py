@@ -62,6 +62,9 @@ class Change:
     kind: Kind
     body: Body
     previous: Snapshot | None  # None: the mirror did not know the object
+    # Who last wrote the spec (from managedFields, which the mirror does not keep), told
+    # only for a change that brings a new generation: the change history shows it.
+    spec_manager: str = ""
 
 
 def _time(value: str | None) -> datetime | None:
@@ -138,6 +141,17 @@ def _with_type(kind: Kind, body: Body) -> Body:
     if body.get("kind") != kind.kind or body.get("apiVersion") != kind.api_version:
         body = {"apiVersion": kind.api_version, "kind": kind.kind, **body}
     return _trimmed(body)
+
+
+def spec_manager(body: Body) -> str:
+    """The manager whose write of `spec` is the latest, from metadata.managedFields."""
+    latest: tuple[str, str] = ("", "")
+    for entry in body.get("metadata", {}).get("managedFields") or []:
+        if "f:spec" in (entry.get("fieldsV1") or {}) and not entry.get("subresource"):
+            at = str(entry.get("time") or "")
+            if at >= latest[0]:
+                latest = (at, str(entry.get("manager") or ""))
+    return latest[1]
 
 
 def _trimmed(body: Body) -> Body:
@@ -247,15 +261,20 @@ def mirror_apply(*, kind: Kind, events: Sequence[tuple[str, Body]]) -> list[Chan
     """
     changes: list[Change] = []
     for start in range(0, len(events), _CHUNK):
-        chunk = [(type_, _with_type(kind, body)) for type_, body in events[start : start + _CHUNK]]
+        raw = events[start : start + _CHUNK]
+        chunk = [(type_, _with_type(kind, body)) for type_, body in raw]
         known = _existing(kind, {body["metadata"]["uid"] for _, body in chunk})
         mirrored = set(known)
         final: dict[str, tuple[str, Body]] = {}
-        for type_, body in chunk:
+        for (type_, body), (_, original) in zip(chunk, raw, strict=True):
             uid = body["metadata"]["uid"]
             if type_ != DELETED and _not_newer(body, known.get(uid)):
                 continue  # a replay (resuming from an older version): already mirrored
-            changes.append(Change(type_, kind, body, known.get(uid)))
+            previous = known.get(uid)
+            generation = int(body["metadata"].get("generation") or 0)
+            new_spec = type_ != DELETED and (previous is None or previous.generation != generation)
+            manager = spec_manager(original) if new_spec else ""
+            changes.append(Change(type_, kind, body, previous, manager))
             known[uid] = snapshot(body)
             final[uid] = (type_, body)
         if final:

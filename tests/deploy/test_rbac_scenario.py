@@ -3,8 +3,9 @@ API calls that the RBAC of the install (`kubectl kustomize k8s/deploy`) grants t
 ServiceAccounts.
 
 Every request they send is taken from kubesim's request log and checked against the built
-Roles and bindings with tests/deploy/rbac.py. (kubesim does not enforce RBAC; this is the
-next best thing, and it names every call nobody granted.)
+Roles and bindings with tests/deploy/rbac.py: it names every call nobody granted, even those
+the test's admin identity makes succeed. (make run's test and tests/engine/test_missing_grant.py
+run the engine as the ServiceAccount itself, with kubesim enforcing RBAC.)
 """
 
 from __future__ import annotations

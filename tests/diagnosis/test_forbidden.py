@@ -98,6 +98,8 @@ def test_a_missing_verb_is_diagnosed_naming_verb_resource_and_cluster_role(
     engine.kubeconfig = str(kubeconfig)
     engine.controllers = "controllers.memcached"
     engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
+    # Only this test's namespace: a shared cluster holds other people's Memcacheds.
+    engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
     engine.start_worker()
     engine.start_watcher()
     cluster_kube.create(MEMCACHED, {

@@ -13,9 +13,9 @@ from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.history import cr_history
-from opsboard.mirror.history import spec_manager, spec_versions_record
+from opsboard.mirror.history import spec_versions_record
 from opsboard.mirror.models import KubeObject, SpecVersion
-from opsboard.mirror.writer import mirror_apply
+from opsboard.mirror.writer import mirror_apply, spec_manager
 from tests.dashboard.mirror_factory import MEMCACHED_API
 
 pytestmark = pytest.mark.django_db

@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from opsboard.engine.enqueue import reconcile_enqueue, reconcile_enqueue_many
+from opsboard.engine.generic import generic_kinds
 from opsboard.engine.kubeclient import api_kube
 from opsboard.engine.leader import LeaseElector
 from opsboard.engine.registered import controllers
@@ -52,12 +53,14 @@ class Command(BaseCommand):
             return
         log.info("Watcher %s leads", identity)
         self._beat(identity, started, leader=True)
+        kube = api_kube()
         watcher = Watcher(
-            kube=api_kube(),
+            kube=kube,
             controllers=list(controllers().values()),
             enqueue=reconcile_enqueue,
             enqueue_many=reconcile_enqueue_many,
             namespaces=settings.WATCH_NAMESPACES,
+            mirror_only=generic_kinds(kube),
         )
         writer = threading.Thread(target=watcher.run, name="mirror writer", daemon=True)
         writer.start()
