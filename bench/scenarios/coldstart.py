@@ -100,14 +100,15 @@ def run(bench: Bench) -> Outcome:
         + "; the clock starts at the first create; the floor's two figures are in the "
         "opsboard and kopf columns"
     )
-    outcome.notes.append(
-        "the kopf fleet stays up, idle, during the 2-worker run (it is handed to the cost "
-        "scenario); an idle fleet costs the server's node heartbeats only"
-        if bench.peer
-        else "the 2-worker fleet is handed to the cost scenario"
-    )
+    if bench.peer and not bench.kubeconfig:
+        outcome.notes.append(
+            "the kopf fleet stays up, idle, during the 2-worker run (it is handed to the cost "
+            "scenario); an idle fleet costs the server's node heartbeats only"
+        )
     if count < 1000:
-        outcome.notes.append("quick run: the targets apply to 1,000 CRs and are not judged")
+        outcome.notes.append(
+            f"{count:,} CRs: the targets apply to 1,000 and are not judged at this size"
+        )
     outcome.data = {"crs": count, "server": bench.server, "runs": runs}
     return outcome
 
