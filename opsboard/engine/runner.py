@@ -18,7 +18,7 @@ from django.conf import settings
 
 from controllers.apply import now
 from controllers.base import Context, Controller, Key, PermanentError, Result, TemporaryError
-from controllers.conditions import set_condition
+from controllers.conditions import condition_of, set_condition
 from controllers.fields import deep_get
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
@@ -225,13 +225,17 @@ def degrade(controller: Controller, ctx: Context, error: str) -> None:
         cr = ctx.kube.get(controller.primary, ctx.key.namespace, ctx.key.name)
         if cr is None:
             return
+        generation = int(cr["metadata"].get("generation") or 0)
+        said = condition_of(cr, "Degraded")
+        if said.get("status") == "True" and said.get("observedGeneration") == generation:
+            return  # the controller already said why, in its own words (InvalidSpec, ...)
         conditions = set_condition(
             deep_get(cr, "status.conditions"),
             type_="Degraded",
             status=True,
             reason="ReconcileFailed",
             message=error,
-            observed_generation=int(cr["metadata"].get("generation") or 0),
+            observed_generation=generation,
             now=now(),
         )
         if conditions != deep_get(cr, "status.conditions"):
