@@ -128,6 +128,14 @@ def test_a_ptemplate_whose_selector_matches_no_node_is_diagnosed_as_such(
         "metadata": {"name": "pt-none", "namespace": namespace},
         "spec": {**SPEC, "deviceCount": 1, "nodeSelector": selector},
     })  # fmt: skip
+    # Until the watcher mirrors the CR its page is a 404, and a 404 page does not refresh.
+    wait_for(
+        lambda: KubeObject.objects.filter(
+            kind=PTEMPLATE.kind, namespace=namespace, name="pt-none"
+        ).exists(),
+        timeout=60,
+        what="pt-none mirrored",
+    )
 
     page = page_as(viewer)
     page.goto(f"{live_server.url}/k/ptemplate/{namespace}/pt-none/")
