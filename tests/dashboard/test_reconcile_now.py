@@ -18,7 +18,7 @@ from opsboard.engine.models import ReconcileRun
 from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import MEMCACHED_API
-from tests.support.waiting import wait_for
+from tests.support.waiting import settled, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 IMAGE = "memcached:1.4.36-alpine"
@@ -35,6 +35,9 @@ def _settled_cache(kube: ApiKube, namespace: str, *, size: int = 1) -> str:
     wait_for(mirrored.filter(health="Available").exists, what="the CR Available in the mirror")
     runs = ReconcileRun.objects.filter(namespace=namespace, name="cache-a").order_by("-started_at")
     wait_for(lambda: (last := runs.first()) and last.outcome == "success", what="a settled CR")
+    # A late event of the settling CR (its Deployment's status, say) may still queue the key:
+    # wait until runs stop coming, so that the next "Reconcile now" finds it free.
+    settled(runs.count, for_s=2.0, what="the CR's runs")
     return f"/k/memcached/{namespace}/cache-a/"
 
 
