@@ -53,21 +53,8 @@ def cr_history(*, cr: KubeObject, limit: int = 30) -> list[HistoryEntry]:
     history = []
     for version, before in zip(versions, [*versions[1:], None][: len(versions)], strict=True):
         entry = entries.pop(version.generation, None)
-        if before is None and version is versions[-1] and len(versions) <= limit:
-            history.append(
-                HistoryEntry(
-                    f"v{version.pk}",
-                    version.generation,
-                    version.seen_at,
-                    _by(entry, version),
-                    entry is not None,
-                    entry,
-                    [],
-                    first=True,
-                )
-            )
-            continue
-        if before is None:
+        first = before is None and version is versions[-1] and len(versions) <= limit
+        if before is None and not first:
             continue  # beyond the limit: its predecessor is not loaded
         history.append(
             HistoryEntry(
@@ -77,7 +64,8 @@ def cr_history(*, cr: KubeObject, limit: int = 30) -> list[HistoryEntry]:
                 _by(entry, version),
                 entry is not None,
                 entry,
-                spec_diff(before.spec, version.spec),
+                [] if before is None else spec_diff(before.spec, version.spec),
+                first=first,
             )
         )
     # Changes made through opsboard that the mirror did not see as a version of their own.
