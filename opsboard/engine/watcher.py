@@ -1,9 +1,11 @@
 """The watcher: lists and watches the registered kinds, keeps the mirror, queues keys.
 
 One thread per watched kind (and namespace) reads its watch stream; a single writer
-(the caller's thread) applies what they read to the mirror in batches — one transaction
-per batch — and only then queues the keys, so a reconcile always finds the mirror at
-least as new as the event that caused it.
+(the caller's thread) applies what they read to the mirror in batches and only then
+queues the keys, so a reconcile always finds the mirror at least as new as the event that
+caused it. A watcher killed between the two leaves changes mirrored but not queued: its
+successor treats every change newer than the last saved resume point as news, even where
+the mirror already has it.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django import db
-
 from controllers.base import EVENT, REPLICASET, Body, Controller, Key, Kind, TemporaryError
 from controllers.kube import ApiKube, Gone
 from controllers.registry import watched_kinds
@@ -26,7 +26,7 @@ from opsboard.mirror.history import spec_versions_record
 from opsboard.mirror.writer import (
     Change,
     kind_watch_resume_point,
-    kind_watch_save,
+    kind_watches_save,
     mirror_apply,
     mirror_relist,
 )
@@ -36,7 +36,6 @@ log = logging.getLogger(__name__)
 MIRROR_ONLY = (REPLICASET, EVENT)
 BATCH = 500
 WATCH_TIMEOUT = 300  # seconds per watch request; the server ends it, we resume
-VERSION_SAVE_INTERVAL = 1.0  # seconds between writes of the resume points
 
 
 @dataclass(frozen=True)
@@ -80,14 +79,11 @@ class Watcher:
         self.inbox: queue.Queue[Listed | Streamed] = queue.Queue(maxsize=50_000)
         self.stop = threading.Event()
         self._versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)
-        self._saved_at = 0.0
+        self._queued_through: dict[Kind, int] = {}  # kind → newest rv whose keys are queued
 
     # -- readers -------------------------------------------------------------------------
 
-    def _stream(self, kind: Kind, namespace: str) -> None:
-        # A watch of all namespaces resumes where the last watcher stopped; else list first.
-        version = "" if namespace else kind_watch_resume_point(kind=kind)
-        db.connection.close()  # this thread reads the database once: free its connection
+    def _stream(self, kind: Kind, namespace: str, version: str) -> None:
         delay = 0.1
         while not self.stop.is_set():
             try:
@@ -138,6 +134,9 @@ class Watcher:
         for kind in [k for k in by_kind if k not in primaries]:
             owned.extend(self._apply_kind(kind, by_kind[kind]))
         self._enqueue_all(owned)
+        for kind, (version, _, _) in self._versions.items():
+            if version.isdigit() and not self.namespaces:  # see run()
+                self._queued_through[kind] = int(version)
         self._save_versions()
 
     def _enqueue_all(self, changes: list[Change]) -> None:
@@ -175,13 +174,18 @@ class Watcher:
             ]
         changes: list[Change] = []
         run: list[tuple[str, Body]] = []
+        since = self._queued_through.get(kind)
         for item in items:
             if isinstance(item, Listed):
                 if run:
-                    changes.extend(mirror_apply(kind=kind, events=run))
+                    changes.extend(mirror_apply(kind=kind, events=run, queued_through=since))
                     run = []
                 namespaces = [item.namespace] if item.namespace else []
-                changes.extend(mirror_relist(kind=kind, items=item.items, namespaces=namespaces))
+                changes.extend(
+                    mirror_relist(
+                        kind=kind, items=item.items, namespaces=namespaces, queued_through=since
+                    )
+                )
                 if not item.namespace:
                     self._versions[kind] = (item.resource_version, True, False)
                 continue
@@ -192,19 +196,15 @@ class Watcher:
             if item.type != "BOOKMARK":
                 run.append((item.type, item.body))
         if run:
-            changes.extend(mirror_apply(kind=kind, events=run))
+            changes.extend(mirror_apply(kind=kind, events=run, queued_through=since))
         return changes
 
-    def _save_versions(self, *, force: bool = False) -> None:
-        """Records resume points at most every VERSION_SAVE_INTERVAL: one write, not one
-        per batch. Resuming from a slightly older version replays events the mirror has
-        already seen, which the predicates turn into no reconcile."""
-        if not force and time.monotonic() - self._saved_at < VERSION_SAVE_INTERVAL:
-            return
-        for kind, (version, listed, event) in self._versions.items():
-            kind_watch_save(kind=kind, resource_version=version, listed=listed, event=event)
-        self._versions.clear()
-        self._saved_at = time.monotonic()
+    def _save_versions(self) -> None:
+        """Records the resume points once the batch's keys are queued: a successor takes
+        anything newer as possibly unqueued news, so a late save would cost it repeats."""
+        if self._versions:
+            kind_watches_save(self._versions)
+            self._versions.clear()
 
     def _enqueue(self, key: Key, detail: str) -> None:
         try:
@@ -215,15 +215,24 @@ class Watcher:
     def run(self) -> None:
         """Watches until `stop` is set. Call from the thread that may write the mirror."""
         for kind in self.kinds:
+            resume = kind_watch_resume_point(kind=kind)
+            # Saved after the keys were queued. A watcher of chosen namespaces lists them
+            # afresh and keeps no single point per kind, so it cannot tell what was queued.
+            if resume.isdigit() and not self.namespaces:
+                self._queued_through[kind] = int(resume)
             for namespace in (self.namespaces if kind.namespaced else []) or [""]:
+                # A watch of all namespaces resumes where the last watcher stopped; else
+                # list first.
                 threading.Thread(
-                    target=self._stream, args=(kind, namespace), name=f"watch {kind}", daemon=True
+                    target=self._stream,
+                    args=(kind, namespace, "" if namespace else resume),
+                    name=f"watch {kind}",
+                    daemon=True,
                 ).start()
         while not self.stop.is_set():
             try:
                 first = self.inbox.get(timeout=0.5)
             except queue.Empty:
-                self._save_versions(force=bool(self._versions))
                 continue
             self._apply_retrying(self._drain(first))
 

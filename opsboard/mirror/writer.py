@@ -176,6 +176,11 @@ def _not_newer(body: Body, known: Snapshot | None) -> bool:
     return int(version) <= int(known.resource_version)
 
 
+def _newer_than(body: Body, version: int | None) -> bool:
+    mine = str(body["metadata"].get("resourceVersion", ""))
+    return version is not None and mine.isdigit() and int(mine) > version
+
+
 def _existing(kind: Kind, uids: Iterable[str]) -> dict[str, Snapshot]:
     rows = KubeObject.objects.filter(uid__in=list(uids)).values(
         "uid", "resource_version", "generation", "labels", "annotations", "deleted_at"
@@ -252,12 +257,18 @@ def _older(version: str, mirrored: str | None) -> bool:
     return int(version) < int(mirrored)
 
 
-def mirror_apply(*, kind: Kind, events: Sequence[tuple[str, Body]]) -> list[Change]:
+def mirror_apply(
+    *, kind: Kind, events: Sequence[tuple[str, Body]], queued_through: int | None = None
+) -> list[Change]:
     """Applies watch events (in order) to the mirror, a transaction per 500.
 
     The leading watcher is the mirror's usual writer, so reading the previous state before
     the write transaction opens is safe, and keeps that transaction short; a late writer
     (a deposed leader still flushing) is caught inside it (_newer_than_mirrored).
+
+    `queued_through`: the newest resourceVersion of `kind` whose keys are known queued. A
+    replay newer than it was mirrored by a watcher that may have died before queueing it,
+    so it comes back as news (previous unknown), though the mirror needs no write.
     """
     changes: list[Change] = []
     for start in range(0, len(events), _CHUNK):
@@ -269,7 +280,10 @@ def mirror_apply(*, kind: Kind, events: Sequence[tuple[str, Body]]) -> list[Chan
         for (type_, body), (_, original) in zip(chunk, raw, strict=True):
             uid = body["metadata"]["uid"]
             if type_ != DELETED and _not_newer(body, known.get(uid)):
-                continue  # a replay (resuming from an older version): already mirrored
+                # A replay (resuming from an older version): already mirrored.
+                if _newer_than(body, queued_through):
+                    changes.append(Change(type_, kind, body, None))
+                continue
             previous = known.get(uid)
             generation = int(body["metadata"].get("generation") or 0)
             new_spec = type_ != DELETED and (previous is None or previous.generation != generation)
@@ -283,12 +297,17 @@ def mirror_apply(*, kind: Kind, events: Sequence[tuple[str, Body]]) -> list[Chan
 
 
 def mirror_relist(
-    *, kind: Kind, items: Sequence[Body], namespaces: Sequence[str] = ()
+    *,
+    kind: Kind,
+    items: Sequence[Body],
+    namespaces: Sequence[str] = (),
+    queued_through: int | None = None,
 ) -> list[Change]:
     """Makes the mirror of `kind` equal to a fresh list, as the events that would explain it.
 
-    Objects unchanged since the mirror saw them (same resourceVersion) yield no change;
-    objects missing from the list yield DELETED, so nothing is missed across a 410 Gone.
+    Objects unchanged since the mirror saw them (same resourceVersion) yield no change,
+    unless newer than `queued_through` (see mirror_apply); objects missing from the list
+    yield DELETED, so nothing is missed across a 410 Gone.
     """
     mirrored = KubeObject.objects.filter(api_version=kind.api_version, kind=kind.kind)
     if namespaces:
@@ -302,7 +321,7 @@ def mirror_relist(
         version = versions.get(meta["uid"])
         if version is None:
             events.append((ADDED, item))
-        elif version != str(meta.get("resourceVersion", "")):
+        elif version != str(meta.get("resourceVersion", "")) or _newer_than(item, queued_through):
             events.append((MODIFIED, item))
     gone = [uid for uid in versions if uid not in listed]
     for start in range(0, len(gone), _CHUNK):
@@ -310,22 +329,23 @@ def mirror_relist(
             "body", flat=True
         ):
             events.append((DELETED, body))
-    return mirror_apply(kind=kind, events=events)
+    return mirror_apply(kind=kind, events=events, queued_through=queued_through)
 
 
-def kind_watch_save(
-    *, kind: Kind, resource_version: str, listed: bool = False, event: bool = False
-) -> None:
-    """Records how far the watcher got in the stream of `kind` (its resume point)."""
+def kind_watches_save(points: Mapping[Kind, tuple[str, bool, bool]]) -> None:
+    """Records how far the watcher got in the stream of each kind (its resume point), as
+    kind → (resourceVersion, re-listed, saw an event), in one transaction."""
     now = timezone.now()
-    fields: dict[str, Any] = {"resource_version": resource_version}
-    if listed:
-        fields["listed_at"] = now
-    if event:
-        fields["last_event_at"] = now
-    KindWatch.objects.update_or_create(
-        api_version=kind.api_version, kind=kind.kind, defaults=fields
-    )
+    with transaction.atomic():
+        for kind, (resource_version, listed, event) in points.items():
+            fields: dict[str, Any] = {"resource_version": resource_version}
+            if listed:
+                fields["listed_at"] = now
+            if event:
+                fields["last_event_at"] = now
+            row = KindWatch.objects.filter(api_version=kind.api_version, kind=kind.kind)
+            if not row.update(**fields):
+                KindWatch.objects.create(api_version=kind.api_version, kind=kind.kind, **fields)
 
 
 def kind_watch_resume_point(*, kind: Kind) -> str:

@@ -20,6 +20,7 @@ from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
 from opsboard.mirror.selectors import object_events
+from opsboard.mirror.writer import mirror_apply
 from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.fixtures.celery import EngineProcesses, _point_this_process_at, database_url
 from tests.support.waiting import consistently, settled, wait_for
@@ -214,6 +215,26 @@ def test_a_restarted_watcher_answered_410_misses_nothing_and_repeats_nothing(
             name,
             [(r.trigger_detail, r.actions) for r in runs(namespace, name)],
         )
+
+
+def test_a_change_mirrored_by_a_watcher_killed_before_queueing_it_is_reconciled(
+    toys: EngineProcesses, api: ApiKube, namespace: str, kubesim_server: Any
+) -> None:
+    if kubesim_server.real:
+        pytest.skip(
+            "on a real cluster the test engine watches its own namespace, and a watcher of "
+            "chosen namespaces keeps no resume point to tell what was queued"
+        )
+    toys.start_worker()
+    watcher = toys.start_watcher()
+    api.create(TOY, toy("a", namespace, size=1))
+    size = lambda: (api.get(CONFIGMAP, namespace, "a") or {}).get("data", {}).get("size")  # noqa: E731
+    wait_for(lambda: size() == "1", what="size 1")
+    toys.kill(watcher, signal.SIGKILL)
+    changed = api.patch(TOY, namespace, "a", {"spec": {"size": 2}})
+    mirror_apply(kind=TOY, events=[("MODIFIED", changed)])  # the dead watcher's last act
+    toys.start_watcher()
+    wait_for(lambda: size() == "2", what="size 2")
 
 
 def test_a_standby_watcher_takes_over_when_the_leader_dies(

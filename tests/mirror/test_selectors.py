@@ -16,7 +16,7 @@ from opsboard.mirror.selectors import (
     owner_tree,
     service_pods,
 )
-from opsboard.mirror.writer import kind_watch_save, mirror_apply
+from opsboard.mirror.writer import kind_watches_save, mirror_apply
 from tests.mirror.factories import MEMCACHED, condition, obj
 
 pytestmark = pytest.mark.django_db
@@ -103,7 +103,7 @@ def test_mirror_freshness_reports_the_leader_and_last_event() -> None:
     WatcherHeartbeat.objects.create(
         identity="old", is_leader=False, started_at=now, heartbeat_at=now - timedelta(hours=1)
     )
-    kind_watch_save(kind=MEMCACHED, resource_version="42", event=True)
+    kind_watches_save({MEMCACHED: ("42", False, True)})
     freshness = mirror_freshness()
     assert freshness.watcher_up and freshness.leader == "w1" and freshness.standbys == 0
     assert freshness.kinds == {"Memcached": "42"} and freshness.last_event_at is not None

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from controllers.base import DEPLOYMENT
@@ -81,3 +83,28 @@ def test_managed_fields_and_the_last_applied_copy_are_not_mirrored() -> None:
     assert row.annotations == {"team": "cache"} == row.body["metadata"]["annotations"]
     assert row.body["spec"] == {"size": 3} and change.body["metadata"]["name"] == "m"
     assert "managedFields" in cr["metadata"]  # the caller's object is left as it was
+
+
+def _at(body: dict[str, Any], version: int) -> dict[str, Any]:
+    return {**body, "metadata": {**body["metadata"], "resourceVersion": str(version)}}
+
+
+def test_a_replay_newer_than_what_was_queued_comes_back_as_news_without_a_write() -> None:
+    # A watcher killed after mirroring these and before queueing their keys: its successor
+    # knows keys are queued only through version 100.
+    old, fresh = _at(obj(MEMCACHED, "old"), 90), _at(obj(MEMCACHED, "fresh"), 110)
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", old), ("ADDED", fresh)])
+    mirrored_at = KubeObject.objects.get(name="fresh").mirrored_at
+    replayed = mirror_apply(
+        kind=MEMCACHED, events=[("MODIFIED", old), ("MODIFIED", fresh)], queued_through=100
+    )
+    assert [(c.body["metadata"]["name"], c.previous) for c in replayed] == [("fresh", None)]
+    assert KubeObject.objects.get(name="fresh").mirrored_at == mirrored_at
+
+
+def test_a_relist_after_a_lost_queue_reports_the_unqueued_objects_only() -> None:
+    old, fresh = _at(obj(MEMCACHED, "old"), 90), _at(obj(MEMCACHED, "fresh"), 110)
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", old), ("ADDED", fresh)])
+    assert mirror_relist(kind=MEMCACHED, items=[old, fresh]) == []
+    [change] = mirror_relist(kind=MEMCACHED, items=[old, fresh], queued_through=100)
+    assert (change.body["metadata"]["name"], change.previous) == ("fresh", None)
