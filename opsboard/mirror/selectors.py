@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from controllers.base import Kind
@@ -178,13 +178,12 @@ def mirror_freshness(*, heartbeat_timeout: float = 30.0) -> Freshness:
     cutoff = timezone.now() - timedelta(seconds=heartbeat_timeout)
     watchers = list(WatcherHeartbeat.objects.filter(heartbeat_at__gte=cutoff))
     leader = next((w for w in watchers if w.is_leader), None)
-    kinds = {w.kind: w.resource_version for w in KindWatch.objects.order_by("kind")}
-    last = KindWatch.objects.aggregate(last=Max("last_event_at"))["last"]
+    watches = list(KindWatch.objects.order_by("kind"))  # one row per kind: a few
     return Freshness(
-        last_event_at=last,
+        last_event_at=max((w.last_event_at for w in watches if w.last_event_at), default=None),
         heartbeat_at=leader.heartbeat_at if leader else None,
         leader=leader.identity if leader else "",
         standbys=sum(1 for w in watchers if not w.is_leader),
         watcher_up=leader is not None,
-        kinds=kinds,
+        kinds={w.kind: w.resource_version for w in watches},
     )

@@ -10,6 +10,7 @@ import yaml
 from django import template
 from django.contrib.auth.models import AnonymousUser, User
 from django.http import QueryDict
+from django.template import Context
 from django.utils import timezone
 
 from opsboard.accounts.access import access_of
@@ -128,7 +129,8 @@ def pod_row(pods: dict[str, Any], name: str) -> dict[str, Any] | None:
     }
 
 
-@register.inclusion_tag("dashboard/_mirror_banner.html")
-def mirror_banner() -> dict[str, Any]:
-    """Every page says how fresh the mirror it shows is, and warns when no watcher runs."""
-    return {"mirror": mirror_freshness()}
+@register.inclusion_tag("dashboard/_mirror_banner.html", takes_context=True)
+def mirror_banner(context: Context) -> dict[str, Any]:
+    """Every page says how fresh the mirror it shows is, and warns when no watcher runs;
+    a view that has read the freshness already passes it as `freshness`."""
+    return {"mirror": context.get("freshness") or mirror_freshness()}
