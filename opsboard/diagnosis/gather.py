@@ -49,9 +49,10 @@ def _from_ms(value: bytes | str | float | None) -> datetime | None:
     return datetime.fromtimestamp(float(value) / 1000, UTC) if value else None
 
 
-def engine_wide() -> EngineState:
-    """What every CR's diagnosis shares: the watcher leading, the live workers."""
-    freshness = mirror.mirror_freshness()
+def engine_wide(freshness: mirror.Freshness | None = None) -> EngineState:
+    """What every CR's diagnosis shares: the watcher leading, the live workers. `freshness`:
+    the mirror's, if the caller has read it already (a page's banner shows it too)."""
+    freshness = freshness or mirror.mirror_freshness()
     last = WatcherHeartbeat.objects.order_by("-heartbeat_at").first()
     base = EngineState(
         watcher_leader=freshness.leader,

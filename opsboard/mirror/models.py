@@ -6,7 +6,25 @@ controllers read from here instead of calling the API (an informer cache).
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
+
+# The columns that repeat parts of `body`, kept apart for filters and indexes.
+BODY_COPIES = ("labels", "annotations", "owner_references", "spec", "status")
+
+
+def body_copies(body: dict[str, Any]) -> dict[str, Any]:
+    """The BODY_COPIES columns' values for an object's body, as the watcher writes them."""
+    meta = body.get("metadata") or {}
+    status = body.get("status")
+    return {
+        "labels": meta.get("labels") or {},
+        "annotations": meta.get("annotations") or {},
+        "owner_references": meta.get("ownerReferences") or [],
+        "spec": body.get("spec") or {},
+        "status": status if isinstance(status, dict) else {},
+    }
 
 
 class KubeObject(models.Model):

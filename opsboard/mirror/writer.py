@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from controllers.base import Body, Kind
 from opsboard.db_retry import retrying
-from opsboard.mirror.models import KindWatch, KubeObject
+from opsboard.mirror.models import KindWatch, KubeObject, body_copies
 from opsboard.mirror.object_health import derive_health
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
@@ -105,9 +105,9 @@ def _row_snapshot(row: Mapping[str, Any]) -> Snapshot:
 
 def _row(kind: Kind, body: Body, now: datetime) -> KubeObject:
     meta = body["metadata"]
-    status = body.get("status") or {}
+    copies = body_copies(body)
     generation = int(meta.get("generation") or 0)
-    observed = status.get("observedGeneration") if isinstance(status, dict) else None
+    observed = copies["status"].get("observedGeneration")
     observed = int(observed) if isinstance(observed, int) else None
     stale = observed is not None and observed < generation
     return KubeObject(
@@ -119,17 +119,13 @@ def _row(kind: Kind, body: Body, now: datetime) -> KubeObject:
         resource_version=str(meta.get("resourceVersion", "")),
         generation=generation,
         observed_generation=observed,
-        labels=meta.get("labels") or {},
-        annotations=meta.get("annotations") or {},
-        owner_references=meta.get("ownerReferences") or [],
         owner_uid=controller_owner_uid(body),
-        spec=body.get("spec") or {},
-        status=status if isinstance(status, dict) else {},
         body=body,
-        health=derive_health(kind.kind, status if isinstance(status, dict) else {}, stale=stale),
+        health=derive_health(kind.kind, copies["status"], stale=stale),
         created_at=_time(meta.get("creationTimestamp")),
         deleted_at=_time(meta.get("deletionTimestamp")),
         mirrored_at=now,
+        **copies,
     )
 
 

@@ -184,6 +184,21 @@ def test_detail_query_count_does_not_grow_with_pods(viewer_client: Client) -> No
     assert len(big) == len(small)
 
 
+def test_detail_page_query_count_does_not_grow_with_pods_and_reads_freshness_once(
+    viewer_client: Client,
+) -> None:
+    memcached_with_pods("small", size=10)
+    memcached_with_pods("big", size=100)
+    with CaptureQueriesContext(connection) as small:
+        viewer_client.get("/k/memcached/default/small/")
+    with CaptureQueriesContext(connection) as big:
+        page = viewer_client.get("/k/memcached/default/big/").content.decode()
+    assert "The watcher is down" in page  # the banner, from the freshness the view read
+    assert len(big) == len(small)
+    # The diagnosis and the page's banner share one read of the mirror's freshness.
+    assert sum('"mirror_kindwatch"' in q["sql"] for q in big.captured_queries) == 1
+
+
 def test_unknown_kind_and_object_are_404(viewer_client: Client) -> None:
     assert viewer_client.get("/k/nope/").status_code == 404
     assert viewer_client.get("/k/memcached/default/ghost/").status_code == 404

@@ -85,6 +85,21 @@ def test_owner_tree_walks_cr_deployment_replicasets_pods_in_one_query_per_level(
     assert len(queries) <= 4
 
 
+def test_owner_tree_objects_hold_what_a_full_read_holds_without_more_queries() -> None:
+    cr = obj(MEMCACHED, "m")
+    deployment = obj(DEPLOYMENT, "m", owner=cr, labels={"app": "m"}, spec={"replicas": 1})
+    pod = obj(POD, "m-1", owner=deployment, labels={"app": "m"}, status={"phase": "Running"})
+    add(cr, deployment, pod)
+    tree = owner_tree(root=KubeObject.objects.get(uid=cr["metadata"]["uid"]))
+    columns = [f.attname for f in KubeObject._meta.concrete_fields]
+    with CaptureQueriesContext(connection) as queries:
+        read = [{c: getattr(o, c) for c in columns} for o in tree.walk()[1:]]
+    full = KubeObject.objects.filter(owner_uid__in=[o.uid for o in tree.walk()[:2]])
+    assert read == [{c: getattr(o, c) for c in columns} for o in full.order_by("id")]
+    assert read[1]["status"] == {"phase": "Running"} and read[1]["labels"] == {"app": "m"}
+    assert len(queries) == 0
+
+
 def test_service_pods_are_the_pods_its_selector_picks() -> None:
     service = obj(SERVICE, "web-service", spec={"selector": {"app": "web"}})
     add(

@@ -17,8 +17,8 @@ from opsboard.dashboard.forms import ListFilterForm, PatchForm
 from opsboard.dashboard.history import cr_history
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import KindInfo, all_kinds, kind_get
-from opsboard.diagnosis.gather import cr_diagnosis
-from opsboard.mirror.selectors import owner_tree
+from opsboard.diagnosis.gather import cr_diagnosis, engine_wide
+from opsboard.mirror.selectors import mirror_freshness, owner_tree
 
 
 def _cr_list(
@@ -58,8 +58,10 @@ def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, Any]:
     cr = selectors.cr_get(info=info, namespace=namespace, name=name)
     mirrored = owner_tree(root=cr)  # read once: the tree and the diagnosis both walk it
     tree = selectors.owner_tree(info=info, cr=cr, mirrored=mirrored)
+    freshness = mirror_freshness()  # read once: the diagnosis and the page's banner
     return {
-        "diagnosis": cr_diagnosis(info=info, cr=cr, tree=mirrored),
+        "diagnosis": cr_diagnosis(info=info, cr=cr, tree=mirrored, engine=engine_wide(freshness)),
+        "freshness": freshness,
         "history": cr_history(cr=cr),
         "info": info,
         "cr": cr,
