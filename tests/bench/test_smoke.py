@@ -38,7 +38,9 @@ EXPECTED_ROWS = {
 }  # fmt: skip
 
 
-@pytest.fixture(scope="module")
+# Session-scoped: under xdist the group's tests may reach their worker between others',
+# and a module-scoped fixture would then run the whole bench again for the next one.
+@pytest.fixture(scope="session")
 def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path, str]:
     out = tmp_path_factory.mktemp("bench-results")
     env = {k: v for k, v in os.environ.items() if k not in {"KUBECONFIG", "REDIS_URL"}}
