@@ -8,8 +8,9 @@ order; state stays under .opsboard/ for the next start, and nothing is written
 outside it.
 
 The console is for people: one line per reconcile that did something, warnings and
-errors in full, and the URL and login last. `make url` (or SIGUSR1 to this process)
-prints them again; OPSBOARD_LOG_LEVEL=DEBUG brings back Celery's per-task lines and
+errors in full, and the URL and login last. `make url` prints them again from the state
+dir, as does SIGUSR1 to this process (`kill -USR1 $(cat .opsboard/launcher.pid)`);
+OPSBOARD_LOG_LEVEL=DEBUG brings back Celery's per-task lines and
 the web server's access log.
 """
 

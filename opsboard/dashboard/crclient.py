@@ -25,7 +25,11 @@ class ClusterError(Exception):
 @functools.cache  # one connection pool per kubeconfig and process
 def _kube_for(kubeconfig: str) -> ApiKube:
     if kubeconfig and not Path(kubeconfig).exists():
-        raise ClusterError(f"No cluster: {kubeconfig} does not exist.", unreachable=True)
+        raise ClusterError(
+            f"No cluster: {kubeconfig} does not exist. Point KUBECONFIG at the cluster's "
+            "kubeconfig, or start opsboard with `make run` (it starts kubesim).",
+            unreachable=True,
+        )
     api_client = load_api_client(kubeconfig=kubeconfig)
     return ApiKube(api_client, timeout=settings.KUBE_REQUEST_TIMEOUT)
 

@@ -1,7 +1,8 @@
 """The mirror writer: applies watch events and re-lists to KubeObject, in batches.
 
-Each batch is one transaction. It returns what changed, with the state each object had
-before, so the watcher can decide which changes deserve a reconcile.
+Each chunk of up to 500 events is one short write transaction (the previous state is read
+before it opens). It returns what changed, with the state each object had before, so the
+watcher can decide which changes deserve a reconcile.
 """
 
 from __future__ import annotations
