@@ -34,8 +34,9 @@ url:
 # The whole suite on SQLite, then every test that touches the database or the engine again
 # on a PostgreSQL server the suite starts itself (tests/fixtures/postgres.py).
 # In parallel (pytest-xdist): each worker starts its own servers and databases
-# (tests/support/workers.py); PYTEST_WORKERS=0 runs in one process.
-PYTEST_WORKERS ?= 2
+# (tests/support/workers.py); PYTEST_WORKERS=0 runs in one process. Three on two cores:
+# the tests mostly wait on the servers and engine processes they start.
+PYTEST_WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 test: $(STAMP) lint typecheck check-imports
 	@start=$$(date +%s); $(PYTEST); rc=$$?; \
