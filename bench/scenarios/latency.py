@@ -113,7 +113,8 @@ def _probe(stack: Stack, fleet: Fleet, count: int, *, pause: float) -> list[floa
                 break
             time.sleep(0.02)
         if started is not None:
-            samples.append((started - written).total_seconds())
+            # 0: the run started before this (busy) process had read the patch's response.
+            samples.append(max((started - written).total_seconds(), 0.0))
         time.sleep(pause)
     return samples
 
