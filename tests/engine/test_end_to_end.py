@@ -61,17 +61,27 @@ def test_a_spec_change_is_reconciled_and_the_status_write_is_not(
     )
 
     def count() -> int:
-        return sum(1 + r.folded_count for r in runs(namespace, "a"))
+        # A retry follows a failed run (a 409 when the CR moved on during it, under load):
+        # the failure's doing, not a status write's.
+        found = [r for r in runs(namespace, "a") if r.trigger != ReconcileRun.Trigger.RETRY]
+        return sum(1 + r.folded_count for r in found)
+
+    def described() -> str:
+        return repr([(r.trigger, r.trigger_detail, r.outcome, r.actions, r.error[:80])
+                     for r in runs(namespace, "a")])  # fmt: skip
 
     # Two spec versions and two ConfigMap changes (its own writes, seen through the owner
     # mapping) explain at most four runs; the two status writes must add none.
-    consistently(lambda: count() <= 4, for_s=1.0, what="at most four runs")
+    try:
+        consistently(lambda: count() <= 4, for_s=1.0, what="at most four runs")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; runs: {described()}") from None
     done = runs(namespace, "a")
     assert [r.actions for r in done if r.actions] == [
         ["Created ConfigMap a"],
         ["Updated ConfigMap a size 1→5"],
-    ]
-    assert count() <= 4, [(r.trigger_detail, r.actions) for r in done]
+    ], described()
+    assert count() <= 4, described()
 
 
 def test_a_deleted_child_is_restored_through_the_owner_mapping(
