@@ -6,8 +6,11 @@ created, so an existing one is left as it is.
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,51 +28,62 @@ def documents(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
                 yield doc
 
 
+@contextmanager
+def _discovered(api: client.ApiClient) -> Iterator[dynamic.DynamicClient]:
+    """A dynamic client that discovers the cluster afresh. The library's default keeps its
+    discovery in a file under /tmp, shared by every process and never expired, so a CRD
+    deleted since (or a cluster rebuilt at the same address) would still look served."""
+    with tempfile.TemporaryDirectory(prefix="opsboard-discovery-") as directory:
+        yield dynamic.DynamicClient(api, cache_file=os.path.join(directory, "discovery.json"))
+
+
 def apply(api: client.ApiClient, docs: Iterable[dict[str, Any]], *, update: bool) -> list[str]:
     """Create each object; if it exists, replace it when `update`, else leave it."""
-    dyn = dynamic.DynamicClient(api)
-    done = []
-    for doc in docs:
-        resource = dyn.resources.get(api_version=doc["apiVersion"], kind=doc["kind"])
-        meta = doc["metadata"]
-        namespace = meta.get("namespace", "default") if resource.namespaced else None
-        what = f"{doc['kind']} {meta['name']}"
-        try:
-            resource.create(body=doc, namespace=namespace)
-            done.append(f"created {what}")
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
-            if update:
-                current = resource.get(name=meta["name"], namespace=namespace)
-                doc["metadata"]["resourceVersion"] = current.metadata.resourceVersion
-                resource.replace(body=doc, namespace=namespace)
-                done.append(f"updated {what}")
-            else:
-                done.append(f"kept {what}")
-    return done
+    with _discovered(api) as dyn:
+        done = []
+        for doc in docs:
+            resource = dyn.resources.get(api_version=doc["apiVersion"], kind=doc["kind"])
+            meta = doc["metadata"]
+            namespace = meta.get("namespace", "default") if resource.namespaced else None
+            what = f"{doc['kind']} {meta['name']}"
+            try:
+                resource.create(body=doc, namespace=namespace)
+                done.append(f"created {what}")
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
+                if update:
+                    current = resource.get(name=meta["name"], namespace=namespace)
+                    doc["metadata"]["resourceVersion"] = current.metadata.resourceVersion
+                    resource.replace(body=doc, namespace=namespace)
+                    done.append(f"updated {what}")
+                else:
+                    done.append(f"kept {what}")
+        return done
 
 
 def install_missing(api: client.ApiClient, crds: Iterable[dict[str, Any]]) -> list[str]:
     """Install third parties' CRDs (k8s/third_party/) only where the cluster does not serve
     their kinds yet, and never replace one: on a cluster with that operator, its CRD stays."""
-    dyn = dynamic.DynamicClient(api)
-    missing, done = [], []
-    for crd in crds:
-        spec = crd["spec"]
-        versions = [v["name"] for v in spec["versions"] if v.get("served")]
-        try:
-            for version in versions:
-                dyn.resources.get(
-                    api_version=f"{spec['group']}/{version}", kind=spec["names"]["kind"]
+    with _discovered(api) as dyn:
+        missing, done = [], []
+        for crd in crds:
+            spec = crd["spec"]
+            versions = [v["name"] for v in spec["versions"] if v.get("served")]
+            try:
+                for version in versions:
+                    dyn.resources.get(
+                        api_version=f"{spec['group']}/{version}", kind=spec["names"]["kind"]
+                    )
+            except ResourceNotFoundError:
+                missing.append(crd)
+            else:
+                done.append(
+                    f"kept {spec['names']['kind']} ({spec['group']}): served by the cluster"
                 )
-        except ResourceNotFoundError:
-            missing.append(crd)
-        else:
-            done.append(f"kept {spec['names']['kind']} ({spec['group']}): served by the cluster")
-    done += apply(api, missing, update=False)
-    wait_established(api, [crd["metadata"]["name"] for crd in missing])
-    return done
+        done += apply(api, missing, update=False)
+        wait_established(api, [crd["metadata"]["name"] for crd in missing])
+        return done
 
 
 def wait_established(api: client.ApiClient, names: list[str], timeout: float = 30.0) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubernetes import client, watch
 
 from tests.kubesim.cluster.helpers import (
@@ -226,11 +228,14 @@ def test_replica_set_replaces_a_deleted_pod(apps, core, namespace):
 
     wait_for(replaced, what="a replacement pod")
     [rs] = replica_sets(apps, namespace)
-    created = [
-        e for e in events_for(core, namespace, rs.metadata.name) if e.reason == "SuccessfulCreate"
-    ]
-    assert len(created) == 3
-    assert all(e.message.startswith(f"Created pod: {rs.metadata.name}-") for e in created)
+
+    def three_created() -> list[Any]:  # the controller-manager posts Events asynchronously
+        events = events_for(core, namespace, rs.metadata.name)
+        created = [e for e in events if e.reason == "SuccessfulCreate"]
+        return created if len(created) == 3 else []
+
+    found = wait_for(three_created, what="three SuccessfulCreate Events")
+    assert all(e.message.startswith(f"Created pod: {rs.metadata.name}-") for e in found)
 
 
 def test_a_paused_deployment_scales_but_does_not_roll_out(apps, namespace):
