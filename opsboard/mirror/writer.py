@@ -164,18 +164,22 @@ def _trimmed(body: Body) -> Body:
     return {**body, "metadata": meta}
 
 
+def _version(value: object) -> int | None:
+    """A resourceVersion as an integer. They are opaque, but every API server we know counts
+    them up as integers; when one is not, comparisons with it say "not known older/newer"."""
+    text = str(value or "")
+    return int(text) if text.isdigit() else None
+
+
 def _not_newer(body: Body, known: Snapshot | None) -> bool:
-    # resourceVersions are opaque, but every API server we know counts them up as integers;
-    # when they are not, every event counts as news.
-    version = str(body["metadata"].get("resourceVersion", ""))
-    if known is None or not version.isdigit() or not known.resource_version.isdigit():
-        return False
-    return int(version) <= int(known.resource_version)
+    mine = _version(body["metadata"].get("resourceVersion"))
+    theirs = _version(known.resource_version) if known else None
+    return mine is not None and theirs is not None and mine <= theirs
 
 
 def _newer_than(body: Body, version: int | None) -> bool:
-    mine = str(body["metadata"].get("resourceVersion", ""))
-    return version is not None and mine.isdigit() and int(mine) > version
+    mine = _version(body["metadata"].get("resourceVersion"))
+    return version is not None and mine is not None and mine > version
 
 
 def _existing(kind: Kind, uids: Iterable[str]) -> dict[str, Snapshot]:
@@ -249,9 +253,8 @@ def _newer_than_mirrored(live: list[KubeObject]) -> list[KubeObject]:
 
 
 def _older(version: str, mirrored: str | None) -> bool:
-    if mirrored is None or not version.isdigit() or not mirrored.isdigit():
-        return False
-    return int(version) < int(mirrored)
+    mine, theirs = _version(version), _version(mirrored)
+    return mine is not None and theirs is not None and mine < theirs
 
 
 def mirror_apply(
