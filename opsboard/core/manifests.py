@@ -40,26 +40,32 @@ def _discovered(api: client.ApiClient) -> Iterator[dynamic.DynamicClient]:
 def apply(api: client.ApiClient, docs: Iterable[dict[str, Any]], *, update: bool) -> list[str]:
     """Create each object; if it exists, replace it when `update`, else leave it."""
     with _discovered(api) as dyn:
-        done = []
-        for doc in docs:
-            resource = dyn.resources.get(api_version=doc["apiVersion"], kind=doc["kind"])
-            meta = doc["metadata"]
-            namespace = meta.get("namespace", "default") if resource.namespaced else None
-            what = f"{doc['kind']} {meta['name']}"
-            try:
-                resource.create(body=doc, namespace=namespace)
-                done.append(f"created {what}")
-            except ApiException as exc:
-                if exc.status != 409:
-                    raise
-                if update:
-                    current = resource.get(name=meta["name"], namespace=namespace)
-                    doc["metadata"]["resourceVersion"] = current.metadata.resourceVersion
-                    resource.replace(body=doc, namespace=namespace)
-                    done.append(f"updated {what}")
-                else:
-                    done.append(f"kept {what}")
-        return done
+        return _apply(dyn, docs, update=update)
+
+
+def _apply(
+    dyn: dynamic.DynamicClient, docs: Iterable[dict[str, Any]], *, update: bool
+) -> list[str]:
+    done = []
+    for doc in docs:
+        resource = dyn.resources.get(api_version=doc["apiVersion"], kind=doc["kind"])
+        meta = doc["metadata"]
+        namespace = meta.get("namespace", "default") if resource.namespaced else None
+        what = f"{doc['kind']} {meta['name']}"
+        try:
+            resource.create(body=doc, namespace=namespace)
+            done.append(f"created {what}")
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            if update:
+                current = resource.get(name=meta["name"], namespace=namespace)
+                doc["metadata"]["resourceVersion"] = current.metadata.resourceVersion
+                resource.replace(body=doc, namespace=namespace)
+                done.append(f"updated {what}")
+            else:
+                done.append(f"kept {what}")
+    return done
 
 
 def install_missing(api: client.ApiClient, crds: Iterable[dict[str, Any]]) -> list[str]:
@@ -81,7 +87,7 @@ def install_missing(api: client.ApiClient, crds: Iterable[dict[str, Any]]) -> li
                 done.append(
                     f"kept {spec['names']['kind']} ({spec['group']}): served by the cluster"
                 )
-        done += apply(api, missing, update=False)
+        done += _apply(dyn, missing, update=False)  # the same discovery: one per call
         wait_established(api, [crd["metadata"]["name"] for crd in missing])
         return done
 
