@@ -74,13 +74,16 @@ def audit_link_run(*, run: ReconcileRun, started_at: datetime) -> int:
     Called as each run is recorded; returns the entries linked."""
     if not run.uid or run.generation is None:
         return 0
-    return AuditEntry.objects.filter(
+    waiting = AuditEntry.objects.filter(
         uid=run.uid,
         generation__lte=run.generation,
         at__lte=started_at,
         observed_by__isnull=True,
         result=AuditEntry.Result.APPLIED,
-    ).update(observed_by=run)
+    )
+    # Read first: almost every run links nothing, and an UPDATE, even of no row, would take
+    # SQLite's one write lock from the watcher and the other workers.
+    return waiting.update(observed_by=run) if waiting.exists() else 0
 
 
 def audit_lockout(*, username: str, address: str) -> AuditEntry | None:

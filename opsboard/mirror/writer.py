@@ -241,9 +241,14 @@ def _write(kind: Kind, final: dict[str, tuple[str, Body]], new: set[str]) -> Non
     names = {(row.namespace, row.name): row.uid for row in live if row.uid in new}
     stale_ids: list[int] = []
     if names:
-        clashing = KubeObject.objects.filter(
-            api_version=kind.api_version, kind=kind.kind, name__in=[name for _, name in names]
-        ).values_list("id", "namespace", "name", "uid")
+        wanted = sorted({name for _, name in names})
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, namespace, name, uid FROM {_TABLE} WHERE api_version = %s"
+                f" AND kind = %s AND name IN ({_marks(len(wanted))})",
+                [kind.api_version, kind.kind, *wanted],
+            )
+            clashing = cursor.fetchall()
         stale_ids = [i for i, ns, name, uid in clashing if names.get((ns, name), uid) != uid]
 
     # Reads above, writes below: the write lock (SQLite has one) is held only for these.
@@ -387,16 +392,23 @@ def kind_watches_save(points: Mapping[Kind, tuple[str, bool, bool]]) -> None:
     """Records how far the watcher got in the stream of each kind (its resume point), as
     kind → (resourceVersion, re-listed, saw an event), in one transaction."""
     now = timezone.now()
-    with transaction.atomic():
+    at = connection.ops.adapt_datetimefield_value(now)
+    table = KindWatch._meta.db_table
+    with transaction.atomic(), connection.cursor() as cursor:  # after every batch: plain SQL
         for kind, (resource_version, listed, event) in points.items():
-            fields: dict[str, Any] = {"resource_version": resource_version}
-            if listed:
-                fields["listed_at"] = now
-            if event:
-                fields["last_event_at"] = now
-            row = KindWatch.objects.filter(api_version=kind.api_version, kind=kind.kind)
-            if not row.update(**fields):
-                KindWatch.objects.create(api_version=kind.api_version, kind=kind.kind, **fields)
+            stamps = [c for c, seen in (("listed_at", listed), ("last_event_at", event)) if seen]
+            cursor.execute(
+                f"UPDATE {table} SET {', '.join(f'{c} = %s' for c in ['resource_version', *stamps])}"
+                " WHERE api_version = %s AND kind = %s",
+                [resource_version, *[at] * len(stamps), kind.api_version, kind.kind],
+            )
+            if not cursor.rowcount:
+                KindWatch.objects.create(
+                    api_version=kind.api_version,
+                    kind=kind.kind,
+                    resource_version=resource_version,
+                    **dict.fromkeys(stamps, now),
+                )
 
 
 def kind_watch_resume_point(*, kind: Kind) -> str:
