@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from axes.helpers import get_cool_off
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.db import connection
 from django.utils import timezone
 
 from opsboard.audit.models import AuditEntry
@@ -74,16 +75,24 @@ def audit_link_run(*, run: ReconcileRun, started_at: datetime) -> int:
     Called as each run is recorded; returns the entries linked."""
     if not run.uid or run.generation is None:
         return 0
-    waiting = AuditEntry.objects.filter(
+    # Almost every run links nothing, so first a plain read on the partial index of unlinked
+    # entries: an UPDATE, even of no row, would take SQLite's one write lock from the
+    # watcher and the other workers, and the ORM's query building cost more than the query.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {AuditEntry._meta.db_table} WHERE uid = %s"
+            " AND observed_by_id IS NULL AND generation <= %s LIMIT 1",
+            [run.uid, run.generation],
+        )
+        if cursor.fetchone() is None:
+            return 0
+    return AuditEntry.objects.filter(
         uid=run.uid,
         generation__lte=run.generation,
         at__lte=started_at,
         observed_by__isnull=True,
         result=AuditEntry.Result.APPLIED,
-    )
-    # Read first: almost every run links nothing, and an UPDATE, even of no row, would take
-    # SQLite's one write lock from the watcher and the other workers.
-    return waiting.update(observed_by=run) if waiting.exists() else 0
+    ).update(observed_by=run)
 
 
 def audit_lockout(*, username: str, address: str) -> AuditEntry | None:
