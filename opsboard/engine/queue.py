@@ -22,13 +22,13 @@ them (opsboard.engine.enqueue), so that these scripts stay pure Redis.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import orjson
 import redis
 from django.conf import settings
 
@@ -133,11 +133,13 @@ class Why:
     at: float = 0.0  # time.time() when queued, for workqueue_queue_duration_seconds
 
     def dump(self) -> str:
-        return json.dumps({"t": self.trigger, "d": self.detail, "at": self.at or time.time()})
+        return orjson.dumps(
+            {"t": self.trigger, "d": self.detail, "at": self.at or time.time()}
+        ).decode()
 
     @classmethod
     def load(cls, text: str | bytes) -> Why:
-        data = json.loads(text)
+        data = orjson.loads(text)
         return cls(data["t"], data.get("d", ""), float(data.get("at", 0.0)))
 
 
