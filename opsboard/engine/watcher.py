@@ -126,8 +126,11 @@ class Watcher:
         primaries = {c.primary for c in self.controllers}
         for kind in [k for k in by_kind if k in primaries]:
             changes = self._apply_kind(kind, by_kind[kind])
-            spec_versions_record(changes)  # the change history, kubectl's changes included
             self._enqueue_all(changes)
+            # The change history (kubectl's changes included) after the queueing: a write
+            # less between a user's change and its reconcile. A watcher that dies in between
+            # replays the batch (its resume point is saved below), and records it then.
+            spec_versions_record(changes)
         # Owned kinds together: an owner chain mirrored in this batch (a ReplicaSet and
         # its Pods) is complete before the changes are mapped to keys.
         owned: list[Change] = []
