@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from axes.helpers import get_cool_off
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.db import connection
 from django.utils import timezone
 
 from opsboard.audit.models import AuditEntry
@@ -74,6 +75,17 @@ def audit_link_run(*, run: ReconcileRun, started_at: datetime) -> int:
     Called as each run is recorded; returns the entries linked."""
     if not run.uid or run.generation is None:
         return 0
+    # Almost every run links nothing, so first a plain read on the partial index of unlinked
+    # entries: an UPDATE, even of no row, would take SQLite's one write lock from the
+    # watcher and the other workers, and the ORM's query building cost more than the query.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {AuditEntry._meta.db_table} WHERE uid = %s"
+            " AND observed_by_id IS NULL AND generation <= %s LIMIT 1",
+            [run.uid, run.generation],
+        )
+        if cursor.fetchone() is None:
+            return 0
     return AuditEntry.objects.filter(
         uid=run.uid,
         generation__lte=run.generation,

@@ -22,13 +22,13 @@ them (opsboard.engine.enqueue), so that these scripts stay pure Redis.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import orjson
 import redis
 from django.conf import settings
 
@@ -70,8 +70,19 @@ redis.call('ZADD', KEYS[2], tonumber(ARGV[4]) + tonumber(ARGV[2]), ARGV[3])
 return 1
 """
 # -1: the lock expired under us (someone else may run the key now: leave it to them);
-# 1: the key changed while we ran, send it again; 0: done.
+# 1: the key changed while we ran, send it again; 0: done. What a successful run adds
+# (its failures forgotten, its requeue-after) rides along, so a run ends in one round trip.
 _DONE = """
+if ARGV[3] == '1' then
+  redis.call('HDEL', KEYS[5], ARGV[2])
+  redis.call('HDEL', KEYS[6], ARGV[2])
+end
+if ARGV[4] ~= '' then
+  redis.call('ZADD', KEYS[7], 'LT', ARGV[4], ARGV[2])
+  redis.call('HSET', KEYS[8], ARGV[2], ARGV[5])
+  redis.call('LPUSH', KEYS[9], 1)
+  redis.call('LTRIM', KEYS[9], 0, 15)
+end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[2])
@@ -122,11 +133,13 @@ class Why:
     at: float = 0.0  # time.time() when queued, for workqueue_queue_duration_seconds
 
     def dump(self) -> str:
-        return json.dumps({"t": self.trigger, "d": self.detail, "at": self.at or time.time()})
+        return orjson.dumps(
+            {"t": self.trigger, "d": self.detail, "at": self.at or time.time()}
+        ).decode()
 
     @classmethod
     def load(cls, text: str | bytes) -> Why:
-        data = json.loads(text)
+        data = orjson.loads(text)
         return cls(data["t"], data.get("d", ""), float(data.get("at", 0.0)))
 
 
@@ -215,11 +228,23 @@ class WorkQueue:
             )
         )
 
-    def done(self, key: Key, token: str) -> bool:
-        """Releases the lock; True when the key was queued meanwhile and must be sent again."""
+    def done(
+        self,
+        key: Key,
+        token: str,
+        *,
+        succeeded: bool = False,
+        after: tuple[float, Why] | None = None,
+    ) -> bool:
+        """Releases the lock; True when the key was queued meanwhile and must be sent again.
+        With `succeeded`, as `succeeded()`; with `after` (delay, why), as `add_after()`."""
+        due, why = (_now_ms() + int(after[0] * 1000), after[1].dump()) if after else ("", "")
         result = self._scripts["done"](
-            keys=[self._lock(key), self.processing, self.queued, self.running],
-            args=[token, str(key)],
+            keys=[
+                *(self._lock(key), self.processing, self.queued, self.running),
+                *(self.fails, self.permanent, self.delayed, self.delayed_why, WAKE_KEY),
+            ],
+            args=[token, str(key), "1" if succeeded else "0", due, why],
         )
         return bool(result == 1)
 
@@ -281,12 +306,6 @@ class WorkQueue:
     def failed(self, key: Key) -> int:
         """Counts one more consecutive failure; returns how many there have been."""
         return int(self.client.hincrby(self.fails, str(key), 1))
-
-    def succeeded(self, key: Key) -> None:
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hdel(self.fails, str(key))
-        pipe.hdel(self.permanent, str(key))
-        pipe.execute()
 
     def mark_permanent(self, key: Key, resource_version: str) -> None:
         pipe = self.client.pipeline(transaction=False)

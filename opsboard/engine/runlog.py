@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
@@ -88,8 +89,7 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
             reconcile_run_recorded.send(ReconcileRun, run=last, started_at=run.started_at)
             return last
     row = retrying(lambda: _create(run, duration_ms), what="recording a run")
-    keep = settings.OPSBOARD_RUNLOG_KEEP_PER_KEY
-    old = list(_runs_of(run.key).order_by("-started_at").values_list("id", flat=True)[keep:])
+    old = _beyond_keep(run.key)
     if old:  # in id order, as pruning deletes, so that the two never deadlock each other
         retrying(
             lambda: ReconcileRun.objects.filter(id__in=sorted(old)).delete(),
@@ -97,6 +97,20 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
         )
     reconcile_run_recorded.send(ReconcileRun, run=row, started_at=run.started_at)
     return row
+
+
+def _beyond_keep(key: Key) -> list[int]:
+    """The ids of the key's runs older than the newest OPSBOARD_RUNLOG_KEEP_PER_KEY. Asked
+    after every stored run, so in plain SQL on the (controller, namespace, name, -started_at)
+    index: the ORM spent longer building the query than the database answering it."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM {ReconcileRun._meta.db_table}"
+            " WHERE controller = %s AND namespace = %s AND name = %s"
+            " ORDER BY started_at DESC LIMIT 1000 OFFSET %s",
+            [key.controller, key.namespace, key.name, settings.OPSBOARD_RUNLOG_KEEP_PER_KEY],
+        )
+        return [id_ for (id_,) in cursor.fetchall()]
 
 
 def _create(run: RunRecord, duration_ms: float) -> ReconcileRun:

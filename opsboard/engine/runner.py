@@ -114,6 +114,14 @@ def _renewing(queue: WorkQueue, key: Key, token: str, ttl: float) -> Iterator[No
         renewer.remove(token)
 
 
+@dataclass(frozen=True)
+class _Ending:
+    """What a run leaves to the lock's release, which does it in the same round trip."""
+
+    succeeded: bool = False
+    after: tuple[float, Why] | None = None  # requeue: (delay, why)
+
+
 def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WORKER) -> bool:
     """Reconciles `key` unless another worker holds it; False when it was skipped."""
     queue = queue_for(key.controller)
@@ -122,21 +130,22 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
     if why is None:
         return False  # running elsewhere; that worker sends it again when it finishes
     started = datetime.now(UTC)
+    ending = _Ending()
     try:
-        _run(queue, key, why, token, ttl, worker, started)
+        ending = _run(queue, key, why, token, ttl, worker, started)
     finally:
-        if queue.done(key, token):
+        if queue.done(key, token, succeeded=ending.succeeded, after=ending.after):
             send(key, Why("event", "changed while reconciling"))
     return True
 
 
 def _run(
     queue: WorkQueue, key: Key, why: Why, token: str, ttl: float, worker: str, started: datetime
-) -> None:
+) -> _Ending:
     controller = controllers().get(key.controller)
     if controller is None:
         log.error("No controller named %r: dropping %s", key.controller, key)
-        return
+        return _Ending()
     start = run_start(key)
     cache = MirrorCache()
     primary = cache.get(controller.primary, key.namespace, key.name)
@@ -148,6 +157,7 @@ def _run(
     seconds = time.perf_counter() - clock
     finished = datetime.now(UTC)
 
+    ending = _Ending()
     if outcome.status == Outcome.ERROR:
         failures = queue.failed(key)
         delay = outcome.requeue_after if outcome.requeue_after is not None else backoff(failures)
@@ -162,10 +172,11 @@ def _run(
         queue.mark_permanent(key, version)
         report.event("Warning", "ReconcileFailed", outcome.error)
     else:
-        queue.succeeded(key)
+        ending = _Ending(succeeded=True)
         if outcome.requeue_after:
             after = outcome.requeue_after
-            queue.add_after(key, after, Why("requeue", f"after {after:g}s", time.time() + after))
+            requeue = Why("requeue", f"after {after:g}s", time.time() + after)
+            ending = _Ending(succeeded=True, after=(after, requeue))
 
     meta = (primary or {}).get("metadata", {})
     reconcile_run_record(
@@ -199,6 +210,7 @@ def _run(
         waited=started.timestamp() - why.at,
     )
     post_later(primary, report.events)  # after the run, off this task's clock
+    return ending
 
 
 def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:

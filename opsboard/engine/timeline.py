@@ -10,9 +10,10 @@ run they cause next.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
+
+import orjson
 
 from controllers.base import Key
 from opsboard.engine.queue import Why, WorkQueue, queue_for
@@ -44,19 +45,25 @@ def _count(queue: WorkQueue, key: Key) -> str:
 
 
 def triggers_record(items: list[tuple[Key, Why]]) -> None:
-    """Appends each (key, why) to its key's list: one round trip for a batch."""
+    """Appends each (key, why) to its key's list: one round trip for a batch, and five
+    commands per key however many of its triggers the batch holds (a Pod's start brings
+    several changes of one CR's children in one batch)."""
     if not items:
         return
+    by_key: dict[Key, list[str]] = {}
+    now = time.time()
+    for key, why in items:
+        entry = orjson.dumps({"t": why.trigger, "d": why.detail, "at": why.at or now})
+        by_key.setdefault(key, []).append(entry.decode())
     client = queue_for(items[0][0].controller).client
     pipe = client.pipeline(transaction=False)
-    for key, why in items:
+    for key, entries in by_key.items():
         queue = queue_for(key.controller)
         name, count = _list(queue, key), _count(queue, key)
-        entry = json.dumps({"t": why.trigger, "d": why.detail, "at": why.at or time.time()})
-        pipe.rpush(name, entry)
+        pipe.rpush(name, *entries)
         pipe.ltrim(name, -KEEP, -1)
         pipe.expire(name, TTL_SECONDS)
-        pipe.incr(count)
+        pipe.incrby(count, len(entries))
         pipe.expire(count, TTL_SECONDS)
     pipe.execute()
 
@@ -71,6 +78,6 @@ def run_start(key: Key) -> RunStart:
     pipe.hget(queue.fails, str(key))
     raw, count, _, fails = pipe.execute()
     triggers = [
-        Trigger(d["t"], d.get("d", ""), float(d.get("at", 0))) for d in map(json.loads, raw)
+        Trigger(d["t"], d.get("d", ""), float(d.get("at", 0))) for d in map(orjson.loads, raw)
     ]
     return RunStart(triggers, max(int(count or 0) - len(triggers), 0), int(fails or 0))

@@ -11,8 +11,10 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 
+import orjson
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -22,11 +24,13 @@ from opsboard.mirror.models import KindWatch, KubeObject, body_copies
 from opsboard.mirror.object_health import derive_health
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
-_UPDATE_FIELDS = [
+# KubeObject's columns in the order of _Row.values; uid is the conflict target.
+_COLUMNS = (
     "api_version",
     "kind",
     "namespace",
     "name",
+    "uid",
     "resource_version",
     "generation",
     "observed_generation",
@@ -41,7 +45,9 @@ _UPDATE_FIELDS = [
     "created_at",
     "deleted_at",
     "mirrored_at",
-]
+)
+_JSON_COLUMNS = frozenset(("labels", "annotations", "owner_references", "spec", "status", "body"))
+_TABLE = KubeObject._meta.db_table
 _CHUNK = 500
 
 
@@ -55,6 +61,17 @@ class Snapshot:
     labels: dict[str, str]
     annotations: dict[str, str]
     deleting: bool
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One object as the upsert writes it: its parameters, and what the writer checks first."""
+
+    uid: str
+    namespace: str
+    name: str
+    resource_version: str
+    values: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -93,41 +110,46 @@ def snapshot(body: Body) -> Snapshot:
     )
 
 
-def _row_snapshot(row: Mapping[str, Any]) -> Snapshot:
-    return Snapshot(
-        uid=row["uid"],
-        resource_version=row["resource_version"],
-        generation=row["generation"],
-        labels=row["labels"],
-        annotations=row["annotations"],
-        deleting=row["deleted_at"] is not None,
-    )
-
-
-def _row(kind: Kind, body: Body, now: datetime) -> KubeObject:
+def _row(kind: Kind, body: Body, now: datetime) -> _Row:
     meta = body["metadata"]
     copies = body_copies(body)
     generation = int(meta.get("generation") or 0)
     observed = copies["status"].get("observedGeneration")
     observed = int(observed) if isinstance(observed, int) else None
     stale = observed is not None and observed < generation
-    return KubeObject(
-        api_version=kind.api_version,
-        kind=kind.kind,
+    when = connection.ops.adapt_datetimefield_value
+    return _Row(
+        uid=meta["uid"],
         namespace=meta.get("namespace", ""),
         name=meta["name"],
-        uid=meta["uid"],
         resource_version=str(meta.get("resourceVersion", "")),
-        generation=generation,
-        observed_generation=observed,
-        owner_uid=controller_owner_uid(body),
-        body=body,
-        health=derive_health(kind.kind, copies["status"], stale=stale),
-        created_at=_time(meta.get("creationTimestamp")),
-        deleted_at=_time(meta.get("deletionTimestamp")),
-        mirrored_at=now,
-        **copies,
+        values=(
+            kind.api_version,
+            kind.kind,
+            meta.get("namespace", ""),
+            meta["name"],
+            meta["uid"],
+            str(meta.get("resourceVersion", "")),
+            generation,
+            observed,
+            _json(copies["labels"]),
+            _json(copies["annotations"]),
+            _json(copies["owner_references"]),
+            controller_owner_uid(body),
+            _json(copies["spec"]),
+            _json(copies["status"]),
+            _json(body),
+            derive_health(kind.kind, copies["status"], stale=stale),
+            when(_time(meta.get("creationTimestamp"))),
+            when(_time(meta.get("deletionTimestamp"))),
+            when(now),
+        ),
     )
+
+
+def _json(value: object) -> str:
+    # orjson: a tenth of json.dumps' time, and the mirror writes every watched object's body.
+    return orjson.dumps(value).decode()
 
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -183,10 +205,28 @@ def _newer_than(body: Body, version: int | None) -> bool:
 
 
 def _existing(kind: Kind, uids: Iterable[str]) -> dict[str, Snapshot]:
-    rows = KubeObject.objects.filter(uid__in=list(uids)).values(
-        "uid", "resource_version", "generation", "labels", "annotations", "deleted_at"
-    )
-    return {row["uid"]: _row_snapshot(row) for row in rows}
+    wanted = list(uids)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT uid, resource_version, generation, labels, annotations, deleted_at"
+            f" FROM {_TABLE} WHERE uid IN ({_marks(len(wanted))})",
+            wanted,
+        )
+        return {
+            uid: Snapshot(
+                uid=uid,
+                resource_version=version,
+                generation=generation,
+                labels=orjson.loads(labels),
+                annotations=orjson.loads(annotations),
+                deleting=deleted_at is not None,
+            )
+            for uid, version, generation, labels, annotations, deleted_at in cursor.fetchall()
+        }
+
+
+def _marks(count: int) -> str:
+    return ", ".join(["%s"] * count)
 
 
 def _write(kind: Kind, final: dict[str, tuple[str, Body]], new: set[str]) -> None:
@@ -201,32 +241,49 @@ def _write(kind: Kind, final: dict[str, tuple[str, Body]], new: set[str]) -> Non
     names = {(row.namespace, row.name): row.uid for row in live if row.uid in new}
     stale_ids: list[int] = []
     if names:
-        clashing = KubeObject.objects.filter(
-            api_version=kind.api_version, kind=kind.kind, name__in=[name for _, name in names]
-        ).values_list("id", "namespace", "name", "uid")
+        wanted = sorted({name for _, name in names})
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, namespace, name, uid FROM {_TABLE} WHERE api_version = %s"
+                f" AND kind = %s AND name IN ({_marks(len(wanted))})",
+                [kind.api_version, kind.kind, *wanted],
+            )
+            clashing = cursor.fetchall()
         stale_ids = [i for i, ns, name, uid in clashing if names.get((ns, name), uid) != uid]
 
     # Reads above, writes below: the write lock (SQLite has one) is held only for these.
     def write() -> None:
-        with transaction.atomic():
-            _serialize_writers_of(kind)
+        with transaction.atomic(), connection.cursor() as cursor:
+            _serialize_writers_of(cursor, kind)
             if gone:
-                KubeObject.objects.filter(uid__in=gone).delete()
+                cursor.execute(f"DELETE FROM {_TABLE} WHERE uid IN ({_marks(len(gone))})", gone)
             if stale_ids:
-                KubeObject.objects.filter(id__in=sorted(stale_ids)).delete()
-            fresh = _newer_than_mirrored(live)
-            if fresh:
-                KubeObject.objects.bulk_create(
-                    fresh,
-                    update_conflicts=True,
-                    unique_fields=["uid"],
-                    update_fields=_UPDATE_FIELDS,
+                cursor.execute(
+                    f"DELETE FROM {_TABLE} WHERE id IN ({_marks(len(stale_ids))})",
+                    sorted(stale_ids),
                 )
+            fresh = _newer_than_mirrored(cursor, live)
+            if fresh:
+                # One prepared statement for the chunk: the ORM's bulk_create with conflict
+                # handling spent more time building its query than the database writing it.
+                cursor.executemany(_upsert_sql(connection.vendor), [row.values for row in fresh])
 
     retrying(write, what=f"mirror write of {len(final)} {kind.kind}")
 
 
-def _serialize_writers_of(kind: Kind) -> None:
+@cache
+def _upsert_sql(vendor: str) -> str:
+    """INSERT … ON CONFLICT (uid) DO UPDATE, which SQLite and PostgreSQL both speak."""
+    jsonb = "::jsonb" if vendor == "postgresql" else ""
+    marks = ", ".join(f"%s{jsonb}" if c in _JSON_COLUMNS else "%s" for c in _COLUMNS)
+    updates = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS if c != "uid")
+    return (
+        f"INSERT INTO {_TABLE} ({', '.join(_COLUMNS)}) VALUES ({marks})"
+        f" ON CONFLICT (uid) DO UPDATE SET {updates}"
+    )
+
+
+def _serialize_writers_of(cursor: Any, kind: Kind) -> None:
     """Makes the writers of one kind's mirror take turns, until the transaction ends.
 
     During a failover the old leader may still flush while the new one re-lists. SQLite
@@ -236,19 +293,18 @@ def _serialize_writers_of(kind: Kind) -> None:
     """
     if connection.vendor == "postgresql":
         lock = zlib.crc32(f"opsboard.mirror:{kind.api_version}/{kind.kind}".encode())
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
 
 
-def _newer_than_mirrored(live: list[KubeObject]) -> list[KubeObject]:
+def _newer_than_mirrored(cursor: Any, live: list[_Row]) -> list[_Row]:
     """The rows not older than what another writer committed since we read them."""
     if not live:
         return []
-    mirrored = dict(
-        KubeObject.objects.filter(uid__in=[row.uid for row in live]).values_list(
-            "uid", "resource_version"
-        )
+    cursor.execute(
+        f"SELECT uid, resource_version FROM {_TABLE} WHERE uid IN ({_marks(len(live))})",
+        [row.uid for row in live],
     )
+    mirrored = dict(cursor.fetchall())
     return [row for row in live if not _older(row.resource_version, mirrored.get(row.uid))]
 
 
@@ -336,16 +392,23 @@ def kind_watches_save(points: Mapping[Kind, tuple[str, bool, bool]]) -> None:
     """Records how far the watcher got in the stream of each kind (its resume point), as
     kind → (resourceVersion, re-listed, saw an event), in one transaction."""
     now = timezone.now()
-    with transaction.atomic():
+    at = connection.ops.adapt_datetimefield_value(now)
+    table = KindWatch._meta.db_table
+    with transaction.atomic(), connection.cursor() as cursor:  # after every batch: plain SQL
         for kind, (resource_version, listed, event) in points.items():
-            fields: dict[str, Any] = {"resource_version": resource_version}
-            if listed:
-                fields["listed_at"] = now
-            if event:
-                fields["last_event_at"] = now
-            row = KindWatch.objects.filter(api_version=kind.api_version, kind=kind.kind)
-            if not row.update(**fields):
-                KindWatch.objects.create(api_version=kind.api_version, kind=kind.kind, **fields)
+            stamps = [c for c, seen in (("listed_at", listed), ("last_event_at", event)) if seen]
+            cursor.execute(
+                f"UPDATE {table} SET {', '.join(f'{c} = %s' for c in ['resource_version', *stamps])}"
+                " WHERE api_version = %s AND kind = %s",
+                [resource_version, *[at] * len(stamps), kind.api_version, kind.kind],
+            )
+            if not cursor.rowcount:
+                KindWatch.objects.create(
+                    api_version=kind.api_version,
+                    kind=kind.kind,
+                    resource_version=resource_version,
+                    **dict.fromkeys(stamps, now),
+                )
 
 
 def kind_watch_resume_point(*, kind: Kind) -> str:

@@ -11,6 +11,7 @@ from django.test import override_settings
 
 from controllers.base import Key
 from opsboard.engine.queue import Why, WorkQueue, backoff
+from tests.support.waiting import wait_for
 
 KEY = Key("toy", "ns", "a")
 
@@ -104,10 +105,22 @@ def test_backoff_doubles_from_5ms_and_caps_at_1000s() -> None:
     assert backoff(10_000) == 1000.0
 
 
-def test_failures_count_up_and_success_resets_them(queue: WorkQueue) -> None:
+def test_failures_count_up_and_a_successful_end_resets_them(queue: WorkQueue) -> None:
     assert [queue.failed(KEY) for _ in range(3)] == [1, 2, 3]
-    queue.succeeded(KEY)
+    queue.start(KEY, "t", 5, Why("event"))
+    assert queue.done(KEY, "t") is False
+    assert queue.failed(KEY) == 4, "a run that did not succeed forgets nothing"
+    queue.start(KEY, "t", 5, Why("event"))
+    queue.done(KEY, "t", succeeded=True)
     assert queue.failed(KEY) == 1
+
+
+def test_a_successful_end_can_requeue_the_key_after_a_delay(queue: WorkQueue) -> None:
+    queue.start(KEY, "t", 5, Why("event"))
+    queue.done(KEY, "t", succeeded=True, after=(0.05, Why("requeue", "after 0.05s")))
+    assert queue.due() == [], "not yet"
+    [(key, why)] = wait_for(queue.due, timeout=5, what="the requeued key due")
+    assert (key, why.trigger) == (KEY, "requeue")
 
 
 def test_a_queued_key_whose_task_was_lost_is_found_stale(queue: WorkQueue) -> None:
