@@ -128,6 +128,7 @@ class Stack:
         self.namespace = f"bench-{name}-{secrets.token_hex(2)}" if kubeconfig else "bench"
         self.rss = RssSampler(self.processes)
         self.web_url = ""
+        self.web_password = ""  # the bench's viewer, once bench.web created it
         self.db = self.dir / "opsboard.sqlite3"
         self.env = {
             **os.environ,
@@ -217,14 +218,39 @@ class Stack:
 
         Readiness is proven by the caller's warm-up CR converging, not by log lines."""
         self.start_redis().migrate()
-        self.spawn(
-            "worker",
-            [PYTHON, "-m", "celery", "-A", "opsboard", "worker", "--loglevel", "WARNING",
-             "--pool", "prefork", "--concurrency", str(workers), "-n", f"bench-{workers}@%h",
-             "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        )  # fmt: skip
+        self.start_worker(workers)
         self.spawn("watcher", [PYTHON, "manage.py", "runwatcher"])
         return self
+
+    def start_worker(self, workers: int, *, as_make_run: bool = False) -> Process:
+        """The Celery worker: the bench's (no gossip, mingle or heartbeat: nothing but the
+        reconciles), or `as_make_run`, with what opsboard/launcher.py gives it, whose idle
+        cost (heartbeat events every 2 s, the gossip subscription) is part of the product's."""
+        extra = (
+            ["-n", "worker@%h"]
+            if as_make_run
+            else ["--pool", "prefork", "-n", f"bench-{workers}@%h", "--without-gossip",
+                  "--without-mingle", "--without-heartbeat"]
+        )  # fmt: skip
+        return self.spawn(
+            "worker",
+            [PYTHON, "-m", "celery", "-A", "opsboard", "worker", "--loglevel", "WARNING",
+             "--concurrency", str(workers), *extra],
+        )  # fmt: skip
+
+    def start_beat(self) -> Process:
+        """Celery beat, as `make run` starts it: the periodic resync (every 10 min)."""
+        return self.spawn(
+            "beat",
+            [PYTHON, "-m", "celery", "-A", "opsboard", "beat", "--loglevel", "WARNING",
+             "--schedule", str(self.dir / "celerybeat-schedule")],
+        )  # fmt: skip
+
+    def retire(self, role: str) -> None:
+        """Stop the processes of `role` and forget them: a successor takes the role."""
+        for proc in [p for p in self.processes if p.role == role]:
+            proc.stop()
+            self.processes.remove(proc)
 
     def start_web(self) -> None:
         port = free_port()

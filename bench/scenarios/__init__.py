@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from bench.report import Outcome
 from bench.runner import Bench
-from bench.scenarios import coldstart, cost, heal, kubesim, latency, patch, scale, ui
+from bench.scenarios import coldstart, cost, heal, idle, kubesim, latency, patch, scale, ui
 
 SCENARIOS: dict[str, Callable[[Bench], Outcome]] = {
     "kubesim": kubesim.run,
@@ -14,6 +14,7 @@ SCENARIOS: dict[str, Callable[[Bench], Outcome]] = {
     "latency": latency.run,
     "coldstart": coldstart.run,
     "cost": cost.run,
+    "idle": idle.run,
     "ui": ui.run,
     "heal": heal.run,
     "scale": scale.run,

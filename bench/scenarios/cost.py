@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench.fleet import Fleet, create_many
-from bench.kube import WRITE_VERBS
 from bench.report import Outcome, Row, Target
+from bench.requestlog import calls_of, split_leases, writes_of
 from bench.runner import Bench, start_operator
 from bench.runs import reconciles_total, runs_by_cause
 from bench.stack import Stack
@@ -110,13 +110,13 @@ def _costs(
     runs_before = reconciles_total(stack.db) if operator == "opsboard" else None
     window_start = datetime.now(UTC)
     time.sleep(idle_window)
-    idle, leases = _split_leases(stack.api.request_log())
+    idle, leases = split_leases(stack.api.request_log())
     per_minute = 60 / idle_window
     result: dict[str, Any] = {
         "idle_requests_per_min": round(len(idle) * per_minute, 1),
-        "idle_writes_per_min": round(_writes(idle) * per_minute, 1),
+        "idle_writes_per_min": round(writes_of(idle) * per_minute, 1),
         "lease_requests_per_min": round(len(leases) * per_minute, 1),
-        "idle_calls": _calls(idle),
+        "idle_calls": calls_of(idle),
         "idle_reconciles_per_min": None
         if runs_before is None
         else round((reconciles_total(stack.db) - runs_before) * per_minute, 1),
@@ -130,33 +130,6 @@ def _costs(
     return result
 
 
-def _split_leases(
-    records: list[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Leader election renews a Lease every few seconds whatever the fleet does: it is
-    counted on its own, not charged to the reconciles that happen to overlap it."""
-    others: list[dict[str, Any]] = []
-    leases: list[dict[str, Any]] = []
-    for record in records:
-        (leases if str(record.get("resource", "")).startswith("leases") else others).append(record)
-    return others, leases
-
-
-def _writes(records: list[dict[str, Any]]) -> int:
-    return sum(1 for r in records if r.get("verb") in WRITE_VERBS)
-
-
-def _calls(records: list[dict[str, Any]]) -> dict[str, int]:
-    """What the requests were: "patch deployments", "create events", "update leases"..."""
-    return dict(
-        Counter(
-            f"{r.get('verb')} {r.get('resource')}"
-            + (f"/{r['subresource']}" if r.get("subresource") else "")
-            for r in records
-        ).most_common()
-    )
-
-
 def _noop(stack: Stack, names: list[str]) -> dict[str, Any]:
     requests = writes = 0
     calls: Counter[str] = Counter()
@@ -165,10 +138,10 @@ def _noop(stack: Stack, names: list[str]) -> dict[str, Any]:
         stack.api.patch_memcached(stack.namespace, name,
                                   {"metadata": {"annotations": {"bench/touch": str(i)}}})  # fmt: skip
         time.sleep(SETTLE)
-        log, _ = _split_leases(stack.api.request_log())
+        log, _ = split_leases(stack.api.request_log())
         requests += len(log)
-        writes += _writes(log)
-        calls.update(_calls(log))
+        writes += writes_of(log)
+        calls.update(calls_of(log))
     return {
         "noop_requests": round(requests / len(names), 2),
         "noop_writes": round(writes / len(names), 2),
@@ -185,11 +158,11 @@ def _size_change(stack: Stack, fleet: Fleet, names: list[str]) -> dict[str, Any]
         generation = patched["metadata"]["generation"]
         fleet.wait(functools.partial(fleet.ready, name, generation), 60)
         time.sleep(SETTLE)
-        log, _ = _split_leases(stack.api.request_log())
+        log, _ = split_leases(stack.api.request_log())
         requests += len(log)
-        writes += _writes(log)
-        calls.update(_calls(log))
-        events += _writes([r for r in log if str(r.get("resource", "")).startswith("events")])
+        writes += writes_of(log)
+        calls.update(calls_of(log))
+        events += writes_of([r for r in log if str(r.get("resource", "")).startswith("events")])
     return {
         "size_writes_no_events": round((writes - events) / len(names), 2),
         "size_requests": round(requests / len(names), 2),

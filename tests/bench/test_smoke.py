@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT = 900  # seconds: a quick run takes 3 min on 2 idle CPUs, 8 min on 2 busy ones
-MEASURED = ["kubesim", "patch", "latency", "coldstart", "cost", "ui", "heal"]
+MEASURED = ["kubesim", "patch", "latency", "coldstart", "cost", "idle", "ui", "heal"]
 # Rows each scenario must produce (metric names start so): what the run is for.
 EXPECTED_ROWS = {
     "kubesim": ["GET one object p50", "write (merge patch) p50", "watch delivery", "LIST of",
@@ -33,7 +33,10 @@ EXPECTED_ROWS = {
                   "floor (Deployments created directly)", "all ready: opsboard (2 workers) ÷ kopf"],
     "cost": ["requests per no-op reconcile", "writes per size change", "peak RSS watcher",
              "peak RSS kopf"],
-    "ui": ["detail (10 pods) p50", "list at 20 p50", "list at 100 p50", "peak RSS web"],
+    "idle": ["whole product, CPU over", "  worker (pool", "  redis-server", "browser (chromium",
+             "overview polls", "API requests in the window"],
+    "ui": ["detail (10 pods) p50", "list at 20 p50", "list at 100 p50", "peak RSS web",
+           "peak RSS worker (one pool process) at 100 CRs"],
     "heal": ["Service deleted", "Deployment deleted", "Service selector edited"],
 }  # fmt: skip
 
