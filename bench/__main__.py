@@ -40,6 +40,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         "cluster's first look; the targets are judged at 1,000 only")  # fmt: skip
     parser.add_argument("--out", type=Path, help=f"where JSON and PNGs go (default {RESULTS}, "
                         f"with --kubeconfig {RESULTS / 'real-cluster'})")  # fmt: skip
+    parser.add_argument("--pool", choices=("prefork", "threads"), default="prefork",
+                        help="the Celery pool of opsboard's workers (default prefork, as make "
+                        "run; threads: to compare)")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the work dir (stack logs)")
     args = parser.parse_args(argv)
     unknown = [s for s in args.scenarios if s not in SCENARIOS]
@@ -73,6 +76,7 @@ def main(argv: list[str]) -> int:
         peer=not args.no_peer,
         kubeconfig=args.kubeconfig,
         crs=args.crs,
+        pool=args.pool,
     )
     outcomes: list[Outcome] = []
     try:
@@ -120,6 +124,9 @@ def run_one(name: str, bench: Bench) -> Outcome:
             f"the machine was busy with other work: 1-min load average {load_before:.1f} before, "
             f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs"
         )
+    outcome.data["pool"] = bench.pool
+    if bench.pool != "prefork":
+        outcome.notes.append(f"opsboard's Celery workers ran the {bench.pool} pool (--pool)")
     log(f"{name} took {outcome.seconds:.0f} s")
     return outcome
 

@@ -20,6 +20,7 @@ class Bench:
     peer: bool = True  # also run the kopf peer where a scenario compares
     kubeconfig: Path | None = None  # a real cluster to run on instead of kubesim
     crs: int | None = None  # CRs of the cold start, instead of its full or quick size
+    pool: str = "prefork"  # the Celery pool opsboard's workers run (make run's: prefork)
     # Converged fleets handed from one scenario to the next (cold start → cost → UI), so
     # the full run builds 1,000 CRs once per operator instead of once per scenario.
     _kept: dict[str, tuple[Stack, Fleet]] = field(default_factory=dict)
@@ -44,7 +45,7 @@ class Bench:
         return ["opsboard", "kopf"] if self.peer else ["opsboard"]
 
     def stack(self, name: str) -> Stack:
-        return Stack(self.workdir, name=name, kubeconfig=self.kubeconfig)
+        return Stack(self.workdir, name=name, kubeconfig=self.kubeconfig, pool=self.pool)
 
     @property
     def server(self) -> str:

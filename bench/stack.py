@@ -115,8 +115,11 @@ class RssSampler:
 
 
 class Stack:
-    def __init__(self, workdir: Path, *, name: str, kubeconfig: Path | None = None) -> None:
+    def __init__(
+        self, workdir: Path, *, name: str, kubeconfig: Path | None = None, pool: str = "prefork"
+    ) -> None:
         self.dir = workdir / name
+        self.pool = pool  # the Celery pool of the bench's workers: prefork or threads
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir.mkdir(parents=True)
         self.processes: list[Process] = []
@@ -229,7 +232,7 @@ class Stack:
         extra = (
             ["-n", "worker@%h"]
             if as_make_run
-            else ["--pool", "prefork", "-n", f"bench-{workers}@%h", "--without-gossip",
+            else ["--pool", self.pool, "-n", f"bench-{workers}@%h", "--without-gossip",
                   "--without-mingle", "--without-heartbeat"]
         )  # fmt: skip
         return self.spawn(
