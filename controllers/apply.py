@@ -12,11 +12,12 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 
 from controllers.base import Body, Context, Kind, Manifest, PermanentError, Result
-from controllers.conditions import condition_of, find_condition
+from controllers.conditions import TIME_FORMAT, condition_of, find_condition
 from controllers.describe import describe_patch, describe_status
 from controllers.drift import owned_diff
 from controllers.fields import deep_get
 from controllers.problems import CHILD_CONFLICT, INVALID_SPEC, Problem
+from controllers.progress import progress_wait
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +25,6 @@ log = logging.getLogger(__name__)
 # soon at first, then less often the longer a rollout takes, so a stuck one is no busy loop.
 RECHECK_MIN_SECONDS = 2.0
 RECHECK_MAX_SECONDS = 60.0
-TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def now() -> str:
@@ -87,13 +87,19 @@ def finish(
     *,
     permanent: Collection[str] = (INVALID_SPEC,),
 ) -> Result:
-    """The end every reconcile shares: write the status if it changed; a problem of the kinds
+    """The end every reconcile shares: write the status if it changed (a change that only
+    reports early progress may wait a moment: controllers.progress); a problem of the kinds
     in `permanent` is for the user to fix (their change of the CR brings us back), so it ends
     the run as a PermanentError; otherwise `settle`."""
-    write_status(ctx, kind, cr, status)
+    wait = progress_wait(cr.get("status") or {}, status, now=datetime.now(UTC))
+    if wait is None:
+        write_status(ctx, kind, cr, status)
     if problem is not None and problem[0] in permanent:
         raise PermanentError(problem[1])
-    return settle(ctx, cr, status)
+    result = settle(ctx, cr, status)
+    if wait is not None:  # the held-back progress is written by this requeue at the latest
+        return Result(requeue_after=min(wait, result.requeue_after or wait))
+    return result
 
 
 def settle(ctx: Context, cr: Body, status: Body) -> Result:

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from controllers.base import Body
 from controllers.fields import deep_get
 
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # lastTransitionTime's, as Kubernetes writes it
+
 
 def find_condition(conditions: list[Body] | None, type_: str) -> Body | None:
     return next((c for c in conditions or [] if c.get("type") == type_), None)

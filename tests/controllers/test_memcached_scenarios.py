@@ -6,6 +6,7 @@ through OPSBOARD_TEST_KUBECONFIG.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -126,6 +127,42 @@ def test_a_size_change_posts_one_event_summing_up_its_run(kube: ApiKube, namespa
         "Scaled: Scaled Deployment m replicas 1→2": 2,
         "Scaled: Scaled Deployment m replicas 2→1": 1,
     }
+
+
+def test_a_size_change_writes_the_status_at_most_twice(kube: ApiKube, namespace: str) -> None:
+    """The new generation seen, then the new pod ready: a pod still starting early in the
+    rollout is not worth a write of its own (controllers.progress), yet status.nodes ends
+    up listing every pod."""
+    _create(kube, namespace, "m", size=1)
+    settled = _wait_settled(kube, namespace, "m", 1)
+    seen: list[dict[str, Any]] = []
+    done = threading.Event()
+
+    def follow() -> None:
+        version = settled["metadata"]["resourceVersion"]
+        while not done.is_set():
+            for _, cr in kube.watch(
+                MEMCACHED, namespace, resource_version=version, timeout_seconds=5
+            ):
+                version = cr["metadata"]["resourceVersion"]
+                if cr["metadata"]["name"] == "m":
+                    seen.append(cr)
+                if done.is_set():
+                    return
+
+    follower = threading.Thread(target=follow, daemon=True)
+    follower.start()
+    kube.patch(MEMCACHED, namespace, "m", {"spec": {"size": 2}})
+    final = _wait_settled(kube, namespace, "m", 2)
+    wait_for(
+        lambda: any(c["metadata"]["resourceVersion"] == final["metadata"]["resourceVersion"]
+                    for c in seen),
+        what="the watch to see the settled CR",
+    )  # fmt: skip
+    done.set()
+    status_writes = [c for c in seen if c["metadata"]["generation"] == 2][1:]  # after the patch
+    assert len(status_writes) <= 2, [c.get("status") for c in status_writes]
+    assert final["status"]["nodes"] == _pods(kube, namespace, "m")
 
 
 def test_scale_subresource_scales_the_cr(kube: ApiKube, namespace: str) -> None:
