@@ -32,6 +32,7 @@ import psutil
 
 from bench.fleet import Fleet
 from bench.kube import ApiError, KubeApi
+from opsboard.embedded.postgres import EmbeddedPostgres
 from opsboard.embedded.redis import EmbeddedRedis, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,6 +115,19 @@ class RssSampler:
             return []
 
 
+def _tree_cpu_seconds(pid: int) -> float:
+    """CPU (user + system) of a process and its children, reaped ones included."""
+    total = 0.0
+    try:
+        parent = psutil.Process(pid)
+        for one in [parent, *parent.children(recursive=True)]:
+            times = one.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+    except psutil.Error:
+        pass
+    return total
+
+
 class Stack:
     def __init__(
         self, workdir: Path, *, name: str, kubeconfig: Path | None = None, pool: str = "prefork"
@@ -125,6 +139,7 @@ class Stack:
         self.processes: list[Process] = []
         self.followers: list[Fleet] = []  # watches on this stack's API: stopped first
         self.redis: EmbeddedRedis | None = None
+        self.postgres: EmbeddedPostgres | None = None  # when use_postgres() replaced SQLite
         self.external = kubeconfig  # a cluster that is not ours to start: no kubesim
         self.kubeconfig = kubeconfig or self.dir / "kubeconfig"
         # On a shared cluster a left-over namespace may still be terminating: a fresh name.
@@ -194,6 +209,19 @@ class Stack:
         if self._api is None:
             self._api = KubeApi(self.kubeconfig)
         return self._api
+
+    def use_postgres(self) -> Stack:
+        """opsboard on a PostgreSQL server of its own (127.0.0.1, a throwaway cluster)
+        instead of its SQLite file: call before start_opsboard. Raises PostgresMissing."""
+        self.postgres = EmbeddedPostgres().start()
+        self.env["DATABASE_URL"] = self.postgres.url()
+        return self
+
+    def postgres_cpu_seconds(self) -> float:
+        """CPU so far of the PostgreSQL server and its backends (0 without one)."""
+        if self.postgres is None or self.postgres.process is None:
+            return 0.0
+        return _tree_cpu_seconds(self.postgres.process.pid)
 
     def start_redis(self) -> Stack:
         self.redis = EmbeddedRedis(self.dir / "redis").start()
@@ -313,6 +341,8 @@ class Stack:
                 proc.stop()
             if self.redis:
                 self.redis.stop()
+            if self.postgres:
+                self.postgres.stop()
         except BaseException:  # interrupted while stopping: leave no server behind
             for proc in self.processes:
                 proc.kill()
@@ -340,19 +370,7 @@ class Stack:
 
     def cpu_seconds(self, *roles: str) -> float:
         """CPU (user + system) used so far by the processes of `roles` and their children."""
-        total = 0.0
-        for proc in self.processes:
-            if proc.role not in roles:
-                continue
-            try:
-                parent = psutil.Process(proc.popen.pid)
-                for one in [parent, *parent.children(recursive=True)]:
-                    times = one.cpu_times()
-                    total += times.user + times.system + times.children_user
-                    total += times.children_system
-            except psutil.Error:
-                continue
-        return total
+        return sum(_tree_cpu_seconds(p.popen.pid) for p in self.processes if p.role in roles)
 
     def __enter__(self) -> Stack:
         return self
