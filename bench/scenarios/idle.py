@@ -28,7 +28,7 @@ TARGET_PERCENT = 2.0
 
 
 def run(bench: Bench) -> Outcome:
-    count = bench.size(full=1000, quick=20)
+    count = bench.crs or bench.size(full=1000, quick=20)  # the cold start's fleet, as kept
     window = bench.size(full=300, quick=20)
     settle = bench.size(full=20, quick=5)  # the new worker's start-up, the page's first polls
     outcome = Outcome("idle", f"Idle: {count:,} converged CRs, a browser on the overview")
