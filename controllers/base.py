@@ -174,3 +174,9 @@ class Controller:
     # Dotted paths into the CR of the fields the dashboard may patch.
     size_path: str | None = None  # "spec.size"
     image_path: str | None = None  # "spec.image"
+    # Owned kinds whose status the reconcile never reads (it compares their spec, and
+    # tells the CR's status from pods): a change of their status alone, the same
+    # generation, labels, annotations and deletion, is no reason to run.
+    # controller-runtime's Owns(..., WithPredicates(GenerationChangedPredicate)). Only
+    # kinds whose generation follows their spec (Deployment, StatefulSet; not Service).
+    owns_spec_only: tuple[Kind, ...] = ()

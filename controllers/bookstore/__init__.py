@@ -20,4 +20,6 @@ CONTROLLER = Controller(
     expected_children=expected_children,
     size_path="spec.bookApp.replicas",
     image_path="spec.bookApp.image",
+    # Its pods tell the status; the StatefulSet's updateRevision is read (stuck pods).
+    owns_spec_only=(DEPLOYMENT,),
 )

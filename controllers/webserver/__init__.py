@@ -15,4 +15,5 @@ CONTROLLER = Controller(
     expected_children=expected_children,
     size_path="spec.replicas",
     image_path="spec.image",
+    owns_spec_only=(DEPLOYMENT,),  # its pods tell the status
 )

@@ -5,7 +5,9 @@ its generation (the spec), labels, annotations or deletion — so a controller's
 writes never trigger a reconcile (GenerationChangedPredicate, plus label/annotation
 changes). An owned object maps to the primary object that controls it, following the
 `controller: true` ownerReferences up through the mirror (Pod → ReplicaSet → Deployment →
-Memcached), if that controller declares the kind in `owns`.
+Memcached), if that controller declares the kind in `owns`; for a kind it also declares in
+`owns_spec_only`, only when the change is meaningful in the same sense (a Deployment's
+status updates during a rollout wake nobody: its pods' changes do).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ MAX_OWNER_HOPS = 3
 
 
 def is_meaningful(change: Change) -> bool:
-    """Whether a change of a primary object deserves a reconcile."""
+    """Whether a change of a primary object (or of an owned kind in `owns_spec_only`)
+    deserves a reconcile."""
     if change.type in (ADDED, DELETED) or change.previous is None:
         return True
     before, after = change.previous, snapshot(change.body)
@@ -71,7 +74,9 @@ def keys_for(changes: Sequence[Change], controllers: Sequence[Controller]) -> li
             controller = primary_owner(controllers, api_version, owner_kind)
             if controller is None:
                 unresolved.append((change, ref))
-            elif change.kind in controller.owns:
+            elif change.kind in controller.owns and (
+                change.kind not in controller.owns_spec_only or is_meaningful(change)
+            ):
                 namespace = change.body["metadata"].get("namespace", "")
                 keys.setdefault(Key(controller.name, namespace, ref["name"]), _describe(change))
         # One query per hop for the whole batch: the owners' own ownerReferences.

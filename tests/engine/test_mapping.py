@@ -105,3 +105,53 @@ def test_a_burst_of_changes_to_one_key_yields_it_once() -> None:
     cr = obj(TOY, "a")
     events = [("ADDED", cr)] + [("MODIFIED", modified(cr, generation=g)) for g in range(2, 50)]
     assert len(keys_for(changes_for(TOY, *events), [TOYS])) == 1
+
+
+SPEC_ONLY = Controller(
+    "toy",
+    TOY,
+    (CONFIGMAP, DEPLOYMENT, POD),
+    reconcile,
+    expected_children,
+    owns_spec_only=(DEPLOYMENT,),
+)
+
+
+def _owned_deployment() -> dict:
+    cr = obj(TOY, "a")
+    deployment = obj(DEPLOYMENT, "a", owner=cr)
+    changes_for(TOY, ("ADDED", cr))
+    changes_for(DEPLOYMENT, ("ADDED", deployment))
+    return deployment
+
+
+def test_a_status_only_change_of_a_spec_only_owned_kind_wakes_nobody() -> None:
+    deployment = _owned_deployment()
+    rollout = modified(deployment)
+    rollout["status"] = {"observedGeneration": 1, "readyReplicas": 1}
+    [change] = changes_for(DEPLOYMENT, ("MODIFIED", rollout))
+    assert keys_for([change], [SPEC_ONLY]) == []
+    # Without the declaration the same change reconciles its owner.
+    assert [k for k, _ in keys_for([change], [TOYS])] == [Key("toy", "default", "a")]
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"generation": 2},
+        {"labels": {"tier": "cache"}},
+        {"deletionTimestamp": "2026-11-22T18:00:00Z"},
+    ],
+)
+def test_a_spec_label_or_deletion_change_of_a_spec_only_owned_kind_is_reconciled(
+    meta: dict,
+) -> None:
+    deployment = _owned_deployment()
+    [change] = changes_for(DEPLOYMENT, ("MODIFIED", modified(deployment, **meta)))
+    assert [k for k, _ in keys_for([change], [SPEC_ONLY])] == [Key("toy", "default", "a")]
+
+
+def test_a_deleted_spec_only_owned_object_is_reconciled() -> None:
+    deployment = _owned_deployment()
+    changes = changes_for(DEPLOYMENT, ("DELETED", deployment))
+    assert [k for k, _ in keys_for(changes, [SPEC_ONLY])] == [Key("toy", "default", "a")]
