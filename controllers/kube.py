@@ -86,7 +86,7 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
         message = data[:200].decode(errors="replace")
     text = f"{what}: {status} {message}".strip()
     if status == 409:
-        return Conflict(text, delay=0.0)
+        return Conflict(text)  # retried with the key's backoff: 5 ms first, then doubling
     if status == 404:
         return NotFound(text)
     if status == 410:

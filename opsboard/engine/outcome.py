@@ -15,6 +15,9 @@ class RunOutcome:
     status: Outcome
     error: str = ""  # what went wrong, as the run log and the Event show it
     requeue_after: float | None = None  # seconds until the next run; None: on change only
+    # A 409: the run read an object older than the server's (the mirror had not yet caught
+    # up with the last write). Retried at once, with no Warning Event: nothing is wrong.
+    conflict: bool = False
 
     @property
     def metric_result(self) -> str:

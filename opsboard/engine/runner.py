@@ -20,6 +20,7 @@ from controllers.apply import now
 from controllers.base import Context, Controller, Key, PermanentError, Result, TemporaryError
 from controllers.conditions import condition_of, set_condition
 from controllers.fields import deep_get
+from controllers.kube import Conflict
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
 from opsboard.engine.console import reconcile_line
@@ -166,7 +167,8 @@ def _run(
         detail = f"attempt {failures + 1}: {outcome.error[:150]}"
         queue.add_after(key, delay, Why("retry", detail, time.time() + delay))
         metrics.retried(key.controller)
-        report.event("Warning", "ReconcileError", outcome.error)
+        if not outcome.conflict:
+            report.event("Warning", "ReconcileError", outcome.error)
     elif outcome.status == Outcome.PERMANENT:
         version = (primary or {}).get("metadata", {}).get("resourceVersion", "")
         queue.mark_permanent(key, version)
@@ -221,7 +223,12 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
         degrade(controller, ctx, str(exc))
         return RunOutcome(Outcome.PERMANENT, error=str(exc))
     except TemporaryError as exc:
-        return RunOutcome(Outcome.ERROR, error=str(exc), requeue_after=exc.delay)
+        return RunOutcome(
+            Outcome.ERROR,
+            error=str(exc),
+            requeue_after=exc.delay,
+            conflict=isinstance(exc, Conflict),
+        )
     except Exception as exc:  # a bug in a controller: back off, as for any error
         log.exception("Reconcile of %s failed", ctx.key)
         return RunOutcome(Outcome.ERROR, error=f"{type(exc).__name__}: {exc}")

@@ -13,7 +13,7 @@ import pytest
 import redis
 from django.db import connection
 
-from controllers.base import Key
+from controllers.base import EVENT, Key
 from controllers.kube import ApiKube
 from opsboard.embedded.redis import EmbeddedRedis
 from opsboard.engine.enqueue import reconcile_enqueue
@@ -131,6 +131,27 @@ def test_a_failing_key_backs_off_exponentially_and_success_resets_it(
         lambda: _first(runs(namespace, "a"), "error", after=success), what="a new failure"
     )
     assert failure.requeue_after == 0.05
+
+
+def test_a_conflict_is_retried_with_backoff_and_posts_no_warning(
+    toys: EngineProcesses, api: ApiKube, namespace: str
+) -> None:
+    toys.extra_env["OPSBOARD_BACKOFF_BASE"] = "0.05"
+    toys.start_worker()
+    toys.start_watcher()
+    api.create(TOY, toy("a", namespace))
+    wait_for(lambda: api.get(CONFIGMAP, namespace, "a"), what="the ConfigMap")
+    api.patch(TOY, namespace, "a", {"spec": {"conflict": True}})
+
+    def conflicts() -> list[ReconcileRun]:
+        return [r for r in runs(namespace, "a") if r.outcome == "error" and " 409 " in r.error]
+
+    wait_for(lambda: len(conflicts()) >= 4, what="four conflicts")
+    assert [r.requeue_after for r in conflicts()[:4]] == [0.05, 0.1, 0.2, 0.4]
+    uid = api.get(TOY, namespace, "a")["metadata"]["uid"]
+    posted = [e for e in api.list(EVENT, namespace)[0] if e["involvedObject"]["uid"] == uid]
+    assert any(e["type"] == "Normal" for e in posted), posted  # the create's Event was posted
+    assert [e["reason"] for e in posted if e["type"] == "Warning"] == []
 
 
 def _first(done: list[ReconcileRun], outcome: str, *, after: ReconcileRun | None = None) -> Any:

@@ -3,7 +3,8 @@
 A Toy (test.opsboard.dev/v1) keeps one ConfigMap of the same name holding `spec.size`.
 Its spec can make it misbehave, so tests can drive the engine's error paths:
 `fail: "temporary" | "permanent"`, `sleep: <seconds>` inside the reconcile, and
-`touch: true` to report an action on every run (so no run is folded in the log).
+`touch: true` to report an action on every run (so no run is folded in the log), and
+`conflict: true` to write its ConfigMap from a stale read (the server answers 409).
 """
 
 from __future__ import annotations
@@ -99,6 +100,10 @@ def reconcile(ctx: Context) -> Result:
             },
         )
         ctx.report.action(f"Created ConfigMap {meta['name']}")
+    elif spec.get("conflict"):
+        ctx.kube.patch(
+            CONFIGMAP, meta["namespace"], meta["name"], {"data": data}, resource_version="1"
+        )
     elif have.get("data") != data:
         ctx.kube.patch(
             CONFIGMAP,
