@@ -60,6 +60,17 @@ def reconcile_enqueue_many(items: list[tuple[Key, str, str]]) -> int:
     return len(to_send)
 
 
+def send_queued_before(controllers: list[str], cutoff: float) -> int:
+    """Sends a task again for each key queued before `cutoff` and not running (see
+    WorkQueue.queued_before); returns how many were sent."""
+    sent = 0
+    for name in controllers:
+        for key, why in queue_for(name).queued_before(cutoff):
+            send(key, why)
+            sent += 1
+    return sent
+
+
 def send_due(controllers: list[str], *, sweep: bool = True) -> int:
     """Sends the keys whose retry or requeue time has come; with `sweep`, first schedules
     retries of keys whose worker died, and re-sends those whose task was lost."""

@@ -294,7 +294,14 @@ class WorkQueue:
         costs one extra reconcile, never a lost one."""
         if not self.client.set(f"{self.queued}:sweep", 1, nx=True, px=int(older_than * 500)):
             return []
-        cutoff, found = time.time() - older_than, []
+        return self.queued_before(time.time() - older_than)
+
+    def queued_before(self, cutoff: float) -> list[tuple[Key, Why]]:
+        """Keys queued before `cutoff` (unix time) and not running, re-stamped as queued
+        now: those to send again when their task may have been lost. A new leading watcher
+        sends them all, since its predecessor may have died between a key's dedup step and
+        its task; waiting for the stale sweep would hold every later change of the key."""
+        found = []
         for field, value in self.client.hscan_iter(self.queued, count=1000):
             why = Why.load(value)
             if why.at < cutoff and not self.client.exists(f"{self.lock_prefix}{field.decode()}"):

@@ -18,6 +18,7 @@ from controllers.kube import ApiKube
 from opsboard.embedded.redis import EmbeddedRedis
 from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
+from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
 from opsboard.mirror.selectors import object_events
 from opsboard.mirror.writer import mirror_apply
@@ -256,6 +257,24 @@ def test_a_change_mirrored_by_a_watcher_killed_before_queueing_it_is_reconciled(
     mirror_apply(kind=TOY, events=[("MODIFIED", changed)])  # the dead watcher's last act
     toys.start_watcher()
     wait_for(lambda: size() == "2", what="size 2")
+
+
+def test_a_key_queued_by_a_watcher_killed_before_sending_its_task_is_reconciled(
+    toys: EngineProcesses, api: ApiKube, namespace: str
+) -> None:
+    toys.extra_env["OPSBOARD_QUEUE_STALE_SECONDS"] = "600"  # not the stale sweep's doing
+    toys.start_worker()
+    watcher = toys.start_watcher()
+    api.create(TOY, toy("a", namespace, size=1))
+    size = lambda: (api.get(CONFIGMAP, namespace, "a") or {}).get("data", {}).get("size")  # noqa: E731
+    wait_for(lambda: size() == "1", what="size 1")
+    toys.kill(watcher, signal.SIGKILL)
+    changed = api.patch(TOY, namespace, "a", {"spec": {"size": 2}})
+    # The dead watcher's last acts: mirrored, marked queued in Redis, its task never sent.
+    mirror_apply(kind=TOY, events=[("MODIFIED", changed)])
+    assert queue_for("toy").add(Key("toy", namespace, "a"), Why("event", "the lost one"))
+    toys.start_watcher()
+    wait_for(lambda: size() == "2", timeout=30, what="size 2")
 
 
 def test_a_standby_watcher_takes_over_when_the_leader_dies(

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from opsboard.engine.enqueue import reconcile_enqueue, reconcile_enqueue_many
+from opsboard.engine.enqueue import reconcile_enqueue, reconcile_enqueue_many, send_queued_before
 from opsboard.engine.generic import generic_kinds
 from opsboard.engine.kubeclient import api_kube
 from opsboard.engine.leader import LeaseElector
@@ -53,6 +53,7 @@ class Command(BaseCommand):
             return
         log.info("Watcher %s leads", identity)
         self._beat(identity, started, leader=True)
+        self._resend_unsent()
         kube = api_kube()
         watcher = Watcher(
             kube=kube,
@@ -82,6 +83,20 @@ class Command(BaseCommand):
         elector.release()
         WatcherHeartbeat.objects.filter(identity=identity).delete()
         log.info("Watcher %s stopped and released the lease", identity)
+
+    @staticmethod
+    def _resend_unsent() -> None:
+        """A predecessor killed between a key's dedup step and its Celery task left the key
+        marked queued with no task, and every later change of it deduplicated against that
+        mark: send those now rather than after the stale sweep (OPSBOARD_QUEUE_STALE_SECONDS).
+        A key that did have a task waiting runs once more, a no-op."""
+        try:
+            sent = send_queued_before(list(controllers()), time.time())
+        except Exception:  # Redis down: the stale sweep sends them once it is back
+            log.warning("Could not re-send the keys queued before this watcher led", exc_info=True)
+        else:
+            if sent:
+                log.info("Re-sent %d keys queued before this watcher led", sent)
 
     @staticmethod
     def _beat(identity: str, started: Any, *, leader: bool) -> None:
