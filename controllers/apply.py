@@ -91,10 +91,12 @@ def finish(
     reports early progress may wait a moment: controllers.progress); a problem of the kinds
     in `permanent` is for the user to fix (their change of the CR brings us back), so it ends
     the run as a PermanentError; otherwise `settle`."""
-    wait = progress_wait(cr.get("status") or {}, status, now=datetime.now(UTC))
+    ends = problem is not None and problem[0] in permanent
+    # A run that ends in a PermanentError has no requeue to write held-back progress later.
+    wait = None if ends else progress_wait(cr.get("status") or {}, status, now=datetime.now(UTC))
     if wait is None:
         write_status(ctx, kind, cr, status)
-    if problem is not None and problem[0] in permanent:
+    if problem is not None and ends:
         raise PermanentError(problem[1])
     result = settle(ctx, cr, status)
     if wait is not None:  # the held-back progress is written by this requeue at the latest
