@@ -21,8 +21,9 @@ from controllers.progress import progress_wait
 
 log = logging.getLogger(__name__)
 
-# While pods start, look again even if no event arrives (pods are not mapped to the CR):
-# soon at first, then less often the longer a rollout takes, so a stuck one is no busy loop.
+# While pods start, look again even if no event arrives, for a controller whose status reads
+# what may change without waking its CR (finish's `recheck`): soon at first, then less often
+# the longer a rollout takes, so a stuck one is no busy loop.
 RECHECK_MIN_SECONDS = 2.0
 RECHECK_MAX_SECONDS = 60.0
 
@@ -86,11 +87,13 @@ def finish(
     problem: Problem | None,
     *,
     permanent: Collection[str] = (INVALID_SPEC,),
+    recheck: bool = True,
 ) -> Result:
     """The end every reconcile shares: write the status if it changed (a change that only
     reports early progress may wait a moment: controllers.progress); a problem of the kinds
     in `permanent` is for the user to fix (their change of the CR brings us back), so it ends
-    the run as a PermanentError; otherwise `settle`."""
+    the run as a PermanentError; otherwise `settle`. `recheck=False`: every change the
+    status is told from wakes this CR (its pods are owned), so a rollout needs no timer."""
     ends = problem is not None and problem[0] in permanent
     # A run that ends in a PermanentError has no requeue to write held-back progress later.
     wait = None if ends else progress_wait(cr.get("status") or {}, status, now=datetime.now(UTC))
@@ -98,14 +101,15 @@ def finish(
         write_status(ctx, kind, cr, status)
     if problem is not None and ends:
         raise PermanentError(problem[1])
-    result = settle(ctx, cr, status)
+    result = settle(ctx, cr, status, recheck=recheck)
     if wait is not None:  # the held-back progress is written by this requeue at the latest
         return Result(requeue_after=min(wait, result.requeue_after or wait))
     return result
 
 
-def settle(ctx: Context, cr: Body, status: Body) -> Result:
-    """Tell a user about new trouble once (Event + log), and look again while pods start.
+def settle(ctx: Context, cr: Body, status: Body, *, recheck: bool = True) -> Result:
+    """Tell a user about new trouble once (Event + log), and (with `recheck`) look again
+    while pods start, for what may change without an event that wakes this CR.
 
     Once: when Degraded turns True or changes its reason, not when only its counts change.
     """
@@ -119,7 +123,7 @@ def settle(ctx: Context, cr: Body, status: Body) -> Result:
             return Result(requeue_after=RECHECK_MAX_SECONDS)
         return Result.done()  # waiting on the user or the registry, not on us: no retry loop
     progressing = find_condition(status["conditions"], "Progressing") or {}
-    if progressing.get("status") == "True":
+    if recheck and progressing.get("status") == "True":
         return Result(requeue_after=recheck_after(progressing.get("lastTransitionTime")))
     return Result.done()
 

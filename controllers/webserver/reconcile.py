@@ -44,7 +44,8 @@ def reconcile(ctx: Context) -> Result:
         service = ensure_child(ctx, SERVICE, desired_service(cr), service, exact=SERVICE_EXACT)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
     status = compute_status(cr, pods=pods, service=service, now=now(), problem=problem)
-    return finish(ctx, WEBSERVER, cr, status, problem)
+    # Told from its pods, each of whose changes wakes this CR: no recheck on a timer.
+    return finish(ctx, WEBSERVER, cr, status, problem, recheck=False)
 
 
 def expected_children(cr: Body) -> list[ExpectedChild]:
