@@ -16,6 +16,7 @@ from controllers.conditions import TIME_FORMAT, condition_of, find_condition
 from controllers.describe import describe_patch, describe_status
 from controllers.drift import owned_diff
 from controllers.fields import deep_get
+from controllers.kube import Conflict
 from controllers.problems import CHILD_CONFLICT, INVALID_SPEC, Problem
 from controllers.progress import progress_wait
 
@@ -54,13 +55,24 @@ def ensure_child(
     patch = owned_diff(want, have, exact=exact)
     if patch is None:
         return have
-    updated = ctx.kube.patch(
-        kind,
-        want["metadata"]["namespace"],
-        name,
-        patch,
-        resource_version=have["metadata"]["resourceVersion"],
-    )
+    namespace = want["metadata"]["namespace"]
+    try:
+        updated = ctx.kube.patch(
+            kind, namespace, name, patch, resource_version=have["metadata"]["resourceVersion"]
+        )
+    except Conflict:
+        # The mirror has not caught up with a write since (on a real cluster, most often
+        # the child's controller updating its status, as it may again at any moment): diff
+        # against the server's copy and patch it without a precondition, as
+        # controller-runtime's MergeFrom does, rather than retry the whole reconcile. A
+        # spec change racing this patch changes the child's generation, which wakes us.
+        fresh = ctx.kube.get(kind, namespace, name)
+        if fresh is None or deep_get(fresh, "metadata.deletionTimestamp"):
+            raise
+        have, patch = fresh, owned_diff(want, fresh, exact=exact)
+        if patch is None:
+            return fresh
+        updated = ctx.kube.patch(kind, namespace, name, patch)
     for line in describe_patch(kind.kind, name, patch, have):
         ctx.report.action(line)
     return updated

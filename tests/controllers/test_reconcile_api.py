@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from controllers.apply import ensure_child
 from controllers.base import DEPLOYMENT, POD, SERVICE, Context, Key, Result
 from controllers.conditions import condition_of
 from controllers.kube import ApiKube, Conflict
 from controllers.memcached import CONTROLLER as MEMCACHED_CONTROLLER
-from controllers.memcached.desired import MEMCACHED
+from controllers.memcached.desired import MEMCACHED, desired_deployment
 from controllers.webserver import CONTROLLER as WEBSERVER_CONTROLLER
 from controllers.webserver.desired import WEBSERVER
 from tests.controllers.cluster import (
@@ -95,6 +96,24 @@ def test_first_reconcile_creates_the_deployment_and_reports_it(
     assert (owner["uid"], owner["controller"]) == (cr["metadata"]["uid"], True)
     # Pods still starting, but no timer: each of their changes wakes the CR.
     assert driver.result == Result.done()
+
+
+def test_a_child_patch_from_a_stale_read_is_redone_from_the_servers_copy(
+    kube: ApiKube, namespace: str
+) -> None:
+    _memcached(kube, namespace, "m", size=2)
+    Driver(kube, MEMCACHED_CONTROLLER, namespace, "m").run()
+    stale = kube.get(DEPLOYMENT, namespace, "m")
+    assert stale is not None
+    # Someone writes the Deployment after our read (as its controller does with its status).
+    kube.patch(DEPLOYMENT, namespace, "m", {"metadata": {"annotations": {"note": "later"}}})
+    reporter = RecordingReporter()
+    ctx = Context(Key("memcached", namespace, "m"), ReadThroughCache(kube), kube, reporter)
+    cr = kube.patch(MEMCACHED, namespace, "m", {"spec": {"size": 4}})
+    updated = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), stale)
+    assert updated["spec"]["replicas"] == 4
+    assert updated["metadata"]["annotations"]["note"] == "later"  # nothing clobbered
+    assert reporter.actions == ["Scaled Deployment m replicas 2→4"]
 
 
 def test_a_converged_reconcile_writes_nothing(kube: ApiKube, namespace: str) -> None:
