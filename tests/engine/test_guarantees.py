@@ -269,10 +269,18 @@ def test_a_key_queued_by_a_watcher_killed_before_sending_its_task_is_reconciled(
     size = lambda: (api.get(CONFIGMAP, namespace, "a") or {}).get("data", {}).get("size")  # noqa: E731
     wait_for(lambda: size() == "1", what="size 1")
     toys.kill(watcher, signal.SIGKILL)
+    queue, key = queue_for("toy"), Key("toy", namespace, "a")
+    wait_for(  # the runs the ConfigMap's event brought are over
+        lambda: (
+            not queue.client.hexists(queue.queued, str(key))
+            and not queue.client.exists(f"{queue.lock_prefix}{key}")
+        ),
+        what="a neither queued nor running",
+    )
     changed = api.patch(TOY, namespace, "a", {"spec": {"size": 2}})
     # The dead watcher's last acts: mirrored, marked queued in Redis, its task never sent.
     mirror_apply(kind=TOY, events=[("MODIFIED", changed)])
-    assert queue_for("toy").add(Key("toy", namespace, "a"), Why("event", "the lost one"))
+    assert queue.add(key, Why("event", "the lost one"))
     toys.start_watcher()
     wait_for(lambda: size() == "2", timeout=30, what="size 2")
 
