@@ -16,7 +16,8 @@ class RunOutcome:
     error: str = ""  # what went wrong, as the run log and the Event show it
     requeue_after: float | None = None  # seconds until the next run; None: on change only
     # A 409: the run read an object older than the server's (the mirror had not yet caught
-    # up with the last write). Retried at once, with no Warning Event: nothing is wrong.
+    # up with the last write). Retried with the key's backoff (5 ms first) and no Warning
+    # Event: nothing is wrong.
     conflict: bool = False
 
     @property
