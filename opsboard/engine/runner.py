@@ -204,7 +204,8 @@ def _run(
         )
     )
     if line := reconcile_line(key, why.trigger, outcome, report.actions, seconds):
-        console.log(logging.WARNING if outcome.error else logging.INFO, "%s", line)
+        trouble = outcome.error and not outcome.conflict  # a 409 is routine: retried
+        console.log(logging.WARNING if trouble else logging.INFO, "%s", line)
     metrics.reconciled(
         key.controller,
         result=outcome.metric_result,
