@@ -106,13 +106,13 @@ def finish(
     in `permanent` is for the user to fix (their change of the CR brings us back), so it ends
     the run as a PermanentError; otherwise `settle`. `recheck=False`: every change the
     status is told from wakes this CR (its pods are owned), so a rollout needs no timer."""
-    ends = problem is not None and problem[0] in permanent
+    fatal = problem if problem is not None and problem[0] in permanent else None
     # A run that ends in a PermanentError has no requeue to write held-back progress later.
-    wait = None if ends else progress_wait(cr.get("status") or {}, status, now=datetime.now(UTC))
+    wait = None if fatal else progress_wait(cr.get("status") or {}, status, now=datetime.now(UTC))
     if wait is None:
         write_status(ctx, kind, cr, status)
-    if problem is not None and ends:
-        raise PermanentError(problem[1])
+    if fatal is not None:
+        raise PermanentError(fatal[1])
     result = settle(ctx, cr, status, recheck=recheck)
     if wait is not None:  # the held-back progress is written by this requeue at the latest
         return Result(requeue_after=min(wait, result.requeue_after or wait))
