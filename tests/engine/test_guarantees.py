@@ -6,6 +6,7 @@ import itertools
 import signal
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,11 @@ def ran_for(namespace: str, name: str, detail: str) -> bool:
         detail == r.trigger_detail or any(t.get("detail") == detail for t in r.triggers)
         for r in runs(namespace, name)
     )
+
+
+def errors(namespace: str, name: str, *, containing: str = "") -> list[ReconcileRun]:
+    """The runs of `name` that failed and were retried, whose error holds `containing`."""
+    return [r for r in runs(namespace, name) if r.outcome == "error" and containing in r.error]
 
 
 def quiet(engine: EngineProcesses, namespace: str, name: str, *, settle: float = 0.5) -> int:
@@ -109,20 +115,16 @@ def test_a_failing_key_backs_off_exponentially_and_success_resets_it(
     toys.start_worker()
     toys.start_watcher()
     api.create(TOY, toy("a", namespace, fail="temporary"))
-
-    def errors() -> list[ReconcileRun]:
-        return [r for r in runs(namespace, "a") if r.outcome == "error"]
-
-    wait_for(lambda: len(errors()) >= 5, what="five failed runs")
-    delays = [r.requeue_after for r in errors()[:5]]
+    wait_for(lambda: len(errors(namespace, "a")) >= 5, what="five failed runs")
+    delays = [r.requeue_after for r in errors(namespace, "a")[:5]]
     assert delays == [0.05, 0.1, 0.2, 0.4, 0.8]
-    assert [r.trigger for r in errors()[1:5]] == ["retry"] * 4
+    assert [r.trigger for r in errors(namespace, "a")[1:5]] == ["retry"] * 4
 
     api.patch(TOY, namespace, "a", {"spec": {"fail": None}})
     wait_for(lambda: _first(runs(namespace, "a"), "success"), what="a success")
     # The success creates the ConfigMap, whose event brings one more run; with the status
-    # write not yet mirrored that run meets a conflict, retried at once. The backoff
-    # restarts from the last success, once the key is quiet.
+    # write not yet mirrored that run may meet a conflict, retried after the backoff's
+    # first step. The backoff restarts from the last success, once the key is quiet.
     quiet(toys, namespace, "a", settle=1.0)
     success = runs(namespace, "a")[-1]
     assert success.outcome == "success", [(r.outcome, r.error) for r in runs(namespace, "a")]
@@ -143,10 +145,7 @@ def test_a_conflict_is_retried_with_backoff_and_posts_no_warning(
     api.create(TOY, toy("a", namespace))
     wait_for(lambda: api.get(CONFIGMAP, namespace, "a"), what="the ConfigMap")
     api.patch(TOY, namespace, "a", {"spec": {"conflict": True}})
-
-    def conflicts() -> list[ReconcileRun]:
-        return [r for r in runs(namespace, "a") if r.outcome == "error" and " 409 " in r.error]
-
+    conflicts = lambda: errors(namespace, "a", containing=" 409 ")  # noqa: E731
     wait_for(lambda: len(conflicts()) >= 4, what="four conflicts")
     assert [r.requeue_after for r in conflicts()[:4]] == [0.05, 0.1, 0.2, 0.4]
     uid = api.get(TOY, namespace, "a")["metadata"]["uid"]
@@ -239,6 +238,23 @@ def test_a_restarted_watcher_answered_410_misses_nothing_and_repeats_nothing(
         )
 
 
+def _size_1_then_the_watcher_killed(
+    toys: EngineProcesses, api: ApiKube, namespace: str
+) -> Callable[[], str | None]:
+    """Toy `a` converged at size 1, then its watcher SIGKILLed; returns a reader of the
+    size its ConfigMap holds."""
+    toys.start_worker()
+    watcher = toys.start_watcher()
+    api.create(TOY, toy("a", namespace, size=1))
+
+    def size() -> str | None:
+        return (api.get(CONFIGMAP, namespace, "a") or {}).get("data", {}).get("size")
+
+    wait_for(lambda: size() == "1", what="size 1")
+    toys.kill(watcher, signal.SIGKILL)
+    return size
+
+
 def test_a_change_mirrored_by_a_watcher_killed_before_queueing_it_is_reconciled(
     toys: EngineProcesses, api: ApiKube, namespace: str, kubesim_server: Any
 ) -> None:
@@ -247,12 +263,7 @@ def test_a_change_mirrored_by_a_watcher_killed_before_queueing_it_is_reconciled(
             "on a real cluster the test engine watches its own namespace, and a watcher of "
             "chosen namespaces keeps no resume point to tell what was queued"
         )
-    toys.start_worker()
-    watcher = toys.start_watcher()
-    api.create(TOY, toy("a", namespace, size=1))
-    size = lambda: (api.get(CONFIGMAP, namespace, "a") or {}).get("data", {}).get("size")  # noqa: E731
-    wait_for(lambda: size() == "1", what="size 1")
-    toys.kill(watcher, signal.SIGKILL)
+    size = _size_1_then_the_watcher_killed(toys, api, namespace)
     changed = api.patch(TOY, namespace, "a", {"spec": {"size": 2}})
     mirror_apply(kind=TOY, events=[("MODIFIED", changed)])  # the dead watcher's last act
     toys.start_watcher()
@@ -263,12 +274,7 @@ def test_a_key_queued_by_a_watcher_killed_before_sending_its_task_is_reconciled(
     toys: EngineProcesses, api: ApiKube, namespace: str
 ) -> None:
     toys.extra_env["OPSBOARD_QUEUE_STALE_SECONDS"] = "600"  # not the stale sweep's doing
-    toys.start_worker()
-    watcher = toys.start_watcher()
-    api.create(TOY, toy("a", namespace, size=1))
-    size = lambda: (api.get(CONFIGMAP, namespace, "a") or {}).get("data", {}).get("size")  # noqa: E731
-    wait_for(lambda: size() == "1", what="size 1")
-    toys.kill(watcher, signal.SIGKILL)
+    size = _size_1_then_the_watcher_killed(toys, api, namespace)
     queue, key = queue_for("toy"), Key("toy", namespace, "a")
     wait_for(  # the runs the ConfigMap's event brought are over
         lambda: (
