@@ -1,11 +1,12 @@
 """Where a cold start's CPU goes, process by process. Prints figures; never asserts.
 
     python -m bench.cpu_profile [--crs N] [--pool prefork|threads] [--py-spy DIR]
+                                [--kubeconfig FILE] [--postgres]
 
-N Memcached CRs (default 1,000) created at once on kubesim with opsboard's watcher and 2
-workers, as the cold-start scenario does; then the CPU (user + system) of the watcher, the
-worker's main process and each pool process from the first create to all ready, per CR, and
-kubesim's apart. With --py-spy DIR (py-spy on PATH), every one of those processes is also
+N Memcached CRs (default 1,000) created at once on kubesim (or on the cluster of FILE) with
+opsboard's watcher and 2 workers, as the cold-start scenario does; then the CPU (user +
+system) of the watcher, the worker's main process and each pool process from the first
+create to all ready, per CR, and kubesim's (or PostgreSQL's) apart. With --py-spy DIR (py-spy on PATH), every one of those processes is also
 sampled, and DIR gets one collapsed-stack file per process (flame-graph input).
 """
 
@@ -31,20 +32,27 @@ def main() -> None:
     parser.add_argument("--crs", type=int, default=1000)
     parser.add_argument("--pool", choices=("prefork", "threads"), default="prefork")
     parser.add_argument("--py-spy", type=Path, metavar="DIR", dest="spy")
+    parser.add_argument("--kubeconfig", type=Path, help="a real cluster instead of kubesim")
+    parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
     args = parser.parse_args()
+    kubeconfig = args.kubeconfig.resolve() if args.kubeconfig else None
     workdir = Path(tempfile.mkdtemp(prefix="opsboard-cpu-"))
-    stack = Bench(quick=False, workdir=workdir, pool=args.pool).stack("cpu")
+    stack = Bench(quick=False, workdir=workdir, pool=args.pool, kubeconfig=kubeconfig).stack("cpu")
+    if args.postgres:
+        stack.use_postgres()
     try:
         fleet = start_operator(stack, "opsboard", workers=2, pods=args.crs + 10)
         processes = _processes(stack.processes)
         spies = _spies(processes, args.spy) if args.spy else []
         before = {role: _cpu(p) for role, p in processes.items()}
         server_before = stack.cpu_seconds("kubesim")
+        database_before = stack.postgres_cpu_seconds()
         start = time.perf_counter()
         create_many(stack.api, stack.namespace, [f"mc-{i:05d}" for i in range(args.crs)], size=1)
         ready = fleet.wait(lambda: len(fleet.ready_ok) >= args.crs + 1, 600)
         used = {role: _cpu(p) - before[role] for role, p in processes.items()}
         server = stack.cpu_seconds("kubesim") - server_before
+        database = stack.postgres_cpu_seconds() - database_before
         for spy in spies:
             spy.send_signal(signal.SIGINT)
             spy.wait(60)
@@ -56,7 +64,10 @@ def main() -> None:
     for role, seconds in used.items():
         print(f"  {role:<22} {seconds * 1000 / args.crs:6.1f} CPU-ms per CR")
     print(f"  {'operator total':<22} {sum(used.values()) * 1000 / args.crs:6.1f} CPU-ms per CR")
-    print(f"  {'kubesim (apart)':<22} {server * 1000 / args.crs:6.1f} CPU-ms per CR")
+    if kubeconfig is None:  # a real cluster's processes are not ours to measure
+        print(f"  {'kubesim (apart)':<22} {server * 1000 / args.crs:6.1f} CPU-ms per CR")
+    if args.postgres:
+        print(f"  {'PostgreSQL (apart)':<22} {database * 1000 / args.crs:6.1f} CPU-ms per CR")
 
 
 def _processes(started: list[Process]) -> dict[str, psutil.Process]:
