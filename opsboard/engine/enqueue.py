@@ -8,7 +8,6 @@ from controllers.base import Key
 from opsboard.celery import app
 from opsboard.engine import metrics
 from opsboard.engine.queue import Why, queue_for
-from opsboard.engine.timeline import triggers_record
 
 RECONCILE_TASK = "opsboard.engine.tasks.reconcile"
 
@@ -30,7 +29,6 @@ def reconcile_enqueue(
     if delay > 0:
         queue.add_after(key, delay, why)
         return True
-    triggers_record([(key, why)])
     if queue.add(key, why, relabel=trigger == "manual"):
         send(key, why)
         return True
@@ -45,7 +43,6 @@ def reconcile_enqueue_many(items: list[tuple[Key, str, str]]) -> int:
     for key, trigger, detail in items:
         by_controller.setdefault(key.controller, []).append((key, Why(trigger, detail)))
     to_send: list[tuple[Key, Why]] = []
-    triggers_record([item for queued in by_controller.values() for item in queued])
     for name, queued in by_controller.items():
         for _ in queued:
             metrics.queue_added(name)

@@ -15,6 +15,10 @@ Per controller, Redis holds:
 - `fails` (hash key → consecutive failures) for per-key exponential backoff.
 - `permanent` (hash key → resourceVersion): a user-fixable error, not retried by resync
   until the object changes.
+- `queued:triggers:<key>` (list of whys) and `queued:triggers-count:<key>`: every reason the
+  key was queued for since its last run, recorded by the same script that queues it (one
+  round trip per batch, not two) and taken by the run that serves them
+  (opsboard.engine.timeline).
 
 Everything that would send a Celery task returns the keys to send, and the caller sends
 them (opsboard.engine.enqueue), so that these scripts stay pure Redis.
@@ -34,9 +38,16 @@ from django.conf import settings
 
 from controllers.base import Key
 
-# With ARGV[3] == '1' (a person asked), an already queued key takes the new reason, so
-# the run that serves the request is recorded as theirs; it keeps its queued time.
+# Every reason is appended to the key's triggers (KEYS[3], the newest ARGV[4] kept; count
+# in KEYS[4]), queued or deduplicated. With ARGV[3] == '1' (a person asked), an already
+# queued key takes the new reason, so the run that serves the request is recorded as
+# theirs; it keeps its queued time.
 _ENQUEUE = """
+redis.call('RPUSH', KEYS[3], ARGV[2])
+redis.call('LTRIM', KEYS[3], -tonumber(ARGV[4]), -1)
+redis.call('EXPIRE', KEYS[3], ARGV[5])
+redis.call('INCR', KEYS[4])
+redis.call('EXPIRE', KEYS[4], ARGV[5])
 local old = redis.call('HGET', KEYS[1], ARGV[1])
 if old then
   if ARGV[3] == '1' then
@@ -122,6 +133,8 @@ return out
 # Pushed whenever a key is delayed, so that a pump sleeping until the next due time it
 # knew of wakes up for an earlier one (BLPOP), instead of polling Redis many times a second.
 WAKE_KEY = "opsboard:pump:wake"
+TRIGGERS_KEPT = 20  # per key: a flood is summarised by its newest triggers and a count
+TRIGGERS_TTL_SECONDS = 86_400  # a key deleted while queued leaves no list behind for long
 
 
 @dataclass(frozen=True)
@@ -188,15 +201,17 @@ class WorkQueue:
     def _lock(self, key: Key) -> str:
         return f"{self.lock_prefix}{key}"
 
+    def triggers(self, key: Key) -> str:
+        return f"{self.queued}:triggers:{key}"
+
+    def trigger_count(self, key: Key) -> str:
+        return f"{self.queued}:triggers-count:{key}"
+
     def add(self, key: Key, why: Why, *, relabel: bool = False) -> bool:
-        """Queues the key; True when the caller must send a task for it now. With `relabel`,
-        a key already queued (or queued behind its running reconcile) takes `why`."""
-        return bool(
-            self._scripts["enqueue"](
-                keys=[self.queued, self._lock(key)],
-                args=[str(key), why.dump(), "1" if relabel else "0"],
-            )
-        )
+        """Queues the key and records `why` among its triggers; True when the caller must
+        send a task for it now. With `relabel`, a key already queued (or queued behind its
+        running reconcile) takes `why`."""
+        return bool(self._enqueue(key, why, relabel=relabel))
 
     def add_many(self, items: list[tuple[Key, Why]]) -> list[bool]:
         """`add` for many keys in one round trip (the watcher's batches); each result says
@@ -205,10 +220,14 @@ class WorkQueue:
             return []
         pipe = self.client.pipeline(transaction=False)
         for key, why in items:
-            self._scripts["enqueue"](
-                keys=[self.queued, self._lock(key)], args=[str(key), why.dump(), "0"], client=pipe
-            )
+            self._enqueue(key, why, client=pipe)
         return [bool(result) for result in pipe.execute()]
+
+    def _enqueue(self, key: Key, why: Why, *, relabel: bool = False, client: Any = None) -> Any:
+        keys = [self.queued, self._lock(key), self.triggers(key), self.trigger_count(key)]
+        flag = "1" if relabel else "0"
+        args = [str(key), why.dump(), flag, TRIGGERS_KEPT, TRIGGERS_TTL_SECONDS]
+        return self._scripts["enqueue"](keys=keys, args=args, client=client)
 
     def start(self, key: Key, token: str, ttl: float, fallback: Why) -> Why | None:
         """Takes the key's lock; None when another worker holds it (it will run us after)."""
