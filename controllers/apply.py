@@ -1,8 +1,12 @@
 """The thin, shared write steps of a reconcile: create or correct a child, write status.
 
-Reads come from the engine's cache; every write goes through `ctx.kube` with the
-resourceVersion it was computed from, so a stale cache costs a 409 and a retry from
-fresh state, never a lost update. Nothing is written when nothing differs.
+Reads come from the engine's cache; a child's patch goes through `ctx.kube` with the
+resourceVersion it was computed from, so a stale cache costs a 409 and a diff against the
+server's copy, never a lost update. The status is ours alone and a key runs once at a time,
+each run from a mirror at least as new as the last one's, so it is patched without one (as
+kopf does, and controller-runtime's MergeFrom): a precondition only failed when the mirror
+had not yet caught up with the previous run's own status write. Nothing is written when
+nothing differs.
 """
 
 from __future__ import annotations
@@ -84,9 +88,7 @@ def write_status(ctx: Context, kind: Kind, cr: Body, status: Body) -> None:
     if all(old.get(key) == value for key, value in status.items()):
         return
     meta = cr["metadata"]
-    ctx.kube.patch_status(
-        kind, meta["namespace"], meta["name"], status, resource_version=meta["resourceVersion"]
-    )
+    ctx.kube.patch_status(kind, meta["namespace"], meta["name"], status)
     for line in describe_status(old, status):
         ctx.report.status_change(line)
 

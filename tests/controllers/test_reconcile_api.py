@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controllers.apply import ensure_child
+from controllers.apply import ensure_child, write_status
 from controllers.base import DEPLOYMENT, POD, SERVICE, Context, Key, Result
 from controllers.conditions import condition_of
 from controllers.kube import ApiKube, Conflict
@@ -114,6 +114,24 @@ def test_a_child_patch_from_a_stale_read_is_redone_from_the_servers_copy(
     assert updated["spec"]["replicas"] == 4
     assert updated["metadata"]["annotations"]["note"] == "later"  # nothing clobbered
     assert reporter.actions == ["Scaled Deployment m replicas 2→4"]
+
+
+def test_a_status_computed_from_a_stale_read_is_written_without_a_conflict(
+    kube: ApiKube, namespace: str
+) -> None:
+    _memcached(kube, namespace, "m", size=1)
+    Driver(kube, MEMCACHED_CONTROLLER, namespace, "m").run()
+    stale = kube.get(MEMCACHED, namespace, "m")
+    assert stale is not None
+    # The previous run's own status write, not yet in the mirror the next run reads.
+    kube.patch_status(MEMCACHED, namespace, "m", {"nodes": ["written-since"]})
+    reporter = RecordingReporter()
+    ctx = Context(Key("memcached", namespace, "m"), ReadThroughCache(kube), kube, reporter)
+    write_status(ctx, MEMCACHED, stale, {"nodes": ["a", "b"]})
+    fresh = kube.get(MEMCACHED, namespace, "m")
+    assert fresh is not None and fresh["status"]["nodes"] == ["a", "b"]
+    assert fresh["status"]["conditions"] == stale["status"]["conditions"]  # a merge: kept
+    assert fresh["spec"] == stale["spec"]
 
 
 def test_a_converged_reconcile_writes_nothing(kube: ApiKube, namespace: str) -> None:
