@@ -38,6 +38,7 @@ from opsboard.mirror.selectors import objects_of
 log = logging.getLogger(__name__)
 console = logging.getLogger("opsboard.reconciles")  # one line per run that did something
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
+AGAIN_IN_PLACE = 2  # runs of a key that changed while it ran, in the same task (see below)
 
 
 @dataclass
@@ -54,18 +55,27 @@ class _Held:
 class _Renewer:
     """One thread per process keeps alive the locks of the keys this process is
     reconciling, each every ttl/3. (A thread per run cost a thread start per reconcile,
-    which waits for the new thread to be scheduled: milliseconds on a busy machine.)"""
+    which waits for the new thread to be scheduled: milliseconds on a busy machine.)
+
+    With nothing held it still looks every IDLE_LOOK seconds, so that a new lock, due a
+    third of its ttl later, rarely needs to wake it: waking it on every run cost the run
+    a thread switch (the GIL handed over and back) for nothing."""
+
+    IDLE_LOOK = 1.0
 
     def __init__(self) -> None:
         self.pid = os.getpid()
         self.held: dict[str, _Held] = {}  # by token
         self.changed = threading.Condition()
+        self.wakes_at = 0.0  # time.monotonic() the thread looks next, at the latest
         threading.Thread(target=self._run, name="opsboard-lock-renewer", daemon=True).start()
 
     def add(self, queue: WorkQueue, key: Key, token: str, ttl: float) -> None:
+        due = time.monotonic() + ttl / 3
         with self.changed:
-            self.held[token] = _Held(queue, key, token, ttl, time.monotonic() + ttl / 3)
-            self.changed.notify()
+            self.held[token] = _Held(queue, key, token, ttl, due)
+            if due < self.wakes_at:
+                self.changed.notify()
 
     def remove(self, token: str) -> None:
         with self.changed:
@@ -78,7 +88,8 @@ class _Renewer:
                 due = [held for held in self.held.values() if held.due <= now]
                 upcoming = [held.due for held in self.held.values() if held.due > now]
                 if not due:
-                    self.changed.wait(min(upcoming, default=now + 60) - now)
+                    self.wakes_at = min(upcoming, default=now + self.IDLE_LOOK)
+                    self.changed.wait(self.wakes_at - now)
                     continue
                 for held in due:
                     held.due = now + held.ttl / 3
@@ -124,19 +135,34 @@ class _Ending:
 
 
 def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WORKER) -> bool:
-    """Reconciles `key` unless another worker holds it; False when it was skipped."""
+    """Reconciles `key` unless another worker holds it; False when it was skipped.
+
+    A key that changed while it ran (on a real cluster, most often: its pods moved on) runs
+    again at once in this task, up to AGAIN_IN_PLACE times, rather than through a new task:
+    that hop (publish, the consumer, the hand-over to a pool process) cost more CPU than
+    many a run. A failed run, or one that has used a share of the task's time limit, goes
+    back to the queue as before.
+    """
     queue = queue_for(key.controller)
-    token, ttl = uuid.uuid4().hex, settings.OPSBOARD_LOCK_TTL
-    why = queue.start(key, token, ttl, Why(trigger, detail, time.time()))
-    if why is None:
-        return False  # running elsewhere; that worker sends it again when it finishes
-    started = datetime.now(UTC)
-    ending = _Ending()
-    try:
-        ending = _run(queue, key, why, token, ttl, worker, started)
-    finally:
-        if queue.done(key, token, succeeded=ending.succeeded, after=ending.after):
-            send(key, Why("event", "changed while reconciling"))
+    deadline = time.monotonic() + settings.CELERY_TASK_SOFT_TIME_LIMIT / 4
+    for turn in range(AGAIN_IN_PLACE + 1):
+        token, ttl = uuid.uuid4().hex, settings.OPSBOARD_LOCK_TTL
+        why = queue.start(key, token, ttl, Why(trigger, detail, time.time()))
+        if why is None:
+            return turn > 0  # running elsewhere; that worker sends it again when it finishes
+        ending = _Ending()
+        try:
+            ending = _run(queue, key, why, token, ttl, worker, datetime.now(UTC))
+        finally:
+            again = queue.done(key, token, succeeded=ending.succeeded, after=ending.after)
+            trigger, detail = "event", "changed while reconciling"
+            if again and (
+                not ending.succeeded or turn == AGAIN_IN_PLACE or time.monotonic() > deadline
+            ):
+                send(key, Why(trigger, detail))
+                again = False
+        if not again:
+            break
     return True
 
 

@@ -1,0 +1,75 @@
+"""One reconcile task, driven in this process: a key that changed while it ran runs again
+in the same task, with no new task through the broker, unless its run failed."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import override_settings
+
+from controllers.base import Key
+from controllers.kube import ApiKube
+from opsboard.celery import app
+from opsboard.engine.enqueue import reconcile_enqueue
+from opsboard.engine.kubeclient import api_kube
+from opsboard.engine.models import ReconcileRun
+from opsboard.engine.queue import queue_for
+from opsboard.engine.runner import reconcile_key
+from opsboard.mirror.writer import mirror_apply
+from tests.engine.toy import TOY, toy
+from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def in_process(engine: EngineProcesses, kubesim_server: Any, toy_crd: None) -> Iterator[None]:
+    """This process runs the toy controller against the suite's cluster and Redis."""
+    kubeconfig = str(kubesim_server.kubeconfig_path)
+    with override_settings(OPSBOARD_CONTROLLERS=["tests.engine.toy"], KUBECONFIG=kubeconfig):
+        api_kube.cache_clear()
+        yield
+    api_kube.cache_clear()
+
+
+def _run_changed_midway(api: ApiKube, namespace: str, name: str, **spec: Any) -> list[str]:
+    """Creates and mirrors a slow Toy, runs its key here, a person asking for a reconcile
+    while it runs; returns the triggers of the runs recorded for it."""
+    body = api.create(TOY, toy(name, namespace, sleep=0.5, touch=True, **spec))
+    mirror_apply(kind=TOY, events=[("ADDED", body)])
+    queue, key = queue_for("toy"), Key("toy", namespace, name)
+
+    def change_during_the_run() -> None:
+        wait_for(lambda: queue.client.exists(f"{queue.lock_prefix}{key}"), what="the run")
+        reconcile_enqueue(key=key, trigger="manual", detail="by a test")
+
+    asker = threading.Thread(target=change_during_the_run)
+    asker.start()
+    assert reconcile_key(key=key, trigger="event", detail="ADDED Toy")
+    asker.join()
+    runs = ReconcileRun.objects.filter(namespace=namespace, name=name).order_by("started_at")
+    return [run.trigger for run in runs]
+
+
+def _tasks_waiting() -> int:
+    return int(queue_for("toy").client.llen(app.conf.task_default_queue))
+
+
+def test_a_key_that_changed_while_it_ran_runs_again_in_the_same_task(
+    in_process: None, api: ApiKube, namespace: str
+) -> None:
+    waiting = _tasks_waiting()
+    assert _run_changed_midway(api, namespace, "busy") == ["event", "manual"]
+    assert _tasks_waiting() == waiting  # served here: no task through the broker
+
+
+def test_a_failed_run_that_changed_meanwhile_goes_back_through_the_broker(
+    in_process: None, api: ApiKube, namespace: str
+) -> None:
+    waiting = _tasks_waiting()
+    assert _run_changed_midway(api, namespace, "failing", fail="temporary") == ["event"]
+    assert _tasks_waiting() == waiting + 1
