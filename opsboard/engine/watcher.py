@@ -21,7 +21,7 @@ from typing import Any
 from controllers.base import EVENT, REPLICASET, Body, Controller, Key, Kind, TemporaryError
 from controllers.kube import ApiKube, Gone
 from controllers.registry import watched_kinds
-from opsboard.engine.mapping import keys_for
+from opsboard.engine.mapping import OwnerIndex, keys_for
 from opsboard.mirror.history import spec_versions_record
 from opsboard.mirror.writer import (
     Change,
@@ -78,6 +78,7 @@ class Watcher:
         self.kinds = kinds + [k for k in dict.fromkeys(extra) if k not in kinds]
         self.inbox: queue.Queue[Listed | Streamed] = queue.Queue(maxsize=50_000)
         self.stop = threading.Event()
+        self.owners = OwnerIndex()  # this term's: a successor may have seen other changes
         self._versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)
         self._queued_through: dict[Kind, int] = {}  # kind → newest rv whose keys are queued
 
@@ -143,7 +144,7 @@ class Watcher:
         self._save_versions()
 
     def _enqueue_all(self, changes: list[Change]) -> None:
-        keys = keys_for(changes, self.controllers)
+        keys = keys_for(changes, self.controllers, self.owners)
         if self.enqueue_many is not None and len(keys) > 1:
             try:
                 self.enqueue_many([(key, "event", detail) for key, detail in keys])

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
 from controllers.base import DEPLOYMENT, POD, REPLICASET, Controller, Key
-from opsboard.engine.mapping import is_meaningful, keys_for
+from opsboard.engine.mapping import OwnerIndex, is_meaningful, keys_for
 from opsboard.mirror.writer import mirror_apply
 from tests.engine.toy import CONFIGMAP, TOY, expected_children, reconcile
 from tests.mirror.factories import obj
@@ -88,6 +89,33 @@ def test_a_pod_maps_through_its_replicaset_and_deployment_to_the_cr() -> None:
     assert [k for k, _ in keys_for(changes_for(POD, ("ADDED", pod)), [TOYS])] == [
         Key("toy", "default", "a")
     ]
+
+
+def test_the_watchers_owner_index_asks_the_mirror_once_and_follows_owner_changes(
+    django_assert_num_queries: Any,
+) -> None:
+    a, b = obj(TOY, "a"), obj(TOY, "b")
+    deployment_a, deployment_b = obj(DEPLOYMENT, "a", owner=a), obj(DEPLOYMENT, "b", owner=b)
+    rs = obj(REPLICASET, "a-1", owner=deployment_a)
+    for kind, body in ((TOY, a), (TOY, b), (DEPLOYMENT, deployment_a), (DEPLOYMENT, deployment_b)):
+        changes_for(kind, ("ADDED", body))
+    changes_for(REPLICASET, ("ADDED", rs))
+    pod = obj(POD, "a-1-x", owner=rs)
+    owners, changes = OwnerIndex(), changes_for(POD, ("ADDED", pod))
+    with django_assert_num_queries(2):  # one per hop: the ReplicaSet's, the Deployment's
+        first = keys_for(changes, [TOYS], owners)
+    pod_again = modified(pod, labels={"ready": "yes"})
+    changes = changes_for(POD, ("MODIFIED", pod_again))
+    with django_assert_num_queries(0):
+        again = keys_for(changes, [TOYS], owners)
+    assert [k for k, _ in first] == [k for k, _ in again] == [Key("toy", "default", "a")]
+    # The ReplicaSet is adopted by b's Deployment: the index follows the change it maps.
+    adopted = modified(
+        rs, ownerReferences=obj(REPLICASET, "x", owner=deployment_b)["metadata"]["ownerReferences"]
+    )
+    keys_for(changes_for(REPLICASET, ("MODIFIED", adopted)), [TOYS], owners)
+    moved = keys_for(changes_for(POD, ("MODIFIED", modified(pod_again, labels={}))), [TOYS], owners)
+    assert [k for k, _ in moved] == [Key("toy", "default", "b")]
 
 
 def test_objects_of_a_kind_the_controller_does_not_own_are_ignored() -> None:
