@@ -35,6 +35,12 @@ log = logging.getLogger(__name__)
 # Mirrored for the UI (owner trees, an object's Events), and to map Pods to their owners.
 MIRROR_ONLY = (REPLICASET, EVENT)
 BATCH = 500
+# A batch of owned objects' changes only (Pods, ReplicaSets, Events) waits this long for
+# more before it is written: on a real API server they arrive one at a time, and each
+# batch costs a mirror transaction and the Redis round trips of its keys, whatever its
+# size. A primary object's change is never held (a user's edit is what latency is about);
+# kopf holds every change of an object for 100 ms (its batch window).
+OWNED_LINGER = 0.02  # seconds
 WATCH_TIMEOUT = 300  # seconds per watch request; the server ends it, we resume
 
 
@@ -78,6 +84,7 @@ class Watcher:
         self.kinds = kinds + [k for k in dict.fromkeys(extra) if k not in kinds]
         self.inbox: queue.Queue[Listed | Streamed] = queue.Queue(maxsize=50_000)
         self.stop = threading.Event()
+        self.primaries = {c.primary for c in self.controllers}
         self.owners = OwnerIndex()  # this term's: a successor may have seen other changes
         self._versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)
         self._queued_through: dict[Kind, int] = {}  # kind → newest rv whose keys are queued
@@ -111,12 +118,26 @@ class Watcher:
 
     def _drain(self, first: Listed | Streamed) -> list[Listed | Streamed]:
         batch = [first]
+        urgent = self._urgent(first)
+        linger_until = time.monotonic() + OWNED_LINGER
         while len(batch) < BATCH:
             try:
-                batch.append(self.inbox.get_nowait())
+                item = self.inbox.get_nowait()
             except queue.Empty:
-                break
+                wait = linger_until - time.monotonic()
+                if urgent or wait <= 0:
+                    break
+                try:
+                    item = self.inbox.get(timeout=wait)
+                except queue.Empty:
+                    break
+            batch.append(item)
+            urgent = urgent or self._urgent(item)
         return batch
+
+    def _urgent(self, item: Listed | Streamed) -> bool:
+        """Whether the batch holding `item` is written at once (see OWNED_LINGER)."""
+        return isinstance(item, Listed) or item.kind in self.primaries
 
     def _apply(self, batch: list[Listed | Streamed]) -> None:
         # Per kind, in stream order; primary kinds first, queued as soon as they are
@@ -124,8 +145,7 @@ class Watcher:
         by_kind: dict[Kind, list[Listed | Streamed]] = {}
         for item in batch:
             by_kind.setdefault(item.kind, []).append(item)
-        primaries = {c.primary for c in self.controllers}
-        for kind in [k for k in by_kind if k in primaries]:
+        for kind in [k for k in by_kind if k in self.primaries]:
             changes = self._apply_kind(kind, by_kind[kind])
             self._enqueue_all(changes)
             # The change history (kubectl's changes included) after the queueing: a write
@@ -135,7 +155,7 @@ class Watcher:
         # Owned kinds together: an owner chain mirrored in this batch (a ReplicaSet and
         # its Pods) is complete before the changes are mapped to keys.
         owned: list[Change] = []
-        for kind in [k for k in by_kind if k not in primaries]:
+        for kind in [k for k in by_kind if k not in self.primaries]:
             owned.extend(self._apply_kind(kind, by_kind[kind]))
         self._enqueue_all(owned)
         for kind, (version, _, _) in self._versions.items():

@@ -1,0 +1,55 @@
+"""How the watcher gathers a batch: owned objects' changes wait a moment for company, a
+primary object's change is written at once."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import cast
+
+import pytest
+
+from controllers.base import POD, Controller
+from controllers.kube import ApiKube
+from opsboard.engine import watcher as watcher_module
+from opsboard.engine.watcher import Streamed, Watcher
+from tests.engine.toy import CONFIGMAP, TOY, expected_children, reconcile
+from tests.mirror.factories import obj
+
+TOYS = Controller("toy", TOY, (CONFIGMAP, POD), reconcile, expected_children)
+
+
+@pytest.fixture
+def watcher(monkeypatch: pytest.MonkeyPatch) -> Watcher:
+    monkeypatch.setattr(watcher_module, "OWNED_LINGER", 30.0)  # long: no race with the test
+    return Watcher(kube=cast(ApiKube, None), controllers=[TOYS], enqueue=lambda **_: True)
+
+
+def _later(watcher: Watcher, *items: Streamed) -> threading.Thread:
+    def put() -> None:
+        for item in items:
+            time.sleep(0.1)
+            watcher.inbox.put(item)
+
+    thread = threading.Thread(target=put)
+    thread.start()
+    return thread
+
+
+def test_owned_changes_wait_for_company_until_a_primary_change_comes(watcher: Watcher) -> None:
+    pod_1, pod_2 = (Streamed(POD, "MODIFIED", obj(POD, n)) for n in ("p-1", "p-2"))
+    cr = Streamed(TOY, "MODIFIED", obj(TOY, "a"))
+    sender = _later(watcher, pod_2, cr)
+    batch = watcher._drain(pod_1)
+    sender.join()
+    assert batch == [pod_1, pod_2, cr]
+
+
+def test_a_primary_change_is_written_at_once(watcher: Watcher) -> None:
+    cr = Streamed(TOY, "MODIFIED", obj(TOY, "a"))
+    pod = Streamed(POD, "MODIFIED", obj(POD, "p-1"))
+    sender = _later(watcher, pod)
+    batch = watcher._drain(cr)
+    sender.join()
+    assert batch == [cr]
+    assert watcher.inbox.get_nowait() == pod  # for the next batch
