@@ -269,6 +269,8 @@ X_FRAME_OPTIONS = "DENY"
 # Celery: the reconcile tasks are idempotent, so a task is acknowledged only once it has
 # run, and a worker lost mid-task hands it back to the queue.
 CELERY_BROKER_URL = REDIS_URL
+if REDIS_URL.startswith("redis://"):  # rediss:// and sentinels keep kombu's own transport
+    CELERY_BROKER_TRANSPORT = "opsboard.engine.broker:Transport"  # see engine/broker.py
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 # Else Celery closes the database connection around every task (opsboard.engine.tasks
