@@ -12,10 +12,10 @@ status updates during a rollout wake nobody: its pods' changes do).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
-from controllers.base import Controller, Key
+from controllers.base import EVENT, POD, Controller, Key, Kind
 from controllers.registry import primary_owner
 from opsboard.mirror.models import KubeObject
 from opsboard.mirror.writer import ADDED, DELETED, Change, snapshot
@@ -47,36 +47,44 @@ def _describe(change: Change) -> str:
 
 
 class OwnerIndex:
-    """The ownerReferences of the owners looked up so far, kept by one watcher's term from
-    batch to batch. Following a Pod up to its CR cost an ORM query per hop per batch: a
-    third of the watcher's CPU on a real cluster, where a change is most often a batch of
-    its own. The leading watcher writes the mirror and maps every change it writes, so
-    `seen` keeps what it holds as current as the mirror."""
+    """Who controls each possible owner (its controller ownerReference), kept by one
+    watcher's term from batch to batch. Following a Pod up to its CR cost an ORM query per
+    hop per batch: a third of the watcher's CPU on a real cluster, where a change is most
+    often a batch of its own. The leading watcher writes the mirror and maps every change
+    it writes, so `seen` learns each owner as it is mirrored (a ReplicaSet before its
+    Pods) and keeps what it holds as current as the mirror; the mirror answers the rest."""
 
     LIMIT = 50_000  # entries; past it, start again (a bound on memory, not a working set)
+    LEAVES = (POD, EVENT)  # kinds that own nothing: not worth an entry
 
     def __init__(self) -> None:
-        self._refs: dict[str, list[dict[str, Any]]] = {}
+        self._refs: dict[str, dict[str, Any] | None] = {}
 
-    def seen(self, changes: Sequence[Change]) -> None:
+    def seen(self, changes: Sequence[Change], *, primaries: Collection[Kind] = ()) -> None:
+        """Learns from a batch just mirrored; a primary kind's objects are not looked up."""
         for change in changes:
-            uid = str(change.body["metadata"].get("uid", ""))
-            if uid not in self._refs:
-                continue
+            meta = change.body["metadata"]
+            uid = str(meta.get("uid", ""))
             if change.type == DELETED:
-                del self._refs[uid]
-            else:
-                self._refs[uid] = change.body["metadata"].get("ownerReferences") or []
+                self._refs.pop(uid, None)
+            elif uid in self._refs or (
+                change.kind not in self.LEAVES and change.kind not in primaries
+            ):
+                self._store({uid: _controller_ref(meta.get("ownerReferences") or [])})
 
-    def refs(self, uids: set[str]) -> dict[str, list[dict[str, Any]]]:
-        """uid → ownerReferences of those of `uids` in the mirror."""
+    def controller_refs(self, uids: set[str]) -> dict[str, dict[str, Any] | None]:
+        """uid → controller ownerReference (None: it has none) of those of `uids` in the
+        mirror."""
         if missing := uids - self._refs.keys():
-            if len(self._refs) + len(missing) > self.LIMIT:
-                self._refs.clear()
             # An owner not mirrored yet stays out: it may be by the next batch.
             rows = KubeObject.objects.filter(uid__in=missing).values_list("uid", "owner_references")
-            self._refs.update((str(uid), refs or []) for uid, refs in rows)
+            self._store({str(uid): _controller_ref(refs or []) for uid, refs in rows})
         return {uid: self._refs[uid] for uid in uids if uid in self._refs}
+
+    def _store(self, refs: dict[str, dict[str, Any] | None]) -> None:
+        if len(self._refs) + len(refs) > self.LIMIT:
+            self._refs.clear()
+        self._refs.update(refs)
 
 
 def keys_for(
@@ -87,7 +95,7 @@ def keys_for(
     """The keys to reconcile for a batch of changes, each once, with the first reason.
     `owners`: the watcher's index, kept across batches (else the mirror is asked)."""
     owners = owners if owners is not None else OwnerIndex()
-    owners.seen(changes)
+    owners.seen(changes, primaries={c.primary for c in controllers})
     keys: dict[Key, str] = {}
     pending: list[
         tuple[Change, dict[str, Any]]
@@ -120,10 +128,10 @@ def keys_for(
                 namespace = change.body["metadata"].get("namespace", "")
                 keys.setdefault(Key(controller.name, namespace, ref["name"]), _describe(change))
         # The owners' own ownerReferences, for the whole batch at once.
-        found = owners.refs({str(ref["uid"]) for _, ref in unresolved if ref.get("uid")})
+        found = owners.controller_refs({str(ref["uid"]) for _, ref in unresolved if ref.get("uid")})
         pending = []
         for change, ref in unresolved:
-            parent = _controller_ref(found.get(str(ref.get("uid", "")), []))
+            parent = found.get(str(ref.get("uid", "")))
             if parent is not None:
                 pending.append((change, parent))
     return list(keys.items())

@@ -118,6 +118,21 @@ def test_the_watchers_owner_index_asks_the_mirror_once_and_follows_owner_changes
     assert [k for k, _ in moved] == [Key("toy", "default", "b")]
 
 
+def test_the_owner_index_learns_owners_from_the_changes_it_maps(
+    django_assert_num_queries: Any,
+) -> None:
+    cr = obj(TOY, "a")
+    deployment = obj(DEPLOYMENT, "a", owner=cr)
+    rs = obj(REPLICASET, "a-1", owner=deployment)
+    owners = OwnerIndex()
+    for kind, body in ((TOY, cr), (DEPLOYMENT, deployment), (REPLICASET, rs)):
+        keys_for(changes_for(kind, ("ADDED", body)), [TOYS], owners)
+    changes = changes_for(POD, ("ADDED", obj(POD, "a-1-x", owner=rs)))
+    with django_assert_num_queries(0):
+        keys = keys_for(changes, [TOYS], owners)
+    assert [k for k, _ in keys] == [Key("toy", "default", "a")]
+
+
 def test_objects_of_a_kind_the_controller_does_not_own_are_ignored() -> None:
     cr = obj(TOY, "a")
     changes_for(TOY, ("ADDED", cr))
