@@ -6,8 +6,10 @@
 N Memcached CRs (default 1,000) created at once on kubesim (or on the cluster of FILE) with
 opsboard's watcher and 2 workers, as the cold-start scenario does; then the CPU (user +
 system) of the watcher, the worker's main process and each pool process from the first
-create to all ready, per CR, and kubesim's (or PostgreSQL's) apart. With --py-spy DIR (py-spy on PATH), every one of those processes is also
-sampled, and DIR gets one collapsed-stack file per process (flame-graph input).
+create to all ready, per CR, and kubesim's (or PostgreSQL's) apart. With --py-spy DIR
+(py-spy on PATH), every one of those processes is also sampled, and DIR gets one
+collapsed-stack file per process (flame-graph input). Only the thread holding the GIL is
+sampled (py-spy's --gil): where the CPU goes, not where threads wait on a socket.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def _spies(processes: dict[str, psutil.Process], out: Path) -> list[subprocess.P
     spies = []
     for role, process in processes.items():
         name = role.replace(" ", "-").replace("(", "").replace(")", "")
-        argv = [binary, "record", "--rate", "200", "--nonblocking", "--format", "raw",
+        argv = [binary, "record", "--rate", "200", "--nonblocking", "--gil", "--format", "raw",
                 "--output", str(out / f"{name}.txt"), "--pid", str(process.pid)]  # fmt: skip
         spies.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     time.sleep(1)  # attached before the first create
