@@ -2,11 +2,10 @@
 it waited, its backoff step. Kept beside the work queue, in Redis, in a list per key.
 
 The dedup queue runs a key once however many events queued it, and keeps only the first
-reason (controller-runtime throws the rest away: kube-rs#800). So every trigger is also
-appended to a list beside it by the script that queues the key (opsboard.engine.queue),
-and the run that starts takes the whole list: the events deduplicated into
-it, each with the object that caused it. Triggers that arrive while it runs stay for the
-run they cause next.
+reason (controller-runtime throws the rest away: kube-rs#800). So the script that queues
+a key also appends every trigger to a list beside it (opsboard.engine.queue), and the run
+that starts takes the whole list: the events deduplicated into it, each with the object
+that caused it. Triggers that arrive while it runs stay for the run they cause next.
 """
 
 from __future__ import annotations
