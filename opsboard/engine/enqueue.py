@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 
 from controllers.base import Key
@@ -14,6 +16,18 @@ RECONCILE_TASK = "opsboard.engine.tasks.reconcile"
 
 def send(key: Key, why: Why) -> None:
     app.send_task(RECONCILE_TASK, args=[str(key), why.trigger, why.detail])
+
+
+def send_many(items: Iterable[tuple[Key, Why]]) -> int:
+    """`send` for each (key, why), over one producer connection; returns how many."""
+    items = list(items)
+    if items:
+        with app.producer_or_acquire() as producer:
+            for key, why in items:
+                app.send_task(
+                    RECONCILE_TASK, args=[str(key), why.trigger, why.detail], producer=producer
+                )
+    return len(items)
 
 
 def reconcile_enqueue(
@@ -48,37 +62,23 @@ def reconcile_enqueue_many(items: list[tuple[Key, str, str]]) -> int:
             metrics.queue_added(name)
         results = queue_for(name).add_many(queued)
         to_send.extend(item for item, send_it in zip(queued, results, strict=True) if send_it)
-    if to_send:
-        with app.producer_or_acquire() as producer:
-            for key, why in to_send:
-                app.send_task(
-                    RECONCILE_TASK, args=[str(key), why.trigger, why.detail], producer=producer
-                )
-    return len(to_send)
+    return send_many(to_send)
 
 
 def send_queued_before(controllers: list[str], cutoff: float) -> int:
     """Sends a task again for each key queued before `cutoff` and not running (see
     WorkQueue.queued_before); returns how many were sent."""
-    sent = 0
-    for name in controllers:
-        for key, why in queue_for(name).queued_before(cutoff):
-            send(key, why)
-            sent += 1
-    return sent
+    return send_many(item for name in controllers for item in queue_for(name).queued_before(cutoff))
 
 
 def send_due(controllers: list[str], *, sweep: bool = True) -> int:
     """Sends the keys whose retry or requeue time has come; with `sweep`, first schedules
     retries of keys whose worker died, and re-sends those whose task was lost."""
-    sent = 0
+    to_send: list[tuple[Key, Why]] = []
     for name in controllers:
         queue = queue_for(name)
-        lost = []
         if sweep:
             queue.orphans()
-            lost = queue.stale(settings.OPSBOARD_QUEUE_STALE_SECONDS)
-        for key, why in [*queue.due(), *lost]:
-            send(key, why)
-            sent += 1
-    return sent
+            to_send.extend(queue.stale(settings.OPSBOARD_QUEUE_STALE_SECONDS))
+        to_send.extend(queue.due())
+    return send_many(to_send)
