@@ -198,7 +198,8 @@ class WorkQueue:
             scripts[name] = self.client.register_script(source)
         self._scripts = scripts
 
-    def _lock(self, key: Key) -> str:
+    def lock_name(self, key: Key | str) -> str:
+        """The Redis key of `key`'s lock: it exists while a worker runs `key`."""
         return f"{self.lock_prefix}{key}"
 
     def triggers(self, key: Key) -> str:
@@ -224,7 +225,7 @@ class WorkQueue:
         return [bool(result) for result in pipe.execute()]
 
     def _enqueue(self, key: Key, why: Why, *, relabel: bool = False, client: Any = None) -> Any:
-        keys = [self.queued, self._lock(key), self.triggers(key), self.trigger_count(key)]
+        keys = [self.queued, self.lock_name(key), self.triggers(key), self.trigger_count(key)]
         flag = "1" if relabel else "0"
         args = [str(key), why.dump(), flag, TRIGGERS_KEPT, TRIGGERS_TTL_SECONDS]
         return self._scripts["enqueue"](keys=keys, args=args, client=client)
@@ -232,7 +233,7 @@ class WorkQueue:
     def start(self, key: Key, token: str, ttl: float, fallback: Why) -> Why | None:
         """Takes the key's lock; None when another worker holds it (it will run us after)."""
         result = self._scripts["start"](
-            keys=[self.queued, self._lock(key), self.processing, self.running],
+            keys=[self.queued, self.lock_name(key), self.processing, self.running],
             args=[str(key), token, int(ttl * 1000), _now_ms(), fallback.dump()],
         )
         if result is None:
@@ -242,7 +243,7 @@ class WorkQueue:
     def renew(self, key: Key, token: str, ttl: float) -> bool:
         return bool(
             self._scripts["renew"](
-                keys=[self._lock(key), self.processing],
+                keys=[self.lock_name(key), self.processing],
                 args=[token, int(ttl * 1000), str(key), _now_ms()],
             )
         )
@@ -260,7 +261,7 @@ class WorkQueue:
         due, why = (_now_ms() + int(after[0] * 1000), after[1].dump()) if after else ("", "")
         result = self._scripts["done"](
             keys=[
-                *(self._lock(key), self.processing, self.queued, self.running),
+                *(self.lock_name(key), self.processing, self.queued, self.running),
                 *(self.fails, self.permanent, self.delayed, self.delayed_why, WAKE_KEY),
             ],
             args=[token, str(key), "1" if succeeded else "0", due, why],
@@ -323,7 +324,7 @@ class WorkQueue:
         found = []
         for field, value in self.client.hscan_iter(self.queued, count=1000):
             why = Why.load(value)
-            if why.at < cutoff and not self.client.exists(f"{self.lock_prefix}{field.decode()}"):
+            if why.at < cutoff and not self.client.exists(self.lock_name(field.decode())):
                 fresh = Why(why.trigger, why.detail, time.time())
                 self.client.hset(self.queued, field, fresh.dump())
                 found.append((Key.parse(field.decode()), fresh))

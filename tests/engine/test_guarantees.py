@@ -279,7 +279,7 @@ def test_a_key_queued_by_a_watcher_killed_before_sending_its_task_is_reconciled(
     wait_for(  # the runs the ConfigMap's event brought are over
         lambda: (
             not queue.client.hexists(queue.queued, str(key))
-            and not queue.client.exists(f"{queue.lock_prefix}{key}")
+            and not queue.client.exists(queue.lock_name(key))
         ),
         what="a neither queued nor running",
     )

@@ -44,7 +44,7 @@ def _run_changed_midway(api: ApiKube, namespace: str, name: str, **spec: Any) ->
     queue, key = queue_for("toy"), Key("toy", namespace, name)
 
     def change_during_the_run() -> None:
-        wait_for(lambda: queue.client.exists(f"{queue.lock_prefix}{key}"), what="the run")
+        wait_for(lambda: queue.client.exists(queue.lock_name(key)), what="the run")
         reconcile_enqueue(key=key, trigger="manual", detail="by a test")
 
     asker = threading.Thread(target=change_during_the_run)
