@@ -12,10 +12,10 @@ status updates during a rollout wake nobody: its pods' changes do).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from controllers.base import EVENT, POD, Controller, Key, Kind
+from controllers.base import EVENT, POD, Controller, Key
 from controllers.registry import primary_owner
 from opsboard.mirror.models import KubeObject
 from opsboard.mirror.writer import ADDED, DELETED, Change, snapshot
@@ -57,18 +57,19 @@ class OwnerIndex:
     LIMIT = 50_000  # entries; past it, start again (a bound on memory, not a working set)
     LEAVES = (POD, EVENT)  # kinds that own nothing: not worth an entry
 
-    def __init__(self) -> None:
+    def __init__(self, controllers: Sequence[Controller]) -> None:
         self._refs: dict[str, dict[str, Any] | None] = {}
+        self._primaries = {c.primary for c in controllers}  # never looked up: not learnt
 
-    def seen(self, changes: Sequence[Change], *, primaries: Collection[Kind] = ()) -> None:
-        """Learns from a batch just mirrored; a primary kind's objects are not looked up."""
+    def seen(self, changes: Sequence[Change]) -> None:
+        """Learns from a batch just mirrored."""
         for change in changes:
             meta = change.body["metadata"]
             uid = str(meta.get("uid", ""))
             if change.type == DELETED:
                 self._refs.pop(uid, None)
             elif uid in self._refs or (
-                change.kind not in self.LEAVES and change.kind not in primaries
+                change.kind not in self.LEAVES and change.kind not in self._primaries
             ):
                 self._store({uid: _controller_ref(meta.get("ownerReferences") or [])})
 
@@ -94,8 +95,8 @@ def keys_for(
 ) -> list[tuple[Key, str]]:
     """The keys to reconcile for a batch of changes, each once, with the first reason.
     `owners`: the watcher's index, kept across batches (else the mirror is asked)."""
-    owners = owners if owners is not None else OwnerIndex()
-    owners.seen(changes, primaries={c.primary for c in controllers})
+    owners = owners if owners is not None else OwnerIndex(controllers)
+    owners.seen(changes)
     keys: dict[Key, str] = {}
     pending: list[
         tuple[Change, dict[str, Any]]

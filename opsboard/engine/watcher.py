@@ -85,7 +85,8 @@ class Watcher:
         self.inbox: queue.Queue[Listed | Streamed] = queue.Queue(maxsize=50_000)
         self.stop = threading.Event()
         self.primaries = {c.primary for c in self.controllers}
-        self.owners = OwnerIndex()  # this term's: a successor may have seen other changes
+        # This term's: a successor may have seen other changes.
+        self.owners = OwnerIndex(self.controllers)
         self._versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)
         self._queued_through: dict[Kind, int] = {}  # kind → newest rv whose keys are queued
 

@@ -101,7 +101,7 @@ def test_the_watchers_owner_index_asks_the_mirror_once_and_follows_owner_changes
         changes_for(kind, ("ADDED", body))
     changes_for(REPLICASET, ("ADDED", rs))
     pod = obj(POD, "a-1-x", owner=rs)
-    owners, changes = OwnerIndex(), changes_for(POD, ("ADDED", pod))
+    owners, changes = OwnerIndex([TOYS]), changes_for(POD, ("ADDED", pod))
     with django_assert_num_queries(2):  # one per hop: the ReplicaSet's, the Deployment's
         first = keys_for(changes, [TOYS], owners)
     pod_again = modified(pod, labels={"ready": "yes"})
@@ -124,7 +124,7 @@ def test_the_owner_index_learns_owners_from_the_changes_it_maps(
     cr = obj(TOY, "a")
     deployment = obj(DEPLOYMENT, "a", owner=cr)
     rs = obj(REPLICASET, "a-1", owner=deployment)
-    owners = OwnerIndex()
+    owners = OwnerIndex([TOYS])
     for kind, body in ((TOY, cr), (DEPLOYMENT, deployment), (REPLICASET, rs)):
         keys_for(changes_for(kind, ("ADDED", body)), [TOYS], owners)
     changes = changes_for(POD, ("ADDED", obj(POD, "a-1-x", owner=rs)))
