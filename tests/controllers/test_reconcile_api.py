@@ -98,6 +98,14 @@ def test_first_reconcile_creates_the_deployment_and_reports_it(
     assert driver.result == Result.done()
 
 
+def _context(kube: ApiKube, namespace: str, name: str) -> tuple[Context, RecordingReporter]:
+    """What the engine hands a Memcached reconcile, for calling its write steps by hand."""
+    reporter = RecordingReporter()
+    return Context(
+        Key("memcached", namespace, name), ReadThroughCache(kube), kube, reporter
+    ), reporter
+
+
 def test_a_child_patch_from_a_stale_read_is_redone_from_the_servers_copy(
     kube: ApiKube, namespace: str
 ) -> None:
@@ -107,8 +115,7 @@ def test_a_child_patch_from_a_stale_read_is_redone_from_the_servers_copy(
     assert stale is not None
     # Someone writes the Deployment after our read (as its controller does with its status).
     kube.patch(DEPLOYMENT, namespace, "m", {"metadata": {"annotations": {"note": "later"}}})
-    reporter = RecordingReporter()
-    ctx = Context(Key("memcached", namespace, "m"), ReadThroughCache(kube), kube, reporter)
+    ctx, reporter = _context(kube, namespace, "m")
     cr = kube.patch(MEMCACHED, namespace, "m", {"spec": {"size": 4}})
     updated = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), stale)
     assert updated["spec"]["replicas"] == 4
@@ -125,8 +132,7 @@ def test_a_status_computed_from_a_stale_read_is_written_without_a_conflict(
     assert stale is not None
     # The previous run's own status write, not yet in the mirror the next run reads.
     kube.patch_status(MEMCACHED, namespace, "m", {"nodes": ["written-since"]})
-    reporter = RecordingReporter()
-    ctx = Context(Key("memcached", namespace, "m"), ReadThroughCache(kube), kube, reporter)
+    ctx, _ = _context(kube, namespace, "m")
     write_status(ctx, MEMCACHED, stale, {"nodes": ["a", "b"]})
     fresh = kube.get(MEMCACHED, namespace, "m")
     assert fresh is not None and fresh["status"]["nodes"] == ["a", "b"]
