@@ -6,7 +6,8 @@
 N Memcached CRs (default 1,000) created at once on kubesim (or on the cluster of FILE) with
 opsboard's watcher and 2 workers, as the cold-start scenario does; then the CPU (user +
 system) of the watcher, the worker's main process and each pool process from the first
-create to all ready, per CR, and kubesim's (or PostgreSQL's) apart. With --py-spy DIR
+create to all ready, per CR, and kubesim's (or PostgreSQL's) apart; on SQLite, also the
+reconciles per CR and what caused them. With --py-spy DIR
 (py-spy on PATH), every one of those processes is also sampled, and DIR gets one
 collapsed-stack file per process (flame-graph input). Only the thread holding the GIL is
 sampled (py-spy's --gil): where the CPU goes, not where threads wait on a socket.
@@ -20,12 +21,14 @@ import signal
 import subprocess
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
 
 from bench.fleet import create_many
 from bench.runner import Bench, start_operator
+from bench.runs import reconciles_total, runs_by_cause
 from bench.stack import Process
 
 
@@ -49,10 +52,15 @@ def main() -> None:
         before = {role: _cpu(p) for role, p in processes.items()}
         server_before = stack.cpu_seconds("kubesim")
         database_before = stack.postgres_cpu_seconds()
-        start = time.perf_counter()
+        start, since = time.perf_counter(), datetime.now(UTC)
         create_many(stack.api, stack.namespace, [f"mc-{i:05d}" for i in range(args.crs)], size=1)
         ready = fleet.wait(lambda: len(fleet.ready_ok) >= args.crs + 1, 600)
         used = {role: _cpu(p) - before[role] for role, p in processes.items()}
+        runs = (
+            None
+            if args.postgres
+            else (reconciles_total(stack.db), runs_by_cause(stack.db, since=since))
+        )
         server = stack.cpu_seconds("kubesim") - server_before
         database = stack.postgres_cpu_seconds() - database_before
         for spy in spies:
@@ -70,6 +78,11 @@ def main() -> None:
         print(f"  {'kubesim (apart)':<22} {server * 1000 / args.crs:6.1f} CPU-ms per CR")
     if args.postgres:
         print(f"  {'PostgreSQL (apart)':<22} {database * 1000 / args.crs:6.1f} CPU-ms per CR")
+    if runs is not None:  # fewer runs is the first lever: what caused them
+        total, causes = runs
+        print(f"reconciles: {total / (args.crs + 1):.2f} per CR; run log rows by cause:")
+        for cause, count in list(causes.items())[:8]:
+            print(f"  {count:6d}  {cause}")
 
 
 def _processes(started: list[Process]) -> dict[str, psutil.Process]:
