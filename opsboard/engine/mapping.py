@@ -12,7 +12,7 @@ status updates during a rollout wake nobody: its pods' changes do).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from controllers.base import EVENT, POD, Controller, Key
@@ -21,19 +21,35 @@ from opsboard.mirror.models import KubeObject
 from opsboard.mirror.writer import ADDED, DELETED, Change, snapshot
 
 MAX_OWNER_HOPS = 3
+Echoes = Callable[[Sequence[Change]], list[bool]]  # which changes are a run's own writes
 
 
-def is_meaningful(change: Change) -> bool:
-    """Whether a change of a primary object (or of an owned kind in `owns_spec_only`)
-    deserves a reconcile."""
+def is_meaningful(change: Change, *, owned: bool = False) -> bool:
+    """Whether a change of a primary object (or, `owned`, of an owned kind in
+    `owns_spec_only`) deserves a reconcile."""
     if change.type in (ADDED, DELETED) or change.previous is None:
         return True
     before, after = change.previous, snapshot(change.body)
+    annotations = _not_reserved if owned else dict
     return (
         before.generation != after.generation
         or before.labels != after.labels
-        or before.annotations != after.annotations
+        or annotations(before.annotations) != annotations(after.annotations)
         or before.deleting != after.deleting
+    )
+
+
+def _not_reserved(annotations: dict[str, str]) -> dict[str, str]:
+    """An owned object's annotations but those of Kubernetes' own prefixes (k8s.io,
+    kubernetes.io and their subdomains): the Deployment controller's revision, set just
+    after we create one, woke its CR for nothing."""
+    return {key: value for key, value in annotations.items() if not _reserved(key)}
+
+
+def _reserved(key: str) -> bool:
+    prefix, slash, _ = key.partition("/")
+    return bool(slash) and (
+        prefix in ("kubernetes.io", "k8s.io") or prefix.endswith((".kubernetes.io", ".k8s.io"))
     )
 
 
@@ -88,13 +104,24 @@ class OwnerIndex:
         self._refs.update(refs)
 
 
+def _without_echoes(mapped: list[tuple[Change, Key]], echoes: Echoes) -> list[tuple[Change, Key]]:
+    candidates = [change for change, _ in mapped if change.type != DELETED]
+    if not candidates:
+        return mapped
+    own = {id(change) for change, echo in zip(candidates, echoes(candidates), strict=True) if echo}
+    return [(change, key) for change, key in mapped if id(change) not in own]
+
+
 def keys_for(
     changes: Sequence[Change],
     controllers: Sequence[Controller],
     owners: OwnerIndex | None = None,
+    echoes: Echoes | None = None,
 ) -> list[tuple[Key, str]]:
     """The keys to reconcile for a batch of changes, each once, with the first reason.
-    `owners`: the watcher's index, kept across batches (else the mirror is asked)."""
+    `owners`: the watcher's index, kept across batches (else the mirror is asked).
+    `echoes`: tells which children's changes are a run's own writes (opsboard.engine.echoes),
+    which wake nobody."""
     owners = owners if owners is not None else OwnerIndex(controllers)
     owners.seen(changes)
     keys: dict[Key, str] = {}
@@ -114,20 +141,25 @@ def keys_for(
         if ref is not None:
             pending.append((change, ref))
 
-    for _ in range(MAX_OWNER_HOPS):
+    for hop in range(MAX_OWNER_HOPS):
         if not pending:
             break
         unresolved: list[tuple[Change, dict[str, Any]]] = []
+        mapped: list[tuple[Change, Key]] = []
         for change, ref in pending:
             api_version, owner_kind = ref.get("apiVersion", ""), ref.get("kind", "")
             controller = primary_owner(controllers, api_version, owner_kind)
             if controller is None:
                 unresolved.append((change, ref))
             elif change.kind in controller.owns and (
-                change.kind not in controller.owns_spec_only or is_meaningful(change)
+                change.kind not in controller.owns_spec_only or is_meaningful(change, owned=True)
             ):
                 namespace = change.body["metadata"].get("namespace", "")
-                keys.setdefault(Key(controller.name, namespace, ref["name"]), _describe(change))
+                mapped.append((change, Key(controller.name, namespace, ref["name"])))
+        if hop == 0 and echoes is not None:  # the primary's own children: a run's writes?
+            mapped = _without_echoes(mapped, echoes)
+        for change, key in mapped:
+            keys.setdefault(key, _describe(change))
         # The owners' own ownerReferences, for the whole batch at once.
         found = owners.controller_refs({str(ref["uid"]) for _, ref in unresolved if ref.get("uid")})
         pending = []
