@@ -24,6 +24,7 @@ from controllers.kube import Conflict
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
 from opsboard.engine.console import reconcile_line
+from opsboard.engine.echoes import OwnWrites
 from opsboard.engine.enqueue import send
 from opsboard.engine.events import post_later
 from opsboard.engine.kubeclient import api_kube
@@ -177,7 +178,8 @@ def _run(
     cache = MirrorCache()
     primary = cache.get(controller.primary, key.namespace, key.name)
     report = RunReporter()
-    ctx = Context(key=key, cache=cache, kube=api_kube(), report=report)
+    kube = OwnWrites(api_kube(), controller.primary)  # its children's echoes wake nobody
+    ctx = Context(key=key, cache=cache, kube=kube, report=report)
     clock = time.perf_counter()
     with _renewing(queue, key, token, ttl):
         outcome = _reconcile(controller, ctx)

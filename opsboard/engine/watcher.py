@@ -21,7 +21,7 @@ from typing import Any
 from controllers.base import EVENT, REPLICASET, Body, Controller, Key, Kind, TemporaryError
 from controllers.kube import ApiKube, Gone
 from controllers.registry import watched_kinds
-from opsboard.engine.mapping import OwnerIndex, keys_for
+from opsboard.engine.mapping import Echoes, OwnerIndex, keys_for
 from opsboard.mirror.history import spec_versions_record
 from opsboard.mirror.writer import (
     Change,
@@ -71,6 +71,7 @@ class Watcher:
         controllers: Sequence[Controller],
         enqueue: Enqueue,
         enqueue_many: EnqueueMany | None = None,
+        echoes: Echoes | None = None,
         namespaces: Sequence[str] = (),
         mirror_only: Sequence[Kind] = (),
     ) -> None:
@@ -78,6 +79,7 @@ class Watcher:
         self.controllers = list(controllers)
         self.enqueue = enqueue
         self.enqueue_many = enqueue_many  # the batch form of `enqueue`: one round trip
+        self.echoes = echoes  # which children's changes are runs' own writes (echoes.py)
         self.namespaces = list(namespaces)
         kinds = watched_kinds(self.controllers)
         extra = [*MIRROR_ONLY, *mirror_only]  # e.g. the kinds of OPSBOARD_GENERIC_KINDS
@@ -165,7 +167,7 @@ class Watcher:
         self._save_versions()
 
     def _enqueue_all(self, changes: list[Change]) -> None:
-        keys = keys_for(changes, self.controllers, self.owners)
+        keys = keys_for(changes, self.controllers, self.owners, self.echoes)
         if self.enqueue_many is not None and len(keys) > 1:
             try:
                 self.enqueue_many([(key, "event", detail) for key, detail in keys])

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
+from opsboard.engine.echoes import echoes_of
 from opsboard.engine.enqueue import reconcile_enqueue, reconcile_enqueue_many, send_queued_before
 from opsboard.engine.generic import generic_kinds
 from opsboard.engine.kubeclient import api_kube
@@ -60,6 +61,7 @@ class Command(BaseCommand):
             controllers=list(controllers().values()),
             enqueue=reconcile_enqueue,
             enqueue_many=reconcile_enqueue_many,
+            echoes=echoes_of,
             namespaces=settings.WATCH_NAMESPACES,
             mirror_only=generic_kinds(kube),
         )

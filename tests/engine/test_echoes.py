@@ -1,0 +1,75 @@
+"""A run's own writes to its children wake nobody; anyone else's change of them does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import override_settings
+
+from controllers.base import Key
+from controllers.kube import ApiKube
+from opsboard.engine.echoes import echoes_of
+from opsboard.engine.kubeclient import api_kube
+from opsboard.engine.mapping import keys_for
+from opsboard.engine.registered import controllers
+from opsboard.engine.runner import reconcile_key
+from opsboard.mirror.writer import Change, mirror_apply
+from tests.engine.toy import CONFIGMAP, TOY, toy
+from tests.fixtures.celery import EngineProcesses
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def in_process(engine: EngineProcesses, kubesim_server: Any, toy_crd: None) -> Iterator[None]:
+    """This process runs the toy controller against the suite's cluster and Redis."""
+    kubeconfig = str(kubesim_server.kubeconfig_path)
+    with override_settings(OPSBOARD_CONTROLLERS=["tests.engine.toy"], KUBECONFIG=kubeconfig):
+        api_kube.cache_clear()
+        yield
+    api_kube.cache_clear()
+
+
+def _keys(kind: Any, type_: str, body: dict[str, Any]) -> list[Key]:
+    changes: list[Change] = mirror_apply(kind=kind, events=[(type_, body)])
+    return [key for key, _ in keys_for(changes, list(controllers().values()), echoes=echoes_of)]
+
+
+def _reconciled(api: ApiKube, namespace: str, name: str) -> dict[str, Any]:
+    """Creates a Toy, runs its key here (it creates its ConfigMap); the ConfigMap as the
+    server has it now."""
+    mirror_apply(kind=TOY, events=[("ADDED", api.create(TOY, toy(name, namespace)))])
+    assert reconcile_key(key=Key("toy", namespace, name), trigger="event")
+    child = api.get(CONFIGMAP, namespace, name)
+    assert child is not None
+    return child
+
+
+def test_the_echo_of_a_child_a_run_created_wakes_nobody(
+    in_process: None, api: ApiKube, namespace: str
+) -> None:
+    child = _reconciled(api, namespace, "quiet")
+    assert _keys(CONFIGMAP, "ADDED", child) == []
+
+
+def test_someone_elses_change_of_that_child_wakes_its_owner(
+    in_process: None, api: ApiKube, namespace: str
+) -> None:
+    child = _reconciled(api, namespace, "touched")
+    mirror_apply(kind=CONFIGMAP, events=[("ADDED", child)])
+    edited = api.patch(CONFIGMAP, namespace, "touched", {"data": {"size": "7"}})
+    assert _keys(CONFIGMAP, "MODIFIED", edited) == [Key("toy", namespace, "touched")]
+    api.delete(CONFIGMAP, namespace, "touched")
+    assert _keys(CONFIGMAP, "DELETED", edited) == [Key("toy", namespace, "touched")]
+
+
+def test_a_change_the_watcher_sees_at_another_version_is_no_echo(
+    in_process: None, api: ApiKube, namespace: str
+) -> None:
+    child = _reconciled(api, namespace, "other")
+    older = {**child, "metadata": {**child["metadata"], "resourceVersion": "1"}}
+    assert echoes_of(mirror_apply(kind=CONFIGMAP, events=[("ADDED", older)])) == [False]
+    unknown = {**child, "metadata": {**child["metadata"], "name": "never-written"}}
+    assert echoes_of(mirror_apply(kind=CONFIGMAP, events=[("ADDED", unknown)])) == [False]
