@@ -214,27 +214,38 @@ class ApiKube:
 
     # -- list and watch, for the engine's watcher ---------------------------------------
 
-    def list(self, kind: Kind, namespace: str = "", *, limit: int = 500) -> tuple[list[Body], str]:
-        """Every object of a kind (paged), and the list's resourceVersion to watch from."""
+    def list(
+        self, kind: Kind, namespace: str = "", *, limit: int = 500, fields: str = ""
+    ) -> tuple[list[Body], str]:
+        """Every object of a kind (paged; `fields`: a field selector), and the list's
+        resourceVersion to watch from."""
         items: list[Body] = []
-        query: dict[str, Any] = {"limit": limit}
+        query: dict[str, Any] = {"limit": limit, **({"fieldSelector": fields} if fields else {})}
         while True:
             page = self.request("GET", self.path(kind, namespace), query=query)
             items.extend(page.get("items") or [])
             meta = page.get("metadata") or {}
             if not meta.get("continue"):
                 return items, str(meta.get("resourceVersion", ""))
-            query = {"limit": limit, "continue": meta["continue"]}
+            query = {**query, "continue": meta["continue"]}
 
     def watch(
-        self, kind: Kind, namespace: str = "", *, resource_version: str, timeout_seconds: int = 300
+        self,
+        kind: Kind,
+        namespace: str = "",
+        *,
+        resource_version: str,
+        timeout_seconds: int = 300,
+        fields: str = "",
     ) -> Iterator[tuple[str, Body]]:
-        """Yields (type, object) from resource_version on, BOOKMARKs included; raises Gone."""
-        query = {
+        """Yields (type, object) from resource_version on, BOOKMARKs included; raises Gone.
+        `fields`: a field selector."""
+        query: dict[str, Any] = {
             "watch": "1",
             "resourceVersion": resource_version,
             "allowWatchBookmarks": "true",
             "timeoutSeconds": timeout_seconds,
+            **({"fieldSelector": fields} if fields else {}),
         }
         response = self._send(
             "GET",

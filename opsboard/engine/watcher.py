@@ -87,6 +87,7 @@ class Watcher:
         self.inbox: queue.Queue[Listed | Streamed] = queue.Queue(maxsize=50_000)
         self.stop = threading.Event()
         self.primaries = {c.primary for c in self.controllers}
+        self.fields = {EVENT: self._events_about_primaries()}  # field selectors, by kind
         # This term's: a successor may have seen other changes.
         self.owners = OwnerIndex(self.controllers)
         self._versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)
@@ -95,14 +96,18 @@ class Watcher:
     # -- readers -------------------------------------------------------------------------
 
     def _stream(self, kind: Kind, namespace: str, version: str) -> None:
-        delay = 0.1
+        delay, fields = 0.1, self.fields.get(kind, "")
         while not self.stop.is_set():
             try:
                 if not version:
-                    items, version = self.kube.list(kind, namespace)
+                    items, version = self.kube.list(kind, namespace, fields=fields)
                     self.inbox.put(Listed(kind, namespace, items, version))
                 for type_, body in self.kube.watch(
-                    kind, namespace, resource_version=version, timeout_seconds=WATCH_TIMEOUT
+                    kind,
+                    namespace,
+                    resource_version=version,
+                    timeout_seconds=WATCH_TIMEOUT,
+                    fields=fields,
                 ):
                     if self.stop.is_set():
                         return
@@ -176,6 +181,17 @@ class Watcher:
             return
         for key, detail in keys:
             self._enqueue(key, detail)
+
+    def _events_about_primaries(self) -> str:
+        """A field selector for the Events worth reading: the UI shows a CR's Events only,
+        and the Events about its Pods, ReplicaSets and Deployments (scheduled, pulled,
+        started, scaled: six per new CR on a real cluster, seven in all) cost the watcher
+        more to read and drop than all it keeps. By kind only (a selector has no "or");
+        `_about_primary` still checks each Event's apiVersion, and the kinds of no
+        watch."""
+        primary = {kind.kind for kind in self.primaries}
+        others = sorted({kind.kind for kind in self.kinds} - primary)
+        return ",".join(f"involvedObject.kind!={kind}" for kind in others)
 
     def _about_primary(self, event: Body) -> bool:
         involved = event.get("involvedObject") or {}
