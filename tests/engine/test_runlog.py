@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.forms.models import model_to_dict
 from django.test import override_settings
 
 from controllers.base import Key
@@ -48,6 +50,22 @@ def test_a_run_is_recorded_with_its_actions_in_order() -> None:
     assert row.actions == ["Created ConfigMap a", "Updated status"]
     assert row.duration_ms == pytest.approx(3.0)
     assert (row.controller, row.namespace, row.name, row.outcome) == ("toy", "ns", "a", "success")
+
+
+def test_the_row_returned_is_the_row_stored_field_for_field() -> None:
+    recorded = replace(
+        run(0, actions=["Scaled Deployment a replicas 1→2"]),
+        requeue_after=1.5,
+        triggers=[{"trigger": "event", "detail": "ADDED Pod ns/a-x", "at": 1.25}],
+        triggers_dropped=2,
+        queue_wait_ms=0.75,
+        backoff_step=1,
+    )
+    row = reconcile_run_record(run=recorded)
+    stored = ReconcileRun.objects.get(id=row.id)
+    assert model_to_dict(row) == model_to_dict(stored)
+    assert stored.next_due_at == T0 + timedelta(seconds=1.5, milliseconds=3)
+    assert stored.triggers == recorded.triggers and stored.actions == recorded.actions
 
 
 def test_runs_that_change_nothing_fold_into_the_last_such_run() -> None:
