@@ -61,7 +61,9 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 return 1
 """
-# Returns false (None) when another worker holds the key, else the queued reason or ''.
+# Returns false (None) when another worker holds the key, else {the queued reason or '',
+# the triggers merged into this run (they are its own now), how many were recorded in
+# all, the key's consecutive failures}.
 _START = """
 if redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[5])
@@ -72,7 +74,10 @@ redis.call('ZADD', KEYS[3], tonumber(ARGV[4]) + tonumber(ARGV[3]), ARGV[1])
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
 local why = redis.call('HGET', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[1], ARGV[1])
-return why or ''
+local triggers = redis.call('LRANGE', KEYS[5], 0, -1)
+local count = redis.call('GET', KEYS[6])
+redis.call('DEL', KEYS[5], KEYS[6])
+return {why or '', triggers, count or '0', redis.call('HGET', KEYS[7], ARGV[1]) or '0'}
 """
 _RENEW = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -156,6 +161,16 @@ class Why:
         return cls(data["t"], data.get("d", ""), float(data.get("at", 0.0)))
 
 
+@dataclass(frozen=True)
+class Started:
+    """What a run takes with its key's lock."""
+
+    why: Why  # its trigger: the first reason it was queued
+    triggers: list[bytes]  # every trigger recorded for it, oldest first (JSON, see _ENQUEUE)
+    trigger_count: int  # how many were recorded in all (the list keeps the last TRIGGERS_KEPT)
+    failures: int  # the key's consecutive failures before this run: its backoff step
+
+
 @cache
 def connection() -> redis.Redis:
     return redis.Redis.from_url(
@@ -230,15 +245,28 @@ class WorkQueue:
         args = [str(key), why.dump(), flag, TRIGGERS_KEPT, TRIGGERS_TTL_SECONDS]
         return self._scripts["enqueue"](keys=keys, args=args, client=client)
 
-    def start(self, key: Key, token: str, ttl: float, fallback: Why) -> Why | None:
-        """Takes the key's lock; None when another worker holds it (it will run us after)."""
+    def start(self, key: Key, token: str, ttl: float, fallback: Why) -> Started | None:
+        """Takes the key's lock, and with it the triggers recorded for the run (see
+        opsboard.engine.timeline); None when another worker holds it (it will run us
+        after). One round trip: the timeline's own read was a second one per run."""
         result = self._scripts["start"](
-            keys=[self.queued, self.lock_name(key), self.processing, self.running],
+            keys=[
+                self.queued,
+                self.lock_name(key),
+                self.processing,
+                self.running,
+                self.triggers(key),
+                self.trigger_count(key),
+                self.fails,
+            ],
             args=[str(key), token, int(ttl * 1000), _now_ms(), fallback.dump()],
         )
         if result is None:
             return None
-        return Why.load(result) if result else fallback
+        why, triggers, count, failures = result
+        return Started(
+            Why.load(why) if why else fallback, list(triggers), int(count), int(failures)
+        )
 
     def renew(self, key: Key, token: str, ttl: float) -> bool:
         return bool(

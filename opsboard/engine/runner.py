@@ -29,7 +29,7 @@ from opsboard.engine.enqueue import send
 from opsboard.engine.events import post_later
 from opsboard.engine.kubeclient import api_kube
 from opsboard.engine.outcome import Outcome, RunOutcome
-from opsboard.engine.queue import Why, WorkQueue, backoff, queue_for
+from opsboard.engine.queue import Started, Why, WorkQueue, backoff, queue_for
 from opsboard.engine.registered import controllers
 from opsboard.engine.reporter import RunReporter
 from opsboard.engine.runlog import RunRecord, reconcile_run_record
@@ -148,12 +148,12 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
     deadline = time.monotonic() + settings.CELERY_TASK_SOFT_TIME_LIMIT / 4
     for turn in range(AGAIN_IN_PLACE + 1):
         token, ttl = uuid.uuid4().hex, settings.OPSBOARD_LOCK_TTL
-        why = queue.start(key, token, ttl, Why(trigger, detail, time.time()))
-        if why is None:
+        started = queue.start(key, token, ttl, Why(trigger, detail, time.time()))
+        if started is None:
             return turn > 0  # running elsewhere; that worker sends it again when it finishes
         ending = _Ending()
         try:
-            ending = _run(queue, key, why, token, ttl, worker, datetime.now(UTC))
+            ending = _run(queue, key, started, token, ttl, worker, datetime.now(UTC))
         finally:
             again = queue.done(key, token, succeeded=ending.succeeded, after=ending.after)
             trigger, detail = "event", "changed while reconciling"
@@ -168,13 +168,19 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
 
 
 def _run(
-    queue: WorkQueue, key: Key, why: Why, token: str, ttl: float, worker: str, started: datetime
+    queue: WorkQueue,
+    key: Key,
+    taken: Started,
+    token: str,
+    ttl: float,
+    worker: str,
+    started: datetime,
 ) -> _Ending:
     controller = controllers().get(key.controller)
     if controller is None:
         log.error("No controller named %r: dropping %s", key.controller, key)
         return _Ending()
-    start = run_start(key)
+    why, start = taken.why, run_start(taken)
     cache = MirrorCache()
     primary = cache.get(controller.primary, key.namespace, key.name)
     report = RunReporter()

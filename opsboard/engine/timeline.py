@@ -4,8 +4,9 @@ it waited, its backoff step. Kept beside the work queue, in Redis, in a list per
 The dedup queue runs a key once however many events queued it, and keeps only the first
 reason (controller-runtime throws the rest away: kube-rs#800). So the script that queues
 a key also appends every trigger to a list beside it (opsboard.engine.queue), and the run
-that starts takes the whole list: the events deduplicated into it, each with the object
-that caused it. Triggers that arrive while it runs stay for the run they cause next.
+that starts takes the whole list with its lock: the events deduplicated into it, each with
+the object that caused it. Triggers that arrive while it runs stay for the run they cause
+next.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from controllers.base import Key
-from opsboard.engine.queue import queue_for
+from opsboard.engine.queue import Started
 
 
 @dataclass(frozen=True)
@@ -32,16 +32,11 @@ class RunStart:
     failures: int  # consecutive failures before this run: its backoff step
 
 
-def run_start(key: Key) -> RunStart:
-    """Takes the key's triggers (they belong to this run now) and its failure count."""
-    queue = queue_for(key.controller)
-    pipe = queue.client.pipeline(transaction=True)
-    pipe.lrange(queue.triggers(key), 0, -1)
-    pipe.get(queue.trigger_count(key))
-    pipe.delete(queue.triggers(key), queue.trigger_count(key))
-    pipe.hget(queue.fails, str(key))
-    raw, count, _, fails = pipe.execute()
+def run_start(started: Started) -> RunStart:
+    """The triggers and backoff step the run took with its lock (WorkQueue.start)."""
     triggers = [
-        Trigger(d["t"], d.get("d", ""), float(d.get("at", 0))) for d in map(orjson.loads, raw)
+        Trigger(d["t"], d.get("d", ""), float(d.get("at", 0)))
+        for d in map(orjson.loads, started.triggers)
     ]
-    return RunStart(triggers, max(int(count or 0) - len(triggers), 0), int(fails or 0))
+    dropped = max(started.trigger_count - len(triggers), 0)
+    return RunStart(triggers, dropped, started.failures)

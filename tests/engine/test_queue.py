@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
+import orjson
 import pytest
 import redis
 from django.test import override_settings
@@ -29,8 +30,11 @@ def test_a_key_queued_twice_before_it_runs_is_sent_once(queue: WorkQueue) -> Non
 
 def test_start_takes_the_queued_reason_and_empties_the_queue(queue: WorkQueue) -> None:
     queue.add(KEY, Why("manual", "by alice"))
-    why = queue.start(KEY, "t1", 5, Why("event"))
-    assert why is not None and (why.trigger, why.detail) == ("manual", "by alice")
+    started = queue.start(KEY, "t1", 5, Why("event"))
+    assert started is not None and (started.why.trigger, started.why.detail) == (
+        "manual",
+        "by alice",
+    )
     assert queue.depth() == 0
 
 
@@ -151,13 +155,31 @@ def test_a_manual_request_relabels_a_key_already_queued(queue: WorkQueue) -> Non
     assert queue.add(KEY, Why("event", "MODIFIED", at=1000.0))
     assert not queue.add(KEY, Why("resync"))  # the first reason stays
     assert not queue.add(KEY, Why("manual", "by otto"), relabel=True)
-    why = queue.start(KEY, "t1", 5, Why("retry"))
-    assert why == Why("manual", "by otto", 1000.0)  # queued since the event
+    started = queue.start(KEY, "t1", 5, Why("retry"))
+    assert started is not None
+    assert started.why == Why("manual", "by otto", 1000.0)  # queued since the event
 
 
 def test_a_manual_request_for_a_running_key_labels_the_run_after_it(queue: WorkQueue) -> None:
     queue.start(KEY, "t1", 5, Why("event"))
     assert not queue.add(KEY, Why("manual", "by otto"), relabel=True)
     assert queue.done(KEY, "t1")
-    why = queue.start(KEY, "t2", 5, Why("event", "changed while reconciling"))
-    assert why is not None and (why.trigger, why.detail) == ("manual", "by otto")
+    started = queue.start(KEY, "t2", 5, Why("event", "changed while reconciling"))
+    assert started is not None and (started.why.trigger, started.why.detail) == (
+        "manual",
+        "by otto",
+    )
+
+
+def test_start_takes_the_runs_triggers_and_backoff_step_with_the_lock(queue: WorkQueue) -> None:
+    queue.add(KEY, Why("event", "ADDED Toy ns/a"))
+    queue.add(KEY, Why("event", "MODIFIED ConfigMap ns/a"))
+    queue.failed(KEY)
+    started = queue.start(KEY, "t1", 5, Why("event"))
+    assert started is not None
+    details = [orjson.loads(raw)["d"] for raw in started.triggers]
+    assert details == ["ADDED Toy ns/a", "MODIFIED ConfigMap ns/a"]
+    assert (started.trigger_count, started.failures) == (2, 1)
+    queue.done(KEY, "t1")
+    again = queue.start(KEY, "t2", 5, Why("resync"))
+    assert again is not None and (again.triggers, again.trigger_count) == ([], 0)
