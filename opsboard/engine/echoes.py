@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from functools import cache
 
 import redis
 
@@ -34,11 +33,6 @@ PREFIX = "opsboard:echo:"
 
 def _name(kind: Kind, namespace: str, name: str) -> str:
     return f"{PREFIX}{kind.api_version}/{kind.kind}/{namespace}/{name}"
-
-
-@cache
-def _client() -> redis.Redis:
-    return connection()
 
 
 class OwnWrites:
@@ -90,7 +84,7 @@ class OwnWrites:
         if kind != self.primary and version:
             try:
                 name = _name(kind, meta.get("namespace", ""), meta.get("name", ""))
-                _client().set(name, version, px=TTL_MS)
+                connection().set(name, version, px=TTL_MS)
             except redis.RedisError as exc:  # the echo will cost a run, nothing more
                 log.warning("Could not record the write of %s %s: %s", kind, meta.get("name"), exc)
         return written
@@ -106,7 +100,7 @@ def echoes_of(changes: Sequence[Change]) -> list[bool]:
         meta = change.body.get("metadata") or {}
         names.append(_name(change.kind, meta.get("namespace", ""), meta.get("name", "")))
         versions.append(str(meta.get("resourceVersion") or ""))
-    recorded = _client().mget(names)
+    recorded = connection().mget(names)
     return [
         bool(version) and seen == version.encode()
         for version, seen in zip(versions, recorded, strict=True)
