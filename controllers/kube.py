@@ -1,4 +1,5 @@
-"""The one module that talks to the Kubernetes API, through the official client.
+"""The one module that talks to the Kubernetes API, through the official client (its
+configuration, token refresh and connection pool).
 
 It loads the client configuration (a kubeconfig file, or the in-cluster service account),
 implements `controllers.base.Kube` with optimistic concurrency, lists and watches any kind
@@ -130,7 +131,12 @@ class ApiKube:
         content_type: str = "application/json",
         timeout: Any = None,
         extra_headers: Sequence[tuple[str, str]] = (),
-    ) -> client.rest.RESTResponse:
+    ) -> urllib3.BaseHTTPResponse:
+        """The request, over the client's own connection pool (its TLS, proxy and token).
+
+        The client's `call_api` wraps the pool's request in layers of checks and encodes
+        the body with json.dumps: a fifth of a reconcile's request CPU. A body here is
+        always a JSON object, encoded with orjson; the response is left unread."""
         if query:
             path += "?" + urlencode(query)
         headers = {"Accept": "application/json", "Content-Type": content_type}
@@ -142,20 +148,27 @@ class ApiKube:
             for name, value in extra_headers:
                 repeated.add(name, value)
             headers = repeated  # type: ignore[assignment]
+        connect, read = timeout or (min(self.timeout, 5.0), self.timeout)
         try:
-            return self.api.call_api(
+            return self.api.rest_client.pool_manager.request(
                 method,
                 url,
-                header_params=headers,
-                body=body,
-                _request_timeout=timeout or (min(self.timeout, 5.0), self.timeout),
+                body=None if body is None else orjson.dumps(body),
+                headers=headers,
+                timeout=urllib3.Timeout(connect=connect, read=read),
+                preload_content=False,
             )
-        except (urllib3.exceptions.HTTPError, OSError, client.ApiException) as exc:
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TemporaryError(f"{method} {path}: {exc}") from exc
 
     def request(self, method: str, path: str, **kwargs: Any) -> Body:
         response = self._send(method, path, **kwargs)
-        data = response.read()
+        try:
+            data = response.read()
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise TemporaryError(f"{method} {path}: {exc}") from exc
+        finally:
+            response.release_conn()
         if not 200 <= response.status < 300:
             raise _error(response.status, data, response.headers, f"{method} {path}")
         return orjson.loads(data) if data else {}  # orjson: every response, a tenth the time
@@ -253,7 +266,7 @@ class ApiKube:
             query=query,
             timeout=(min(self.timeout, 5.0), timeout_seconds + 30),
         )
-        raw = response.response
+        raw = response
         try:
             if not 200 <= response.status < 300:
                 raise _error(response.status, raw.read(), raw.headers, f"WATCH {kind}")
