@@ -135,7 +135,7 @@ class ApiKube:
         """The request, over the client's own connection pool (its TLS, proxy and token).
 
         The client's `call_api` wraps the pool's request in layers of checks and encodes
-        the body with json.dumps: a fifth of a reconcile's request CPU. A body here is
+        the body with json.dumps: about a tenth of a request's client CPU. A body here is
         always a JSON object, encoded with orjson; the response is left unread."""
         if query:
             path += "?" + urlencode(query)

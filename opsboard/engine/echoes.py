@@ -100,7 +100,11 @@ def echoes_of(changes: Sequence[Change]) -> list[bool]:
         meta = change.body.get("metadata") or {}
         names.append(_name(change.kind, meta.get("namespace", ""), meta.get("name", "")))
         versions.append(str(meta.get("resourceVersion") or ""))
-    recorded = connection().mget(names)
+    try:
+        recorded = connection().mget(names)
+    except redis.RedisError as exc:  # each echo costs a run then, as before; the batch is kept
+        log.warning("Could not look up the runs' own writes: %s", exc)
+        return [False] * len(names)
     return [
         bool(version) and seen == version.encode()
         for version, seen in zip(versions, recorded, strict=True)

@@ -13,6 +13,7 @@ from controllers.kube import ApiKube
 from opsboard.engine.echoes import echoes_of
 from opsboard.engine.kubeclient import api_kube
 from opsboard.engine.mapping import keys_for
+from opsboard.engine.queue import connection
 from opsboard.engine.registered import controllers
 from opsboard.engine.runner import reconcile_key
 from opsboard.mirror.writer import Change, mirror_apply
@@ -73,3 +74,16 @@ def test_a_change_the_watcher_sees_at_another_version_is_no_echo(
     assert echoes_of(mirror_apply(kind=CONFIGMAP, events=[("ADDED", older)])) == [False]
     unknown = {**child, "metadata": {**child["metadata"], "name": "never-written"}}
     assert echoes_of(mirror_apply(kind=CONFIGMAP, events=[("ADDED", unknown)])) == [False]
+
+
+def test_with_redis_down_every_change_counts_as_news(
+    in_process: None, api: ApiKube, namespace: str
+) -> None:
+    child = _reconciled(api, namespace, "unreachable")
+    changes = mirror_apply(kind=CONFIGMAP, events=[("ADDED", child)])
+    connection.cache_clear()
+    try:
+        with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):  # nothing listens there
+            assert echoes_of(changes) == [False]
+    finally:
+        connection.cache_clear()
