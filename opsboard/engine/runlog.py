@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import F
+from django.db.models import F, Field
 from django.utils import timezone
 
 from controllers.base import Key
@@ -145,21 +145,24 @@ def _create(run: RunRecord, duration_ms: float) -> ReconcileRun:
         backoff_step=run.backoff_step,
         next_due_at=run.next_due_at,
     )
-    fields = [f for f in ReconcileRun._meta.concrete_fields if not f.primary_key]
+    fields, sql = _insert()
     values = [f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields]
     with connection.cursor() as cursor:
-        cursor.execute(_insert_sql(tuple(f.column for f in fields)), values)
+        cursor.execute(sql, values)
         row.id = cursor.fetchone()[0]
     row._state.adding, row._state.db = False, connection.alias
     return row
 
 
 @cache
-def _insert_sql(columns: tuple[str, ...]) -> str:
+def _insert() -> tuple[list[Field[Any, Any]], str]:
+    """The fields a run's INSERT writes, and its SQL: worked out once per process."""
+    fields = [f for f in ReconcileRun._meta.concrete_fields if not f.primary_key]
     quote = connection.ops.quote_name
-    return (
-        f"INSERT INTO {quote(ReconcileRun._meta.db_table)} ({', '.join(map(quote, columns))})"
-        f" VALUES ({', '.join(['%s'] * len(columns))}) RETURNING {quote('id')}"
+    columns = ", ".join(quote(f.column) for f in fields)
+    return fields, (
+        f"INSERT INTO {quote(ReconcileRun._meta.db_table)} ({columns})"
+        f" VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {quote('id')}"
     )
 
 
