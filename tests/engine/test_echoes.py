@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,26 +10,14 @@ from django.test import override_settings
 from controllers.base import Key
 from controllers.kube import ApiKube
 from opsboard.engine.echoes import echoes_of
-from opsboard.engine.kubeclient import api_kube
 from opsboard.engine.mapping import keys_for
 from opsboard.engine.queue import connection
 from opsboard.engine.registered import controllers
 from opsboard.engine.runner import reconcile_key
 from opsboard.mirror.writer import Change, mirror_apply
 from tests.engine.toy import CONFIGMAP, TOY, toy
-from tests.fixtures.celery import EngineProcesses
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def in_process(engine: EngineProcesses, kubesim_server: Any, toy_crd: None) -> Iterator[None]:
-    """This process runs the toy controller against the suite's cluster and Redis."""
-    kubeconfig = str(kubesim_server.kubeconfig_path)
-    with override_settings(OPSBOARD_CONTROLLERS=["tests.engine.toy"], KUBECONFIG=kubeconfig):
-        api_kube.cache_clear()
-        yield
-    api_kube.cache_clear()
 
 
 def _keys(kind: Any, type_: str, body: dict[str, Any]) -> list[Key]:

@@ -201,15 +201,9 @@ def test_a_deleted_spec_only_owned_object_is_reconciled() -> None:
 
 
 def test_an_owned_spec_only_kind_changing_only_kubernetes_annotations_wakes_nobody() -> None:
-    cr = obj(TOY, "a")
-    changes_for(TOY, ("ADDED", cr))
-    deployment = obj(DEPLOYMENT, "a", owner=cr)
-    changes_for(DEPLOYMENT, ("ADDED", deployment))
-    spec_only = Controller(
-        "toy", TOY, (DEPLOYMENT,), reconcile, expected_children, owns_spec_only=(DEPLOYMENT,)
-    )
+    deployment = _owned_deployment()
     revised = modified(deployment, annotations={"deployment.kubernetes.io/revision": "1"})
-    assert keys_for(changes_for(DEPLOYMENT, ("MODIFIED", revised)), [spec_only]) == []
+    assert keys_for(changes_for(DEPLOYMENT, ("MODIFIED", revised)), [SPEC_ONLY]) == []
     noted = modified(revised, annotations={"deployment.kubernetes.io/revision": "1", "x": "y"})
-    [(key, _)] = keys_for(changes_for(DEPLOYMENT, ("MODIFIED", noted)), [spec_only])
+    [(key, _)] = keys_for(changes_for(DEPLOYMENT, ("MODIFIED", noted)), [SPEC_ONLY])
     assert key == Key("toy", "default", "a")

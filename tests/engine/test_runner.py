@@ -4,36 +4,22 @@ in the same task, with no new task through the broker, unless its run failed."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.test import override_settings
 
 from controllers.base import Key
 from controllers.kube import ApiKube
 from opsboard.celery import app
 from opsboard.engine.enqueue import reconcile_enqueue
-from opsboard.engine.kubeclient import api_kube
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.queue import queue_for
 from opsboard.engine.runner import reconcile_key
 from opsboard.mirror.writer import mirror_apply
 from tests.engine.toy import TOY, toy
-from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def in_process(engine: EngineProcesses, kubesim_server: Any, toy_crd: None) -> Iterator[None]:
-    """This process runs the toy controller against the suite's cluster and Redis."""
-    kubeconfig = str(kubesim_server.kubeconfig_path)
-    with override_settings(OPSBOARD_CONTROLLERS=["tests.engine.toy"], KUBECONFIG=kubeconfig):
-        api_kube.cache_clear()
-        yield
-    api_kube.cache_clear()
 
 
 def _run_changed_midway(api: ApiKube, namespace: str, name: str, **spec: Any) -> list[str]:
