@@ -1,4 +1,5 @@
-"""Queueing a key: the dedup step in Redis, then (only if needed) one Celery task."""
+"""Queueing a key: the dedup step in Redis and, only if needed, one Celery task, pushed
+by the same script (see opsboard.engine.publish)."""
 
 from __future__ import annotations
 
@@ -7,27 +8,28 @@ from collections.abc import Iterable
 from django.conf import settings
 
 from controllers.base import Key
-from opsboard.celery import app
 from opsboard.engine import metrics
-from opsboard.engine.queue import Why, queue_for
+from opsboard.engine.publish import broker_queue, task_message
+from opsboard.engine.queue import Why, connection, queue_for
 
 RECONCILE_TASK = "opsboard.engine.tasks.reconcile"
 
 
+def reconcile_task(key: Key, why: Why) -> bytes:
+    """The message of the task that reconciles `key`."""
+    return task_message(RECONCILE_TASK, [str(key), why.trigger, why.detail])
+
+
 def send(key: Key, why: Why) -> None:
-    app.send_task(RECONCILE_TASK, args=[str(key), why.trigger, why.detail])
+    connection().lpush(broker_queue(), reconcile_task(key, why))
 
 
 def send_many(items: Iterable[tuple[Key, Why]]) -> int:
-    """`send` for each (key, why), over one producer connection; returns how many."""
-    items = list(items)
-    if items:
-        with app.producer_or_acquire() as producer:
-            for key, why in items:
-                app.send_task(
-                    RECONCILE_TASK, args=[str(key), why.trigger, why.detail], producer=producer
-                )
-    return len(items)
+    """`send` for each (key, why), in one round trip; returns how many."""
+    tasks = [reconcile_task(key, why) for key, why in items]
+    if tasks:  # LPUSH of many pushes them in order: the consumer's BRPOP takes the first first
+        connection().lpush(broker_queue(), *tasks)
+    return len(tasks)
 
 
 def reconcile_enqueue(
@@ -43,26 +45,22 @@ def reconcile_enqueue(
     if delay > 0:
         queue.add_after(key, delay, why)
         return True
-    if queue.add(key, why, relabel=trigger == "manual"):
-        send(key, why)
-        return True
-    return False
+    return queue.add(key, why, relabel=trigger == "manual", task=reconcile_task(key, why))
 
 
 def reconcile_enqueue_many(items: list[tuple[Key, str, str]]) -> int:
     """reconcile_enqueue for a batch of (key, trigger, detail): one Redis round trip per
-    controller for the dedup step, and the tasks sent over one producer connection.
-    Returns how many tasks were sent."""
+    controller, the dedup step and the tasks it sends. Returns how many tasks were sent."""
     by_controller: dict[str, list[tuple[Key, Why]]] = {}
     for key, trigger, detail in items:
         by_controller.setdefault(key.controller, []).append((key, Why(trigger, detail)))
-    to_send: list[tuple[Key, Why]] = []
+    sent = 0
     for name, queued in by_controller.items():
         for _ in queued:
             metrics.queue_added(name)
-        results = queue_for(name).add_many(queued)
-        to_send.extend(item for item, send_it in zip(queued, results, strict=True) if send_it)
-    return send_many(to_send)
+        tasks = [reconcile_task(key, why) for key, why in queued]
+        sent += sum(queue_for(name).add_many(queued, tasks))
+    return sent
 
 
 def send_queued_before(controllers: list[str], cutoff: float) -> int:

@@ -21,7 +21,9 @@ Per controller, Redis holds:
   (opsboard.engine.timeline).
 
 Everything that would send a Celery task returns the keys to send, and the caller sends
-them (opsboard.engine.enqueue), so that these scripts stay pure Redis.
+them (opsboard.engine.enqueue), with one exception: queueing a key can take its task's
+message (opsboard.engine.publish) and push it onto the broker's list itself, so that a
+change costs the watcher one round trip, not two.
 """
 
 from __future__ import annotations
@@ -37,11 +39,13 @@ import redis
 from django.conf import settings
 
 from controllers.base import Key
+from opsboard.engine.publish import broker_queue
 
 # Every reason is appended to the key's triggers (KEYS[3], the newest ARGV[4] kept; count
 # in KEYS[4]), queued or deduplicated. With ARGV[3] == '1' (a person asked), an already
 # queued key takes the new reason, so the run that serves the request is recorded as
-# theirs; it keeps its queued time.
+# theirs; it keeps its queued time. A key newly queued and not running returns 1: its
+# task is to be sent, and if ARGV[6] holds that task's message it is pushed here (KEYS[5]).
 _ENQUEUE = """
 redis.call('RPUSH', KEYS[3], ARGV[2])
 redis.call('LTRIM', KEYS[3], -tonumber(ARGV[4]), -1)
@@ -59,6 +63,7 @@ if old then
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if ARGV[6] ~= '' then redis.call('LPUSH', KEYS[5], ARGV[6]) end
 return 1
 """
 # Returns false (None) when another worker holds the key, else {the queued reason or '',
@@ -223,27 +228,32 @@ class WorkQueue:
     def trigger_count(self, key: Key) -> str:
         return f"{self.queued}:triggers-count:{key}"
 
-    def add(self, key: Key, why: Why, *, relabel: bool = False) -> bool:
-        """Queues the key and records `why` among its triggers; True when the caller must
-        send a task for it now. With `relabel`, a key already queued (or queued behind its
-        running reconcile) takes `why`."""
-        return bool(self._enqueue(key, why, relabel=relabel))
+    def add(self, key: Key, why: Why, *, relabel: bool = False, task: bytes = b"") -> bool:
+        """Queues the key and records `why` among its triggers; True when its task is to
+        be sent now: sent already if `task` is its message, else the caller's to send.
+        With `relabel`, a key already queued (or queued behind its running reconcile)
+        takes `why`."""
+        return bool(self._enqueue(key, why, relabel=relabel, task=task))
 
-    def add_many(self, items: list[tuple[Key, Why]]) -> list[bool]:
-        """`add` for many keys in one round trip (the watcher's batches); each result says
-        whether the caller must send a task for that key."""
+    def add_many(
+        self, items: list[tuple[Key, Why]], tasks: list[bytes] | None = None
+    ) -> list[bool]:
+        """`add` for many keys in one round trip (the watcher's batches), `tasks` being
+        their messages; each result says whether that key's task was to be sent."""
         if not items:
             return []
         pipe = self.client.pipeline(transaction=False)
-        for key, why in items:
-            self._enqueue(key, why, client=pipe)
+        for (key, why), task in zip(items, tasks or [b""] * len(items), strict=True):
+            self._enqueue(key, why, task=task, client=pipe)
         return [bool(result) for result in pipe.execute()]
 
-    def _enqueue(self, key: Key, why: Why, *, relabel: bool = False, client: Any = None) -> Any:
+    def _enqueue(
+        self, key: Key, why: Why, *, relabel: bool = False, task: bytes = b"", client: Any = None
+    ) -> Any:
         keys = [self.queued, self.lock_name(key), self.triggers(key), self.trigger_count(key)]
         flag = "1" if relabel else "0"
-        args = [str(key), why.dump(), flag, TRIGGERS_KEPT, TRIGGERS_TTL_SECONDS]
-        return self._scripts["enqueue"](keys=keys, args=args, client=client)
+        args = [str(key), why.dump(), flag, TRIGGERS_KEPT, TRIGGERS_TTL_SECONDS, task]
+        return self._scripts["enqueue"](keys=[*keys, broker_queue()], args=args, client=client)
 
     def start(self, key: Key, token: str, ttl: float, fallback: Why) -> Started | None:
         """Takes the key's lock, and with it the triggers recorded for the run (see
