@@ -314,6 +314,15 @@ OPSBOARD_RESYNC_SECONDS = env_float("OPSBOARD_RESYNC_SECONDS", 600.0, minimum=1.
 OPSBOARD_LOCK_TTL = env_float("OPSBOARD_LOCK_TTL", 10.0, minimum=1.0)
 # A key queued this long without running is sent again (its task was lost with Redis).
 OPSBOARD_QUEUE_STALE_SECONDS = env_float("OPSBOARD_QUEUE_STALE_SECONDS", 60.0, minimum=1.0)
+# A batch of owned objects' changes only (Pods, ReplicaSets, Events) waits this long for
+# more before the watcher writes it: on a real API server they arrive one at a time, and
+# each batch costs a mirror transaction and the Redis round trips of its keys. Held a
+# quarter of a second, a new pod's changes (created, scheduled, running) mostly arrive
+# together and wake its CR once: at 20 ms a Memcached CR took 2.2 to 2.6 reconciles on the
+# real control plane, at 250 ms 2.06 to 2.15. The price: a CR's status follows its pods up
+# to that much later. A primary object's change is never held (a user's edit is what
+# latency is about); kopf holds every change of an object for 100 ms.
+OPSBOARD_OWNED_LINGER_SECONDS = env_float("OPSBOARD_OWNED_LINGER_SECONDS", 0.25, minimum=0.0)
 OPSBOARD_LEASE_NAMESPACE = env_str("OPSBOARD_LEASE_NAMESPACE", "default")
 # CRDs (by name) opsboard runs no operator for, shown and scaled through /scale.
 OPSBOARD_GENERIC_KINDS = env_list("OPSBOARD_GENERIC_KINDS", [])

@@ -9,7 +9,7 @@ wrote it went on from the server's reply, so its echo tells the controller nothi
 
 A change at any other version (the child's own controller, a person, a deletion) wakes the
 key as before. An echo the watcher maps before the run has recorded it (rare: a batch of
-owned changes waits up to the watcher's OWNED_LINGER) costs a run, as it always did; a
+owned changes waits up to OPSBOARD_OWNED_LINGER_SECONDS) costs a run, as it always did; a
 record lost with Redis costs the same. Writes of the primary object itself are not
 recorded: a run that changes its own CR's spec may count on the run that follows.
 """

@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+
 from controllers.base import EVENT, REPLICASET, Body, Controller, Key, Kind, TemporaryError
 from controllers.kube import ApiKube, Gone
 from controllers.registry import watched_kinds
@@ -35,15 +37,6 @@ log = logging.getLogger(__name__)
 # Mirrored for the UI (owner trees, an object's Events), and to map Pods to their owners.
 MIRROR_ONLY = (REPLICASET, EVENT)
 BATCH = 500
-# A batch of owned objects' changes only (Pods, ReplicaSets, Events) waits this long for
-# more before it is written: on a real API server they arrive one at a time, and each
-# batch costs a mirror transaction and the Redis round trips of its keys, whatever its
-# size. Held a quarter of a second, a new pod's changes (created, scheduled, running)
-# mostly arrive together and wake its CR once: at 20 ms a Memcached CR took 2.2 to 2.6
-# reconciles on the real control plane, at 250 ms 2.06 to 2.15. The price: a CR's status
-# follows its pods up to 250 ms later. A primary object's change is never held (a user's
-# edit is what latency is about); kopf holds every change of an object for 100 ms.
-OWNED_LINGER = 0.25  # seconds
 WATCH_TIMEOUT = 300  # seconds per watch request; the server ends it, we resume
 
 
@@ -90,6 +83,8 @@ class Watcher:
         self.inbox: queue.Queue[Listed | Streamed] = queue.Queue(maxsize=50_000)
         self.stop = threading.Event()
         self.primaries = {c.primary for c in self.controllers}
+        # How long a batch of owned objects' changes only waits for more (see settings).
+        self.linger = settings.OPSBOARD_OWNED_LINGER_SECONDS
         self.fields = {EVENT: self._events_about_primaries()}  # field selectors, by kind
         # This term's: a successor may have seen other changes.
         self.owners = OwnerIndex(self.controllers)
@@ -130,7 +125,7 @@ class Watcher:
     def _drain(self, first: Listed | Streamed) -> list[Listed | Streamed]:
         batch = [first]
         urgent = self._urgent(first)
-        linger_until = time.monotonic() + OWNED_LINGER
+        linger_until = time.monotonic() + self.linger
         while len(batch) < BATCH:
             try:
                 item = self.inbox.get_nowait()
@@ -147,7 +142,7 @@ class Watcher:
         return batch
 
     def _urgent(self, item: Listed | Streamed) -> bool:
-        """Whether the batch holding `item` is written at once (see OWNED_LINGER)."""
+        """Whether the batch holding `item` is written at once (see `linger`)."""
         return isinstance(item, Listed) or item.kind in self.primaries
 
     def _apply(self, batch: list[Listed | Streamed]) -> None:

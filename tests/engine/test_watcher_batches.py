@@ -8,10 +8,10 @@ import time
 from typing import cast
 
 import pytest
+from django.test import override_settings
 
 from controllers.base import POD, Controller
 from controllers.kube import ApiKube
-from opsboard.engine import watcher as watcher_module
 from opsboard.engine.watcher import Streamed, Watcher
 from tests.engine.toy import CONFIGMAP, TOY, expected_children, reconcile
 from tests.mirror.factories import obj
@@ -20,9 +20,9 @@ TOYS = Controller("toy", TOY, (CONFIGMAP, POD), reconcile, expected_children)
 
 
 @pytest.fixture
-def watcher(monkeypatch: pytest.MonkeyPatch) -> Watcher:
-    monkeypatch.setattr(watcher_module, "OWNED_LINGER", 30.0)  # long: no race with the test
-    return Watcher(kube=cast(ApiKube, None), controllers=[TOYS], enqueue=lambda **_: True)
+def watcher() -> Watcher:
+    with override_settings(OPSBOARD_OWNED_LINGER_SECONDS=30.0):  # long: no race with the test
+        return Watcher(kube=cast(ApiKube, None), controllers=[TOYS], enqueue=lambda **_: True)
 
 
 def _later(watcher: Watcher, *items: Streamed) -> threading.Thread:
@@ -53,3 +53,14 @@ def test_a_primary_change_is_written_at_once(watcher: Watcher) -> None:
     sender.join()
     assert batch == [cr]
     assert watcher.inbox.get_nowait() == pod  # for the next batch
+
+
+def test_the_wait_is_a_setting() -> None:
+    with override_settings(OPSBOARD_OWNED_LINGER_SECONDS=0.0):  # status as fresh as can be
+        watcher = Watcher(kube=cast(ApiKube, None), controllers=[TOYS], enqueue=lambda **_: True)
+    pod_1, pod_2 = (Streamed(POD, "MODIFIED", obj(POD, n)) for n in ("p-1", "p-2"))
+    sender = _later(watcher, pod_2)
+    batch = watcher._drain(pod_1)
+    sender.join()
+    assert batch == [pod_1]
+    assert watcher.inbox.get_nowait() == pod_2
