@@ -20,8 +20,9 @@ from typing import Any
 
 from django.conf import settings
 
-from controllers.base import EVENT, REPLICASET, Body, Controller, Key, Kind, TemporaryError
+from controllers.base import EVENT, POD, REPLICASET, Body, Controller, Key, Kind, TemporaryError
 from controllers.kube import ApiKube, Gone
+from controllers.pods import pod_is_ready
 from controllers.registry import watched_kinds
 from opsboard.engine.mapping import Echoes, OwnerIndex, keys_for
 from opsboard.mirror.history import spec_versions_record
@@ -142,8 +143,12 @@ class Watcher:
         return batch
 
     def _urgent(self, item: Listed | Streamed) -> bool:
-        """Whether the batch holding `item` is written at once (see `linger`)."""
-        return isinstance(item, Listed) or item.kind in self.primaries
+        """Whether the batch holding `item` is written at once (see `linger`): a primary's
+        change, and the pod changes a CR's status exists to tell — a pod ready, or gone.
+        A pod's creation and scheduling wait for company (its readiness usually follows)."""
+        if isinstance(item, Listed) or item.kind in self.primaries:
+            return True
+        return item.kind == POD and (item.type == "DELETED" or pod_is_ready(item.body))
 
     def _apply(self, batch: list[Listed | Streamed]) -> None:
         # Per kind, in stream order; primary kinds first, queued as soon as they are

@@ -16,6 +16,7 @@ from opsboard.engine.watcher import Streamed, Watcher
 from tests.engine.toy import CONFIGMAP, TOY, expected_children, reconcile
 from tests.mirror.factories import obj
 
+READY = {"type": "Ready", "status": "True"}
 TOYS = Controller("toy", TOY, (CONFIGMAP, POD), reconcile, expected_children)
 
 
@@ -53,6 +54,26 @@ def test_a_primary_change_is_written_at_once(watcher: Watcher) -> None:
     sender.join()
     assert batch == [cr]
     assert watcher.inbox.get_nowait() == pod  # for the next batch
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        Streamed(POD, "MODIFIED", obj(POD, "p-1", status={"conditions": [READY]})),
+        Streamed(POD, "DELETED", obj(POD, "p-1")),
+    ],
+    ids=["ready", "deleted"],
+)
+def test_a_pod_turning_ready_or_gone_is_written_at_once(watcher: Watcher, change: Streamed) -> None:
+    """What a CR's status tells waits for nothing; the pod's creation held before it goes
+    along."""
+    created = Streamed(POD, "ADDED", obj(POD, "p-1"))
+    other = Streamed(POD, "ADDED", obj(POD, "p-2"))
+    sender = _later(watcher, change, other)
+    batch = watcher._drain(created)
+    sender.join()
+    assert batch == [created, change]
+    assert watcher.inbox.get_nowait() == other
 
 
 def test_the_wait_is_a_setting() -> None:
