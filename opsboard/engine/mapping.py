@@ -117,11 +117,15 @@ def keys_for(
     controllers: Sequence[Controller],
     owners: OwnerIndex | None = None,
     echoes: Echoes | None = None,
+    unowned: list[Change] | None = None,
 ) -> list[tuple[Key, str]]:
     """The keys to reconcile for a batch of changes, each once, with the first reason.
     `owners`: the watcher's index, kept across batches (else the mirror is asked).
     `echoes`: tells which children's changes are a run's own writes (opsboard.engine.echoes),
-    which wake nobody."""
+    which wake nobody.
+    `unowned`: gets the changes whose owner chain stopped at an owner not mirrored yet (a
+    pod seen before its ReplicaSet: they come on separate watches), for the caller to map
+    again once it may be."""
     owners = owners if owners is not None else OwnerIndex(controllers)
     owners.seen(changes)
     keys: dict[Key, str] = {}
@@ -164,7 +168,9 @@ def keys_for(
         found = owners.controller_refs({str(ref["uid"]) for _, ref in unresolved if ref.get("uid")})
         pending = []
         for change, ref in unresolved:
-            parent = found.get(str(ref.get("uid", "")))
-            if parent is not None:
+            uid = str(ref.get("uid", ""))
+            if (parent := found.get(uid)) is not None:
                 pending.append((change, parent))
+            elif uid not in found and unowned is not None and change.type != DELETED:
+                unowned.append(change)
     return list(keys.items())

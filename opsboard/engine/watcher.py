@@ -39,6 +39,12 @@ log = logging.getLogger(__name__)
 MIRROR_ONLY = (REPLICASET, EVENT)
 BATCH = 500
 WATCH_TIMEOUT = 300  # seconds per watch request; the server ends it, we resume
+# An owned change whose owner is not mirrored yet (a pod's watch ahead of the ReplicaSets')
+# is mapped again with each batch for this long: its owner's own change is one of them.
+# Else a pod created and made ready in one batch before its ReplicaSet arrived woke nobody
+# until the resync. Bounded, for pods whose owner kind no one watches (a Job's).
+UNOWNED_WAIT = 10.0  # seconds
+UNOWNED_KEPT = 1_000  # changes
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,8 @@ class Watcher:
         self.inbox: queue.Queue[Listed | Streamed] = queue.Queue(maxsize=50_000)
         self.stop = threading.Event()
         self.primaries = {c.primary for c in self.controllers}
+        # Owned changes mapped before their owner was mirrored, and since when.
+        self._unowned: list[tuple[Change, float]] = []
         # How long a batch of owned objects' changes only waits for more (see settings).
         self.linger = settings.OPSBOARD_OWNED_LINGER_SECONDS
         self.fields = {EVENT: self._events_about_primaries()}  # field selectors, by kind
@@ -175,7 +183,18 @@ class Watcher:
         self._save_versions()
 
     def _enqueue_all(self, changes: list[Change]) -> None:
-        keys = keys_for(changes, self.controllers, self.owners, self.echoes)
+        now = time.monotonic()
+        held = [(change, at) for change, at in self._unowned if now - at < UNOWNED_WAIT]
+        since = {id(change): at for change, at in held}
+        unowned: list[Change] = []
+        keys = keys_for(
+            [*(change for change, _ in held), *changes],
+            self.controllers,
+            self.owners,
+            self.echoes,
+            unowned=unowned,
+        )
+        self._unowned = [(c, since.get(id(c), now)) for c in unowned][-UNOWNED_KEPT:]
         if self.enqueue_many is not None and len(keys) > 1:
             try:
                 self.enqueue_many([(key, "event", detail) for key, detail in keys])

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from controllers.base import DEPLOYMENT, POD, REPLICASET, Controller, Key
+from controllers.kube import ApiKube
 from opsboard.engine.mapping import OwnerIndex, is_meaningful, keys_for
+from opsboard.engine.watcher import Watcher
 from opsboard.mirror.writer import mirror_apply
 from tests.engine.toy import CONFIGMAP, TOY, expected_children, reconcile
 from tests.mirror.factories import obj
@@ -207,3 +209,39 @@ def test_an_owned_spec_only_kind_changing_only_kubernetes_annotations_wakes_nobo
     noted = modified(revised, annotations={"deployment.kubernetes.io/revision": "1", "x": "y"})
     [(key, _)] = keys_for(changes_for(DEPLOYMENT, ("MODIFIED", noted)), [SPEC_ONLY])
     assert key == Key("toy", "default", "a")
+
+
+def test_a_pod_seen_before_its_replicaset_is_kept_for_when_it_comes() -> None:
+    cr = obj(TOY, "a")
+    deployment = obj(DEPLOYMENT, "a", owner=cr)
+    rs = obj(REPLICASET, "a-1", owner=deployment)
+    changes_for(TOY, ("ADDED", cr))
+    changes_for(DEPLOYMENT, ("ADDED", deployment))
+    pod = changes_for(POD, ("ADDED", obj(POD, "a-1-x", owner=rs)))  # its watch ran ahead
+    unowned: list[Any] = []
+    assert keys_for(pod, [TOYS], unowned=unowned) == []
+    assert unowned == pod
+    changes_for(REPLICASET, ("ADDED", rs))
+    assert [k for k, _ in keys_for(unowned, [TOYS])] == [Key("toy", "default", "a")]
+
+
+def test_the_watcher_maps_a_pod_again_when_its_replicaset_comes() -> None:
+    """A pod created and made ready before its ReplicaSet reached the watcher woke nobody
+    until the resync (seen on the real control plane, where they come on two watches)."""
+    queued: list[Key] = []
+    watcher = Watcher(
+        kube=cast(ApiKube, None),
+        controllers=[TOYS],
+        enqueue=lambda **kwargs: queued.append(kwargs["key"]) or True,
+    )
+    cr = obj(TOY, "a")
+    deployment = obj(DEPLOYMENT, "a", owner=cr)
+    rs = obj(REPLICASET, "a-1", owner=deployment)
+    changes_for(TOY, ("ADDED", cr))
+    changes_for(DEPLOYMENT, ("ADDED", deployment))
+    watcher._enqueue_all(changes_for(POD, ("ADDED", obj(POD, "a-1-x", owner=rs))))
+    assert queued == []
+    watcher._enqueue_all(changes_for(REPLICASET, ("ADDED", rs)))
+    assert queued == [Key("toy", "default", "a")]
+    watcher._enqueue_all([])
+    assert queued == [Key("toy", "default", "a")], "mapped once, then forgotten"
