@@ -44,6 +44,7 @@ WATCH_TIMEOUT = 300  # seconds per watch request; the server ends it, we resume
 # Else a pod created and made ready in one batch before its ReplicaSet arrived woke nobody
 # until the resync. Bounded, for pods whose owner kind no one watches (a Job's).
 UNOWNED_WAIT = 10.0  # seconds
+READY_GRACE = 0.02  # seconds (see Watcher._wait_for)
 UNOWNED_KEPT = 1_000  # changes
 
 
@@ -133,30 +134,33 @@ class Watcher:
 
     def _drain(self, first: Listed | Streamed) -> list[Listed | Streamed]:
         batch = [first]
-        urgent = self._urgent(first)
-        linger_until = time.monotonic() + self.linger
+        until = time.monotonic() + self._wait_for(first)
         while len(batch) < BATCH:
             try:
                 item = self.inbox.get_nowait()
             except queue.Empty:
-                wait = linger_until - time.monotonic()
-                if urgent or wait <= 0:
+                wait = until - time.monotonic()
+                if wait <= 0:
                     break
                 try:
                     item = self.inbox.get(timeout=wait)
                 except queue.Empty:
                     break
             batch.append(item)
-            urgent = urgent or self._urgent(item)
+            until = min(until, time.monotonic() + self._wait_for(item))
         return batch
 
-    def _urgent(self, item: Listed | Streamed) -> bool:
-        """Whether the batch holding `item` is written at once (see `linger`): a primary's
-        change, and the pod changes a CR's status exists to tell — a pod ready, or gone.
-        A pod's creation and scheduling wait for company (its readiness usually follows)."""
+    def _wait_for(self, item: Listed | Streamed) -> float:
+        """How long the batch holding `item` may wait for more: a primary's change not at
+        all (a user's edit is what latency is about); a pod turning ready or deleted (what
+        a CR's status tells) READY_GRACE, time for its ReplicaSet's change to come in on
+        the other watch; any other owned change `linger`, so that a pod's creation and
+        scheduling wait for its readiness."""
         if isinstance(item, Listed) or item.kind in self.primaries:
-            return True
-        return item.kind == POD and (item.type == "DELETED" or pod_is_ready(item.body))
+            return 0.0
+        if item.kind == POD and (item.type == "DELETED" or pod_is_ready(item.body)):
+            return READY_GRACE
+        return self.linger
 
     def _apply(self, batch: list[Listed | Streamed]) -> None:
         # Per kind, in stream order; primary kinds first, queued as soon as they are

@@ -65,8 +65,8 @@ def test_a_primary_change_is_written_at_once(watcher: Watcher) -> None:
     ids=["ready", "deleted"],
 )
 def test_a_pod_turning_ready_or_gone_is_written_at_once(watcher: Watcher, change: Streamed) -> None:
-    """What a CR's status tells waits for nothing; the pod's creation held before it goes
-    along."""
+    """What a CR's status tells waits only READY_GRACE; the pod's creation held before it
+    goes along."""
     created = Streamed(POD, "ADDED", obj(POD, "p-1"))
     other = Streamed(POD, "ADDED", obj(POD, "p-2"))
     sender = _later(watcher, change, other)
