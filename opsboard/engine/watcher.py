@@ -44,8 +44,8 @@ WATCH_TIMEOUT = 300  # seconds per watch request; the server ends it, we resume
 # Else a pod created and made ready in one batch before its ReplicaSet arrived woke nobody
 # until the resync. Bounded, for pods whose owner kind no one watches (a Job's).
 UNOWNED_WAIT = 10.0  # seconds
-READY_GRACE = 0.02  # seconds (see Watcher._wait_for)
 UNOWNED_KEPT = 1_000  # changes
+READY_GRACE = 0.02  # seconds a ready or deleted pod's batch waits for more (_wait_for)
 
 
 @dataclass(frozen=True)
