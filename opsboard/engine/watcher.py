@@ -170,7 +170,7 @@ class Watcher:
             by_kind.setdefault(item.kind, []).append(item)
         for kind in [k for k in by_kind if k in self.primaries]:
             changes = self._apply_kind(kind, by_kind[kind])
-            self._enqueue_all(changes)
+            self._enqueue_all(keys_for(changes, self.controllers, self.owners, self.echoes))
             # The change history (kubectl's changes included) after the queueing: a write
             # less between a user's change and its reconcile. A watcher that dies in between
             # replays the batch (its resume point is saved below), and records it then.
@@ -180,13 +180,16 @@ class Watcher:
         owned: list[Change] = []
         for kind in [k for k in by_kind if k not in self.primaries]:
             owned.extend(self._apply_kind(kind, by_kind[kind]))
-        self._enqueue_all(owned)
+        self._enqueue_all(self._owned_keys(owned))
         for kind, (version, _, _) in self._versions.items():
             if version.isdigit() and not self.namespaces:  # see run()
                 self._queued_through[kind] = int(version)
         self._save_versions()
 
-    def _enqueue_all(self, changes: list[Change]) -> None:
+    def _owned_keys(self, changes: list[Change]) -> list[tuple[Key, str]]:
+        """The keys of a batch's owned changes, and of those of earlier batches whose owner
+        was not mirrored then (see UNOWNED_WAIT): mapped again once per batch, once this
+        batch's owners are mirrored."""
         now = time.monotonic()
         held = [(change, at) for change, at in self._unowned if now - at < UNOWNED_WAIT]
         since = {id(change): at for change, at in held}
@@ -199,6 +202,9 @@ class Watcher:
             unowned=unowned,
         )
         self._unowned = [(c, since.get(id(c), now)) for c in unowned][-UNOWNED_KEPT:]
+        return keys
+
+    def _enqueue_all(self, keys: list[tuple[Key, str]]) -> None:
         if self.enqueue_many is not None and len(keys) > 1:
             try:
                 self.enqueue_many([(key, "event", detail) for key, detail in keys])

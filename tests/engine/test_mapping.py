@@ -239,9 +239,13 @@ def test_the_watcher_maps_a_pod_again_when_its_replicaset_comes() -> None:
     rs = obj(REPLICASET, "a-1", owner=deployment)
     changes_for(TOY, ("ADDED", cr))
     changes_for(DEPLOYMENT, ("ADDED", deployment))
-    watcher._enqueue_all(changes_for(POD, ("ADDED", obj(POD, "a-1-x", owner=rs))))
+
+    def batch(*changes: Any) -> None:  # as Watcher._apply queues a batch's owned changes
+        watcher._enqueue_all(watcher._owned_keys(list(changes)))
+
+    batch(*changes_for(POD, ("ADDED", obj(POD, "a-1-x", owner=rs))))
     assert queued == []
-    watcher._enqueue_all(changes_for(REPLICASET, ("ADDED", rs)))
+    batch(*changes_for(REPLICASET, ("ADDED", rs)))
     assert queued == [Key("toy", "default", "a")]
-    watcher._enqueue_all([])
+    batch()
     assert queued == [Key("toy", "default", "a")], "mapped once, then forgotten"
