@@ -21,7 +21,7 @@ def reconcile_task(key: Key, why: Why) -> bytes:
 
 
 def send(key: Key, why: Why) -> None:
-    connection().lpush(broker_queue(), reconcile_task(key, why))
+    send_many([(key, why)])
 
 
 def send_many(items: Iterable[tuple[Key, Why]]) -> int:
