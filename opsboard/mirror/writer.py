@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -262,25 +262,47 @@ def _write(kind: Kind, final: dict[str, tuple[str, Body]], new: set[str]) -> Non
                     f"DELETE FROM {_TABLE} WHERE id IN ({_marks(len(stale_ids))})",
                     sorted(stale_ids),
                 )
-            fresh = _newer_than_mirrored(cursor, live)
-            if fresh:
-                # One prepared statement for the chunk: the ORM's bulk_create with conflict
-                # handling spent more time building its query than the database writing it.
-                cursor.executemany(_upsert_sql(connection.vendor), [row.values for row in fresh])
+            _upsert(cursor, _newer_than_mirrored(cursor, live))
 
-    retrying(write, what=f"mirror write of {len(final)} {kind.kind}")
+    def upsert_alone() -> None:
+        with connection.cursor() as cursor:
+            _upsert(cursor, live)
+
+    # On PostgreSQL the upsert itself keeps a newer row (its WHERE), so a chunk that only
+    # upserts, the usual one, is one autocommit statement: a round trip, not five (BEGIN,
+    # the advisory lock, the version read, the upsert, COMMIT).
+    alone = connection.vendor == "postgresql" and not gone and not stale_ids
+    retrying(upsert_alone if alone else write, what=f"mirror write of {len(final)} {kind.kind}")
 
 
-@cache
-def _upsert_sql(vendor: str) -> str:
-    """INSERT … ON CONFLICT (uid) DO UPDATE, which SQLite and PostgreSQL both speak."""
+def _upsert(cursor: Any, rows: list[_Row]) -> None:
+    """One statement for the rows: the ORM's bulk_create with conflict handling spent more
+    time building its query than the database writing it, and psycopg's executemany a
+    pipeline round per row."""
+    if rows:
+        sql = _upsert_sql(connection.vendor, len(rows))
+        cursor.execute(sql, [value for row in rows for value in row.values])
+
+
+@lru_cache(maxsize=64)
+def _upsert_sql(vendor: str, rows: int) -> str:
+    """INSERT … ON CONFLICT (uid) DO UPDATE of `rows` rows (distinct uids), which SQLite
+    and PostgreSQL both speak."""
     jsonb = "::jsonb" if vendor == "postgresql" else ""
     marks = ", ".join(f"%s{jsonb}" if c in _JSON_COLUMNS else "%s" for c in _COLUMNS)
     updates = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS if c != "uid")
-    return (
-        f"INSERT INTO {_TABLE} ({', '.join(_COLUMNS)}) VALUES ({marks})"
-        f" ON CONFLICT (uid) DO UPDATE SET {updates}"
+    sql = (
+        f"INSERT INTO {_TABLE} ({', '.join(_COLUMNS)}) VALUES "
+        + ", ".join([f"({marks})"] * rows)
+        + f" ON CONFLICT (uid) DO UPDATE SET {updates}"
     )
+    if vendor == "postgresql":  # never over a newer version (as _older decides)
+        sql += (
+            f" WHERE NOT ({_TABLE}.resource_version ~ '^[0-9]+$'"
+            " AND excluded.resource_version ~ '^[0-9]+$'"
+            f" AND excluded.resource_version::numeric < {_TABLE}.resource_version::numeric)"
+        )
+    return sql
 
 
 def _serialize_writers_of(cursor: Any, kind: Kind) -> None:
