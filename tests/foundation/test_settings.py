@@ -105,3 +105,19 @@ def test_sso_client_secrets_can_come_from_files(tmp_path: Path) -> None:
     )  # fmt: skip
     last = result.stdout.strip().splitlines()[-1]
     assert last.split() == ["opsboard", "s3cret", "opsboard.accounts.oidc.SsoBackend"]
+
+
+@pytest.mark.parametrize(
+    ("query", "bound"), [("", "True"), ("?server_side_binding=false", "False")]
+)
+def test_postgresql_binds_parameters_on_the_server_unless_the_url_says_not(
+    tmp_path: Path, query: str, bound: str
+) -> None:
+    result = manage(
+        "shell", "-c",
+        "from django.conf import settings as s; "
+        "print(s.DATABASES['default']['OPTIONS'].get('server_side_binding'))",
+        state_dir=str(tmp_path), DATABASE_URL=f"postgres://u:p@127.0.0.1:1/opsboard{query}",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == bound
