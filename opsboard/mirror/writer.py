@@ -204,16 +204,44 @@ def _newer_than(body: Body, version: int | None) -> bool:
     return version is not None and mine is not None and mine > version
 
 
-def _existing(kind: Kind, uids: Iterable[str]) -> dict[str, Snapshot]:
-    wanted = list(uids)
+@dataclass
+class _Mirrored:
+    """What the mirror holds of a chunk's objects before it is written: the rows by uid,
+    and the rows of the kind by name (for objects re-created under the same name)."""
+
+    known: dict[str, Snapshot]
+    named: dict[tuple[str, str], tuple[int, str]]  # (namespace, name) -> (id, uid)
+    asked: set[str]  # the names looked up
+
+
+def _existing(kind: Kind, uids: Iterable[str], names: Iterable[str] = ()) -> _Mirrored:
+    """The rows of `uids`, and in the same query the rows of the kind named `names` (asked
+    for the objects added: those are the ones that may clash with an older row)."""
+    wanted, asked = list(uids), sorted(set(names))
+    where, params = [], []
+    if wanted:
+        where.append(f"uid IN ({_marks(len(wanted))})")
+        params += wanted
+    if asked:
+        where.append(f"(api_version = %s AND kind = %s AND name IN ({_marks(len(asked))}))")
+        params += [kind.api_version, kind.kind, *asked]
+    mirrored = _Mirrored(known={}, named={}, asked=set(asked))
+    if not where:
+        return mirrored
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT uid, resource_version, generation, labels, annotations, deleted_at"
-            f" FROM {_TABLE} WHERE uid IN ({_marks(len(wanted))})",
-            wanted,
+            "SELECT id, uid, api_version, kind, namespace, name, resource_version, generation,"
+            f" labels, annotations, deleted_at FROM {_TABLE} WHERE {' OR '.join(where)}",
+            params,
         )
-        return {
-            uid: Snapshot(
+        rows = cursor.fetchall()
+    chosen = set(wanted)
+    for id_, uid, api_version, kind_, namespace, name, version, generation, *rest in rows:
+        if api_version == kind.api_version and kind_ == kind.kind:
+            mirrored.named[(namespace, name)] = (id_, uid)
+        if uid in chosen:
+            labels, annotations, deleted_at = rest
+            mirrored.known[uid] = Snapshot(
                 uid=uid,
                 resource_version=version,
                 generation=generation,
@@ -221,15 +249,16 @@ def _existing(kind: Kind, uids: Iterable[str]) -> dict[str, Snapshot]:
                 annotations=orjson.loads(annotations),
                 deleting=deleted_at is not None,
             )
-            for uid, version, generation, labels, annotations, deleted_at in cursor.fetchall()
-        }
+    return mirrored
 
 
 def _marks(count: int) -> str:
     return ", ".join(["%s"] * count)
 
 
-def _write(kind: Kind, final: dict[str, tuple[str, Body]], new: set[str]) -> None:
+def _write(
+    kind: Kind, final: dict[str, tuple[str, Body]], new: set[str], mirrored: _Mirrored
+) -> None:
     now = timezone.now()
     # In uid order: every writer locks rows in one order (no deadlock on PostgreSQL).
     gone = sorted(uid for uid, (type_, _) in final.items() if type_ == DELETED)
@@ -239,17 +268,11 @@ def _write(kind: Kind, final: dict[str, tuple[str, Body]], new: set[str]) -> Non
     )
     # An object deleted and re-created under the same name has a new uid: drop the old row.
     names = {(row.namespace, row.name): row.uid for row in live if row.uid in new}
-    stale_ids: list[int] = []
-    if names:
-        wanted = sorted({name for _, name in names})
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT id, namespace, name, uid FROM {_TABLE} WHERE api_version = %s"
-                f" AND kind = %s AND name IN ({_marks(len(wanted))})",
-                [kind.api_version, kind.kind, *wanted],
-            )
-            clashing = cursor.fetchall()
-        stale_ids = [i for i, ns, name, uid in clashing if names.get((ns, name), uid) != uid]
+    named = dict(mirrored.named)
+    unasked = sorted({name for _, name in names} - mirrored.asked)
+    if unasked:  # new to the mirror though not ADDED (a replay): look their names up now
+        named.update(_existing(kind, [], unasked).named)
+    stale_ids = [id_ for place, (id_, uid) in named.items() if names.get(place, uid) != uid]
 
     # Reads above, writes below: the write lock (SQLite has one) is held only for these.
     def write() -> None:
@@ -352,8 +375,12 @@ def mirror_apply(
     for start in range(0, len(events), _CHUNK):
         raw = events[start : start + _CHUNK]
         chunk = [(type_, _with_type(kind, body)) for type_, body in raw]
-        known = _existing(kind, {body["metadata"]["uid"] for _, body in chunk})
-        mirrored = set(known)
+        mirrored = _existing(
+            kind,
+            {body["metadata"]["uid"] for _, body in chunk},
+            {body["metadata"]["name"] for type_, body in chunk if type_ == ADDED},
+        )
+        known = dict(mirrored.known)
         final: dict[str, tuple[str, Body]] = {}
         for (type_, body), (_, original) in zip(chunk, raw, strict=True):
             uid = body["metadata"]["uid"]
@@ -370,7 +397,8 @@ def mirror_apply(
             known[uid] = snapshot(body)
             final[uid] = (type_, body)
         if final:
-            _write(kind, final, new={uid for uid in final if uid not in mirrored})
+            new = {uid for uid in final if uid not in mirrored.known}
+            _write(kind, final, new, mirrored)
     return changes
 
 

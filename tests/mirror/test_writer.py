@@ -44,6 +44,25 @@ def test_recreated_name_replaces_the_old_uid() -> None:
     assert list(KubeObject.objects.values_list("uid", flat=True)) == [new["metadata"]["uid"]]
 
 
+def test_recreated_name_seen_first_as_modified_still_replaces_the_old_uid() -> None:
+    # A watch resumed past the new object's ADDED: it is new to the mirror all the same.
+    old, new = obj(MEMCACHED, "m"), obj(MEMCACHED, "m")
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", old)])
+    mirror_apply(kind=MEMCACHED, events=[("MODIFIED", new)])
+    assert list(KubeObject.objects.values_list("uid", flat=True)) == [new["metadata"]["uid"]]
+
+
+def test_the_same_name_in_another_kind_or_namespace_is_not_replaced() -> None:
+    cr, deployment = obj(MEMCACHED, "m"), obj(DEPLOYMENT, "m")
+    elsewhere = obj(MEMCACHED, "m")
+    elsewhere["metadata"]["namespace"] = "other"
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", cr)])
+    mirror_apply(kind=DEPLOYMENT, events=[("ADDED", deployment)])
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", elsewhere)])
+    uids = {o["metadata"]["uid"] for o in (cr, deployment, elsewhere)}
+    assert set(KubeObject.objects.values_list("uid", flat=True)) == uids
+
+
 def test_relist_reports_only_what_changed_including_deletions() -> None:
     kept, changed, gone = obj(MEMCACHED, "a"), obj(MEMCACHED, "b"), obj(MEMCACHED, "c")
     mirror_apply(kind=MEMCACHED, events=[("ADDED", o) for o in (kept, changed, gone)])
