@@ -83,8 +83,9 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
             )
             reconcile_run_recorded.send(ReconcileRun, run=last, started_at=run.started_at)
             return last
-    row = retrying(lambda: _create(run, duration_ms), what="recording a run")
-    old = _beyond_keep(run.key)
+    row, old = retrying(lambda: _create(run, duration_ms), what="recording a run")
+    if old is None:
+        old = _beyond_keep(run.key)
     if old:  # in id order, as pruning deletes, so that the two never deadlock each other
         retrying(
             lambda: ReconcileRun.objects.filter(id__in=sorted(old)).delete(),
@@ -120,9 +121,13 @@ def _beyond_keep(key: Key) -> list[int]:
         return [id_ for (id_,) in cursor.fetchall()]
 
 
-def _create(run: RunRecord, duration_ms: float) -> ReconcileRun:
+def _create(run: RunRecord, duration_ms: float) -> tuple[ReconcileRun, list[int] | None]:
     """One INSERT, prepared as the ORM prepares it (each field's pre_save and database
-    value), without Model.save's machinery around it: that was half of recording a run."""
+    value), without Model.save's machinery around it: that was half of recording a run.
+
+    On PostgreSQL the same statement also answers `_beyond_keep` (the rows it sees are
+    those before the insert, so one fewer is kept of them): a round trip less per run.
+    Elsewhere the second list is None: ask `_beyond_keep`."""
     row = ReconcileRun(
         controller=run.key.controller,
         namespace=run.key.namespace,
@@ -147,11 +152,29 @@ def _create(run: RunRecord, duration_ms: float) -> ReconcileRun:
     )
     fields, sql = _insert()
     values = [f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields]
+    old: list[int] | None = None
     with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-        row.id = cursor.fetchone()[0]
+        if connection.vendor == "postgresql":
+            key, keep = run.key, settings.OPSBOARD_RUNLOG_KEEP_PER_KEY
+            older: list[str | int] = [key.controller, key.namespace, key.name, keep - 1]
+            cursor.execute(_insert_and_beyond_keep(), [*values, *older])
+            row.id, old = cursor.fetchone()
+        else:
+            cursor.execute(sql, values)
+            row.id = cursor.fetchone()[0]
     row._state.adding, row._state.db = False, connection.alias
-    return row
+    return row, old
+
+
+@cache
+def _insert_and_beyond_keep() -> str:
+    table = connection.ops.quote_name(ReconcileRun._meta.db_table)
+    return (
+        f"WITH new AS ({_insert()[1]})"
+        " SELECT (SELECT id FROM new), ARRAY("
+        f"SELECT id FROM {table} WHERE controller = %s AND namespace = %s AND name = %s"
+        " ORDER BY started_at DESC LIMIT 1000 OFFSET %s)"
+    )
 
 
 @cache

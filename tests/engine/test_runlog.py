@@ -100,12 +100,13 @@ def test_errors_are_never_folded() -> None:
     assert ReconcileRun.objects.count() == 2
 
 
-@override_settings(OPSBOARD_RUNLOG_KEEP_PER_KEY=3)
-def test_only_the_last_runs_of_a_key_are_kept() -> None:
-    for at in range(6):
-        reconcile_run_record(run=run(at, actions=[f"Did {at}"]))
+@pytest.mark.parametrize("keep", [1, 3])
+def test_only_the_last_runs_of_a_key_are_kept(keep: int) -> None:
+    with override_settings(OPSBOARD_RUNLOG_KEEP_PER_KEY=keep):
+        for at in range(6):
+            reconcile_run_record(run=run(at, actions=[f"Did {at}"]))
     kept = ReconcileRun.objects.order_by("started_at").values_list("actions", flat=True)
-    assert list(kept) == [["Did 3"], ["Did 4"], ["Did 5"]]
+    assert list(kept) == [[f"Did {at}"] for at in range(6 - keep, 6)]
 
 
 @override_settings(OPSBOARD_RUNLOG_KEEP_DAYS=7)
