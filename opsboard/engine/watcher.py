@@ -28,9 +28,11 @@ from opsboard.engine.mapping import Echoes, OwnerIndex, keys_for
 from opsboard.mirror.history import spec_versions_record
 from opsboard.mirror.writer import (
     Change,
+    KindEvents,
     kind_watch_resume_point,
     kind_watches_save,
     mirror_apply,
+    mirror_apply_kinds,
     mirror_relist,
 )
 
@@ -177,9 +179,7 @@ class Watcher:
             spec_versions_record(changes)
         # Owned kinds together: an owner chain mirrored in this batch (a ReplicaSet and
         # its Pods) is complete before the changes are mapped to keys.
-        owned: list[Change] = []
-        for kind in [k for k in by_kind if k not in self.primaries]:
-            owned.extend(self._apply_kind(kind, by_kind[kind]))
+        owned = self._apply_kinds({k: v for k, v in by_kind.items() if k not in self.primaries})
         self._enqueue_all(self._owned_keys(owned))
         for kind, (version, _, _) in self._versions.items():
             if version.isdigit() and not self.namespaces:  # see run()
@@ -233,45 +233,57 @@ class Watcher:
             for c in self.controllers
         )
 
-    def _apply_kind(self, kind: Kind, items: list[Listed | Streamed]) -> list[Change]:
-        if kind == EVENT:  # the UI shows a CR's Events; Pods' Events would only cost writes
-            items = [
-                Listed(
-                    kind,
-                    i.namespace,
-                    [e for e in i.items if self._about_primary(e)],
-                    i.resource_version,
-                )
-                if isinstance(i, Listed)
-                else i
-                for i in items
-                if isinstance(i, Listed) or i.type == "BOOKMARK" or self._about_primary(i.body)
-            ]
+    def _apply_kinds(self, by_kind: dict[Kind, list[Listed | Streamed]]) -> list[Change]:
+        """Several kinds' items; the streamed events of those not re-listed in the batch
+        are mirrored together (mirror_apply_kinds: one read and one write for them all)."""
         changes: list[Change] = []
-        run: list[tuple[str, Body]] = []
-        since = self._queued_through.get(kind)
+        together: list[KindEvents] = []
+        for kind, items in by_kind.items():
+            if any(isinstance(item, Listed) for item in items):
+                changes.extend(self._apply_kind(kind, items))
+            else:
+                events = self._streamed(kind, [i for i in items if isinstance(i, Streamed)])
+                together.append(KindEvents(kind, events, self._queued_through.get(kind)))
+        return [*changes, *mirror_apply_kinds(together)]
+
+    def _streamed(self, kind: Kind, items: list[Streamed]) -> list[tuple[str, Body]]:
+        """The events to mirror of a kind's streamed items; notes how far the stream got."""
+        if kind == EVENT:  # the UI shows a CR's Events; Pods' Events would only cost writes
+            items = [i for i in items if i.type == "BOOKMARK" or self._about_primary(i.body)]
+        events: list[tuple[str, Body]] = []
         for item in items:
-            if isinstance(item, Listed):
-                if run:
-                    changes.extend(mirror_apply(kind=kind, events=run, queued_through=since))
-                    run = []
-                namespaces = [item.namespace] if item.namespace else []
-                changes.extend(
-                    mirror_relist(
-                        kind=kind, items=item.items, namespaces=namespaces, queued_through=since
-                    )
-                )
-                if not item.namespace:
-                    self._versions[kind] = (item.resource_version, True, False)
-                continue
             if not self.namespaces:
                 version = str(item.body["metadata"].get("resourceVersion") or "")
                 _, listed, _ = self._versions.get(kind, ("", False, False))
                 self._versions[kind] = (version, listed, item.type != "BOOKMARK")
             if item.type != "BOOKMARK":
-                run.append((item.type, item.body))
-        if run:
-            changes.extend(mirror_apply(kind=kind, events=run, queued_through=since))
+                events.append((item.type, item.body))
+        return events
+
+    def _apply_kind(self, kind: Kind, items: list[Listed | Streamed]) -> list[Change]:
+        """One kind's items in order: its re-lists, and the events between them."""
+        changes: list[Change] = []
+        since = self._queued_through.get(kind)
+        streamed: list[Streamed] = []
+        for item in [*items, None]:
+            if isinstance(item, Streamed):
+                streamed.append(item)
+                continue
+            if streamed:
+                events = self._streamed(kind, streamed)
+                changes.extend(mirror_apply(kind=kind, events=events, queued_through=since))
+                streamed = []
+            if item is None:
+                break
+            listed = item.items
+            if kind == EVENT:  # the UI shows a CR's Events; Pods' Events would only cost writes
+                listed = [e for e in listed if self._about_primary(e)]
+            namespaces = [item.namespace] if item.namespace else []
+            changes.extend(
+                mirror_relist(kind=kind, items=listed, namespaces=namespaces, queued_through=since)
+            )
+            if not item.namespace:
+                self._versions[kind] = (item.resource_version, True, False)
         return changes
 
     def _save_versions(self) -> None:

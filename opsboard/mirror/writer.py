@@ -204,28 +204,35 @@ def _newer_than(body: Body, version: int | None) -> bool:
     return version is not None and mine is not None and mine > version
 
 
+_Place = tuple[str, str, str, str]  # api_version, kind, namespace, name
+
+
 @dataclass
 class _Mirrored:
     """What the mirror holds of a chunk's objects before it is written: the rows by uid,
-    and the rows of the kind by name (for objects re-created under the same name)."""
+    and the rows named as the objects added (an object re-created under its old name)."""
 
     known: dict[str, Snapshot]
-    named: dict[tuple[str, str], tuple[int, str]]  # (namespace, name) -> (id, uid)
-    asked: set[str]  # the names looked up
+    named: dict[_Place, tuple[int, str]]  # -> (id, uid)
+    asked: set[tuple[str, str, str]]  # the (api_version, kind, name) looked up
 
 
-def _existing(kind: Kind, uids: Iterable[str], names: Iterable[str] = ()) -> _Mirrored:
-    """The rows of `uids`, and in the same query the rows of the kind named `names` (asked
-    for the objects added: those are the ones that may clash with an older row)."""
-    wanted, asked = list(uids), sorted(set(names))
+def _existing(uids: Iterable[str], names: Mapping[Kind, Iterable[str]] = {}) -> _Mirrored:
+    """The rows of `uids`, and in the same query the rows of each kind with those `names`
+    (asked for the objects added: those are the ones that may clash with an older row)."""
+    wanted = list(uids)
     where, params = [], []
     if wanted:
         where.append(f"uid IN ({_marks(len(wanted))})")
         params += wanted
-    if asked:
-        where.append(f"(api_version = %s AND kind = %s AND name IN ({_marks(len(asked))}))")
-        params += [kind.api_version, kind.kind, *asked]
-    mirrored = _Mirrored(known={}, named={}, asked=set(asked))
+    asked: set[tuple[str, str, str]] = set()
+    for kind, of_kind in names.items():
+        chosen = sorted(set(of_kind))
+        if chosen:
+            where.append(f"(api_version = %s AND kind = %s AND name IN ({_marks(len(chosen))}))")
+            params += [kind.api_version, kind.kind, *chosen]
+            asked.update((kind.api_version, kind.kind, name) for name in chosen)
+    mirrored = _Mirrored(known={}, named={}, asked=asked)
     if not where:
         return mirrored
     with connection.cursor() as cursor:
@@ -235,11 +242,11 @@ def _existing(kind: Kind, uids: Iterable[str], names: Iterable[str] = ()) -> _Mi
             params,
         )
         rows = cursor.fetchall()
-    chosen = set(wanted)
+    by_uid = set(wanted)
     for id_, uid, api_version, kind_, namespace, name, version, generation, *rest in rows:
-        if api_version == kind.api_version and kind_ == kind.kind:
-            mirrored.named[(namespace, name)] = (id_, uid)
-        if uid in chosen:
+        if (api_version, kind_, name) in asked:
+            mirrored.named[(api_version, kind_, namespace, name)] = (id_, uid)
+        if uid in by_uid:
             labels, annotations, deleted_at = rest
             mirrored.known[uid] = Snapshot(
                 uid=uid,
@@ -256,28 +263,41 @@ def _marks(count: int) -> str:
     return ", ".join(["%s"] * count)
 
 
-def _write(
-    kind: Kind, final: dict[str, tuple[str, Body]], new: set[str], mirrored: _Mirrored
-) -> None:
+def _write(final: dict[str, tuple[str, Kind, Body]], new: set[str], mirrored: _Mirrored) -> None:
     now = timezone.now()
     # In uid order: every writer locks rows in one order (no deadlock on PostgreSQL).
-    gone = sorted(uid for uid, (type_, _) in final.items() if type_ == DELETED)
+    gone = sorted(uid for uid, (type_, _, _) in final.items() if type_ == DELETED)
     live = sorted(
-        (_row(kind, body, now) for type_, body in final.values() if type_ != DELETED),
+        (_row(kind, body, now) for type_, kind, body in final.values() if type_ != DELETED),
         key=lambda row: row.uid,
     )
     # An object deleted and re-created under the same name has a new uid: drop the old row.
-    names = {(row.namespace, row.name): row.uid for row in live if row.uid in new}
+    added: dict[_Place, str] = {
+        (
+            kind.api_version,
+            kind.kind,
+            body["metadata"].get("namespace", ""),
+            body["metadata"]["name"],
+        ): uid
+        for uid, (type_, kind, body) in final.items()
+        if type_ != DELETED and uid in new
+    }
     named = dict(mirrored.named)
-    unasked = sorted({name for _, name in names} - mirrored.asked)
+    kinds = {kind for _, kind, _ in final.values()}
+    kinds_by_name = {(kind.api_version, kind.kind): kind for kind in kinds}
+    unasked: dict[Kind, set[str]] = {}
+    for api_version, kind_, _, name in added:
+        if (api_version, kind_, name) not in mirrored.asked:
+            kind = kinds_by_name[(api_version, kind_)]
+            unasked.setdefault(kind, set()).add(name)
     if unasked:  # new to the mirror though not ADDED (a replay): look their names up now
-        named.update(_existing(kind, [], unasked).named)
-    stale_ids = [id_ for place, (id_, uid) in named.items() if names.get(place, uid) != uid]
+        named.update(_existing([], unasked).named)
+    stale_ids = [id_ for place, (id_, uid) in named.items() if added.get(place, uid) != uid]
 
     # Reads above, writes below: the write lock (SQLite has one) is held only for these.
     def write() -> None:
         with transaction.atomic(), connection.cursor() as cursor:
-            _serialize_writers_of(cursor, kind)
+            _serialize_writers_of(cursor, kinds)
             if gone:
                 cursor.execute(f"DELETE FROM {_TABLE} WHERE uid IN ({_marks(len(gone))})", gone)
             if stale_ids:
@@ -295,7 +315,8 @@ def _write(
     # upserts, the usual one, is one autocommit statement: a round trip, not five (BEGIN,
     # the advisory lock, the version read, the upsert, COMMIT).
     alone = connection.vendor == "postgresql" and not gone and not stale_ids
-    retrying(upsert_alone if alone else write, what=f"mirror write of {len(final)} {kind.kind}")
+    what = f"mirror write of {len(final)} {'/'.join(sorted(k.kind for k in kinds))}"
+    retrying(upsert_alone if alone else write, what=what)
 
 
 def _upsert(cursor: Any, rows: list[_Row]) -> None:
@@ -328,17 +349,22 @@ def _upsert_sql(vendor: str, rows: int) -> str:
     return sql
 
 
-def _serialize_writers_of(cursor: Any, kind: Kind) -> None:
-    """Makes the writers of one kind's mirror take turns, until the transaction ends.
+def _serialize_writers_of(cursor: Any, kinds: Iterable[Kind]) -> None:
+    """Makes the writers of these kinds' mirror take turns, until the transaction ends.
 
     During a failover the old leader may still flush while the new one re-lists. SQLite
     has one writer at a time anyway; on PostgreSQL row locks cannot cover rows that do
     not exist yet, so two writers could insert one object at two versions. A transaction
-    advisory lock per kind makes them take turns, uncontended in the usual case.
+    advisory lock per kind makes them take turns, uncontended in the usual case; taken in
+    one order, so two writers of several kinds never wait for each other in a circle.
     """
     if connection.vendor == "postgresql":
-        lock = zlib.crc32(f"opsboard.mirror:{kind.api_version}/{kind.kind}".encode())
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
+        for lock in sorted({_lock_of(kind) for kind in kinds}):
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
+
+
+def _lock_of(kind: Kind) -> int:
+    return zlib.crc32(f"opsboard.mirror:{kind.api_version}/{kind.kind}".encode())
 
 
 def _newer_than_mirrored(cursor: Any, live: list[_Row]) -> list[_Row]:
@@ -358,6 +384,15 @@ def _older(version: str, mirrored: str | None) -> bool:
     return mine is not None and theirs is not None and mine < theirs
 
 
+@dataclass(frozen=True)
+class KindEvents:
+    """One kind's watch events, in order, and its `queued_through` (see mirror_apply)."""
+
+    kind: Kind
+    events: Sequence[tuple[str, Body]]
+    queued_through: int | None = None
+
+
 def mirror_apply(
     *, kind: Kind, events: Sequence[tuple[str, Body]], queued_through: int | None = None
 ) -> list[Change]:
@@ -365,28 +400,58 @@ def mirror_apply(
 
     The leading watcher is the mirror's usual writer, so reading the previous state before
     the write transaction opens is safe, and keeps that transaction short; a late writer
-    (a deposed leader still flushing) is caught inside it (_newer_than_mirrored).
+    (a deposed leader still flushing) is caught inside it (_newer_than_mirrored, or the
+    upsert's own guard on PostgreSQL).
 
     `queued_through`: the newest resourceVersion of `kind` whose keys are known queued. A
     replay newer than it was mirrored by a watcher that may have died before queueing it,
     so it comes back as news (previous unknown), though the mirror needs no write.
     """
+    return mirror_apply_kinds([KindEvents(kind, events, queued_through)])
+
+
+def mirror_apply_kinds(runs: Sequence[KindEvents]) -> list[Change]:
+    """`mirror_apply` of several kinds at once: up to 500 events of any kinds are one read
+    and one write, not one of each per kind (a watcher's batch of Pods, ReplicaSets and
+    Deployments was three of each). Changes come kind by kind, each in its events' order."""
     changes: list[Change] = []
-    for start in range(0, len(events), _CHUNK):
-        raw = events[start : start + _CHUNK]
-        chunk = [(type_, _with_type(kind, body)) for type_, body in raw]
-        mirrored = _existing(
-            kind,
-            {body["metadata"]["uid"] for _, body in chunk},
-            {body["metadata"]["name"] for type_, body in chunk if type_ == ADDED},
-        )
-        known = dict(mirrored.known)
-        final: dict[str, tuple[str, Body]] = {}
-        for (type_, body), (_, original) in zip(chunk, raw, strict=True):
+    chunk: list[KindEvents] = []
+    room = _CHUNK
+    for run in runs:
+        events = run.events
+        while events:
+            part, events = events[:room], events[room:]
+            chunk.append(KindEvents(run.kind, part, run.queued_through))
+            room -= len(part)
+            if not room:
+                changes.extend(_apply_chunk(chunk))
+                chunk, room = [], _CHUNK
+    if chunk:
+        changes.extend(_apply_chunk(chunk))
+    return changes
+
+
+def _apply_chunk(runs: list[KindEvents]) -> list[Change]:
+    typed = [
+        (run, [(type_, _with_type(run.kind, body)) for type_, body in run.events]) for run in runs
+    ]
+    names: dict[Kind, set[str]] = {}
+    for run, chunk in typed:
+        added = {body["metadata"]["name"] for type_, body in chunk if type_ == ADDED}
+        names.setdefault(run.kind, set()).update(added)
+    mirrored = _existing(
+        {body["metadata"]["uid"] for _, chunk in typed for _, body in chunk}, names
+    )
+    known = dict(mirrored.known)
+    changes: list[Change] = []
+    final: dict[str, tuple[str, Kind, Body]] = {}
+    for run, chunk in typed:
+        kind = run.kind
+        for (type_, body), (_, original) in zip(chunk, run.events, strict=True):
             uid = body["metadata"]["uid"]
             if type_ != DELETED and _not_newer(body, known.get(uid)):
                 # A replay (resuming from an older version): already mirrored.
-                if _newer_than(body, queued_through):
+                if _newer_than(body, run.queued_through):
                     changes.append(Change(type_, kind, body, None))
                 continue
             previous = known.get(uid)
@@ -395,10 +460,9 @@ def mirror_apply(
             manager = spec_manager(original) if new_spec else ""
             changes.append(Change(type_, kind, body, previous, manager))
             known[uid] = snapshot(body)
-            final[uid] = (type_, body)
-        if final:
-            new = {uid for uid in final if uid not in mirrored.known}
-            _write(kind, final, new, mirrored)
+            final[uid] = (type_, kind, body)
+    if final:
+        _write(final, {uid for uid in final if uid not in mirrored.known}, mirrored)
     return changes
 
 

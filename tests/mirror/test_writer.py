@@ -6,7 +6,7 @@ import pytest
 
 from controllers.base import DEPLOYMENT
 from opsboard.mirror.models import KubeObject
-from opsboard.mirror.writer import mirror_apply, mirror_relist
+from opsboard.mirror.writer import KindEvents, mirror_apply, mirror_apply_kinds, mirror_relist
 from tests.mirror.factories import MEMCACHED, condition, obj
 
 pytestmark = pytest.mark.django_db
@@ -127,3 +127,37 @@ def test_a_relist_after_a_lost_queue_reports_the_unqueued_objects_only() -> None
     assert mirror_relist(kind=MEMCACHED, items=[old, fresh]) == []
     [change] = mirror_relist(kind=MEMCACHED, items=[old, fresh], queued_through=100)
     assert (change.body["metadata"]["name"], change.previous) == ("fresh", None)
+
+
+def test_several_kinds_are_mirrored_together_their_changes_kind_by_kind() -> None:
+    crs = [obj(MEMCACHED, f"m{i:03}") for i in range(300)]
+    deployments = [obj(DEPLOYMENT, f"m{i:03}", owner=cr) for i, cr in enumerate(crs)]
+    changes = mirror_apply_kinds(
+        [
+            KindEvents(MEMCACHED, [("ADDED", cr) for cr in crs]),
+            KindEvents(DEPLOYMENT, [("ADDED", d) for d in deployments]),
+        ]
+    )  # 600 events: two chunks, the second holding both kinds
+    assert [(c.kind, c.body["metadata"]["uid"]) for c in changes] == [
+        *((MEMCACHED, cr["metadata"]["uid"]) for cr in crs),
+        *((DEPLOYMENT, d["metadata"]["uid"]) for d in deployments),
+    ]
+    assert KubeObject.objects.filter(kind="Deployment").count() == 300
+    rows = dict(KubeObject.objects.filter(kind="Deployment").values_list("name", "owner_uid"))
+    assert rows == {cr["metadata"]["name"]: cr["metadata"]["uid"] for cr in crs}
+    modified = {**crs[0], "metadata": {**crs[0]["metadata"], "resourceVersion": "99999"}}
+    [change] = mirror_apply_kinds(
+        [KindEvents(MEMCACHED, [("MODIFIED", modified)]), KindEvents(DEPLOYMENT, [])]
+    )
+    assert change.previous is not None and change.previous.uid == crs[0]["metadata"]["uid"]
+
+
+def test_a_name_recreated_in_one_kind_leaves_that_name_of_another_kind_alone() -> None:
+    cr, old = obj(MEMCACHED, "m"), obj(DEPLOYMENT, "m")
+    mirror_apply_kinds(
+        [KindEvents(MEMCACHED, [("ADDED", cr)]), KindEvents(DEPLOYMENT, [("ADDED", old)])]
+    )
+    new = obj(DEPLOYMENT, "m")
+    mirror_apply_kinds([KindEvents(MEMCACHED, []), KindEvents(DEPLOYMENT, [("ADDED", new)])])
+    uids = set(KubeObject.objects.values_list("uid", flat=True))
+    assert uids == {cr["metadata"]["uid"], new["metadata"]["uid"]}
