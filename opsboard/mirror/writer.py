@@ -217,7 +217,7 @@ class _Mirrored:
     asked: set[tuple[str, str, str]]  # the (api_version, kind, name) looked up
 
 
-def _existing(uids: Iterable[str], names: Mapping[Kind, Iterable[str]] = {}) -> _Mirrored:
+def _existing(uids: Iterable[str], names: Mapping[Kind, Iterable[str]]) -> _Mirrored:
     """The rows of `uids`, and in the same query the rows of each kind with those `names`
     (asked for the objects added: those are the ones that may clash with an older row)."""
     wanted = list(uids)
