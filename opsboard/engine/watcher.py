@@ -48,6 +48,8 @@ WATCH_TIMEOUT = 300  # seconds per watch request; the server ends it, we resume
 UNOWNED_WAIT = 10.0  # seconds
 UNOWNED_KEPT = 1_000  # changes
 READY_GRACE = 0.02  # seconds a ready or deleted pod's batch waits for more (_wait_for)
+# Keys wait for every kind's first list, at most this long (see Watcher._holding).
+SYNC_WAIT = 30.0  # seconds
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,10 @@ class Watcher:
         self.owners = OwnerIndex(self.controllers)
         self._versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)
         self._queued_through: dict[Kind, int] = {}  # kind → newest rv whose keys are queued
+        # The streams whose first list has not come yet, and the keys held meanwhile.
+        self._unlisted: set[tuple[Kind, str]] = set()
+        self._listed_by = 0.0  # time.monotonic() after which keys wait no longer
+        self._held: dict[Key, str] = {}
 
     # -- readers -------------------------------------------------------------------------
 
@@ -170,6 +176,8 @@ class Watcher:
         by_kind: dict[Kind, list[Listed | Streamed]] = {}
         for item in batch:
             by_kind.setdefault(item.kind, []).append(item)
+            if isinstance(item, Listed):
+                self._unlisted.discard((item.kind, item.namespace))
         for kind in [k for k in by_kind if k in self.primaries]:
             changes = self._apply_kind(kind, by_kind[kind])
             self._enqueue_all(keys_for(changes, self.controllers, self.owners, self.echoes))
@@ -181,6 +189,9 @@ class Watcher:
         # its Pods) is complete before the changes are mapped to keys.
         owned = self._apply_kinds({k: v for k, v in by_kind.items() if k not in self.primaries})
         self._enqueue_all(self._owned_keys(owned))
+        if self._holding():
+            return  # nothing queued yet: a successor must replay this batch
+        self._release_held()
         for kind, (version, _, _) in self._versions.items():
             if version.isdigit() and not self.namespaces:  # see run()
                 self._queued_through[kind] = int(version)
@@ -204,7 +215,27 @@ class Watcher:
         self._unowned = [(c, since.get(id(c), now)) for c in unowned][-UNOWNED_KEPT:]
         return keys
 
+    def _holding(self) -> bool:
+        """Whether keys still wait for every kind's first list, as controller-runtime waits
+        for its caches to sync. A run started before, say, the ConfigMaps were listed could
+        create one that is deleted before that list: the list shows nothing, the watch
+        starts after both, and its owner, done, waits for the resync (10 min). A kind not
+        listed within SYNC_WAIT (no permission, a missing CRD) is waited for no longer."""
+        if self._unlisted and time.monotonic() > self._listed_by:
+            kinds = ", ".join(sorted({kind.kind for kind, _ in self._unlisted}))
+            log.warning("Not listed after %gs: %s; reconciling without them", SYNC_WAIT, kinds)
+            self._unlisted.clear()
+        return bool(self._unlisted)
+
+    def _release_held(self) -> None:
+        held, self._held = list(self._held.items()), {}
+        self._enqueue_all(held)
+
     def _enqueue_all(self, keys: list[tuple[Key, str]]) -> None:
+        if self._unlisted and self._holding():
+            for key, detail in keys:
+                self._held.setdefault(key, detail)
+            return
         if self.enqueue_many is not None and len(keys) > 1:
             try:
                 self.enqueue_many([(key, "event", detail) for key, detail in keys])
@@ -308,18 +339,23 @@ class Watcher:
             if resume.isdigit() and not self.namespaces:
                 self._queued_through[kind] = int(resume)
             for namespace in (self.namespaces if kind.namespaced else []) or [""]:
-                # A watch of all namespaces resumes where the last watcher stopped; else
-                # list first.
+                # A watch of all namespaces resumes where the last watcher stopped (it
+                # replays what it missed); else list first, and keys wait for that list.
+                if namespace or not resume:
+                    self._unlisted.add((kind, namespace))
                 threading.Thread(
                     target=self._stream,
                     args=(kind, namespace, "" if namespace else resume),
                     name=f"watch {kind}",
                     daemon=True,
                 ).start()
+        self._listed_by = time.monotonic() + SYNC_WAIT
         while not self.stop.is_set():
             try:
                 first = self.inbox.get(timeout=0.5)
             except queue.Empty:
+                if self._held and not self._holding():  # a kind never listed: go on
+                    self._release_held()
                 continue
             self._apply_retrying(self._drain(first))
 

@@ -98,6 +98,27 @@ def test_a_deleted_child_is_restored_through_the_owner_mapping(
 
 
 @pytest.mark.kubesim_only
+def test_no_key_runs_before_every_kind_is_listed(
+    engine: EngineProcesses, api: ApiKube, namespace: str, toy_crd: None, kubesim_server: Any
+) -> None:
+    # The ConfigMaps' first list answers 2 s late. Were the Toy reconciled meanwhile, its
+    # ConfigMap could be created and deleted before that list, which would show neither.
+    kubesim_server.add_latency(2000, verb="list", resource="configmaps", count=1)
+    api.create(TOY, toy("a", namespace))
+    engine.controllers = "tests.engine.toy"
+    engine.start_worker(concurrency=2)
+    engine.start_watcher()
+    first = wait_for(lambda: api.get(CONFIGMAP, namespace, "a"), what="the ConfigMap")
+    api.delete(CONFIGMAP, namespace, "a")
+    again = wait_for(
+        lambda: (api.get(CONFIGMAP, namespace, "a") or {}).get("metadata", {}).get("uid"),
+        timeout=30,
+        what="the ConfigMap to be created again",
+    )
+    assert again != first["metadata"]["uid"]
+
+
+@pytest.mark.kubesim_only
 def test_a_noop_reconcile_makes_no_api_call(
     toy_engine: EngineProcesses, api: ApiKube, namespace: str, kubesim_server: Any
 ) -> None:
