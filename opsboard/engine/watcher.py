@@ -190,7 +190,7 @@ class Watcher:
         owned = self._apply_kinds({k: v for k, v in by_kind.items() if k not in self.primaries})
         self._enqueue_all(self._owned_keys(owned))
         if self._holding():
-            return  # nothing queued yet: a successor must replay this batch
+            return  # nothing queued yet, so the resume points are not saved either
         self._release_held()
         for kind, (version, _, _) in self._versions.items():
             if version.isdigit() and not self.namespaces:  # see run()
