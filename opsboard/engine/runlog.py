@@ -113,12 +113,19 @@ def _beyond_keep(key: Key) -> list[int]:
     index: the ORM spent longer building the query than the database answering it."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id FROM {ReconcileRun._meta.db_table}"
-            " WHERE controller = %s AND namespace = %s AND name = %s"
-            " ORDER BY started_at DESC LIMIT 1000 OFFSET %s",
+            _BEYOND_KEEP,
             [key.controller, key.namespace, key.name, settings.OPSBOARD_RUNLOG_KEEP_PER_KEY],
         )
         return [id_ for (id_,) in cursor.fetchall()]
+
+
+# The ids of a key's runs past the newest OFFSET: `_beyond_keep`, and the second half of
+# `_insert_and_beyond_keep`.
+_BEYOND_KEEP = (
+    f"SELECT id FROM {ReconcileRun._meta.db_table}"
+    " WHERE controller = %s AND namespace = %s AND name = %s"
+    " ORDER BY started_at DESC LIMIT 1000 OFFSET %s"
+)
 
 
 def _create(run: RunRecord, duration_ms: float) -> tuple[ReconcileRun, list[int] | None]:
@@ -168,13 +175,7 @@ def _create(run: RunRecord, duration_ms: float) -> tuple[ReconcileRun, list[int]
 
 @cache
 def _insert_and_beyond_keep() -> str:
-    table = connection.ops.quote_name(ReconcileRun._meta.db_table)
-    return (
-        f"WITH new AS ({_insert()[1]})"
-        " SELECT (SELECT id FROM new), ARRAY("
-        f"SELECT id FROM {table} WHERE controller = %s AND namespace = %s AND name = %s"
-        " ORDER BY started_at DESC LIMIT 1000 OFFSET %s)"
-    )
+    return f"WITH new AS ({_insert()[1]}) SELECT (SELECT id FROM new), ARRAY({_BEYOND_KEEP})"
 
 
 @cache
