@@ -80,12 +80,17 @@ def test_an_owned_object_maps_to_its_controller_owner() -> None:
     assert keys == [(Key("toy", "default", "a"), "MODIFIED ConfigMap default/a")]
 
 
-def test_a_pod_maps_through_its_replicaset_and_deployment_to_the_cr() -> None:
+def _replicaset_of_a_toy() -> dict[str, Any]:
+    """A ReplicaSet, not mirrored yet, of the Deployment of Toy "a" (both mirrored)."""
     cr = obj(TOY, "a")
     deployment = obj(DEPLOYMENT, "a", owner=cr)
-    rs = obj(REPLICASET, "a-1", owner=deployment)
     changes_for(TOY, ("ADDED", cr))
     changes_for(DEPLOYMENT, ("ADDED", deployment))
+    return obj(REPLICASET, "a-1", owner=deployment)
+
+
+def test_a_pod_maps_through_its_replicaset_and_deployment_to_the_cr() -> None:
+    rs = _replicaset_of_a_toy()
     changes_for(REPLICASET, ("ADDED", rs))
     pod = obj(POD, "a-1-x", owner=rs)
     assert [k for k, _ in keys_for(changes_for(POD, ("ADDED", pod)), [TOYS])] == [
@@ -212,11 +217,7 @@ def test_an_owned_spec_only_kind_changing_only_kubernetes_annotations_wakes_nobo
 
 
 def test_a_pod_seen_before_its_replicaset_is_kept_for_when_it_comes() -> None:
-    cr = obj(TOY, "a")
-    deployment = obj(DEPLOYMENT, "a", owner=cr)
-    rs = obj(REPLICASET, "a-1", owner=deployment)
-    changes_for(TOY, ("ADDED", cr))
-    changes_for(DEPLOYMENT, ("ADDED", deployment))
+    rs = _replicaset_of_a_toy()
     pod = changes_for(POD, ("ADDED", obj(POD, "a-1-x", owner=rs)))  # its watch ran ahead
     unowned: list[Any] = []
     assert keys_for(pod, [TOYS], unowned=unowned) == []
