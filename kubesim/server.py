@@ -138,8 +138,7 @@ class KubeSim:
         self.stopping = True
         if self.cluster is not None:
             self.cluster.stop()
-        with self.store.changed:
-            self.store.changed.notify_all()
+        self.store.wake_watches()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.gc.stop()
@@ -273,8 +272,7 @@ class KubeSim:
 
     def close_watches(self, resource: str | None = None) -> None:
         self.faults.close_watches(resource)
-        with self.store.changed:
-            self.store.changed.notify_all()
+        self.store.wake_watches()
 
     def clear_faults(self) -> None:
         self.faults.clear()

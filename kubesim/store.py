@@ -100,7 +100,13 @@ class Store:
         self.registry = Registry()
         self.root_ca = root_ca  # PEM of the cluster CA, published in each kube-root-ca.crt
         self._lock = threading.RLock()
-        self.changed = threading.Condition(threading.Lock())  # watchers wait on this
+        # Guards the event window; each watch waits on its resource's condition (all share
+        # this lock), so a change wakes only the watches of its resource, as the watch
+        # cache dispatches only to interested watchers. Waking every watch on every change
+        # made a herd of threads queue for the GIL: with an operator's dozen watches, a
+        # CR's change reached its watch tens of milliseconds after kubectl had its reply.
+        self._changed_lock = threading.Lock()
+        self._watchers: dict[str, threading.Condition] = {}
         self._objects: dict[str, dict[tuple[str, str], Entry]] = {}
         self._uids: dict[str, tuple[str, str, str]] = {}
         self._dependents: dict[str, set[tuple[str, str, str]]] = {}
@@ -148,8 +154,7 @@ class Store:
         self._closed = True
         self._queue.put(None)
         self._dispatcher.join(timeout=5)
-        with self.changed:
-            self.changed.notify_all()
+        self.wake_watches()
         with self._lock:
             if self._db is not None:
                 self._db.close()
@@ -302,9 +307,25 @@ class Store:
             last = (meta.get("namespace", ""), meta["name"])
         return out, rv, last, remaining
 
+    def changed_of(self, resource: str) -> threading.Condition:
+        """What the watches of `resource` wait on: notified when one of its objects changes,
+        by wake_watches, and every quarter window (so that a quiet resource's watch moves
+        its resume point past the others' events before they leave the window)."""
+        with self._changed_lock:
+            cond = self._watchers.get(resource)
+            if cond is None:
+                cond = self._watchers[resource] = threading.Condition(self._changed_lock)
+            return cond
+
+    def wake_watches(self) -> None:
+        """Wakes every watch, to look at the server's state (stopping, faults, closed)."""
+        with self._changed_lock:
+            for cond in self._watchers.values():
+                cond.notify_all()
+
     def events_after(self, rv: int) -> builtins.list[Event]:
         """Retained events newer than rv; raises 410 Expired when rv is older than the window."""
-        with self.changed:
+        with self._changed_lock:
             if rv < self.floor:
                 raise errors.gone(f"too old resource version: {rv} ({self.floor + 1})")
             i = bisect.bisect_right(self._events, rv, key=lambda e: e.rv)
@@ -331,13 +352,17 @@ class Store:
         if etype == "DELETED" and rt.key == crds.CRD:
             crds.unregister(self.registry, obj)
         ev = Event(rv, etype, rt.key, ns, obj, data, prev)
-        with self.changed:
+        with self._changed_lock:
             self._events.append(ev)
             if len(self._events) > self._window + self._window // 4:
                 cut = len(self._events) - self._window
                 self.floor = self._events[cut - 1].rv
                 del self._events[:cut]
-            self.changed.notify_all()
+            # A CRD's change may end its CRs' watches; a quarter window, see changed_of.
+            everyone = rt.key == crds.CRD or rv % max(self._window // 4, 1) == 0
+            for resource, watchers in self._watchers.items():
+                if everyone or resource == rt.key:
+                    watchers.notify_all()
         if self._subscribers:
             self._queue.put(ev)
         return obj, data

@@ -60,6 +60,7 @@ def serve_watch(h: Handler, t: Target) -> None:
     want_version = rt.api_version_for(t.version)
     namespace = t.namespace or ""
     generation = faults.watch_generation
+    changed = store.changed_of(rt.key)  # notified for this resource's changes only
 
     def matches(obj: dict[str, Any]) -> bool:
         if lmatch and not lmatch((obj.get("metadata") or {}).get("labels") or {}):
@@ -144,9 +145,9 @@ def serve_watch(h: Handler, t: Target) -> None:
             if bookmarks and now >= next_bookmark:
                 h.write_chunk(bookmark(last))
                 next_bookmark = next_bookmark_after(now)
-            with store.changed:
+            with changed:
                 if store.resource_version <= last:
-                    store.changed.wait(min(1.0, deadline - now, max(next_bookmark - now, 0.01)))
+                    changed.wait(min(1.0, deadline - now, max(next_bookmark - now, 0.01)))
         h.end_stream()
     except (BrokenPipeError, ConnectionResetError, OSError):
         pass
