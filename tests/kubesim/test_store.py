@@ -97,6 +97,53 @@ def test_events_older_than_the_window_are_gone() -> None:
         small.close()
 
 
+def _woken(store: Store, resource: str, change: Any) -> bool:
+    """Whether a watch of `resource`, waiting, is woken by `change()`."""
+    waiting, result = threading.Event(), []
+    cond = store.changed_of(resource)
+
+    def watch() -> None:
+        with cond:
+            waiting.set()
+            result.append(cond.wait(timeout=1.0))
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    waiting.wait()
+    with cond:  # the watcher is in wait() once it has released the lock
+        pass
+    change()
+    thread.join()
+    return result[0]
+
+
+def test_a_change_wakes_only_the_watches_of_its_resource(store: Store) -> None:
+    # Every watch woken by every change made a herd of threads queue for the GIL.
+    def configmap() -> None:
+        store.create("configmaps", _cm("woken"), namespace="default")
+
+    def secret() -> None:
+        store.create("secrets", {"metadata": {"name": "s"}}, namespace="default")
+
+    assert not _woken(store, "secrets", configmap)
+    assert _woken(store, "secrets", secret)
+    assert _woken(store, "configmaps", lambda: store.delete("configmaps", "default", "woken"))
+
+
+def test_a_quiet_resource_s_watch_is_woken_within_a_quarter_window() -> None:
+    # So that its resume point follows the others' events before they leave the window.
+    small = Store(None, window=8)
+    try:
+
+        def two_configmaps() -> None:
+            for i in range(2):
+                small.create("configmaps", _cm(f"c{i}"), namespace="default")
+
+        assert _woken(small, "secrets", two_configmaps)
+    finally:
+        small.close()
+
+
 def test_admission_hooks_can_mutate_and_reject(store: Store) -> None:
     def admit(op: str, new: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
         if new is None:
