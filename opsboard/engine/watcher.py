@@ -108,6 +108,9 @@ class Watcher:
         self._unlisted: set[tuple[Kind, str]] = set()
         self._listed_by = 0.0  # time.monotonic() after which keys wait no longer
         self._held: dict[Key, str] = {}
+        # The streams with no resume point whose first list has not been applied: all it
+        # shows is news (see _apply_kind), even after SYNC_WAIT.
+        self._first_lists: set[tuple[Kind, str]] = set()
 
     # -- readers -------------------------------------------------------------------------
 
@@ -310,8 +313,20 @@ class Watcher:
             if kind == EVENT:  # the UI shows a CR's Events; Pods' Events would only cost writes
                 listed = [e for e in listed if self._about_primary(e)]
             namespaces = [item.namespace] if item.namespace else []
+            # A stream's first list with no resume point: a predecessor that died before
+            # its first save (keys held, or not queued yet) mirrored what it shows, and
+            # queued nothing of it. So every object counts as news (the reconciles of all,
+            # as controller-runtime's first list brings); a later re-list (410), only what
+            # differs from the mirror, or is newer than the keys known queued.
+            first = (kind, item.namespace) in self._first_lists
+            self._first_lists.discard((kind, item.namespace))
             changes.extend(
-                mirror_relist(kind=kind, items=listed, namespaces=namespaces, queued_through=since)
+                mirror_relist(
+                    kind=kind,
+                    items=listed,
+                    namespaces=namespaces,
+                    queued_through=0 if first else since,
+                )
             )
             if not item.namespace:
                 self._versions[kind] = (item.resource_version, True, False)
@@ -343,6 +358,7 @@ class Watcher:
                 # replays what it missed); else list first, and keys wait for that list.
                 if namespace or not resume:
                     self._unlisted.add((kind, namespace))
+                    self._first_lists.add((kind, namespace))
                 threading.Thread(
                     target=self._stream,
                     args=(kind, namespace, "" if namespace else resume),

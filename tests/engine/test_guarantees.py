@@ -285,6 +285,23 @@ def test_a_key_queued_by_a_watcher_killed_before_sending_its_task_is_reconciled(
     wait_for(lambda: size() == "2", timeout=30, what="size 2")
 
 
+@pytest.mark.kubesim_only
+def test_a_watcher_killed_before_every_kind_was_listed_leaves_no_key_behind(
+    toys: EngineProcesses, api: ApiKube, namespace: str, kubesim_server: Any
+) -> None:
+    # Its first lists mirrored the Toy, whose key waited for the ConfigMaps' list; its
+    # successor, listing again, finds the mirror already holding the Toy as it is.
+    kubesim_server.add_latency(10_000, verb="list", resource="configmaps", count=1)
+    api.create(TOY, toy("a", namespace, size=1))
+    toys.start_worker()
+    watcher = toys.start_watcher()
+    wait_for(lambda: mirrored(namespace, "Toy", "a"), what="the Toy mirrored")
+    toys.kill(watcher, signal.SIGKILL)
+    assert runs(namespace, "a") == [], "its key was held: nothing ran it"
+    toys.start_watcher()
+    wait_for(lambda: api.get(CONFIGMAP, namespace, "a"), timeout=30, what="the Toy reconciled")
+
+
 def test_a_standby_watcher_takes_over_when_the_leader_dies(
     toys: EngineProcesses, api: ApiKube, namespace: str
 ) -> None:
