@@ -5,7 +5,7 @@ One thread per watched kind (and namespace) reads its watch stream; a single wri
 queues the keys, so a reconcile always finds the mirror at least as new as the event that
 caused it. A watcher killed between the two leaves changes mirrored but not queued: its
 successor treats every change newer than the last saved resume point as news, even where
-the mirror already has it.
+the mirror already has it, and with no resume point, everything its first list shows.
 """
 
 from __future__ import annotations
