@@ -272,26 +272,16 @@ def _write(final: dict[str, tuple[str, Kind, Body]], new: set[str], mirrored: _M
         key=lambda row: row.uid,
     )
     # An object deleted and re-created under the same name has a new uid: drop the old row.
-    added: dict[_Place, str] = {
-        (
-            kind.api_version,
-            kind.kind,
-            body["metadata"].get("namespace", ""),
-            body["metadata"]["name"],
-        ): uid
-        for uid, (type_, kind, body) in final.items()
-        if type_ != DELETED and uid in new
-    }
-    named = dict(mirrored.named)
+    added: dict[_Place, str] = {}
+    unasked: dict[Kind, set[str]] = {}  # new to the mirror though not ADDED (a replay)
+    for uid, (type_, kind, body) in final.items():
+        if type_ != DELETED and uid in new:
+            namespace, name = body["metadata"].get("namespace", ""), body["metadata"]["name"]
+            added[(kind.api_version, kind.kind, namespace, name)] = uid
+            if (kind.api_version, kind.kind, name) not in mirrored.asked:
+                unasked.setdefault(kind, set()).add(name)
+    named = {**mirrored.named, **_existing([], unasked).named}  # no query if none unasked
     kinds = {kind for _, kind, _ in final.values()}
-    kinds_by_name = {(kind.api_version, kind.kind): kind for kind in kinds}
-    unasked: dict[Kind, set[str]] = {}
-    for api_version, kind_, _, name in added:
-        if (api_version, kind_, name) not in mirrored.asked:
-            kind = kinds_by_name[(api_version, kind_)]
-            unasked.setdefault(kind, set()).add(name)
-    if unasked:  # new to the mirror though not ADDED (a replay): look their names up now
-        named.update(_existing([], unasked).named)
     stale_ids = [id_ for place, (id_, uid) in named.items() if added.get(place, uid) != uid]
 
     # Reads above, writes below: the write lock (SQLite has one) is held only for these.
