@@ -104,13 +104,12 @@ class Watcher:
         self.owners = OwnerIndex(self.controllers)
         self._versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)
         self._queued_through: dict[Kind, int] = {}  # kind → newest rv whose keys are queued
-        # The streams whose first list has not come yet, and the keys held meanwhile.
+        # The streams whose first list has not been applied yet (all it shows is news, see
+        # _apply_kind), and the keys held meanwhile.
         self._unlisted: set[tuple[Kind, str]] = set()
-        self._listed_by = 0.0  # time.monotonic() after which keys wait no longer
+        # time.monotonic() after which keys wait no longer; None once that has passed.
+        self._listed_by: float | None = 0.0
         self._held: dict[Key, str] = {}
-        # The streams with no resume point whose first list has not been applied: all it
-        # shows is news (see _apply_kind), even after SYNC_WAIT.
-        self._first_lists: set[tuple[Kind, str]] = set()
 
     # -- readers -------------------------------------------------------------------------
 
@@ -179,8 +178,6 @@ class Watcher:
         by_kind: dict[Kind, list[Listed | Streamed]] = {}
         for item in batch:
             by_kind.setdefault(item.kind, []).append(item)
-            if isinstance(item, Listed):
-                self._unlisted.discard((item.kind, item.namespace))
         for kind in [k for k in by_kind if k in self.primaries]:
             changes = self._apply_kind(kind, by_kind[kind])
             self._enqueue_all(keys_for(changes, self.controllers, self.owners, self.echoes))
@@ -224,11 +221,14 @@ class Watcher:
         create one that is deleted before that list: the list shows nothing, the watch
         starts after both, and its owner, done, waits for the resync (10 min). A kind not
         listed within SYNC_WAIT (no permission, a missing CRD) is waited for no longer."""
-        if self._unlisted and time.monotonic() > self._listed_by:
+        if not self._unlisted or self._listed_by is None:
+            return False
+        if time.monotonic() > self._listed_by:
             kinds = ", ".join(sorted({kind.kind for kind, _ in self._unlisted}))
             log.warning("Not listed after %gs: %s; reconciling without them", SYNC_WAIT, kinds)
-            self._unlisted.clear()
-        return bool(self._unlisted)
+            self._listed_by = None
+            return False
+        return True
 
     def _release_held(self) -> None:
         held, self._held = list(self._held.items()), {}
@@ -318,8 +318,8 @@ class Watcher:
             # queued nothing of it. So every object counts as news (the reconciles of all,
             # as controller-runtime's first list brings); a later re-list (410), only what
             # differs from the mirror, or is newer than the keys known queued.
-            first = (kind, item.namespace) in self._first_lists
-            self._first_lists.discard((kind, item.namespace))
+            first = (kind, item.namespace) in self._unlisted
+            self._unlisted.discard((kind, item.namespace))
             changes.extend(
                 mirror_relist(
                     kind=kind,
@@ -358,7 +358,6 @@ class Watcher:
                 # replays what it missed); else list first, and keys wait for that list.
                 if namespace or not resume:
                     self._unlisted.add((kind, namespace))
-                    self._first_lists.add((kind, namespace))
                 threading.Thread(
                     target=self._stream,
                     args=(kind, namespace, "" if namespace else resume),
