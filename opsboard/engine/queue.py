@@ -20,10 +20,12 @@ Per controller, Redis holds:
   round trip per batch, not two) and taken by the run that serves them
   (opsboard.engine.timeline).
 
-Everything that would send a Celery task returns the keys to send, and the caller sends
-them (opsboard.engine.enqueue), with one exception: queueing a key can take its task's
-message (opsboard.engine.publish) and push it onto the broker's list itself, so that a
-change costs the watcher one round trip, not two.
+- `opsboard:ready:<celery queue>` (list of keys): keys to run now, popped by the pool
+  processes of the workers consuming that queue (opsboard.engine.consumer).
+
+Everything that would make a key run returns the keys to send, and the caller pushes them
+onto the ready list (opsboard.engine.enqueue), with one exception: queueing a key can push
+it itself, so that a change costs the watcher one round trip, not two.
 """
 
 from __future__ import annotations
@@ -39,13 +41,13 @@ import redis
 from django.conf import settings
 
 from controllers.base import Key
-from opsboard.engine.publish import broker_queue
+from opsboard.celery import app
 
 # Every reason is appended to the key's triggers (KEYS[3], the newest ARGV[4] kept; count
 # in KEYS[4]), queued or deduplicated. With ARGV[3] == '1' (a person asked), an already
 # queued key takes the new reason, so the run that serves the request is recorded as
-# theirs; it keeps its queued time. A key newly queued and not running returns 1: its
-# task is to be sent, and if ARGV[6] holds that task's message it is pushed here (KEYS[5]).
+# theirs; it keeps its queued time. A key newly queued and not running returns 1: it is
+# to be sent, and with ARGV[6] == '1' it is pushed onto the ready list here (KEYS[5]).
 _ENQUEUE = """
 redis.call('RPUSH', KEYS[3], ARGV[2])
 redis.call('LTRIM', KEYS[3], -tonumber(ARGV[4]), -1)
@@ -63,7 +65,7 @@ if old then
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-if ARGV[6] ~= '' then redis.call('LPUSH', KEYS[5], ARGV[6]) end
+if ARGV[6] == '1' then redis.call('LPUSH', KEYS[5], ARGV[1]) end
 return 1
 """
 # Returns false (None) when another worker holds the key, else {the queued reason or '',
@@ -177,6 +179,13 @@ class Started:
 
 
 @cache
+def ready_list(celery_queue: str = "") -> str:
+    """The Redis list of keys to run now, for the workers consuming `celery_queue` (by
+    default the queue tasks go to): a worker started on other queues (-Q) takes none."""
+    return f"opsboard:ready:{celery_queue or app.conf.task_default_queue}"
+
+
+@cache
 def connection() -> redis.Redis:
     return redis.Redis.from_url(
         settings.REDIS_URL,
@@ -228,32 +237,30 @@ class WorkQueue:
     def trigger_count(self, key: Key) -> str:
         return f"{self.queued}:triggers-count:{key}"
 
-    def add(self, key: Key, why: Why, *, relabel: bool = False, task: bytes = b"") -> bool:
-        """Queues the key and records `why` among its triggers; True when its task is to
-        be sent now: sent already if `task` is its message, else the caller's to send.
+    def add(self, key: Key, why: Why, *, relabel: bool = False, send: bool = False) -> bool:
+        """Queues the key and records `why` among its triggers; True when it is to run
+        now: pushed onto the ready list already with `send`, else the caller's to send.
         With `relabel`, a key already queued (or queued behind its running reconcile)
         takes `why`."""
-        return bool(self._enqueue(key, why, relabel=relabel, task=task))
+        return bool(self._enqueue(key, why, relabel=relabel, send=send))
 
-    def add_many(
-        self, items: list[tuple[Key, Why]], tasks: list[bytes] | None = None
-    ) -> list[bool]:
-        """`add` for many keys in one round trip (the watcher's batches), `tasks` being
-        their messages; each result says whether that key's task was to be sent."""
+    def add_many(self, items: list[tuple[Key, Why]], *, send: bool = False) -> list[bool]:
+        """`add` for many keys in one round trip (the watcher's batches); each result
+        says whether that key was to run now."""
         if not items:
             return []
         pipe = self.client.pipeline(transaction=False)
-        for (key, why), task in zip(items, tasks or [b""] * len(items), strict=True):
-            self._enqueue(key, why, task=task, client=pipe)
+        for key, why in items:
+            self._enqueue(key, why, send=send, client=pipe)
         return [bool(result) for result in pipe.execute()]
 
     def _enqueue(
-        self, key: Key, why: Why, *, relabel: bool = False, task: bytes = b"", client: Any = None
+        self, key: Key, why: Why, *, relabel: bool = False, send: bool = False, client: Any = None
     ) -> Any:
         keys = [self.queued, self.lock_name(key), self.triggers(key), self.trigger_count(key)]
-        flag = "1" if relabel else "0"
-        args = [str(key), why.dump(), flag, TRIGGERS_KEPT, TRIGGERS_TTL_SECONDS, task]
-        return self._scripts["enqueue"](keys=[*keys, broker_queue()], args=args, client=client)
+        flags = ["1" if relabel else "0", TRIGGERS_KEPT, TRIGGERS_TTL_SECONDS, int(send)]
+        args = [str(key), why.dump(), *flags]
+        return self._scripts["enqueue"](keys=[*keys, ready_list()], args=args, client=client)
 
     def start(self, key: Key, token: str, ttl: float, fallback: Why) -> Started | None:
         """Takes the key's lock, and with it the triggers recorded for the run (see
@@ -345,20 +352,21 @@ class WorkQueue:
         return keys
 
     def stale(self, older_than: float) -> list[tuple[Key, Why]]:
-        """Queued keys that no task will run: queued longer than `older_than` seconds, and
+        """Queued keys that nothing will run: queued longer than `older_than` seconds, and
         not running. That happens when Redis restarts and its append-only file brings back
-        a queued marker whose task was lost; without this the key would stay deduplicated
-        against a task that never comes. One worker sweeps at a time; a rare duplicate send
-        costs one extra reconcile, never a lost one."""
+        a queued marker but not its push onto the ready list, or when a pool process died
+        between popping a key and taking its lock; without this the key would stay
+        deduplicated against a push that never comes. One worker sweeps at a time; a rare
+        duplicate send costs one extra reconcile, never a lost one."""
         if not self.client.set(f"{self.queued}:sweep", 1, nx=True, px=int(older_than * 500)):
             return []
         return self.queued_before(time.time() - older_than)
 
     def queued_before(self, cutoff: float) -> list[tuple[Key, Why]]:
         """Keys queued before `cutoff` (unix time) and not running, re-stamped as queued
-        now: those to send again when their task may have been lost. A new leading watcher
+        now: those to send again when their push may have been lost. A new leading watcher
         sends them all, since its predecessor may have died between a key's dedup step and
-        its task; waiting for the stale sweep would hold every later change of the key."""
+        its push; waiting for the stale sweep would hold every later change of the key."""
         found = []
         for field, value in self.client.hscan_iter(self.queued, count=1000):
             why = Why.load(value)

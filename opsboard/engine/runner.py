@@ -39,7 +39,7 @@ from opsboard.mirror.selectors import objects_of
 log = logging.getLogger(__name__)
 console = logging.getLogger("opsboard.reconciles")  # one line per run that did something
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
-AGAIN_IN_PLACE = 2  # runs of a key that changed while it ran, in the same task (see below)
+AGAIN_IN_PLACE = 2  # runs of a key that changed while it ran, at once (see below)
 
 
 @dataclass
@@ -139,10 +139,9 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
     """Reconciles `key` unless another worker holds it; False when it was skipped.
 
     A key that changed while it ran (on a real cluster, most often: its pods moved on) runs
-    again at once in this task, up to AGAIN_IN_PLACE times, rather than through a new task:
-    that hop (publish, the consumer, the hand-over to a pool process) cost more CPU than
-    many a run. A failed run, or one that has used a share of the task's time limit, goes
-    back to the queue as before.
+    again at once here, up to AGAIN_IN_PLACE times, rather than back through the ready
+    list, where it would wait behind every key pushed meanwhile. A failed run, or one past
+    a share of the soft time limit, goes back to the queue as before.
     """
     queue = queue_for(key.controller)
     deadline = time.monotonic() + settings.CELERY_TASK_SOFT_TIME_LIMIT / 4
@@ -160,7 +159,7 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
             if again and (
                 not ending.succeeded or turn == AGAIN_IN_PLACE or time.monotonic() > deadline
             ):
-                send(key, Why(trigger, detail))
+                send(key)
                 again = False
         if not again:
             break
@@ -246,7 +245,7 @@ def _run(
         seconds=seconds,
         waited=started.timestamp() - why.at,
     )
-    post_later(primary, report.events)  # after the run, off this task's clock
+    post_later(primary, report.events)  # after the run, off its clock
     return ending
 
 

@@ -90,7 +90,7 @@ def test_reconcile_now_on_a_queued_key_says_so_and_the_log_shows_the_run(
     url = _settled_cache(cluster_kube, namespace)
     key = Key("memcached", namespace, "cache-a")
     watcher_why = Why("event", "MODIFIED Memcached")
-    # Queued, its task not yet sent. A late event of the settling CR may hold the key for a
+    # Queued, not yet pushed onto the ready list. A late event of the settling CR may hold the key for a
     # moment: queue it as soon as it is free.
     wait_for(lambda: queue_for("memcached").add(key, watcher_why), what="the key free to queue")
 
@@ -99,7 +99,7 @@ def test_reconcile_now_on_a_queued_key_says_so_and_the_log_shows_the_run(
     assert "already queued — it will run in a moment; the log below shows it" in message
     assert response["HX-Trigger"] == "cr-changed"  # the log refreshes at once
 
-    send(key, watcher_why)  # the watcher's task arrives
+    send(key)  # the watcher's push arrives
     manual = ReconcileRun.objects.filter(namespace=namespace, name="cache-a", trigger="manual")
     run = wait_for(lambda: manual.exclude(outcome="").first(), what="the run, shown as manual")
     assert run.trigger_detail == "by otto"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import signal
 import socket
 import time
@@ -16,6 +17,7 @@ from django.db import connection
 
 from controllers.base import EVENT, Key
 from controllers.kube import ApiKube
+from opsboard.celery import app
 from opsboard.embedded.redis import EmbeddedRedis
 from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
@@ -264,7 +266,7 @@ def test_a_change_mirrored_by_a_watcher_killed_before_queueing_it_is_reconciled(
     wait_for(lambda: size() == "2", what="size 2")
 
 
-def test_a_key_queued_by_a_watcher_killed_before_sending_its_task_is_reconciled(
+def test_a_key_queued_by_a_watcher_killed_before_pushing_it_is_reconciled(
     toys: EngineProcesses, api: ApiKube, namespace: str
 ) -> None:
     toys.extra_env["OPSBOARD_QUEUE_STALE_SECONDS"] = "600"  # not the stale sweep's doing
@@ -278,7 +280,7 @@ def test_a_key_queued_by_a_watcher_killed_before_sending_its_task_is_reconciled(
         what="a neither queued nor running",
     )
     changed = api.patch(TOY, namespace, "a", {"spec": {"size": 2}})
-    # The dead watcher's last acts: mirrored, marked queued in Redis, its task never sent.
+    # The dead watcher's last acts: mirrored, marked queued in Redis, never pushed.
     mirror_apply(kind=TOY, events=[("MODIFIED", changed)])
     assert queue.add(key, Why("event", "the lost one"))
     toys.start_watcher()
@@ -334,15 +336,44 @@ def test_a_standby_watcher_takes_over_when_the_leader_dies(
     wait_for(lambda: api.get(CONFIGMAP, namespace, "after"), what="the new leader to work")
 
 
+def test_a_reconcile_past_the_hard_time_limit_ends_its_process_and_frees_its_key(
+    toys: EngineProcesses, api: ApiKube, namespace: str
+) -> None:
+    toys.extra_env.update(OPSBOARD_TASK_SOFT_TIME_LIMIT="2", OPSBOARD_TASK_TIME_LIMIT="4")
+    worker = toys.start_worker()
+    toys.start_watcher()
+    api.create(TOY, toy("hung", namespace, sleep=600))
+    ended = wait_for(
+        lambda: re.search(
+            r"past the hard time limit \(4 s\): ending this process \(pid (\d+)\)", toys.logs()
+        ),
+        timeout=30,
+        what="the hung reconcile's process to end",
+    )
+    assert f"The reconcile of toy/{namespace}/hung has run for" in toys.logs()  # soft limit
+    assert worker.poll() is None, "the worker lives on: its pool starts another process"
+    assert runs(namespace, "hung") == [], "ended before it could record anything"
+    api.patch(TOY, namespace, "hung", {"spec": {"sleep": 0}})  # its owner mends it
+    [run] = wait_for(
+        lambda: [r for r in runs(namespace, "hung") if r.outcome == "success"],
+        timeout=40,
+        what="hung reconciled",
+    )
+    assert api.get(CONFIGMAP, namespace, "hung") is not None
+    assert not run.worker.endswith(f":{ended.group(1)}")  # run by the new pool process
+
+
 def test_a_worker_that_takes_no_task_while_tasks_wait_exits_to_be_restarted(
     toys: EngineProcesses, api: ApiKube, namespace: str
 ) -> None:
-    # A worker consuming another queue looks, from outside, like one whose consumer
-    # stalled after a Redis restart (celery#9054): connected, idle, taking nothing.
+    # A worker consuming another queue looks, from outside, like one whose Celery consumer
+    # stalled after a Redis restart (celery#9054): connected, idle, taking nothing. Keys
+    # do not pass through Celery's consumer (opsboard.engine.consumer); the resync does.
     toys.extra_env["OPSBOARD_QUEUE_STALE_SECONDS"] = "2"
     stalled = toys.start_worker(queue="nobody-sends-here")
     toys.start_watcher()
     api.create(TOY, toy("a", namespace, size=3))
+    app.send_task("opsboard.engine.tasks.resync")
     wait_for(lambda: stalled.poll() is not None, timeout=30, what="the stalled worker to exit")
     log = toys.logs()
     assert stalled.returncode == 70, log  # EX_SOFTWARE: a supervisor restarts it
@@ -386,8 +417,7 @@ def test_everything_converges_after_redis_restarts(
         engine.start_beat()
         api.create(TOY, toy("a", namespace, size=1))
         wait_for(lambda: api.get(CONFIGMAP, namespace, "a"), what="the ConfigMap")
-        # A reconcile still running when Redis goes down cannot ack its task: the case
-        # that can leave a Celery consumer stalled once Redis is back.
+        # A reconcile still running when Redis goes down cannot release its key's lock.
         api.create(TOY, toy("slow", namespace, size=4, sleep=1.5))
         running = lambda: any(client.hlen(k) for k in client.keys("opsboard:*:running"))  # noqa: E731
         wait_for(running, what="slow to run")

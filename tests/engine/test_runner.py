@@ -1,5 +1,5 @@
-"""One reconcile task, driven in this process: a key that changed while it ran runs again
-in the same task, with no new task through the broker, unless its run failed."""
+"""One key's reconcile, driven in this process: a key that changed while it ran runs again
+at once, not pushed back onto the ready list, unless its run failed."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ import pytest
 
 from controllers.base import Key
 from controllers.kube import ApiKube
-from opsboard.celery import app
 from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
-from opsboard.engine.queue import queue_for
+from opsboard.engine.queue import queue_for, ready_list
 from opsboard.engine.runner import reconcile_key
 from opsboard.mirror.writer import mirror_apply
 from tests.engine.toy import TOY, toy
@@ -41,21 +40,21 @@ def _run_changed_midway(api: ApiKube, namespace: str, name: str, **spec: Any) ->
     return [run.trigger for run in runs]
 
 
-def _tasks_waiting() -> int:
-    return int(queue_for("toy").client.llen(app.conf.task_default_queue))
+def _keys_waiting() -> int:
+    return int(queue_for("toy").client.llen(ready_list()))
 
 
-def test_a_key_that_changed_while_it_ran_runs_again_in_the_same_task(
+def test_a_key_that_changed_while_it_ran_runs_again_at_once(
     in_process: None, api: ApiKube, namespace: str
 ) -> None:
-    waiting = _tasks_waiting()
+    waiting = _keys_waiting()
     assert _run_changed_midway(api, namespace, "busy") == ["event", "manual"]
-    assert _tasks_waiting() == waiting  # served here: no task through the broker
+    assert _keys_waiting() == waiting  # served here: not pushed back
 
 
-def test_a_failed_run_that_changed_meanwhile_goes_back_through_the_broker(
+def test_a_failed_run_that_changed_meanwhile_goes_back_onto_the_ready_list(
     in_process: None, api: ApiKube, namespace: str
 ) -> None:
-    waiting = _tasks_waiting()
+    waiting = _keys_waiting()
     assert _run_changed_midway(api, namespace, "failing", fail="temporary") == ["event"]
-    assert _tasks_waiting() == waiting + 1
+    assert _keys_waiting() == waiting + 1
