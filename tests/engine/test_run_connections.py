@@ -1,5 +1,5 @@
-"""A pool process's database connection between tasks: kept, and health-checked (Django's
-`SELECT 1`) only when it has not just worked."""
+"""A worker's database connection between runs: kept, and health-checked (Django's
+`SELECT 1`) only when it has not just worked (opsboard.engine.database)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from collections.abc import Iterator
 import pytest
 from django.db import connection
 
-from opsboard.engine import tasks
+from opsboard.engine import database
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
-    """The connection kept across tasks, health checks on, and each check recorded."""
+    """The connection kept across runs, health checks on, and each check recorded."""
     monkeypatch.setitem(connection.settings_dict, "CONN_MAX_AGE", None)
     monkeypatch.setitem(connection.settings_dict, "CONN_HEALTH_CHECKS", True)
     seen: list[bool] = []
@@ -27,29 +27,29 @@ def checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
         return seen[-1]
 
     monkeypatch.setattr(connection, "is_usable", recorded)
-    monkeypatch.setattr(tasks, "_worked_at", {})
+    monkeypatch.setattr(database._worked_at, "by_alias", {})
     connection.close()
     connection.ensure_connection()  # with the settings above
     yield seen
 
 
-def a_task() -> None:
-    tasks._task_starts()
+def a_run() -> None:
+    database.run_starts()
     with connection.cursor() as cursor:
         cursor.execute("SELECT 2")
-    tasks._task_ends()
+    database.run_ends()
 
 
 def test_a_connection_that_just_worked_is_not_checked_again(checks: list[bool]) -> None:
-    a_task()
-    assert checks == [True]  # the first task: nothing known of the connection yet
-    a_task()
-    a_task()
+    a_run()
+    assert checks == [True]  # the first run: nothing known of the connection yet
+    a_run()
+    a_run()
     assert checks == [True]
 
 
 def test_a_connection_idle_for_a_while_is_checked_before_use(checks: list[bool]) -> None:
-    a_task()
-    tasks._worked_at[connection.alias] = time.monotonic() - 2 * tasks.RECENTLY
-    a_task()
+    a_run()
+    database._worked_at.by_alias[connection.alias] = time.monotonic() - 2 * database.RECENTLY
+    a_run()
     assert checks == [True, True]
