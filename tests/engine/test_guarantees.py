@@ -402,6 +402,9 @@ def test_everything_converges_after_redis_restarts(
         tmp=tmp_path,
     )
     engine.controllers = "tests.engine.toy"
+    if kubesim_server.real:  # as the engine fixture does: never anyone else's Toys
+        engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
+        engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
     engine.extra_env["OPSBOARD_RESYNC_SECONDS"] = "2"
     engine.extra_env["OPSBOARD_QUEUE_STALE_SECONDS"] = "3"
     _point_this_process_at(server.url)
