@@ -363,6 +363,21 @@ def test_a_reconcile_past_the_hard_time_limit_ends_its_process_and_frees_its_key
     assert not run.worker.endswith(f":{ended.group(1)}")  # run by the new pool process
 
 
+@pytest.mark.parametrize("pool", ["threads", "solo"])
+def test_a_worker_on_a_pool_without_processes_reconciles_keys(
+    toys: EngineProcesses, api: ApiKube, namespace: str, pool: str
+) -> None:
+    # Its key consumers run in the worker's own process, as many as its concurrency.
+    toys.start_worker(pool=pool, concurrency=2)
+    toys.start_watcher()
+    for name in ("a", "b", "c"):
+        api.create(TOY, toy(name, namespace, size=2))
+    for name in ("a", "b", "c"):
+        wait_for(lambda n=name: api.get(CONFIGMAP, namespace, n), what=f"{name} reconciled")
+    workers = {run.worker for run in runs(namespace)}
+    assert len(workers) == 1, workers  # all in the one process
+
+
 def test_a_worker_that_takes_no_task_while_tasks_wait_exits_to_be_restarted(
     toys: EngineProcesses, api: ApiKube, namespace: str
 ) -> None:
