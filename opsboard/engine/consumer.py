@@ -74,8 +74,8 @@ class KeyConsumer:
 
     def _run(self, key: Key) -> None:
         self.running, self.reported = (key, time.monotonic()), False
-        database.run_starts()
-        try:
+        try:  # with the database down, run_starts raises: the run is over all the same
+            database.run_starts()
             reconcile_key(key=key, trigger="event")
         finally:
             self.running = None
