@@ -34,13 +34,13 @@ from django.conf import settings
 
 from controllers.base import Key
 from opsboard.engine import database
+from opsboard.engine.pump import EX_SOFTWARE  # as a stalled worker: supervisors restart it
 from opsboard.engine.queue import ready_list
 from opsboard.engine.runner import reconcile_key
 
 log = logging.getLogger(__name__)
 POP_TIMEOUT = 5  # seconds a pop waits before it looks whether to stop
 WATCH_PERIOD = 1.0  # seconds between two looks at how long the running reconcile took
-EX_SOFTWARE = os.EX_SOFTWARE  # 70, as the pump's stalled worker: supervisors restart it
 
 
 class KeyConsumer:

@@ -11,10 +11,6 @@ from controllers.base import Key
 from opsboard.engine import metrics
 from opsboard.engine.queue import Why, connection, queue_for, ready_list
 
-# The Celery task that reconciled a key before keys were popped from the ready list; kept
-# so that one still in the broker's queue from an earlier version runs (opsboard.engine.tasks).
-RECONCILE_TASK = "opsboard.engine.tasks.reconcile"
-
 
 def send(key: Key) -> None:
     send_many([key])

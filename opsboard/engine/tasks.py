@@ -15,20 +15,19 @@ from django.conf import settings
 from controllers.base import Key
 from opsboard.celery import app
 from opsboard.engine import consumer, database, pump, runner
-from opsboard.engine.enqueue import RECONCILE_TASK
 from opsboard.engine.runlog import reconcile_runs_prune
 
 pump.connect_signals()
 
 
+def _start_consumers(count: int) -> None:
+    database.keep_sqlite_connection()
+    consumer.start(count, consumer.consumed_queues(app))
+
+
 def _pool_process_starts(**_: Any) -> None:
     """In each process of a prefork pool: one key consumer."""
-    database.keep_sqlite_connection()
-    consumer.start(1, consumer.consumed_queues(app))
-
-
-def _pool_process_ends(**_: Any) -> None:
-    consumer.stop(timeout=settings.CELERY_TASK_TIME_LIMIT)
+    _start_consumers(1)
 
 
 def _worker_ready(sender: Any = None, **_: Any) -> None:
@@ -36,19 +35,19 @@ def _worker_ready(sender: Any = None, **_: Any) -> None:
     the worker's process as its concurrency."""
     pool = getattr(sender, "pool", None)
     if pool is not None and not isinstance(pool, PreforkPool):
-        database.keep_sqlite_connection()
-        consumer.start(max(1, int(pool.limit or 1)), consumer.consumed_queues(app))
+        _start_consumers(max(1, int(pool.limit or 1)))
 
 
-def _worker_stops(**_: Any) -> None:
+def _stop_consumers(**_: Any) -> None:
+    """A pool process, or a worker running its consumers itself, stopping."""
     consumer.stop(timeout=settings.CELERY_TASK_TIME_LIMIT)
 
 
 for _signal, _receiver in (
     (signals.worker_process_init, _pool_process_starts),
-    (signals.worker_process_shutdown, _pool_process_ends),
+    (signals.worker_process_shutdown, _stop_consumers),
     (signals.worker_ready, _worker_ready),
-    (signals.worker_shutdown, _worker_stops),
+    (signals.worker_shutdown, _stop_consumers),
 ):
     _signal.connect(_receiver, weak=False, dispatch_uid=f"opsboard-{_receiver.__name__}")
 
@@ -65,9 +64,10 @@ signals.task_prerun.connect(_task_starts, weak=False, dispatch_uid="opsboard-reu
 signals.task_postrun.connect(_task_ends, weak=False, dispatch_uid="opsboard-reuse-db-2")
 
 
-@shared_task(name=RECONCILE_TASK, acks_late=True)
+@shared_task(name="opsboard.engine.tasks.reconcile", acks_late=True)
 def reconcile(key: str, trigger: str = "event", detail: str = "") -> None:
-    """A key sent as a task by an earlier version, still in the broker's queue."""
+    """A key sent as a task by an earlier version, still in the broker's queue after an
+    upgrade (keys are popped from the ready list now, opsboard.engine.consumer)."""
     runner.reconcile_key(key=Key.parse(key), trigger=trigger, detail=detail)
 
 
