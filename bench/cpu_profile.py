@@ -8,7 +8,7 @@ opsboard's watcher and 2 workers, as the cold-start scenario does; then the CPU 
 system) of the watcher, the worker's main process and each pool process from the first
 create to all ready, per CR, and kubesim's (or PostgreSQL's) apart; on SQLite, also the
 reconciles per CR and what caused them. With --py-spy DIR
-(py-spy on PATH), every one of those processes is also sampled, and DIR gets one
+(py-spy on PATH), every one of those processes and kubesim is also sampled, and DIR gets one
 collapsed-stack file per process (flame-graph input). Only the thread holding the GIL is
 sampled (py-spy's --gil): where the CPU goes, not where threads wait on a socket.
 """
@@ -48,7 +48,8 @@ def main() -> None:
     try:
         fleet = start_operator(stack, "opsboard", workers=2, pods=args.crs + 10)
         processes = _processes(stack.processes)
-        spies = _spies(processes, args.spy) if args.spy else []
+        spied = {**processes, **_server(stack.processes)}
+        spies = _spies(spied, args.spy) if args.spy else []
         before = {role: _cpu(p) for role, p in processes.items()}
         server_before = stack.cpu_seconds("kubesim")
         database_before = stack.postgres_cpu_seconds()
@@ -95,6 +96,11 @@ def _processes(started: list[Process]) -> dict[str, psutil.Process]:
         for i, child in enumerate(parent.children(recursive=True)):
             found[f"worker (pool {i + 1})"] = child
     return found
+
+
+def _server(started: list[Process]) -> dict[str, psutil.Process]:
+    """kubesim, sampled with the rest but measured apart (it is the server, not ours)."""
+    return {p.role: psutil.Process(p.popen.pid) for p in started if p.role == "kubesim"}
 
 
 def _cpu(process: psutil.Process) -> float:

@@ -35,7 +35,7 @@ class Access:
     def start(self) -> None:
         """Create the bootstrap policy; keep aggregated ClusterRoles' rules written."""
         self.bootstrap()
-        self.store.subscribe(self._aggregate)
+        self.store.subscribe(self._aggregate, (CLUSTER_ROLES,))
         self._aggregate("MODIFIED", CLUSTER_ROLES, {})
 
     def _aggregate(self, event: str, resource: str, obj: dict[str, Any]) -> None:

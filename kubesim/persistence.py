@@ -33,20 +33,22 @@ class Persistence:
         return (int(row[0]) if row else 0), iter(rows.fetchall())
 
     def put(self, rv: int, resource: str, namespace: str, name: str, data: bytes | None) -> None:
-        """Store (or, with data None, remove) one object and the counter in one transaction."""
+        """Store one object, or remove it (data None). A stored object carries its own
+        resourceVersion, so its write is one statement; a removal leaves none behind, so it
+        stores the counter with it, in one transaction. Loading takes the larger of the two."""
         db = self._db
+        if data is not None:
+            db.execute(
+                "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?)",
+                (resource, namespace, name, data),
+            )
+            return
         db.execute("BEGIN")
         try:
-            if data is None:
-                db.execute(
-                    "DELETE FROM objects WHERE resource=? AND namespace=? AND name=?",
-                    (resource, namespace, name),
-                )
-            else:
-                db.execute(
-                    "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?)",
-                    (resource, namespace, name, data),
-                )
+            db.execute(
+                "DELETE FROM objects WHERE resource=? AND namespace=? AND name=?",
+                (resource, namespace, name),
+            )
             db.execute("INSERT OR REPLACE INTO meta VALUES ('resourceVersion', ?)", (str(rv),))
             db.execute("COMMIT")
         except BaseException:

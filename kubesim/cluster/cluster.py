@@ -98,7 +98,7 @@ class Cluster:
     def start(self) -> Cluster:
         self.services.install()
         ClaimAdmission(self.store).install()
-        self._unsubscribe = self.store.subscribe(self._on_event)
+        self._unsubscribe = self.store.subscribe(self._on_event, RESOURCES)
         for resource in RESOURCES:
             for obj in self.store.list(resource):
                 self.cache.apply("ADDED", resource, obj)
