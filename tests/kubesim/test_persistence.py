@@ -43,6 +43,32 @@ def test_objects_uids_and_resource_versions_survive_a_restart(tmp_path: Path) ->
         second.stop()
 
 
+@pytest.mark.parametrize("last", ["update", "delete"])
+def test_resource_versions_count_on_from_the_last_write_after_a_restart(
+    tmp_path: Path, last: str
+) -> None:
+    """An object's write stores its resourceVersion with it, a removal stores the counter:
+    whichever came last, the next write after a restart is numbered after it."""
+    first = KubeSim(data_dir=tmp_path, cluster=False).start()
+    first.store.create("configmaps", _cm("a"), namespace="default")
+    first.store.create("configmaps", _cm("b"), namespace="default")
+    first.store.delete("configmaps", "default", "b")
+    if last == "update":
+        first.store.update("configmaps", {**_cm("a"), "data": {"k": "w"}}, namespace="default")
+    else:
+        first.store.create("configmaps", _cm("c"), namespace="default")
+        first.store.delete("configmaps", "default", "c")
+    first.stop()
+    last_rv = first.store.resource_version
+
+    second = KubeSim(data_dir=tmp_path, cluster=False).start()
+    try:
+        newer = second.store.create("configmaps", _cm("d"), namespace="default")
+        assert int(newer["metadata"]["resourceVersion"]) == last_rv + 1
+    finally:
+        second.stop()
+
+
 def test_custom_resource_definitions_are_served_after_a_restart(tmp_path: Path) -> None:
     first = KubeSim(data_dir=tmp_path, cluster=False).start()
     first.store.create("customresourcedefinitions.apiextensions.k8s.io", memcached_crd())
