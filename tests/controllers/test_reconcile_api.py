@@ -70,6 +70,20 @@ class Driver:
         return condition.get(field)
 
 
+def _rolled_out(deployment: dict[str, Any] | None) -> bool:
+    """The deployment controller has nothing left to write: its status tells the last
+    generation, every replica updated and available, and the rollout complete."""
+    if deployment is None:
+        return False
+    status, replicas = deployment.get("status") or {}, deployment["spec"].get("replicas", 1)
+    progressing = condition_of(deployment, "Progressing")
+    return (
+        status.get("observedGeneration") == deployment["metadata"].get("generation")
+        and status.get("updatedReplicas") == status.get("availableReplicas") == replicas
+        and progressing.get("reason") == "NewReplicaSetAvailable"
+    )
+
+
 def _memcached(kube: ApiKube, namespace: str, name: str, **spec: Any) -> dict[str, Any]:
     body = {
         "apiVersion": MEMCACHED.api_version,
@@ -144,6 +158,12 @@ def test_a_converged_reconcile_writes_nothing(kube: ApiKube, namespace: str) -> 
     _memcached(kube, namespace, "m", size=2)
     driver = Driver(kube, MEMCACHED_CONTROLLER, namespace, "m")
     driver.converge()
+    # The CR is Available once its pods are ready; a real cluster's deployment controller
+    # may still be writing the Deployment's status (availableReplicas, Progressing) then.
+    wait_for(
+        lambda: _rolled_out(kube.get(DEPLOYMENT, namespace, "m")),
+        what="the Deployment's controller to finish its rollout",
+    )
     before = (driver.cr(), kube.get(DEPLOYMENT, namespace, "m"))
     assert driver.run() == []
     after = (driver.cr(), kube.get(DEPLOYMENT, namespace, "m"))
