@@ -121,6 +121,7 @@ def serve_watch(h: Handler, t: Target) -> None:
             except ApiError as exc:
                 h.write_chunk(_event("ERROR", dumps(exc.status())))
                 break
+            out: list[bytes] = []  # one write per wake-up: each write is a TLS record
             for ev in events:
                 last = ev.rv
                 if ev.resource != rt.key or (namespace and ev.namespace != namespace):
@@ -134,7 +135,9 @@ def serve_watch(h: Handler, t: Target) -> None:
                     elif was_in and not now_in:
                         kind, now_in = "DELETED", True
                 if now_in:
-                    h.write_chunk(_event(kind, encode(ev.obj, ev.data)))
+                    out.append(_event(kind, encode(ev.obj, ev.data)))
+            if out:
+                h.write_chunk(b"".join(out))
             now = time.monotonic()
             if now >= deadline or store.closed or h.sim.stopping:
                 break
