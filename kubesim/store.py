@@ -658,7 +658,9 @@ class Store:
                     ],
                 )
             if subresource == "status":
-                new = clone(old)
+                # The rest is old's, which is never changed in place: a built-in object's
+                # spec is shared, not copied (a custom resource's is pruned, into a copy).
+                new = clone(old) if rt.crd else {**old, "metadata": clone(old["metadata"])}
                 if "status" in obj:
                     new["status"] = obj["status"]
                 else:

@@ -34,7 +34,10 @@ class Api:
         return created
 
     def update(self, resource: str, obj: Obj, *, subresource: str | None = None) -> Obj:
-        updated, _ = self.store.update_entry(resource, clone(obj), subresource=subresource)
+        # A status write takes only the status (and the name and resourceVersion) from the
+        # body: copying the rest, a pod's whole spec, was a copy for nothing.
+        body = _status_of(obj) if subresource == "status" else clone(obj)
+        updated, _ = self.store.update_entry(resource, body, subresource=subresource)
         self._cache.apply("MODIFIED", resource, updated)
         return updated
 
@@ -92,3 +95,10 @@ class Api:
                 return False
             raise
         return True
+
+
+def _status_of(obj: Obj) -> Obj:
+    body = {"metadata": dict(obj.get("metadata") or {})}
+    if "status" in obj:
+        body["status"] = clone(obj["status"])
+    return body
