@@ -5,7 +5,9 @@ is set), kubesim as the cluster (unless KUBECONFIG is set or we run in a
 cluster), migrations, the admin user, the CRDs and samples, then the watcher,
 a Celery worker, beat and the web server. Ctrl-C stops everything, in reverse
 order; state stays under .opsboard/ for the next start, and nothing is written
-outside it.
+outside it. A start first stops what a launcher killed outright left running (the
+processes it recorded under .opsboard/pids/), and refuses while another launcher runs
+from the same state dir.
 
 The console is for people: one line per reconcile that did something, warnings and
 errors in full, and the URL and login last. `make url` prints them again from the state
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opsboard.core.identities import NAMESPACE, OPERATOR, WEB
+from opsboard.embedded import leftovers
 from opsboard.embedded.redis import EmbeddedRedis, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,6 +122,8 @@ class Launcher:
         port_file = data / "port"
         port = int(port_file.read_text()) if port_file.exists() else free_port()
         self.redis = EmbeddedRedis(data, port=port).start()
+        if self.redis.process:
+            leftovers.record(self.state, "redis-server", self.redis.process.pid)
         port_file.write_text(str(port))
         self.env["REDIS_URL"] = self.redis.url
         log(f"redis-server on {self.redis.url} (append-only, data in {data})")
@@ -164,8 +169,13 @@ class Launcher:
     # -- processes ------------------------------------------------------------------
     def launch(self, child: Child) -> None:
         child.colour = COLOURS[len(self.children) % len(COLOURS)]
-        child.start(self.env)
         self.children.append(child)
+        self.start(child)
+
+    def start(self, child: Child) -> None:
+        child.start(self.env)
+        if child.process:
+            leftovers.record(self.state, child.name, child.process.pid)
 
     def identity_env(self, kubeconfig_name: str) -> dict[str, str]:
         """On kubesim, a process runs as the ServiceAccount the install gives it (bootstrap
@@ -234,11 +244,21 @@ class Launcher:
 
     def run(self) -> int:
         self.state.mkdir(parents=True, exist_ok=True)
+        other = leftovers.running_launcher(self.state)
+        if other is not None:
+            log(
+                f"opsboard is already running from {self.state} (launcher pid {other}): stop "
+                f"it first (Ctrl-C where it runs, or kill {other}), or give this one its own "
+                "OPSBOARD_STATE_DIR and OPSBOARD_PORT"
+            )
+            return 1
+        for what in leftovers.stop_leftovers(self.state):
+            log(f"stopped {what}, left running by a start that was not stopped cleanly")
         self.clear_metrics()
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: self.stopping.set())
         signal.signal(signal.SIGUSR1, lambda *_: self.banner())
-        (self.state / "launcher.pid").write_text(str(os.getpid()))
+        (self.state / leftovers.LAUNCHER).write_text(str(os.getpid()))
         try:
             self.start_redis()
             self.start_kubesim()
@@ -289,7 +309,7 @@ class Launcher:
                 self.stopping.set()
                 return
             log(f"{child.name} exited with {child.process.returncode}; starting it again")
-            child.start(self.env)
+            self.start(child)
 
     def admin_password(self) -> str:
         """OPSBOARD_ADMIN_PASSWORD, or one generated once and kept in the state dir."""
@@ -323,7 +343,8 @@ class Launcher:
             child.stop()
         if self.redis:
             self.redis.stop()
-        for gone in ("launcher.pid", "url"):
+        leftovers.forget_all(self.state)
+        for gone in (leftovers.LAUNCHER, "url"):
             (self.state / gone).unlink(missing_ok=True)
         log("stopped; state kept in " + str(self.state))
 

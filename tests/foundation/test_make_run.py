@@ -12,6 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 import yaml
 from kubernetes import client, config
@@ -165,8 +166,36 @@ def test_make_run_serves_the_login_page_and_stops_cleanly_keeping_state(tmp_path
     try:
         assert second.wait_for("log in as admin with password:") == password_line
         assert "Updated user admin" in "".join(second.lines)
+    except BaseException:
+        second.interrupt()
+        raise
+    # Killed outright, the launcher leaves its processes running (each has its own
+    # session); the next start stops them, kubesim and redis-server included, and comes up.
+    second.process.kill()
+    second.process.wait(10)
+    third = Launcher(state, port, home)
+    try:
+        assert third.wait_for("log in as admin with password:") == password_line
+        stopped = [line for line in third.lines if "left running by a start" in line]
+        assert any("kubesim (pid" in line for line in stopped), stopped
+        assert any("redis-server (pid" in line for line in stopped), stopped
+        assert third.get("/readyz") == 200
     finally:
-        assert second.interrupt() == 0
+        assert third.interrupt() == 0
+    assert port_is_free(port)
+    for server in ("redis", "kubesim"):
+        assert port_is_free(int((state / server / "port").read_text())), server
+    assert _running_from(state) == [], "left running"
+
+
+def _running_from(state: Path) -> list[str]:
+    """The command lines of the processes still running with `state` in theirs."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if str(state) in cmdline:
+            found.append(cmdline)
+    return found
 
 
 def _assert_console_is_for_people(launcher: Launcher, port: int) -> None:
