@@ -107,14 +107,16 @@ class Recorder:
         if seen is not None:
             ns, name, count = seen
             try:
-                self._store.patch("events", ns, name, {"count": count + 1, "lastTimestamp": stamp})
+                self._store.patch_entry(
+                    "events", ns, name, {"count": count + 1, "lastTimestamp": stamp}
+                )
             except Exception as exc:
                 if not is_status_error(exc, 404):
                     raise
             else:
                 self._remember(key, (ns, name, count + 1))
                 return
-        event = {
+        event: Obj = {
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": namespace},
@@ -130,8 +132,10 @@ class Recorder:
             "reportingComponent": component,
             "reportingInstance": host,
         }
-        created = self._store.create("events", event, namespace=namespace)
-        self._remember(key, (namespace, created["metadata"]["name"], 1))
+        # The entry calls: the store takes `event` as it is (built here, never used again)
+        # and nothing is decoded back: an Event is half of what a new pod makes the cluster write.
+        self._store.create_entry("events", event, namespace=namespace)
+        self._remember(key, (namespace, event["metadata"]["name"], 1))
 
     def _remember(self, key: tuple[str, ...], value: tuple[str, str, int]) -> None:
         expires = time.monotonic() + self._ttl
