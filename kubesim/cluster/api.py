@@ -1,8 +1,8 @@
 """Writes through the store, applied to the controllers' cache at once.
 
 What a write returns, and what the cache holds, is the store's own object as committed
-(decoding a copy of each was a tenth of kubesim's CPU): read it, never change it; write a
-changed copy ({**obj, "status": ...}).
+(decoding a copy of each was a large share of kubesim's CPU): read it, never change it;
+write a changed copy ({**obj, "status": ...}).
 """
 
 from __future__ import annotations

@@ -133,7 +133,8 @@ class Recorder:
             "reportingInstance": host,
         }
         # The entry calls: the store takes `event` as it is (built here, never used again)
-        # and nothing is decoded back: an Event is half of what a new pod makes the cluster write.
+        # and nothing is decoded back: Events are nearly half of what a new pod makes the
+        # cluster write.
         self._store.create_entry("events", event, namespace=namespace)
         self._remember(key, (namespace, event["metadata"]["name"], 1))
 
