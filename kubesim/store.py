@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any, TypedDict, Unpack, cast
 
 from kubesim import builtin_schema, crds, defaults, errors, scale, schema
 from kubesim.errors import ApiError, FieldError, GoLiteral
@@ -74,6 +74,19 @@ def _uid() -> str:
     bits = _UIDS.getrandbits(128) & ~(0xF000 << 64 | 0xC000 << 48) | (0x4000 << 64 | 0x8000 << 48)
     text = f"{bits:032x}"
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+def update_copy(obj: dict[str, Any], subresource: str | None) -> dict[str, Any]:
+    """The private copy of `obj` that update_entry may keep. A status write takes only the
+    status (and the name and resourceVersion it is checked against) from it: copying the
+    rest, a pod's whole spec, was a copy for nothing."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if subresource != "status" or not isinstance(meta, dict):
+        return cast(dict[str, Any], clone(obj))
+    body: dict[str, Any] = {"metadata": dict(meta)}
+    if "status" in obj:
+        body["status"] = clone(obj["status"])
+    return body
 
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what generateName draws from
@@ -600,7 +613,10 @@ class Store:
     def update(
         self, resource: str, obj: dict[str, Any], **options: Unpack[UpdateOptions]
     ) -> dict[str, Any]:
-        return loads_object(self.update_entry(resource, clone(obj), **options)[1])
+        subresource = options.get("subresource")
+        return loads_object(
+            self.update_entry(resource, update_copy(obj, subresource), **options)[1]
+        )
 
     def update_entry(
         self,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubesim.cluster.cache import Cache
 from kubesim.jsonutil import clone
+from kubesim.store import update_copy
 
 if TYPE_CHECKING:
     from kubesim.store import Store
@@ -34,9 +35,7 @@ class Api:
         return created
 
     def update(self, resource: str, obj: Obj, *, subresource: str | None = None) -> Obj:
-        # A status write takes only the status (and the name and resourceVersion) from the
-        # body: copying the rest, a pod's whole spec, was a copy for nothing.
-        body = _status_of(obj) if subresource == "status" else clone(obj)
+        body = update_copy(obj, subresource)
         updated, _ = self.store.update_entry(resource, body, subresource=subresource)
         self._cache.apply("MODIFIED", resource, updated)
         return updated
@@ -95,10 +94,3 @@ class Api:
                 return False
             raise
         return True
-
-
-def _status_of(obj: Obj) -> Obj:
-    body = {"metadata": dict(obj.get("metadata") or {})}
-    if "status" in obj:
-        body["status"] = clone(obj["status"])
-    return body
