@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -13,6 +12,7 @@ import pytest
 
 from opsboard.embedded import leftovers
 from opsboard.launcher import Child, Launcher
+from tests.support.waiting import wait_for
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)"]
 
@@ -82,10 +82,5 @@ def test_a_launcher_pid_left_by_a_dead_launcher_does_not_block_a_start(tmp_path:
 
 
 def _wait_for_child(pid: int) -> psutil.Process:
-    parent = psutil.Process(pid)
-    for _ in range(200):
-        children = parent.children()
-        if children:
-            return children[0]
-        time.sleep(0.05)
-    raise AssertionError("the parent never started its child")
+    children = wait_for(psutil.Process(pid).children, timeout=10, what="the parent's child")
+    return children[0]
