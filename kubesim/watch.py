@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from kubesim.routing import Target
 
 BOOKMARK_INTERVAL = 5.0  # seconds; kube-apiserver sends one about every minute
+LISTING_CHUNK = 256 * 1024  # bytes of a watch's initial ADDED events per write, at most
 
 
 def _event(kind: str, obj: bytes) -> bytes:
@@ -96,9 +97,17 @@ def serve_watch(h: Handler, t: Target) -> None:
     try:
         if not rv_param or rv_param == "0":
             entries, last, _, _ = store.list_entries(rt.key, t.namespace or None)
+            listing: list[bytes] = []  # bounded writes: a listing can be tens of MB
+            size = 0
             for obj, data in entries:
                 if matches(obj):
-                    h.write_chunk(_event("ADDED", encode(obj, data)))
+                    listing.append(_event("ADDED", encode(obj, data)))
+                    size += len(listing[-1])
+                    if size >= LISTING_CHUNK:
+                        h.write_chunk(b"".join(listing))
+                        listing, size = [], 0
+            if listing:
+                h.write_chunk(b"".join(listing))
         else:
             last = int(rv_param)
             if faults.take_expired_watch(rt.key, t.namespace):

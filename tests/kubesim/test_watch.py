@@ -57,6 +57,30 @@ def test_watch_without_resource_version_starts_with_current_state(
     assert events == [("ADDED", "existing")]
 
 
+def test_a_listing_larger_than_one_write_arrives_whole_and_in_order(
+    kube_api_client: Api, namespace: str
+) -> None:
+    """The initial ADDED events go out in bounded writes (kubesim.watch.LISTING_CHUNK):
+    none is lost or split across the boundaries, and the selector still applies."""
+    core = client.CoreV1Api(kube_api_client)
+    big = "x" * 100_000  # four of them pass one write's bound
+    names = [f"big-{i}" for i in range(7)]
+    for i, name in enumerate(names):
+        body = {"metadata": {"name": name, "labels": {"keep": str(i % 2 == 0).lower()}}}
+        core.create_namespaced_config_map(namespace, {**body, "data": {"k": big}})
+    w = watch.Watch()
+    stream = w.stream(
+        core.list_namespaced_config_map, namespace, label_selector="keep=true", timeout_seconds=5
+    )
+    seen = []
+    for ev in stream:
+        seen.append((ev["type"], ev["object"].metadata.name, len(ev["object"].data["k"])))
+        if len(seen) == 4:
+            break
+    w.stop()
+    assert seen == [("ADDED", name, len(big)) for name in names[::2]]
+
+
 def test_watch_delivers_live_events(kube_api_client: Api, namespace: str) -> None:
     core = client.CoreV1Api(kube_api_client)
     rv = core.list_namespaced_config_map(namespace).metadata.resource_version
