@@ -177,7 +177,11 @@ def cr_get(*, info: KindInfo, namespace: str, name: str) -> KubeObject:
             api_version=info.kind.api_version, kind=info.kind.kind, namespace=namespace, name=name
         )
     except KubeObject.DoesNotExist:
-        raise Http404(f"{info.kind.kind} {namespace}/{name} is not in the mirror") from None
+        raise Http404(
+            f"{info.kind.kind} {namespace}/{name} is not in the mirror: check the name; one "
+            "created moments ago shows here once the watcher has seen it (reload), and one "
+            "deleted is gone from it."
+        ) from None
 
 
 def namespaces(*, kinds: list[KindInfo], scope: Q) -> list[str]:
