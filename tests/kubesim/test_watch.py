@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -146,19 +147,33 @@ def test_watch_ends_after_timeout_seconds(kube_api_client: Api, namespace: str) 
 
 
 def test_bookmark_before_the_watch_times_out(kube_api_client: Api, namespace: str) -> None:
+    """kube-apiserver's watch cache sends a bookmark only at a version newer than the watch's
+    start, the newest event of the resource it dispatched (of any namespace or selector):
+    on a quiet resource, none. So a ConfigMap the watch does not select changes meanwhile."""
     core = client.CoreV1Api(kube_api_client)
     rv = core.list_namespaced_config_map(namespace).metadata.resource_version
+    created: list[str] = []
+
+    def change_one_it_does_not_select() -> None:
+        time.sleep(0.5)  # the watch has started
+        cm = core.create_namespaced_config_map(namespace, _cm("other", team="b"))
+        created.append(cm.metadata.resource_version)
+
+    changer = threading.Thread(target=change_one_it_does_not_select)
+    changer.start()
     resp = raw(
         kube_api_client,
         "GET",
         f"/api/v1/namespaces/{namespace}/configmaps?watch=true&resourceVersion={rv}"
-        "&allowWatchBookmarks=true&timeoutSeconds=5",
+        "&labelSelector=team%3Da&allowWatchBookmarks=true&timeoutSeconds=5",
     )
+    changer.join()
     events = [json.loads(line) for line in resp.data.splitlines() if line]
+    assert [e["type"] for e in events if e["type"] != "BOOKMARK"] == [], events
     bookmarks = [e for e in events if e["type"] == "BOOKMARK"]
     assert bookmarks, events
-    assert bookmarks[0]["object"]["kind"] == "ConfigMap"
-    assert int(bookmarks[0]["object"]["metadata"]["resourceVersion"]) >= int(rv)
+    assert bookmarks[-1]["object"]["kind"] == "ConfigMap"
+    assert int(bookmarks[-1]["object"]["metadata"]["resourceVersion"]) >= int(created[0])
 
 
 def test_send_initial_events_needs_the_watch_list_feature_gate(
