@@ -155,7 +155,7 @@ def test_bookmark_before_the_watch_times_out(kube_api_client: Api, namespace: st
     created: list[str] = []
 
     def change_one_it_does_not_select() -> None:
-        time.sleep(0.5)  # the watch has started
+        time.sleep(0.5)  # usually once the watch has begun; either way after `rv`
         cm = core.create_namespaced_config_map(namespace, _cm("other", team="b"))
         created.append(cm.metadata.resource_version)
 
