@@ -324,9 +324,11 @@ OPSBOARD_QUEUE_STALE_SECONDS = env_float("OPSBOARD_QUEUE_STALE_SECONDS", 60.0, m
 # each batch costs a mirror transaction and the Redis round trips of its keys. Held a
 # quarter of a second, a new pod's creation and scheduling wait for its readiness and wake
 # its CR once: at 20 ms a Memcached CR took 2.2 to 2.6 reconciles on the real control
-# plane. A primary object's change is never held (a user's edit is what latency is
-# about), a pod turning ready or deleted (what a CR's status tells) 20 ms at most. kopf
-# holds every change of an object for 100 ms.
+# plane. A primary object's change that leaves its generation observed (the operator's
+# own status write, two or three per new CR) is held the same; its spec edits and
+# deletions never are (a user's edit is what latency is about); a pod turning ready or
+# deleted (what a CR's status tells) 20 ms at most. kopf holds every change of an object
+# for 100 ms.
 OPSBOARD_OWNED_LINGER_SECONDS = env_float("OPSBOARD_OWNED_LINGER_SECONDS", 0.25, minimum=0.0)
 OPSBOARD_LEASE_NAMESPACE = env_str("OPSBOARD_LEASE_NAMESPACE", "default")
 # CRDs (by name) opsboard runs no operator for, shown and scaled through /scale.

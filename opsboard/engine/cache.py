@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 import orjson
 from django.db import connection
 
-from controllers.base import Body, Kind
+from controllers.base import Body, Kind, PermanentError, TemporaryError
+from controllers.kube import ApiKube
+from opsboard.engine import own_status
 from opsboard.mirror import instance_index
 from opsboard.mirror.models import KubeObject
 
+log = logging.getLogger(__name__)
 _TABLE = KubeObject._meta.db_table
 # Every reconcile reads here, so by prepared SQL on indexed columns: building the same
 # queries through the ORM cost more CPU than running them.
@@ -34,7 +38,19 @@ class MirrorCache:
             with connection.cursor() as cursor:
                 cursor.execute(_GET, list(key))
                 row = cursor.fetchone()
-            self._got[key] = orjson.loads(row[0]) if row else None
+            body = orjson.loads(row[0]) if row else None
+            self._got[key] = own_status.newest(kind, namespace, name, body)
+        return self._got[key]
+
+    def refresh(self, kind: Kind, namespace: str, name: str, kube: ApiKube) -> Body | None:
+        """The object read from the server instead, when the mirror is known to be behind
+        (own_status); the mirror's copy still if the server cannot be asked."""
+        key = (kind.api_version, kind.kind, namespace, name)
+        try:
+            self._got[key] = kube.get(kind, namespace, name)
+        except (TemporaryError, PermanentError) as exc:
+            log.warning("Could not read %s %s/%s: %s", kind.kind, namespace, name, exc)
+            return self.get(kind, namespace, name)
         return self._got[key]
 
     def list(

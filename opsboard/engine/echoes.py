@@ -23,6 +23,7 @@ import redis
 
 from controllers.base import Body, Kind, Manifest
 from controllers.kube import ApiKube
+from opsboard.engine import own_status
 from opsboard.engine.queue import connection
 from opsboard.mirror.writer import Change
 
@@ -42,6 +43,7 @@ class OwnWrites:
     def __init__(self, kube: ApiKube, primary: Kind) -> None:
         self.kube = kube
         self.primary = primary
+        self.status_written = ""  # the version the run's last status write made
 
     def get(self, kind: Kind, namespace: str, name: str) -> Body | None:
         return self.kube.get(kind, namespace, name)
@@ -70,10 +72,15 @@ class OwnWrites:
         *,
         resource_version: str | None = None,
     ) -> Body:
-        # A status write wakes nobody anyway (the primary's status-only changes are dropped).
-        return self.kube.patch_status(
+        # A status write wakes nobody anyway (the primary's status-only changes are dropped),
+        # but the key's next run may come before the mirror has it (own_status).
+        written = self.kube.patch_status(
             kind, namespace, name, status, resource_version=resource_version
         )
+        own_status.remember(kind, written)
+        if kind == self.primary:
+            self.status_written = str(written.get("metadata", {}).get("resourceVersion") or "")
+        return written
 
     def delete(self, kind: Kind, namespace: str, name: str) -> None:
         self.kube.delete(kind, namespace, name)

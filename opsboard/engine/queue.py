@@ -15,6 +15,9 @@ Per controller, Redis holds:
 - `fails` (hash key → consecutive failures) for per-key exponential backoff.
 - `permanent` (hash key → resourceVersion): a user-fixable error, not retried by resync
   until the object changes.
+- `status-written:<key>` (string resourceVersion, PX): the version of the key's CR its last
+  run's own status write made, for a minute, so the next run (in any process) knows
+  whether the mirror has caught up with it (opsboard.engine.own_status).
 - `queued:triggers:<key>` (list of whys) and `queued:triggers-count:<key>`: every reason the
   key was queued for since its last run, recorded by the same script that queues it (one
   round trip per batch, not two) and taken by the run that serves them
@@ -70,7 +73,7 @@ return 1
 """
 # Returns false (None) when another worker holds the key, else {the queued reason or '',
 # the triggers merged into this run (they are its own now), how many were recorded in
-# all, the key's consecutive failures}.
+# all, the key's consecutive failures, the version of its last run's status write}.
 _START = """
 if redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[5])
@@ -84,7 +87,8 @@ redis.call('HDEL', KEYS[1], ARGV[1])
 local triggers = redis.call('LRANGE', KEYS[5], 0, -1)
 local count = redis.call('GET', KEYS[6])
 redis.call('DEL', KEYS[5], KEYS[6])
-return {why or '', triggers, count or '0', redis.call('HGET', KEYS[7], ARGV[1]) or '0'}
+local failures = redis.call('HGET', KEYS[7], ARGV[1]) or '0'
+return {why or '', triggers, count or '0', failures, redis.call('GET', KEYS[8]) or ''}
 """
 _RENEW = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -94,8 +98,10 @@ return 1
 """
 # -1: the lock expired under us (someone else may run the key now: leave it to them);
 # 1: the key changed while we ran, send it again; 0: done. What a successful run adds
-# (its failures forgotten, its requeue-after) rides along, so a run ends in one round trip.
+# (its failures forgotten, its requeue-after) and the version its status write made ride
+# along, so a run ends in one round trip.
 _DONE = """
+if ARGV[6] ~= '' then redis.call('SET', KEYS[10], ARGV[6], 'PX', ARGV[7]) end
 if ARGV[3] == '1' then
   redis.call('HDEL', KEYS[5], ARGV[2])
   redis.call('HDEL', KEYS[6], ARGV[2])
@@ -147,6 +153,7 @@ return out
 WAKE_KEY = "opsboard:pump:wake"
 TRIGGERS_KEPT = 20  # per key: a flood is summarised by its newest triggers and a count
 TRIGGERS_TTL_SECONDS = 86_400  # a key deleted while queued leaves no list behind for long
+STATUS_WRITTEN_TTL_MS = 60_000  # far longer than the watcher holds a change
 
 
 @dataclass(frozen=True)
@@ -176,6 +183,7 @@ class Started:
     triggers: list[bytes]  # every trigger recorded for it, oldest first (JSON, see _ENQUEUE)
     trigger_count: int  # how many were recorded in all (the list keeps the last TRIGGERS_KEPT)
     failures: int  # the key's consecutive failures before this run: its backoff step
+    status_written: int | None  # the version of the CR its last run's status write made
 
 
 @cache
@@ -205,7 +213,7 @@ class WorkQueue:
 
     def __init__(self, controller: str, client: redis.Redis | None = None) -> None:
         self.client = client or connection()
-        prefix = f"opsboard:{controller}"
+        self.prefix = prefix = f"opsboard:{controller}"
         self.queued = f"{prefix}:queued"
         self.processing = f"{prefix}:processing"
         self.running = f"{prefix}:running"
@@ -236,6 +244,9 @@ class WorkQueue:
 
     def trigger_count(self, key: Key) -> str:
         return f"{self.queued}:triggers-count:{key}"
+
+    def status_written(self, key: Key) -> str:
+        return f"{self.prefix}:status-written:{key}"
 
     def add(self, key: Key, why: Why, *, relabel: bool = False, send: bool = False) -> bool:
         """Queues the key and records `why` among its triggers; True when it is to run
@@ -275,14 +286,19 @@ class WorkQueue:
                 self.triggers(key),
                 self.trigger_count(key),
                 self.fails,
+                self.status_written(key),
             ],
             args=[str(key), token, int(ttl * 1000), _now_ms(), fallback.dump()],
         )
         if result is None:
             return None
-        why, triggers, count, failures = result
+        why, triggers, count, failures, written = result
         return Started(
-            Why.load(why) if why else fallback, list(triggers), int(count), int(failures)
+            Why.load(why) if why else fallback,
+            list(triggers),
+            int(count),
+            int(failures),
+            int(written) if written.isdigit() else None,
         )
 
     def renew(self, key: Key, token: str, ttl: float) -> bool:
@@ -300,16 +316,22 @@ class WorkQueue:
         *,
         succeeded: bool = False,
         after: tuple[float, Why] | None = None,
+        status_written: str = "",
     ) -> bool:
         """Releases the lock; True when the key was queued meanwhile and must be sent again.
-        With `succeeded`, as `succeeded()`; with `after` (delay, why), as `add_after()`."""
+        With `succeeded`, as `succeeded()`; with `after` (delay, why), as `add_after()`;
+        `status_written`: the version the run's status write made, told to the next run."""
         due, why = (_now_ms() + int(after[0] * 1000), after[1].dump()) if after else ("", "")
         result = self._scripts["done"](
             keys=[
                 *(self.lock_name(key), self.processing, self.queued, self.running),
                 *(self.fails, self.permanent, self.delayed, self.delayed_why, WAKE_KEY),
+                self.status_written(key),
             ],
-            args=[token, str(key), "1" if succeeded else "0", due, why],
+            args=[
+                *(token, str(key), "1" if succeeded else "0", due, why),
+                *(status_written, STATUS_WRITTEN_TTL_MS),
+            ],
         )
         return bool(result == 1)
 

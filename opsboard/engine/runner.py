@@ -17,7 +17,15 @@ from datetime import UTC, datetime
 from django.conf import settings
 
 from controllers.apply import now
-from controllers.base import Context, Controller, Key, PermanentError, Result, TemporaryError
+from controllers.base import (
+    Body,
+    Context,
+    Controller,
+    Key,
+    PermanentError,
+    Result,
+    TemporaryError,
+)
 from controllers.conditions import condition_of, set_condition
 from controllers.fields import deep_get
 from controllers.kube import Conflict
@@ -133,6 +141,7 @@ class _Ending:
 
     succeeded: bool = False
     after: tuple[float, Why] | None = None  # requeue: (delay, why)
+    status_written: str = ""  # the version the run's status write made, for the next run
 
 
 def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WORKER) -> bool:
@@ -154,7 +163,13 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
         try:
             ending = _run(queue, key, started, token, ttl, worker, datetime.now(UTC))
         finally:
-            again = queue.done(key, token, succeeded=ending.succeeded, after=ending.after)
+            again = queue.done(
+                key,
+                token,
+                succeeded=ending.succeeded,
+                after=ending.after,
+                status_written=ending.status_written,
+            )
             trigger, detail = "event", "changed while reconciling"
             if again and (
                 not ending.succeeded or turn == AGAIN_IN_PLACE or time.monotonic() > deadline
@@ -182,6 +197,8 @@ def _run(
     why, start = taken.why, run_start(taken)
     cache = MirrorCache()
     primary = cache.get(controller.primary, key.namespace, key.name)
+    if _older_than(primary, taken.status_written):  # see own_status
+        primary = cache.refresh(controller.primary, key.namespace, key.name, api_kube())
     report = RunReporter()
     kube = OwnWrites(api_kube(), controller.primary)  # its children's echoes wake nobody
     ctx = Context(key=key, cache=cache, kube=kube, report=report)
@@ -246,7 +263,14 @@ def _run(
         waited=started.timestamp() - why.at,
     )
     post_later(primary, report.events)  # after the run, off its clock
-    return ending
+    return replace(ending, status_written=kube.status_written)
+
+
+def _older_than(primary: Body | None, version: int | None) -> bool:
+    """Whether the mirror's copy of a run's CR predates the key's last own status write:
+    that write's change may still be waiting in the watcher for company (own_status)."""
+    mirrored = str((primary or {}).get("metadata", {}).get("resourceVersion") or "")
+    return version is not None and mirrored.isdigit() and int(mirrored) < version
 
 
 def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:

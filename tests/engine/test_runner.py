@@ -1,5 +1,6 @@
 """One key's reconcile, driven in this process: a key that changed while it ran runs again
-at once, not pushed back onto the ready list, unless its run failed."""
+at once, not pushed back onto the ready list, unless its run failed; a run reads its key's
+own status write before the mirror has it."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import pytest
 
 from controllers.base import Key
 from controllers.kube import ApiKube
+from opsboard.engine import own_status
 from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.queue import queue_for, ready_list
 from opsboard.engine.runner import reconcile_key
 from opsboard.mirror.writer import mirror_apply
-from tests.engine.toy import TOY, toy
+from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -58,3 +60,35 @@ def test_a_failed_run_that_changed_meanwhile_goes_back_onto_the_ready_list(
     waiting = _keys_waiting()
     assert _run_changed_midway(api, namespace, "failing", fail="temporary") == ["event"]
     assert _keys_waiting() == waiting + 1
+
+
+@pytest.mark.parametrize("elsewhere", [False, True], ids=["same process", "another process"])
+def test_a_run_reads_its_key_s_own_status_write_before_the_mirror_has_it(
+    in_process: None, api: ApiKube, namespace: str, elsewhere: bool
+) -> None:
+    """No watcher runs here, so the mirror keeps the Toy as created: the second run would
+    patch its status again with the stale resourceVersion it read (a 409) were the first
+    run's own write not kept for it (own_status), or, in another process, not told with
+    the key's lock (then it reads the Toy from the server)."""
+    name = "settled"
+    body = api.create(TOY, toy(name, namespace, touch=True))  # each run logged
+    mirror_apply(kind=TOY, events=[("ADDED", body)])
+    key = Key("toy", namespace, name)
+    assert reconcile_key(key=key, trigger="event", detail="ADDED Toy")
+    written = api.get(TOY, namespace, name)
+    assert written is not None and written["status"]["observedGeneration"] == 1
+    child = api.get(CONFIGMAP, namespace, name)
+    assert child is not None
+    mirror_apply(kind=CONFIGMAP, events=[("ADDED", child)])
+    if elsewhere:
+        own_status._written.clear()  # what another process knows of this one's writes
+
+    assert reconcile_key(key=key, trigger="manual", detail="by a test")
+    runs = ReconcileRun.objects.filter(namespace=namespace, name=name).order_by("started_at")
+    assert [(run.trigger, run.outcome, run.error) for run in runs] == [
+        ("event", "success", ""),
+        ("manual", "success", ""),
+    ]
+    again = api.get(TOY, namespace, name)
+    assert again is not None
+    assert again["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"]

@@ -1,5 +1,6 @@
-"""How the watcher gathers a batch: owned objects' changes wait a moment for company, a
-primary object's change is written at once."""
+"""How the watcher gathers a batch: owned objects' changes, and a primary's that leaves its
+generation observed, wait a moment for company; any other primary change is written at
+once."""
 
 from __future__ import annotations
 
@@ -74,6 +75,46 @@ def test_a_pod_turning_ready_or_gone_is_written_at_once(watcher: Watcher, change
     sender.join()
     assert batch == [created, change]
     assert watcher.inbox.get_nowait() == other
+
+
+def _toy(type_: str, *, observed: int | None, deleting: bool = False) -> Streamed:
+    body = obj(TOY, "a", generation=2, status={"observedGeneration": observed})
+    if deleting:
+        body["metadata"]["deletionTimestamp"] = "2026-11-26T20:00:00Z"
+    return Streamed(TOY, type_, body)
+
+
+def test_a_primary_change_that_leaves_its_generation_observed_waits_for_company(
+    watcher: Watcher,
+) -> None:
+    """The operator's own status write wakes nobody: it waits like an owned change."""
+    written = _toy("MODIFIED", observed=2)
+    pod = Streamed(POD, "MODIFIED", obj(POD, "p-1"))
+    edit = _toy("MODIFIED", observed=1)
+    sender = _later(watcher, pod, edit)
+    batch = watcher._drain(written)
+    sender.join()
+    assert batch == [written, pod, edit]  # until the spec edit, written at once
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        _toy("MODIFIED", observed=1),
+        _toy("MODIFIED", observed=None),
+        _toy("MODIFIED", observed=2, deleting=True),
+        _toy("ADDED", observed=2),
+    ],
+    ids=["new generation", "never observed", "deleting", "added"],
+)
+def test_a_primary_change_that_asks_for_work_is_written_at_once(
+    watcher: Watcher, change: Streamed
+) -> None:
+    pod = Streamed(POD, "MODIFIED", obj(POD, "p-1"))
+    sender = _later(watcher, pod)
+    batch = watcher._drain(change)
+    sender.join()
+    assert batch == [change]
 
 
 def test_the_wait_is_a_setting() -> None:
