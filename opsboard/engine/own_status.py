@@ -19,8 +19,10 @@ from collections import OrderedDict
 
 from controllers.base import Body, Kind
 
-KEEP_SECONDS = 30.0  # far longer than the watcher holds a change (a quarter second)
-KEEP_MAX = 4096  # objects; the oldest go first
+# The in-place reruns come at once, and past these the queue's record still holds (a
+# read from the server then): a few hundred bodies per process, not a fleet's.
+KEEP_SECONDS = 10.0  # far longer than the watcher holds a change (a quarter second)
+KEEP_MAX = 256  # objects; the oldest go first
 
 _Name = tuple[str, str, str, str]  # api_version, kind, namespace, name
 _lock = threading.Lock()
