@@ -77,8 +77,8 @@ class OwnWrites:
         written = self.kube.patch_status(
             kind, namespace, name, status, resource_version=resource_version
         )
-        own_status.remember(kind, written)
         if kind == self.primary:
+            own_status.remember(kind, written)
             self.status_written = str(written.get("metadata", {}).get("resourceVersion") or "")
         return written
 
