@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from django.db import connection, transaction
@@ -221,16 +221,19 @@ def _existing(uids: Iterable[str], names: Mapping[Kind, Iterable[str]]) -> _Mirr
     """The rows of `uids`, and in the same query the rows of each kind with those `names`
     (asked for the objects added: those are the ones that may clash with an older row)."""
     wanted = list(uids)
-    where, params = [], []
+    where: list[str] = []
+    params: list[str] = []
     if wanted:
-        where.append(f"uid IN ({_marks(len(wanted))})")
-        params += wanted
+        marks, padded = _in(wanted)
+        where.append(f"uid IN ({marks})")
+        params += padded
     asked: set[tuple[str, str, str]] = set()
     for kind, of_kind in names.items():
         chosen = sorted(set(of_kind))
         if chosen:
-            where.append(f"(api_version = %s AND kind = %s AND name IN ({_marks(len(chosen))}))")
-            params += [kind.api_version, kind.kind, *chosen]
+            marks, padded = _in(chosen)
+            where.append(f"(api_version = %s AND kind = %s AND name IN ({marks}))")
+            params += [kind.api_version, kind.kind, *padded]
             asked.update((kind.api_version, kind.kind, name) for name in chosen)
     mirrored = _Mirrored(known={}, named={}, asked=asked)
     if not where:
@@ -259,8 +262,28 @@ def _existing(uids: Iterable[str], names: Mapping[Kind, Iterable[str]]) -> _Mirr
     return mirrored
 
 
-def _marks(count: int) -> str:
-    return ", ".join(["%s"] * count)
+# SQLite keeps each distinct statement prepared (the sqlite3 module caches 128 per
+# connection): about 1 MB for an upsert of 500 rows, and a watcher that had written
+# batches of every size from 1 to 500 held tens of MB of them. So statements take a few
+# shapes only: an upsert goes in pieces of _PIECE rows and powers of two below it, an IN
+# list is padded up to a power of two.
+_PIECE = 64
+_T = TypeVar("_T")
+
+
+def _pieces(count: int) -> list[int]:
+    """`count` rows as statement sizes: _PIECE as often as it goes, then powers of two."""
+    rest = count % _PIECE
+    return [_PIECE] * (count // _PIECE) + [
+        1 << bit for bit in reversed(range(_PIECE.bit_length())) if rest & (1 << bit)
+    ]
+
+
+def _in(values: Sequence[_T]) -> tuple[str, list[_T]]:
+    """An IN list's placeholders and values, the last repeated up to a power of two: the
+    same rows match."""
+    padded = [*values, *[values[-1]] * ((1 << (len(values) - 1).bit_length()) - len(values))]
+    return ", ".join(["%s"] * len(padded)), padded
 
 
 def _write(final: dict[str, tuple[str, Kind, Body]], new: set[str], mirrored: _Mirrored) -> None:
@@ -289,12 +312,11 @@ def _write(final: dict[str, tuple[str, Kind, Body]], new: set[str], mirrored: _M
         with transaction.atomic(), connection.cursor() as cursor:
             _serialize_writers_of(cursor, kinds)
             if gone:
-                cursor.execute(f"DELETE FROM {_TABLE} WHERE uid IN ({_marks(len(gone))})", gone)
+                marks, padded = _in(gone)
+                cursor.execute(f"DELETE FROM {_TABLE} WHERE uid IN ({marks})", padded)
             if stale_ids:
-                cursor.execute(
-                    f"DELETE FROM {_TABLE} WHERE id IN ({_marks(len(stale_ids))})",
-                    sorted(stale_ids),
-                )
+                marks, ids = _in(sorted(stale_ids))
+                cursor.execute(f"DELETE FROM {_TABLE} WHERE id IN ({marks})", ids)
             _upsert(cursor, _newer_than_mirrored(cursor, live))
 
     def upsert_alone() -> None:
@@ -302,23 +324,26 @@ def _write(final: dict[str, tuple[str, Kind, Body]], new: set[str], mirrored: _M
             _upsert(cursor, live)
 
     # On PostgreSQL the upsert itself keeps a newer row (its WHERE), so a chunk that only
-    # upserts, the usual one, is one autocommit statement: a round trip, not five (BEGIN,
-    # the advisory lock, the version read, the upsert, COMMIT).
+    # upserts, the usual one, is autocommit statements, one per piece (a round trip for up
+    # to 64 rows, not five: BEGIN, the advisory lock, the version read, the upsert, COMMIT);
+    # each row keeps the newer version on its own, so a piece needs no other's company.
     alone = connection.vendor == "postgresql" and not gone and not stale_ids
     what = f"mirror write of {len(final)} {'/'.join(sorted(k.kind for k in kinds))}"
     retrying(upsert_alone if alone else write, what=what)
 
 
 def _upsert(cursor: Any, rows: list[_Row]) -> None:
-    """One statement for the rows: the ORM's bulk_create with conflict handling spent more
-    time building its query than the database writing it, and psycopg's executemany a
-    pipeline round per row."""
-    if rows:
-        sql = _upsert_sql(connection.vendor, len(rows))
-        cursor.execute(sql, [value for row in rows for value in row.values])
+    """A statement per piece of the rows (see _pieces), not one per row: the ORM's
+    bulk_create with conflict handling spent more time building its query than the
+    database writing it, and psycopg's executemany a pipeline round per row."""
+    start = 0
+    for size in _pieces(len(rows)):  # in uid order still (see _write)
+        piece, start = rows[start : start + size], start + size
+        sql = _upsert_sql(connection.vendor, size)
+        cursor.execute(sql, [value for row in piece for value in row.values])
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)
 def _upsert_sql(vendor: str, rows: int) -> str:
     """INSERT … ON CONFLICT (uid) DO UPDATE of `rows` rows (distinct uids), which SQLite
     and PostgreSQL both speak."""
@@ -361,10 +386,8 @@ def _newer_than_mirrored(cursor: Any, live: list[_Row]) -> list[_Row]:
     """The rows not older than what another writer committed since we read them."""
     if not live:
         return []
-    cursor.execute(
-        f"SELECT uid, resource_version FROM {_TABLE} WHERE uid IN ({_marks(len(live))})",
-        [row.uid for row in live],
-    )
+    marks, uids = _in([row.uid for row in live])
+    cursor.execute(f"SELECT uid, resource_version FROM {_TABLE} WHERE uid IN ({marks})", uids)
     mirrored = dict(cursor.fetchall())
     return [row for row in live if not _older(row.resource_version, mirrored.get(row.uid))]
 

@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 
 from controllers.base import DEPLOYMENT
+from opsboard.mirror import writer
 from opsboard.mirror.models import KubeObject
 from opsboard.mirror.writer import KindEvents, mirror_apply, mirror_apply_kinds, mirror_relist
 from tests.mirror.factories import MEMCACHED, condition, obj
@@ -161,3 +162,19 @@ def test_a_name_recreated_in_one_kind_leaves_that_name_of_another_kind_alone() -
     mirror_apply_kinds([KindEvents(MEMCACHED, []), KindEvents(DEPLOYMENT, [("ADDED", new)])])
     uids = set(KubeObject.objects.values_list("uid", flat=True))
     assert uids == {cr["metadata"]["uid"], new["metadata"]["uid"]}
+
+
+def test_batches_of_every_size_write_statements_of_a_few_shapes_only() -> None:
+    """SQLite keeps each distinct statement prepared, about 1 MB for a 500-row upsert: a
+    shape per batch size grew the watcher's memory by tens of MB."""
+    writer._upsert_sql.cache_clear()
+    for size in range(1, 131):
+        batch = [("ADDED", obj(MEMCACHED, f"shape-{size}-{n}")) for n in range(size)]
+        deleted = [("DELETED", body) for _, body in batch[: size // 2]]
+        mirror_apply(kind=MEMCACHED, events=[*batch, *deleted])
+        remaining = {
+            row.name for row in KubeObject.objects.filter(name__startswith=f"shape-{size}-")
+        }
+        assert remaining == {body["metadata"]["name"] for _, body in batch[size // 2 :]}
+    assert writer._upsert_sql.cache_info().currsize <= 7  # 64, 32, 16, 8, 4, 2, 1 rows
+    assert writer._pieces(500) == [64] * 7 + [32, 16, 4]
