@@ -59,13 +59,26 @@ def _apply(
             if exc.status != 409:
                 raise
             if update:
-                current = resource.get(name=meta["name"], namespace=namespace)
-                doc["metadata"]["resourceVersion"] = current.metadata.resourceVersion
-                resource.replace(body=doc, namespace=namespace)
+                _replace(resource, doc, namespace)
                 done.append(f"updated {what}")
             else:
                 done.append(f"kept {what}")
     return done
+
+
+def _replace(resource: Any, doc: dict[str, Any], namespace: str | None, attempts: int = 5) -> None:
+    """Replaces the object with `doc` at its current version. kube-apiserver updates a new
+    CRD's status itself (names accepted, established), so a replace from a read a moment
+    old can meet a 409: read again and retry, as client-go's RetryOnConflict does."""
+    for attempt in range(attempts):
+        current = resource.get(name=doc["metadata"]["name"], namespace=namespace)
+        doc["metadata"]["resourceVersion"] = current.metadata.resourceVersion
+        try:
+            resource.replace(body=doc, namespace=namespace)
+            return
+        except ApiException as exc:
+            if exc.status != 409 or attempt == attempts - 1:
+                raise
 
 
 def install_missing(api: client.ApiClient, crds: Iterable[dict[str, Any]]) -> list[str]:

@@ -14,9 +14,9 @@ from typing import Any
 
 from controllers.base import Body, Kind
 from controllers.conditions import condition_of
-from controllers.kube import ApiKube, Conflict
+from controllers.kube import ApiKube
 from controllers.ownership import selector_string
-from tests.controllers.manifests import CRD_FILES, K8S, load
+from tests.controllers.manifests import CRD_FILES, K8S
 from tests.support.waiting import wait_for
 
 THIRD_PARTY_CRD_FILES = sorted((K8S / "third_party").glob("*/*.yaml"))
@@ -39,34 +39,15 @@ def install_crds(kube: ApiKube) -> None:
 
 
 def _install_ours(kube: ApiKube) -> None:
-    for path in CRD_FILES:
-        for doc in load(path):
-            _create_or_replace(kube, doc)
-            wait_for(
-                lambda name=doc["metadata"]["name"]: _established(kube.get(CRD, "", name)),
-                what=f"CRD {doc['metadata']['name']} Established",
-            )
+    from opsboard.core import manifests
 
-
-def _create_or_replace(kube: ApiKube, doc: Body, attempts: int = 5) -> None:
-    """Creates the CRD, or replaces the one there. kube-apiserver updates a new CRD's status
-    itself (names accepted, established), so on a fresh cluster, with two test processes
-    installing at once, a replace from a read a moment old met a 409: read again and retry,
-    as client-go's RetryOnConflict does."""
-    try:
-        kube.create(CRD, doc)
-        return
-    except Conflict:
-        pass
-    for attempt in range(attempts):
-        current = kube.get(CRD, "", doc["metadata"]["name"]) or {}
-        doc["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-        try:
-            kube.replace(CRD, doc)
-            return
-        except Conflict:
-            if attempt == attempts - 1:
-                raise
+    docs = list(manifests.documents(CRD_FILES))
+    manifests.apply(kube.api, docs, update=True)
+    for doc in docs:
+        wait_for(
+            lambda name=doc["metadata"]["name"]: _established(kube.get(CRD, "", name)),
+            what=f"CRD {doc['metadata']['name']} Established",
+        )
 
 
 def _established(crd: Body | None) -> bool:
