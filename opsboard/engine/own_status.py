@@ -18,6 +18,7 @@ import time
 from collections import OrderedDict
 
 from controllers.base import Body, Kind
+from opsboard.mirror.writer import version_number
 
 # The in-place reruns come at once, and past these the queue's record still holds (a
 # read from the server then): a few hundred bodies per process, not a fleet's.
@@ -30,8 +31,7 @@ _written: OrderedDict[_Name, tuple[float, int, Body]] = OrderedDict()  # → (wh
 
 
 def _version(body: Body | None) -> int | None:
-    text = str(((body or {}).get("metadata") or {}).get("resourceVersion") or "")
-    return int(text) if text.isdigit() else None  # opaque elsewhere: not compared
+    return version_number(((body or {}).get("metadata") or {}).get("resourceVersion"))
 
 
 def remember(kind: Kind, written: Body) -> None:

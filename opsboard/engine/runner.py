@@ -43,6 +43,7 @@ from opsboard.engine.reporter import RunReporter
 from opsboard.engine.runlog import RunRecord, reconcile_run_record
 from opsboard.engine.timeline import run_start
 from opsboard.mirror.selectors import objects_of
+from opsboard.mirror.writer import version_number
 
 log = logging.getLogger(__name__)
 console = logging.getLogger("opsboard.reconciles")  # one line per run that did something
@@ -269,8 +270,8 @@ def _run(
 def _older_than(primary: Body | None, version: int | None) -> bool:
     """Whether the mirror's copy of a run's CR predates the key's last own status write:
     that write's change may still be waiting in the watcher for company (own_status)."""
-    mirrored = str((primary or {}).get("metadata", {}).get("resourceVersion") or "")
-    return version is not None and mirrored.isdigit() and int(mirrored) < version
+    mirrored = version_number((primary or {}).get("metadata", {}).get("resourceVersion"))
+    return version is not None and mirrored is not None and mirrored < version
 
 
 def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:

@@ -186,7 +186,7 @@ def _trimmed(body: Body) -> Body:
     return {**body, "metadata": meta}
 
 
-def _version(value: object) -> int | None:
+def version_number(value: object) -> int | None:
     """A resourceVersion as an integer. They are opaque, but every API server we know counts
     them up as integers; when one is not, comparisons with it say "not known older/newer"."""
     text = str(value or "")
@@ -194,13 +194,13 @@ def _version(value: object) -> int | None:
 
 
 def _not_newer(body: Body, known: Snapshot | None) -> bool:
-    mine = _version(body["metadata"].get("resourceVersion"))
-    theirs = _version(known.resource_version) if known else None
+    mine = version_number(body["metadata"].get("resourceVersion"))
+    theirs = version_number(known.resource_version) if known else None
     return mine is not None and theirs is not None and mine <= theirs
 
 
 def _newer_than(body: Body, version: int | None) -> bool:
-    mine = _version(body["metadata"].get("resourceVersion"))
+    mine = version_number(body["metadata"].get("resourceVersion"))
     return version is not None and mine is not None and mine > version
 
 
@@ -393,7 +393,7 @@ def _newer_than_mirrored(cursor: Any, live: list[_Row]) -> list[_Row]:
 
 
 def _older(version: str, mirrored: str | None) -> bool:
-    mine, theirs = _version(version), _version(mirrored)
+    mine, theirs = version_number(version), version_number(mirrored)
     return mine is not None and theirs is not None and mine < theirs
 
 
