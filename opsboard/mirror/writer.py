@@ -324,10 +324,12 @@ def _write(final: dict[str, tuple[str, Kind, Body]], new: set[str], mirrored: _M
             _upsert(cursor, live)
 
     # On PostgreSQL the upsert itself keeps a newer row (its WHERE), so a chunk that only
-    # upserts, the usual one, is autocommit statements, one per piece (a round trip for up
-    # to 64 rows, not five: BEGIN, the advisory lock, the version read, the upsert, COMMIT);
-    # each row keeps the newer version on its own, so a piece needs no other's company.
-    alone = connection.vendor == "postgresql" and not gone and not stale_ids
+    # updates rows already mirrored, the usual one, is autocommit statements, one per piece
+    # (a round trip for up to 64 rows, not five: BEGIN, the advisory lock, the version read,
+    # the upsert, COMMIT); each row keeps the newer version on its own. A row new to the
+    # mirror takes the advisory lock: ON CONFLICT (uid) arbitrates on the uid alone, so two
+    # writers inserting one object at once could meet on its name's unique index instead.
+    alone = connection.vendor == "postgresql" and not gone and not stale_ids and not new
     what = f"mirror write of {len(final)} {'/'.join(sorted(k.kind for k in kinds))}"
     retrying(upsert_alone if alone else write, what=what)
 
