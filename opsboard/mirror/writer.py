@@ -317,7 +317,8 @@ def _write(final: dict[str, tuple[str, Kind, Body]], new: set[str], mirrored: _M
             if stale_ids:
                 marks, ids = _in(sorted(stale_ids))
                 cursor.execute(f"DELETE FROM {_TABLE} WHERE id IN ({marks})", ids)
-            _upsert(cursor, _newer_than_mirrored(cursor, live))
+            # PostgreSQL's upsert keeps a newer row itself (its WHERE); SQLite's is told.
+            _upsert(cursor, live if guarded else _newer_than_mirrored(cursor, live))
 
     def upsert_alone() -> None:
         with connection.cursor() as cursor:
@@ -325,11 +326,12 @@ def _write(final: dict[str, tuple[str, Kind, Body]], new: set[str], mirrored: _M
 
     # On PostgreSQL the upsert itself keeps a newer row (its WHERE), so a chunk that only
     # updates rows already mirrored, the usual one, is autocommit statements, one per piece
-    # (a round trip for up to 64 rows, not five: BEGIN, the advisory lock, the version read,
-    # the upsert, COMMIT); each row keeps the newer version on its own. A row new to the
-    # mirror takes the advisory lock: ON CONFLICT (uid) arbitrates on the uid alone, so two
-    # writers inserting one object at once could meet on its name's unique index instead.
-    alone = connection.vendor == "postgresql" and not gone and not stale_ids and not new
+    # (a round trip for up to 64 rows, not four: BEGIN, the advisory lock, the upsert,
+    # COMMIT). A chunk with a row new to the mirror takes the lock: ON CONFLICT (uid)
+    # arbitrates on the uid alone, so two writers inserting one object at once could meet
+    # on its name's unique index instead (an IntegrityError, not an update).
+    guarded = connection.vendor == "postgresql"
+    alone = guarded and not gone and not stale_ids and not new
     what = f"mirror write of {len(final)} {'/'.join(sorted(k.kind for k in kinds))}"
     retrying(upsert_alone if alone else write, what=what)
 
