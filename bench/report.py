@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import textwrap
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -213,7 +214,9 @@ def _plot_bars(outcome: Outcome, chart: str, values: dict[str, float], out: Path
     path = out / f"{outcome.name}-{_slug(chart)}.png"
     fig, ax = plt.subplots(figsize=(7, 4))
     labels = list(values)
-    bars = ax.bar(labels, [values[k] for k in labels], color="#4477aa")
+    bars = ax.bar(range(len(labels)), [values[k] for k in labels], color="#4477aa")
+    # Wrapped: six labels such as "opsboard, 2 workers, PostgreSQL" overlapped on one line.
+    ax.set_xticks(range(len(labels)), [textwrap.fill(k, 16) for k in labels], fontsize="small")
     ax.bar_label(bars, fmt="%.3g")
     ax.set_title(f"{outcome.title}: {chart}")
     ax.grid(True, axis="y", alpha=0.3)
