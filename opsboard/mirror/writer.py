@@ -213,7 +213,7 @@ class _Mirrored:
     and the rows named as the objects added (an object re-created under its old name)."""
 
     known: dict[str, Snapshot]
-    named: dict[_Place, tuple[int, str]]  # -> (id, uid)
+    named: dict[_Place, tuple[int, str, str]]  # -> (id, uid, resource_version)
     asked: set[tuple[str, str, str]]  # the (api_version, kind, name) looked up
 
 
@@ -248,7 +248,7 @@ def _existing(uids: Iterable[str], names: Mapping[Kind, Iterable[str]]) -> _Mirr
     by_uid = set(wanted)
     for id_, uid, api_version, kind_, namespace, name, version, generation, *rest in rows:
         if (api_version, kind_, name) in asked:
-            mirrored.named[(api_version, kind_, namespace, name)] = (id_, uid)
+            mirrored.named[(api_version, kind_, namespace, name)] = (id_, uid, version)
         if uid in by_uid:
             labels, annotations, deleted_at = rest
             mirrored.known[uid] = Snapshot(
@@ -290,12 +290,7 @@ def _write(final: dict[str, tuple[str, Kind, Body]], new: set[str], mirrored: _M
     now = timezone.now()
     # In uid order: every writer locks rows in one order (no deadlock on PostgreSQL).
     gone = sorted(uid for uid, (type_, _, _) in final.items() if type_ == DELETED)
-    live = sorted(
-        (_row(kind, body, now) for type_, kind, body in final.values() if type_ != DELETED),
-        key=lambda row: row.uid,
-    )
-    # An object deleted and re-created under the same name has a new uid: drop the old row.
-    added: dict[_Place, str] = {}
+    added: dict[_Place, str] = {}  # the objects new to the mirror, by name
     unasked: dict[Kind, set[str]] = {}  # new to the mirror though not ADDED (a replay)
     for uid, (type_, kind, body) in final.items():
         if type_ != DELETED and uid in new:
@@ -305,7 +300,27 @@ def _write(final: dict[str, tuple[str, Kind, Body]], new: set[str], mirrored: _M
                 unasked.setdefault(kind, set()).add(name)
     named = {**mirrored.named, **_existing([], unasked).named}  # no query if none unasked
     kinds = {kind for _, kind, _ in final.values()}
-    stale_ids = [id_ for place, (id_, uid) in named.items() if added.get(place, uid) != uid]
+    # A row of another uid under an added object's name is an older incarnation, deleted
+    # and its name reused: drop it. Unless it is the newer one: a late writer (a deposed
+    # leader still flushing) must not put an object deleted since back over its successor.
+    stale_ids: list[int] = []
+    superseded: set[str] = set()
+    for place, (id_, uid, version) in named.items():
+        mine = added.get(place, uid)
+        if mine == uid:
+            continue
+        if _older(final[mine][2]["metadata"].get("resourceVersion") or "", version):
+            superseded.add(mine)
+        else:
+            stale_ids.append(id_)
+    live = sorted(
+        (
+            _row(kind, body, now)
+            for uid, (type_, kind, body) in final.items()
+            if type_ != DELETED and uid not in superseded
+        ),
+        key=lambda row: row.uid,
+    )
 
     # Reads above, writes below: the write lock (SQLite has one) is held only for these.
     def write() -> None:

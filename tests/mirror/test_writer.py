@@ -53,6 +53,15 @@ def test_recreated_name_seen_first_as_modified_still_replaces_the_old_uid() -> N
     assert list(KubeObject.objects.values_list("uid", flat=True)) == [new["metadata"]["uid"]]
 
 
+def test_a_late_write_of_an_older_incarnation_leaves_the_newer_one() -> None:
+    # A deposed leader still flushing a change of the object its successor has since seen
+    # deleted and re-created under the same name: the newer one stays.
+    old, new = obj(MEMCACHED, "m"), obj(MEMCACHED, "m")
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", new)])
+    mirror_apply(kind=MEMCACHED, events=[("MODIFIED", old)])
+    assert list(KubeObject.objects.values_list("uid", flat=True)) == [new["metadata"]["uid"]]
+
+
 def test_the_same_name_in_another_kind_or_namespace_is_not_replaced() -> None:
     cr, deployment = obj(MEMCACHED, "m"), obj(DEPLOYMENT, "m")
     elsewhere = obj(MEMCACHED, "m")
