@@ -301,15 +301,18 @@ def _write(final: dict[str, tuple[str, Kind, Body]], new: set[str], mirrored: _M
     named = {**mirrored.named, **_existing([], unasked).named}  # no query if none unasked
     kinds = {kind for _, kind, _ in final.values()}
     # A row of another uid under an added object's name is an older incarnation, deleted
-    # and its name reused: drop it. Unless it is the newer one: a late writer (a deposed
-    # leader still flushing) must not put an object deleted since back over its successor.
+    # and its name reused: drop it. Unless a change (not an ADDED) is older than that row:
+    # a late writer (a deposed leader still flushing) must not put an object deleted since
+    # back over its successor. An ADDED always wins: it is what a re-list reports, and
+    # after a restore from backup the server's versions may start below the mirror's.
     stale_ids: list[int] = []
     superseded: set[str] = set()
     for place, (id_, uid, version) in named.items():
         mine = added.get(place, uid)
         if mine == uid:
             continue
-        if _older(final[mine][2]["metadata"].get("resourceVersion") or "", version):
+        type_, _, body = final[mine]
+        if type_ == MODIFIED and _older(body["metadata"].get("resourceVersion") or "", version):
             superseded.add(mine)
         else:
             stale_ids.append(id_)

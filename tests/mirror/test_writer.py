@@ -62,6 +62,15 @@ def test_a_late_write_of_an_older_incarnation_leaves_the_newer_one() -> None:
     assert list(KubeObject.objects.values_list("uid", flat=True)) == [new["metadata"]["uid"]]
 
 
+def test_a_relisted_object_replaces_its_name_s_row_even_at_a_lower_version() -> None:
+    # A server restored from a backup counts its versions again from below the mirror's.
+    old, new = obj(MEMCACHED, "m"), obj(MEMCACHED, "m")
+    mirror_apply(kind=MEMCACHED, events=[("ADDED", old)])
+    restored = {**new, "metadata": {**new["metadata"], "resourceVersion": "1"}}
+    mirror_relist(kind=MEMCACHED, items=[restored])
+    assert list(KubeObject.objects.values_list("uid", flat=True)) == [new["metadata"]["uid"]]
+
+
 def test_the_same_name_in_another_kind_or_namespace_is_not_replaced() -> None:
     cr, deployment = obj(MEMCACHED, "m"), obj(DEPLOYMENT, "m")
     elsewhere = obj(MEMCACHED, "m")
