@@ -2,7 +2,8 @@
 
 What a write returns, and what the cache holds, is the store's own object as committed
 (decoding a copy of each was a large share of kubesim's CPU): read it, never change it;
-write a changed copy ({**obj, "status": ...}).
+write a changed copy ({**obj, "status": ...}). What the controllers write is built from
+objects the store already decoded, so it is not decoded again (the store's `decoded`).
 """
 
 from __future__ import annotations
@@ -30,13 +31,15 @@ class Api:
 
     def create(self, resource: str, obj: Obj) -> Obj:
         namespace = obj.get("metadata", {}).get("namespace")
-        created, _ = self.store.create_entry(resource, clone(obj), namespace=namespace)
+        created, _ = self.store.create_entry(
+            resource, clone(obj), namespace=namespace, decoded=True
+        )
         self._cache.apply("MODIFIED", resource, created)
         return created
 
     def update(self, resource: str, obj: Obj, *, subresource: str | None = None) -> Obj:
         body = update_copy(obj, subresource)
-        updated, _ = self.store.update_entry(resource, body, subresource=subresource)
+        updated, _ = self.store.update_entry(resource, body, subresource=subresource, decoded=True)
         self._cache.apply("MODIFIED", resource, updated)
         return updated
 
@@ -50,7 +53,7 @@ class Api:
         subresource: str | None = None,
     ) -> Obj:
         patched, _ = self.store.patch_entry(
-            resource, namespace, name, clone(body), subresource=subresource
+            resource, namespace, name, clone(body), subresource=subresource, decoded=True
         )
         self._cache.apply("MODIFIED", resource, patched)
         return patched

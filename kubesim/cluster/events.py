@@ -108,7 +108,11 @@ class Recorder:
             ns, name, count = seen
             try:
                 self._store.patch_entry(
-                    "events", ns, name, {"count": count + 1, "lastTimestamp": stamp}
+                    "events",
+                    ns,
+                    name,
+                    {"count": count + 1, "lastTimestamp": stamp},
+                    decoded=True,
                 )
             except Exception as exc:
                 if not is_status_error(exc, 404):
@@ -135,7 +139,7 @@ class Recorder:
         # The entry calls: the store takes `event` as it is (built here, never used again)
         # and nothing is decoded back: Events are nearly half of what a new pod makes the
         # cluster write.
-        self._store.create_entry("events", event, namespace=namespace)
+        self._store.create_entry("events", event, namespace=namespace, decoded=True)
         self._remember(key, (namespace, event["metadata"]["name"], 1))
 
     def _remember(self, key: tuple[str, ...], value: tuple[str, str, int]) -> None:
