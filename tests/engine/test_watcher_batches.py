@@ -126,3 +126,21 @@ def test_the_wait_is_a_setting() -> None:
     sender.join()
     assert batch == [pod_1]
     assert watcher.inbox.get_nowait() == pod_2
+
+
+def test_a_stream_waits_while_the_writer_is_far_behind(
+    watcher: Watcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The inbox is bounded: a stream's next item waits for the writer to take one."""
+    monkeypatch.setattr("opsboard.engine.watcher.INBOX_MAX", 2)
+    first, second, third = (Streamed(POD, "MODIFIED", obj(POD, f"p-{n}")) for n in (1, 2, 3))
+    watcher._put(first)
+    watcher._put(second)
+    stream = threading.Thread(target=watcher._put, args=(third,), daemon=True)
+    stream.start()
+    stream.join(timeout=0.3)
+    assert stream.is_alive()  # held back
+    assert watcher.inbox.get_nowait() == first
+    stream.join(timeout=10)
+    assert not stream.is_alive()
+    assert [watcher.inbox.get_nowait(), watcher.inbox.get_nowait()] == [second, third]
