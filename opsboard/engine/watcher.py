@@ -49,6 +49,7 @@ WATCH_TIMEOUT = 300  # seconds per watch request; the server ends it, we resume
 UNOWNED_WAIT = 10.0  # seconds
 UNOWNED_KEPT = 1_000  # changes
 READY_GRACE = 0.02  # seconds a ready or deleted pod's batch waits for more (_wait_for)
+SAVE_EVERY = 0.5  # seconds between saves of the resume points (Watcher._save_versions)
 # Keys wait for every kind's first list, at most this long (see Watcher._holding).
 SYNC_WAIT = 30.0  # seconds
 
@@ -129,6 +130,7 @@ class Watcher:
         # time.monotonic() after which keys wait no longer; None once that has passed.
         self._listed_by: float | None = 0.0
         self._held: dict[Key, str] = {}
+        self._saved_at = float("-inf")  # time.monotonic() of the last resume points' save
 
     # -- readers -------------------------------------------------------------------------
 
@@ -317,8 +319,8 @@ class Watcher:
         for item in items:
             if not self.namespaces:
                 version = str(item.body["metadata"].get("resourceVersion") or "")
-                _, listed, _ = self._versions.get(kind, ("", False, False))
-                self._versions[kind] = (version, listed, item.type != "BOOKMARK")
+                _, listed, event = self._versions.get(kind, ("", False, False))
+                self._versions[kind] = (version, listed, event or item.type != "BOOKMARK")
             if item.type != "BOOKMARK":
                 events.append((item.type, item.body))
         return events
@@ -358,15 +360,21 @@ class Watcher:
                 )
             )
             if not item.namespace:
-                self._versions[kind] = (item.resource_version, True, False)
+                _, _, event = self._versions.get(kind, ("", False, False))
+                self._versions[kind] = (item.resource_version, True, event)
         return changes
 
-    def _save_versions(self) -> None:
-        """Records the resume points once the batch's keys are queued: a successor takes
-        anything newer as possibly unqueued news, so a late save would cost it repeats."""
-        if self._versions:
+    def _save_versions(self, *, quiet: bool = False) -> None:
+        """Records the resume points once the batch's keys are queued, at most every
+        SAVE_EVERY, or when the inbox is `quiet`. A successor takes anything newer than
+        the saved point as possibly unqueued news, so a late save costs it repeats (runs
+        that find nothing to do); a save per batch cost a database write per batch, and
+        on a real cluster batches are small."""
+        now = time.monotonic()
+        if self._versions and (quiet or now >= self._saved_at + SAVE_EVERY):
             kind_watches_save(self._versions)
             self._versions.clear()
+            self._saved_at = now
 
     def _enqueue(self, key: Key, detail: str) -> None:
         try:
@@ -400,8 +408,16 @@ class Watcher:
             except queue.Empty:
                 if self._held and not self._holding():  # a kind never listed: go on
                     self._release_held()
+                if not self._holding():  # their keys are queued: save the resume points
+                    self._save_quietly()
                 continue
             self._apply_retrying(self._drain(first))
+
+    def _save_quietly(self) -> None:
+        try:
+            self._save_versions(quiet=True)
+        except Exception:  # the database busy: the next batch or quiet moment saves them
+            log.warning("Could not save the watches' resume points", exc_info=True)
 
     def _apply_retrying(self, batch: list[Listed | Streamed]) -> None:
         """A busy database (SQLite's one writer) must not lose a batch: try again for a

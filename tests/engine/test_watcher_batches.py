@@ -14,6 +14,7 @@ from django.test import override_settings
 from controllers.base import POD, Controller
 from controllers.kube import ApiKube
 from opsboard.engine.watcher import Streamed, Watcher
+from opsboard.mirror.writer import kind_watch_resume_point
 from tests.engine.toy import CONFIGMAP, TOY, expected_children, reconcile
 from tests.mirror.factories import obj
 
@@ -144,3 +145,18 @@ def test_a_stream_waits_while_the_writer_is_far_behind(
     stream.join(timeout=10)
     assert not stream.is_alive()
     assert [watcher.inbox.get_nowait(), watcher.inbox.get_nowait()] == [second, third]
+
+
+@pytest.mark.django_db
+def test_resume_points_are_saved_at_most_every_so_often_and_when_the_inbox_is_quiet(
+    watcher: Watcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("opsboard.engine.watcher.SAVE_EVERY", 3600.0)
+    watcher._versions[TOY] = ("5", False, True)
+    watcher._save_versions()  # the first
+    assert kind_watch_resume_point(kind=TOY) == "5"
+    watcher._versions[TOY] = ("6", False, True)
+    watcher._save_versions()  # too soon after it
+    assert kind_watch_resume_point(kind=TOY) == "5"
+    watcher._save_versions(quiet=True)
+    assert kind_watch_resume_point(kind=TOY) == "6"
