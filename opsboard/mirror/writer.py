@@ -110,8 +110,8 @@ def snapshot(body: Body) -> Snapshot:
     )
 
 
-def _row(kind: Kind, body: Body, now: str | None) -> _Row:
-    """`now`: _when(vendor, the batch's time), the same for every row of a batch."""
+def _row(kind: Kind, body: Body, now: Any) -> _Row:
+    """`now`: the batch's time as the database takes it (the same for all its rows)."""
     meta = body["metadata"]
     copies = body_copies(body)
     generation = int(meta.get("generation") or 0)
