@@ -43,6 +43,20 @@ def test_objects_uids_and_resource_versions_survive_a_restart(tmp_path: Path) ->
         second.stop()
 
 
+def test_an_object_s_last_update_is_what_survives_a_restart(tmp_path: Path) -> None:
+    first = KubeSim(data_dir=tmp_path, cluster=False).start()
+    first.store.create("configmaps", _cm("changing"), namespace="default")
+    patched = first.store.patch("configmaps", "default", "changing", {"data": {"k": "v2"}})
+    first.stop()
+    second = KubeSim(data_dir=tmp_path, cluster=False).start()
+    try:
+        again = second.store.get("configmaps", "default", "changing")
+        assert again["data"] == {"k": "v2"}
+        assert again["metadata"]["resourceVersion"] == patched["metadata"]["resourceVersion"]
+    finally:
+        second.stop()
+
+
 @pytest.mark.parametrize("last", ["update", "delete"])
 def test_resource_versions_count_on_from_the_last_write_after_a_restart(
     tmp_path: Path, last: str
