@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.conf import settings
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
 Path(settings.PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
@@ -113,8 +113,18 @@ class _QueueGauges:
         yield from (depth, unfinished, longest)
 
 
+class _ProcessFiles(MultiProcessCollector):
+    """prometheus_client's collector of every process's file, minus the empty ones: a
+    process starting (a new pool process) creates its file and sizes it a moment later,
+    and read in that moment it failed the whole scrape (500)."""
+
+    def collect(self) -> Iterator[Metric]:
+        files = [str(f) for f in Path(self._path).glob("*.db") if f.stat().st_size > 0]
+        return iter(self.merge(files, accumulate=True))  # type: ignore[no-untyped-call]
+
+
 def exposition() -> bytes:
     registry = CollectorRegistry()
-    MultiProcessCollector(registry)
+    _ProcessFiles(registry)  # type: ignore[no-untyped-call]
     registry.register(_QueueGauges())
     return generate_latest(registry)

@@ -107,3 +107,17 @@ def test_work_in_progress_gauges_show_a_running_reconcile_and_clear_after(
     wait_for(lambda: api.get(CONFIGMAP, namespace, "slow"), what="the reconcile to finish")
     wait_for(lambda: gauges() == (0.0, 0.0), timeout=30, what="the gauges back to zero")
     assert ReconcileRun.objects.filter(namespace=namespace, name="slow").exists()
+
+
+def test_a_process_s_metrics_file_not_sized_yet_does_not_fail_the_scrape(
+    engine: EngineProcesses, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """A starting process creates its file empty and sizes it a moment later."""
+    settings.OPSBOARD_CONTROLLERS = ["tests.engine.toy"]
+    files = engine.tmp / "metrics"
+    files.mkdir(exist_ok=True)
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(files))
+    (files / "counter_4242.db").touch()
+    response = Client().get("/metrics")
+    assert response.status_code == 200
+    assert b"workqueue_depth" in response.content
