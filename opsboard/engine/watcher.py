@@ -319,8 +319,7 @@ class Watcher:
         for item in items:
             if not self.namespaces:
                 version = str(item.body["metadata"].get("resourceVersion") or "")
-                _, listed, event = self._versions.get(kind, ("", False, False))
-                self._versions[kind] = (version, listed, event or item.type != "BOOKMARK")
+                self._reached(kind, version, event=item.type != "BOOKMARK")
             if item.type != "BOOKMARK":
                 events.append((item.type, item.body))
         return events
@@ -360,9 +359,16 @@ class Watcher:
                 )
             )
             if not item.namespace:
-                _, _, event = self._versions.get(kind, ("", False, False))
-                self._versions[kind] = (item.resource_version, True, event)
+                self._reached(kind, item.resource_version, listed=True)
         return changes
+
+    def _reached(
+        self, kind: Kind, version: str, *, listed: bool = False, event: bool = False
+    ) -> None:
+        """Notes how far a kind's stream got, and whether it was re-listed or brought an
+        event since the last save (both kept until then: see _save_versions)."""
+        _, was_listed, had_event = self._versions.get(kind, ("", False, False))
+        self._versions[kind] = (version, was_listed or listed, had_event or event)
 
     def _save_versions(self, *, quiet: bool = False) -> None:
         """Records the resume points once the batch's keys are queued, at most every
