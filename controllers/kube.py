@@ -106,8 +106,8 @@ class ApiKube:
     def __init__(self, api_client: client.ApiClient, *, timeout: float = 10.0) -> None:
         self.api = api_client
         self.timeout = timeout
-        self._origin = ""  # the host whose pool _direct is, with its path prefix
-        self._direct: tuple[urllib3.HTTPConnectionPool, str] | None = None
+        # (the configured host, its connection pool, its path prefix): see _direct_to
+        self._direct: tuple[str, urllib3.HTTPConnectionPool, str] | None = None
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -158,30 +158,30 @@ class ApiKube:
             "preload_content": False,
         }
         try:
-            direct = self._pool(url)
+            direct = self._direct_to(url)
             if direct is None:
                 return self.api.rest_client.pool_manager.request(method, url, **options)
-            pool, prefix = direct
-            return pool.urlopen(
-                method, prefix + url[len(self._origin) :], redirect=False, **options
-            )
+            pool, uri = direct
+            return pool.urlopen(method, uri, redirect=False, **options)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TemporaryError(f"{method} {path}: {exc}") from exc
 
-    def _pool(self, url: str) -> tuple[urllib3.HTTPConnectionPool, str] | None:
-        """The client's connection pool for the API server, asked directly: the pool
-        manager's way there (parsing each URL, finding its pool, its redirect checks) was
-        a sixth of a request's client CPU. None through a proxy, or for a URL not on the
-        configured host (the manager's way then). Asked again if the manager closed it."""
+    def _direct_to(self, url: str) -> tuple[urllib3.HTTPConnectionPool, str] | None:
+        """The client's connection pool for the API server and the URL's path on it, asked
+        directly: the pool manager's way there (parsing each URL, finding its pool, its
+        redirect checks) was a sixth of a request's client CPU. None through a proxy, or
+        for a URL not on the configured host (the manager's way then). The pool is asked
+        for again if the host changed or the manager closed it."""
         manager = self.api.rest_client.pool_manager
         host = self.api.configuration.host
         if isinstance(manager, urllib3.ProxyManager) or not url.startswith(host):
             return None
-        if self._direct is None or self._origin != host or self._direct[0].pool is None:
+        if self._direct is None or self._direct[0] != host or self._direct[1].pool is None:
             parsed = urllib3.util.parse_url(host)
             pool = manager.connection_from_host(parsed.host, parsed.port, parsed.scheme)
-            self._origin, self._direct = host, (pool, (parsed.path or "").rstrip("/"))
-        return self._direct
+            self._direct = (host, pool, (parsed.path or "").rstrip("/"))
+        _, pool, prefix = self._direct
+        return pool, prefix + url[len(host) :]
 
     def request(self, method: str, path: str, **kwargs: Any) -> Body:
         response = self._send(method, path, **kwargs)
