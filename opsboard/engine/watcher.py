@@ -114,6 +114,9 @@ class Watcher:
         # 6-10 % of the watcher's CPU. Bounded by _put instead.
         self.inbox: queue.SimpleQueue[Listed | Streamed] = queue.SimpleQueue()
         self.stop = threading.Event()
+        # Set with `stop` when the lease is lost: a successor may already write, so this
+        # watcher's last resume points are not saved on the way out.
+        self.deposed = threading.Event()
         self.primaries = {c.primary for c in self.controllers}
         # Owned changes mapped before their owner was mirrored, and since when.
         self._unowned: list[tuple[Change, float]] = []
@@ -389,7 +392,8 @@ class Watcher:
             log.warning("Could not queue %s", key, exc_info=True)
 
     def run(self) -> None:
-        """Watches until `stop` is set. Call from the thread that may write the mirror."""
+        """Watches until `stop` is set. Call from the thread that may write the mirror;
+        after a graceful stop, join it before handing the lease back."""
         for kind in self.kinds:
             resume = kind_watch_resume_point(kind=kind)
             # Saved after the keys were queued. A watcher of chosen namespaces lists them
@@ -418,6 +422,10 @@ class Watcher:
                     self._save_quietly()
                 continue
             self._apply_retrying(self._drain(first))
+        # Stopped gracefully, still the leader: save what is queued, so a successor does
+        # not replay the last moments as news.
+        if not self.deposed.is_set() and not self._holding():
+            self._save_quietly()
 
     def _save_quietly(self) -> None:
         try:

@@ -247,6 +247,37 @@ def test_a_restarted_watcher_answered_410_misses_nothing_and_repeats_nothing(
         )
 
 
+def test_a_watcher_stopped_gracefully_saves_how_far_it_got(
+    toys: EngineProcesses, api: ApiKube, namespace: str
+) -> None:
+    """While it runs, the resume point is saved at most every SAVE_EVERY (or when nothing
+    comes); a stop must not leave the last changes for its successor to replay as news."""
+    # A watcher of chosen namespaces keeps no resume point (see Watcher.run); with no
+    # worker started, one of all namespaces reconciles nobody's objects on a shared cluster.
+    toys.extra_env.pop("OPSBOARD_WATCH_NAMESPACES", None)
+    watcher = toys.start_watcher()
+    created = api.create(TOY, toy("a", namespace, size=1))["metadata"]["resourceVersion"]
+    wait_for(
+        lambda: int(kind_watch_resume_point(kind=TOY) or 0) >= int(created),
+        what="the watcher listed every kind and saved its first resume point",
+    )
+    for size in range(2, 12):  # until a change is mirrored before its resume point is saved
+        latest = api.patch(TOY, namespace, "a", {"spec": {"size": size}})["metadata"]
+        wait_for(
+            lambda rv=latest["resourceVersion"]: KubeObject.objects.filter(
+                namespace=namespace, kind="Toy", name="a", resource_version=rv
+            ).exists(),
+            what=f"size {size} mirrored",
+        )
+        if int(kind_watch_resume_point(kind=TOY) or 0) < int(latest["resourceVersion"]):
+            break
+    else:
+        pytest.fail("every change's resume point was saved by the time it was mirrored")
+    toys.kill(watcher, signal.SIGTERM)
+    assert watcher.returncode == 0, toys.logs()
+    assert int(kind_watch_resume_point(kind=TOY)) >= int(latest["resourceVersion"])
+
+
 def _size_1_then_the_watcher_killed(
     toys: EngineProcesses, api: ApiKube, namespace: str
 ) -> Callable[[], str | None]:

@@ -27,6 +27,7 @@ from opsboard.mirror.models import WatcherHeartbeat
 
 log = logging.getLogger("opsboard.watcher")
 LEASE_NAME = "opsboard-watcher"
+WRITER_STOP_SECONDS = 10.0  # a stop waits this long for the mirror writer's last batch
 
 
 class Command(BaseCommand):
@@ -74,6 +75,7 @@ class Command(BaseCommand):
                 self._beat(identity, started, leader=True)
             elif time.monotonic() - renewed > settings.OPSBOARD_LEASE_RENEW_DEADLINE:
                 log.error("Watcher %s lost the lease: exiting", identity)
+                watcher.deposed.set()
                 watcher.stop.set()
                 self._beat(identity, started, leader=False)
                 sys.exit(1)  # as controller-runtime does; the supervisor starts a candidate
@@ -82,6 +84,8 @@ class Command(BaseCommand):
                 elector.release()
                 sys.exit(1)
         watcher.stop.set()
+        # Its last batch and resume points written before a successor may start.
+        writer.join(timeout=WRITER_STOP_SECONDS)
         elector.release()
         WatcherHeartbeat.objects.filter(identity=identity).delete()
         log.info("Watcher %s stopped and released the lease", identity)
