@@ -126,6 +126,7 @@ def _database() -> dict[str, Any]:
     if db["ENGINE"] == "django.db.backends.sqlite3":
         # WAL lets the web, the workers and the watcher read while one of them writes;
         # IMMEDIATE transactions avoid "database is locked" on lock upgrades.
+        db["ENGINE"] = "opsboard.sqlite"  # Django's, placeholders converted once (see there)
         db["CONN_MAX_AGE"] = 0
         db["OPTIONS"] = {
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",

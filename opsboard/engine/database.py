@@ -34,9 +34,8 @@ def keep_sqlite_connection() -> None:
     of a reconcile's queries. The connection is in autocommit between statements, so it
     holds no snapshot that would pin the WAL."""
     for alias in connections:
-        settings_dict = connections[alias].settings_dict
-        if settings_dict["ENGINE"] == "django.db.backends.sqlite3":
-            settings_dict["CONN_MAX_AGE"] = None
+        if connections[alias].vendor == "sqlite":
+            connections[alias].settings_dict["CONN_MAX_AGE"] = None
 
 
 def run_starts() -> None:
