@@ -33,9 +33,9 @@ def keep_sqlite_connection() -> None:
     open, two PRAGMAs, Django's SQL functions registered again), as much as two or three
     of a reconcile's queries. The connection is in autocommit between statements, so it
     holds no snapshot that would pin the WAL."""
-    for alias in connections:
-        if connections[alias].vendor == "sqlite":
-            connections[alias].settings_dict["CONN_MAX_AGE"] = None
+    for conn in connections.all():
+        if conn.vendor == "sqlite":
+            conn.settings_dict["CONN_MAX_AGE"] = None
 
 
 def run_starts() -> None:
