@@ -345,21 +345,20 @@ def _write(final: dict[str, tuple[str, Kind, Body]], new: set[str], mirrored: _M
             if stale_ids:
                 marks, ids = _in(sorted(stale_ids))
                 cursor.execute(f"DELETE FROM {_TABLE} WHERE id IN ({marks})", ids)
-            # PostgreSQL's upsert keeps a newer row itself (its WHERE); SQLite's is told.
-            _upsert(cursor, live if guarded else _newer_than_mirrored(cursor, live))
+            _upsert(cursor, live)
 
     def upsert_alone() -> None:
         with connection.cursor() as cursor:
             _upsert(cursor, live)
 
-    # On PostgreSQL the upsert itself keeps a newer row (its WHERE), so a chunk that only
-    # updates rows already mirrored, the usual one, is autocommit statements, one per piece
-    # (a round trip for up to 64 rows, not four: BEGIN, the advisory lock, the upsert,
-    # COMMIT). A chunk with a row new to the mirror takes the lock: ON CONFLICT (uid)
-    # arbitrates on the uid alone, so two writers inserting one object at once could meet
-    # on its name's unique index instead (an IntegrityError, not an update).
-    guarded = connection.vendor == "postgresql"
-    alone = guarded and not gone and not stale_ids and not new
+    # The upsert itself keeps a newer row (its WHERE: what a late writer, a deposed leader
+    # still flushing, committed since the read above), so a chunk that only updates rows
+    # already mirrored, the usual one, is autocommit statements, one per piece (on
+    # PostgreSQL a round trip for up to 64 rows, not four: BEGIN, the advisory lock, the
+    # upsert, COMMIT). A chunk with a row new to the mirror takes the lock: ON CONFLICT
+    # (uid) arbitrates on the uid alone, so two writers inserting one object at once could
+    # meet on its name's unique index instead (an IntegrityError, not an update).
+    alone = not gone and not stale_ids and not new
     what = f"mirror write of {len(final)} {'/'.join(sorted(k.kind for k in kinds))}"
     retrying(upsert_alone if alone else write, what=what)
 
@@ -382,18 +381,27 @@ def _upsert_sql(vendor: str, rows: int) -> str:
     jsonb = "::jsonb" if vendor == "postgresql" else ""
     marks = ", ".join(f"%s{jsonb}" if c in _JSON_COLUMNS else "%s" for c in _COLUMNS)
     updates = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS if c != "uid")
-    sql = (
+    return (
         f"INSERT INTO {_TABLE} ({', '.join(_COLUMNS)}) VALUES "
         + ", ".join([f"({marks})"] * rows)
-        + f" ON CONFLICT (uid) DO UPDATE SET {updates}"
+        + f" ON CONFLICT (uid) DO UPDATE SET {updates} WHERE NOT ({_older_sql(vendor)})"
     )
-    if vendor == "postgresql":  # never over a newer version (as _older decides)
-        sql += (
-            f" WHERE NOT ({_TABLE}.resource_version ~ '^[0-9]+$'"
-            " AND excluded.resource_version ~ '^[0-9]+$'"
-            f" AND excluded.resource_version::numeric < {_TABLE}.resource_version::numeric)"
-        )
-    return sql
+
+
+def _older_sql(vendor: str) -> str:
+    """SQL true where the upserted row's resourceVersion is older than the mirrored one's,
+    as _older decides: both all digits, compared as numbers."""
+    mine, theirs = "excluded.resource_version", f"{_TABLE}.resource_version"
+    if vendor == "postgresql":
+        digits = "{} ~ '^[0-9]+$'"
+        number = "{}::numeric"
+    else:  # SQLite: no regular expressions; GLOB finds a non-digit, CAST reads the number
+        digits = "({0} <> '' AND {0} NOT GLOB '*[^0-9]*')"
+        number = "CAST({} AS INTEGER)"
+    return (
+        f"{digits.format(mine)} AND {digits.format(theirs)}"
+        f" AND {number.format(mine)} < {number.format(theirs)}"
+    )
 
 
 def _serialize_writers_of(cursor: Any, kinds: Iterable[Kind]) -> None:
@@ -414,16 +422,6 @@ def _lock_of(kind: Kind) -> int:
     return zlib.crc32(f"opsboard.mirror:{kind.api_version}/{kind.kind}".encode())
 
 
-def _newer_than_mirrored(cursor: Any, live: list[_Row]) -> list[_Row]:
-    """The rows not older than what another writer committed since we read them."""
-    if not live:
-        return []
-    marks, uids = _in([row.uid for row in live])
-    cursor.execute(f"SELECT uid, resource_version FROM {_TABLE} WHERE uid IN ({marks})", uids)
-    mirrored = dict(cursor.fetchall())
-    return [row for row in live if not _older(row.resource_version, mirrored.get(row.uid))]
-
-
 def _older(version: str, mirrored: str | None) -> bool:
     mine, theirs = version_number(version), version_number(mirrored)
     return mine is not None and theirs is not None and mine < theirs
@@ -441,12 +439,11 @@ class KindEvents:
 def mirror_apply(
     *, kind: Kind, events: Sequence[tuple[str, Body]], queued_through: int | None = None
 ) -> list[Change]:
-    """Applies watch events (in order) to the mirror, a transaction per 500.
+    """Applies watch events (in order) to the mirror, a write per 500 (see _write).
 
     The leading watcher is the mirror's usual writer, so reading the previous state before
-    the write transaction opens is safe, and keeps that transaction short; a late writer
-    (a deposed leader still flushing) is caught inside it (_newer_than_mirrored, or the
-    upsert's own guard on PostgreSQL).
+    writing is safe, and keeps the write short; a late writer (a deposed leader still
+    flushing) is caught by the upsert's own guard (its WHERE).
 
     `queued_through`: the newest resourceVersion of `kind` whose keys are known queued. A
     replay newer than it was mirrored by a watcher that may have died before queueing it,
