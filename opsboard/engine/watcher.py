@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 # Mirrored for the UI (owner trees, an object's Events), and to map Pods to their owners.
 MIRROR_ONLY = (REPLICASET, EVENT)
 BATCH = 500
+# A batch of up to this many watch events is mirrored in one write (see Watcher._apply).
+TOGETHER = 64
 INBOX_MAX = 50_000  # items read and not yet taken by the writer (see Watcher._put)
 WATCH_TIMEOUT = 300  # seconds per watch request; the server ends it, we resume
 # An owned change whose owner is not mirrored yet (a pod's watch ahead of the ReplicaSets')
@@ -207,22 +209,23 @@ class Watcher:
         return self.linger
 
     def _apply(self, batch: list[Listed | Streamed]) -> None:
-        # Per kind, in stream order; primary kinds first, queued as soon as they are
-        # mirrored, so a CR's change never waits behind a flood of Pod or Event updates.
+        # Per kind, in stream order.
         by_kind: dict[Kind, list[Listed | Streamed]] = {}
         for item in batch:
             by_kind.setdefault(item.kind, []).append(item)
-        for kind in [k for k in by_kind if k in self.primaries]:
-            changes = self._apply_kind(kind, by_kind[kind])
-            self._enqueue_all(keys_for(changes, self.controllers, self.owners, self.echoes))
-            # The change history (kubectl's changes included) after the queueing: a write
-            # less between a user's change and its reconcile. A watcher that dies in between
-            # replays the batch (its resume point is saved below), and records it then.
-            spec_versions_record(changes)
-        # Owned kinds together: an owner chain mirrored in this batch (a ReplicaSet and
-        # its Pods) is complete before the changes are mapped to keys.
-        owned = self._apply_kinds({k: v for k, v in by_kind.items() if k not in self.primaries})
-        self._enqueue_all(self._owned_keys(owned))
+        if len(batch) <= TOGETHER and all(isinstance(item, Streamed) for item in batch):
+            # A small batch, the usual one, is one mirror write and one round trip to the
+            # queue however many kinds it holds: a write per kind cost most of its time.
+            changes = self._apply_kinds(by_kind)
+            primary = [change for change in changes if change.kind in self.primaries]
+            owned = [change for change in changes if change.kind not in self.primaries]
+            self._enqueue_all(
+                keys_for(primary, self.controllers, self.owners, self.echoes)
+                + self._owned_keys(owned)
+            )
+            spec_versions_record(primary)  # see _apply_large
+        else:
+            self._apply_large(by_kind)
         if self._holding():
             return  # nothing queued yet, so the resume points are not saved either
         self._release_held()
@@ -230,6 +233,21 @@ class Watcher:
             if version.isdigit() and not self.namespaces:  # see run()
                 self._queued_through[kind] = int(version)
         self._save_versions()
+
+    def _apply_large(self, by_kind: dict[Kind, list[Listed | Streamed]]) -> None:
+        # Primary kinds first, queued as soon as they are mirrored, so a CR's change never
+        # waits behind a flood of Pod or Event updates, nor a re-list.
+        for kind in [k for k in by_kind if k in self.primaries]:
+            changes = self._apply_kind(kind, by_kind[kind])
+            self._enqueue_all(keys_for(changes, self.controllers, self.owners, self.echoes))
+            # The change history (kubectl's changes included) after the queueing: a write
+            # less between a user's change and its reconcile. A watcher that dies in between
+            # replays the batch (its resume point is saved after), and records it then.
+            spec_versions_record(changes)
+        # Owned kinds together: an owner chain mirrored in this batch (a ReplicaSet and
+        # its Pods) is complete before the changes are mapped to keys.
+        owned = self._apply_kinds({k: v for k, v in by_kind.items() if k not in self.primaries})
+        self._enqueue_all(self._owned_keys(owned))
 
     def _owned_keys(self, changes: list[Change]) -> list[tuple[Key, str]]:
         """The keys of a batch's owned changes, and of those of earlier batches whose owner
