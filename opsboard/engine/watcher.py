@@ -40,7 +40,8 @@ log = logging.getLogger(__name__)
 # Mirrored for the UI (owner trees, an object's Events), and to map Pods to their owners.
 MIRROR_ONLY = (REPLICASET, EVENT)
 BATCH = 500
-# A batch of up to this many watch events is mirrored in one write (see Watcher._apply).
+# A batch of up to this many watch events, none of them urgent, is mirrored in one write
+# (see Watcher._apply).
 TOGETHER = 64
 INBOX_MAX = 50_000  # items read and not yet taken by the writer (see Watcher._put)
 WATCH_TIMEOUT = 300  # seconds per watch request; the server ends it, we resume
@@ -213,7 +214,7 @@ class Watcher:
         by_kind: dict[Kind, list[Listed | Streamed]] = {}
         for item in batch:
             by_kind.setdefault(item.kind, []).append(item)
-        if len(batch) <= TOGETHER and all(isinstance(item, Streamed) for item in batch):
+        if len(batch) <= TOGETHER and all(self._can_wait(item) for item in batch):
             # A small batch, the usual one, is one mirror write and one round trip to the
             # queue however many kinds it holds: a write per kind cost most of its time.
             changes = self._apply_kinds(by_kind)
@@ -233,6 +234,14 @@ class Watcher:
             if version.isdigit() and not self.namespaces:  # see run()
                 self._queued_through[kind] = int(version)
         self._save_versions()
+
+    def _can_wait(self, item: Listed | Streamed) -> bool:
+        """Whether an item may wait for the owned changes of its batch to be mirrored: not
+        a re-list, nor a primary's change that is not the operator's own status write (a
+        user's edit, a new CR, a deletion: what latency is about, see _wait_for)."""
+        if isinstance(item, Listed):
+            return False
+        return item.kind not in self.primaries or _observed(item)
 
     def _apply_large(self, by_kind: dict[Kind, list[Listed | Streamed]]) -> None:
         # Primary kinds first, queued as soon as they are mirrored, so a CR's change never

@@ -9,11 +9,14 @@ import time
 from typing import cast
 
 import pytest
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
-from controllers.base import POD, Controller
+from controllers.base import POD, Controller, Key
 from controllers.kube import ApiKube
 from opsboard.engine.watcher import Streamed, Watcher
+from opsboard.mirror.models import KubeObject
 from opsboard.mirror.writer import kind_watch_resume_point
 from tests.engine.toy import CONFIGMAP, TOY, expected_children, reconcile
 from tests.mirror.factories import obj
@@ -160,3 +163,33 @@ def test_resume_points_are_saved_at_most_every_so_often_and_when_the_inbox_is_qu
     assert kind_watch_resume_point(kind=TOY) == "5"
     watcher._save_versions(quiet=True)
     assert kind_watch_resume_point(kind=TOY) == "6"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("observed", [False, True])
+def test_a_users_change_is_queued_before_its_batchs_owned_changes_are_written(
+    observed: bool,
+) -> None:
+    """A change of a CR that asks for work (here its new generation) is mirrored and queued
+    first; the operator's own status write may wait for the owned changes beside it, and
+    the batch is then one mirror write."""
+    queued: list[tuple[str, bool]] = []
+
+    def enqueue(*, key: Key, trigger: str, detail: str) -> None:
+        queued.append((key.name, KubeObject.objects.filter(name="p-1").exists()))
+
+    watcher = Watcher(kube=cast(ApiKube, None), controllers=[TOYS], enqueue=enqueue)
+    watcher._listed_by = None  # every kind counts as listed
+    toy = obj(TOY, "a", generation=2, status={"observedGeneration": 2 if observed else 1})
+    pod = obj(POD, "p-1", owner=obj(TOY, "b"))
+    with CaptureQueriesContext(connection) as queries:
+        watcher._apply([Streamed(POD, "MODIFIED", pod), Streamed(TOY, "MODIFIED", toy)])
+    writes = [
+        q for q in queries.captured_queries if q["sql"].startswith("INSERT INTO mirror_kubeobject")
+    ]
+    assert KubeObject.objects.filter(name__in=["a", "p-1"]).count() == 2
+    if observed:
+        assert len(writes) == 1
+    else:
+        assert queued[0] == ("a", False)
+        assert len(writes) == 2
