@@ -1,8 +1,9 @@
 """The mirror writer: applies watch events and re-lists to KubeObject, in batches.
 
 Each chunk of up to 500 events is one short write (the previous state is read before it
-starts): a transaction, or autocommit statements when it only updates mirrored rows. It returns what changed, with the state each object had before, so the
-watcher can decide which changes deserve a reconcile.
+starts): a transaction, or autocommit statements when it only updates mirrored rows. It
+returns what changed, with the state each object had before, so the watcher can decide
+which changes deserve a reconcile.
 """
 
 from __future__ import annotations
@@ -292,8 +293,8 @@ def _cursor() -> Iterator[Any]:
     On PostgreSQL a psycopg RawCursor, whose "$1" placeholders the writer numbers once
     per statement text (_numbered): psycopg converts "%s" itself, but caches that only for
     statements under 50 parameters, and the writer's have up to 1,216 (an upsert piece of
-    64 rows), so each was split again by a regular expression: a quarter of the writer's
-    CPU there. The writer's statements hold no literal "%"."""
+    64 rows), so each was split again by a regular expression: about a fifth of the
+    writer's CPU there. The writer's statements hold no literal "%"."""
     if connection.vendor != "postgresql":
         with connection.cursor() as cursor:
             yield cursor
