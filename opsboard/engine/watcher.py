@@ -201,10 +201,10 @@ class Watcher:
         READY_GRACE, time for its ReplicaSet's change to come in on the other watch; any
         other owned change `linger`, so that a pod's creation and scheduling wait for its
         readiness."""
-        if isinstance(item, Listed):
+        if isinstance(item, Listed) or not self._can_wait(item):
             return 0.0
         if item.kind in self.primaries:
-            return self.linger if _observed(item) else 0.0
+            return self.linger
         if item.kind == POD and (item.type == "DELETED" or pod_is_ready(item.body)):
             return READY_GRACE
         return self.linger
@@ -214,7 +214,9 @@ class Watcher:
         by_kind: dict[Kind, list[Listed | Streamed]] = {}
         for item in batch:
             by_kind.setdefault(item.kind, []).append(item)
-        if len(batch) <= TOGETHER and all(self._can_wait(item) for item in batch):
+        if len(batch) <= TOGETHER and all(
+            isinstance(item, Streamed) and self._can_wait(item) for item in batch
+        ):
             # A small batch, the usual one, is one mirror write and one round trip to the
             # queue however many kinds it holds: a write per kind cost most of its time.
             changes = self._apply_kinds(by_kind)
@@ -235,12 +237,11 @@ class Watcher:
                 self._queued_through[kind] = int(version)
         self._save_versions()
 
-    def _can_wait(self, item: Listed | Streamed) -> bool:
-        """Whether an item may wait for the owned changes of its batch to be mirrored: not
-        a re-list, nor a primary's change that is not the operator's own status write (a
-        user's edit, a new CR, a deletion: what latency is about, see _wait_for)."""
-        if isinstance(item, Listed):
-            return False
+    def _can_wait(self, item: Streamed) -> bool:
+        """Whether a change may wait for others: for more to join its batch (_wait_for), and
+        for the owned changes beside it to be mirrored (_apply). Not a primary's change that
+        asks for work (a user's edit, a new CR, a deletion: what latency is about), only
+        one that leaves its generation observed (see _observed)."""
         return item.kind not in self.primaries or _observed(item)
 
     def _apply_large(self, by_kind: dict[Kind, list[Listed | Streamed]]) -> None:
