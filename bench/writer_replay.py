@@ -67,6 +67,8 @@ def _record(file: Path, crs: int, kubeconfig: Path | None) -> None:
 
 
 def _replay(file: Path, postgres: bool, runs: int, profile: bool) -> None:
+    import psycopg
+
     from opsboard.embedded.postgres import EmbeddedPostgres
     from opsboard.embedded.redis import EmbeddedRedis
 
@@ -76,11 +78,9 @@ def _replay(file: Path, postgres: bool, runs: int, profile: bool) -> None:
         try:
             for run in range(runs):
                 if server is not None:
-                    database = f"replay{run}"
-                    subprocess.run(
-                        [PYTHON, "-c", _CREATE_DATABASE, server.url(), database], check=True
-                    )
-                    url = server.url(database)
+                    with psycopg.connect(server.url(), autocommit=True) as conn:
+                        conn.execute(f"CREATE DATABASE replay{run}")
+                    url = server.url(f"replay{run}")
                 else:
                     url = f"sqlite:///{tmp}/mirror-{run}.sqlite3"
                 env = {
@@ -97,12 +97,6 @@ def _replay(file: Path, postgres: bool, runs: int, profile: bool) -> None:
             if server is not None:
                 server.stop()
             redis.stop()
-
-
-_CREATE_DATABASE = (
-    "import sys, psycopg;"
-    " psycopg.connect(sys.argv[1], autocommit=True).execute(f'CREATE DATABASE {sys.argv[2]}')"
-)
 
 
 def _one(file: Path) -> None:
