@@ -47,6 +47,8 @@ class Runtime:
     running: set[str] = field(default_factory=set)
     failing: dict[str, str] = field(default_factory=dict)
     invalid: dict[str, str] = field(default_factory=dict)
+    # The containers whose image is being pulled (decided once, when the pod arrives).
+    pulling: set[str] = field(default_factory=set)
     pull_failures: int = 0
     # A readiness probe's initialDelaySeconds: running, but not ready until then.
     ready_at: float = 0.0
@@ -161,8 +163,23 @@ class Kubelet(Controller[Key]):
             return rt
         rt.due = time.monotonic() + self.ctx.start_delay()
         for c in pod["spec"].get("containers") or []:
-            self._event(pod, "normal", "Pulling", f'Pulling image "{c.get("image")}"', c)
+            if self._pulls(node, c):
+                rt.pulling.add(c["name"])
+                self._event(pod, "normal", "Pulling", f'Pulling image "{c.get("image")}"', c)
         return rt
+
+    def _pulls(self, node: Obj, c: Obj) -> bool:
+        """Whether the node pulls the container's image, as the kubelet's image manager
+        decides: Always does; IfNotPresent only for an image the node lacks (then no
+        "Pulling" Event, only "Pulled ... already present"). An invalid reference fails
+        before any pull. Never is taken as IfNotPresent: the emulator has no image that a
+        node holds without pulling it (a real node would report ErrImageNeverPull)."""
+        image = c.get("image") or ""
+        if not images.is_valid(image):
+            return False
+        if c.get("imagePullPolicy") == "Always":
+            return True
+        return image not in self._pulled.get(node["metadata"]["name"], ())
 
     def _advance(self, pod: Obj, node: Obj, rt: Runtime) -> None:
         if rt.stage == "creating":
@@ -220,7 +237,7 @@ class Kubelet(Controller[Key]):
                 self._event(pod, "warning", "Failed", message, c)
                 self._event(pod, "warning", "Failed", "Error: ErrImagePull", c)
                 continue
-            if image in pulled:
+            if name not in rt.pulling:
                 self._event(
                     pod,
                     "normal",

@@ -131,6 +131,39 @@ def test_node_selector_picks_the_node(core, namespace):
     assert p.spec.node_name == node
 
 
+def test_a_node_pulls_an_image_once_unless_the_policy_is_always(core, namespace):
+    # As the kubelet's image manager: "Pulling" only when it pulls; an image the node
+    # holds is "already present" under IfNotPresent, pulled again under Always.
+    node = schedulable_nodes(core)[0].metadata.name
+    image = f"registry.k8s.io/pause:3.9-{namespace}"  # new to every node
+    pinned = {"nodeSelector": {"kubernetes.io/hostname": node}}
+
+    def started(name: str, **spec: object) -> dict[str, str]:
+        core.create_namespaced_pod(namespace, pod(name, image=image, **pinned, **spec))
+        wait_for(lambda: is_ready(read(core, namespace, name)), what=f"{name} ready")
+        return wait_for(
+            lambda: (
+                (r := {e.reason: e.message for e in events_for(core, namespace, name)}).keys()
+                >= {"Pulled", "Started"}
+                and r
+            ),
+            what=f"{name}'s events",
+        )
+
+    first = started("first")
+    again = started("again")
+    always = started(
+        "always",
+        containers=[{"name": "main", "image": image, "imagePullPolicy": "Always"}],
+    )
+
+    assert first["Pulling"] == f'Pulling image "{image}"'
+    assert first["Pulled"].startswith(f'Successfully pulled image "{image}"')
+    assert "Pulling" not in again
+    assert again["Pulled"] == f'Container image "{image}" already present on machine'
+    assert "Pulling" in always and always["Pulled"].startswith("Successfully pulled")
+
+
 def test_deleting_a_running_pod_marks_it_terminating_then_removes_it(core, namespace):
     core.create_namespaced_pod(namespace, pod("doomed"))
     wait_for(lambda: is_ready(read(core, namespace, "doomed")), what="Ready")
