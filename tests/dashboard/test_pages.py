@@ -151,6 +151,28 @@ def test_detail_shows_nodes_tree_and_marks_missing_children(viewer_client: Clien
     assert "Deployment deleted — reconcile pending" in web_html
 
 
+def test_detail_rows_describe_each_pod_in_status_nodes_and_each_tree_node(
+    viewer_client: Client,
+) -> None:
+    cr = memcached_with_pods("cache-b", size=2)
+    first, _ = cr.status["nodes"]
+    cr.status["nodes"].append("cache-b-<gone>")  # named by the CR, not mirrored
+    cr.save()
+    html = viewer_client.get("/k/memcached/default/cache-b/").content.decode()
+    assert (
+        f'<tr><td class="mono">{first}</td><td>Running</td>'
+        '<td><span class="badge c-true">ready</span></td><td>kubesim-node-1</td><td>0</td>'
+    ) in html
+    assert (
+        '<td class="mono">cache-b-&lt;gone&gt;</td>'
+        '<td colspan="5"><small>not in the mirror yet</small>'
+    ) in html
+    assert (
+        '<td style="padding-left: 3.5rem" class="depth-3"><span class="kind">Pod</span> '
+        f'<span class="mono">{first}</span>'
+    ) in html
+
+
 def test_detail_flags_a_stale_status(viewer_client: Client) -> None:
     mirror_object("Memcached", "old", api_version=MEMCACHED_API, generation=4,
                   observed_generation=3)  # fmt: skip

@@ -1,10 +1,11 @@
-"""Small template helpers: roles and permits, values at dotted paths, short ages, progress."""
+"""Small template helpers: roles and permits, values at dotted paths, short ages, progress,
+and the rows of the detail page's long tables."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from django import template
@@ -12,11 +13,17 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.http import QueryDict
 from django.template import Context
 from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from opsboard.accounts.access import access_of
 from opsboard.accounts.roles import Role
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
 from opsboard.mirror.selectors import mirror_freshness
+
+if TYPE_CHECKING:
+    from opsboard.dashboard.selectors import TreeNode
+    from opsboard.mirror.models import KubeObject
 
 register = template.Library()
 
@@ -113,25 +120,60 @@ def page_query(query: QueryDict, number: int) -> str:
     return params.urlencode()
 
 
+# The detail page's two long tables are built here, not in a template loop: at 100 pods the
+# loop's variable lookups, escapes and number formats were half of the page's time.
+_POD_ROW = (
+    '<tr><td class="mono">{}</td><td>{}</td><td><span class="badge {}">{}</span></td>'
+    "<td>{}</td><td>{}</td><td>{}</td></tr>"
+)
+_POD_MISSING = (
+    '<tr><td class="mono">{}</td><td colspan="5"><small>not in the mirror yet</small></td></tr>'
+)
+_TREE_ROW = (
+    '<tr class="node state-{}"><td style="padding-left: {}.5rem" class="depth-{}">'
+    '<span class="kind">{}</span> <span class="mono">{}</span></td>'
+    '<td><span class="badge n-{}">{}</span></td><td>{}</td></tr>'
+)
+
+
 @register.simple_tag
-def pod_row(pods: dict[str, Any], name: str) -> dict[str, Any] | None:
-    """What the pod table shows of a pod named in status.nodes, None if not mirrored."""
-    pod = pods.get(name)
+def pod_rows(pods: dict[str, KubeObject], names: list[str]) -> SafeString:
+    """The rows of the pods named in status.nodes: phase, readiness, node, restarts, age."""
+    return format_html_join("\n", "{}", ((_pod_row(pods.get(name), name),) for name in names))
+
+
+def _pod_row(pod: KubeObject | None, name: str) -> SafeString:
     if pod is None:
-        return None
+        return format_html(_POD_MISSING, name)
     status = pod.status or {}
-    containers = status.get("containerStatuses") or []
     ready = any(
         c.get("type") == "Ready" and c.get("status") == "True"
         for c in status.get("conditions") or []
     )
-    return {
-        "phase": status.get("phase", "Pending"),
-        "ready": ready,
-        "node": (pod.spec or {}).get("nodeName", ""),
-        "restarts": sum(c.get("restartCount", 0) for c in containers),
-        "created_at": pod.created_at,
-    }
+    restarts = sum(c.get("restartCount", 0) for c in status.get("containerStatuses") or [])
+    return format_html(
+        _POD_ROW,
+        name,
+        status.get("phase", "Pending"),
+        "c-true" if ready else "c-false",
+        "ready" if ready else "not ready",
+        (pod.spec or {}).get("nodeName") or "—",
+        restarts,
+        short_age(pod.created_at),
+    )
+
+
+@register.simple_tag
+def tree_rows(rows: list[tuple[int, TreeNode]]) -> SafeString:
+    """The owner tree's (depth, node) rows, indented by depth."""
+    return format_html_join(
+        "\n",
+        _TREE_ROW,
+        (
+            (n.health, depth, depth, n.kind, n.name, n.health, n.health, n.detail)
+            for depth, n in rows
+        ),
+    )
 
 
 @register.inclusion_tag("dashboard/_mirror_banner.html", takes_context=True)
