@@ -24,13 +24,14 @@ class EngineHealth:
     errors_last_hour: int
 
 
-def engine_health(*, scope: Q) -> EngineHealth:
-    """`scope`: the namespaces whose runs the person may count (Access.scope)."""
+def engine_health(*, scope: Q, freshness: Freshness | None = None) -> EngineHealth:
+    """`scope`: the namespaces whose runs the person may count (Access.scope); `freshness`:
+    the mirror's, if the caller has read it already."""
     runs = ReconcileRun.objects.filter(scope)
     hour = runs.filter(started_at__gte=timezone.now() - timedelta(hours=1))
     counts = hour.aggregate(runs=Count("id"), errors=Count("id", filter=Q(outcome__in=FAILED)))
     return EngineHealth(
-        mirror=mirror_freshness(),
+        mirror=freshness or mirror_freshness(),
         queue=engine.engine_health(),
         last_run_at=runs.aggregate(at=Max("started_at"))["at"],
         runs_last_hour=counts["runs"],

@@ -198,11 +198,15 @@ class Attention:
 
 
 def needs_attention(
-    *, kinds: list[KindInfo], scope: Q, limit: int = 10
+    *,
+    kinds: list[KindInfo],
+    scope: Q,
+    freshness: mirror.Freshness | None = None,
+    limit: int = 10,
 ) -> tuple[list[Attention], int]:
     """The CRs that are not Available and settled, each with its diagnosis (Degraded first,
     then the longest waiting); and how many there are in all. `scope`: the namespaces the
-    person may see (opsboard.accounts.access.Access.scope)."""
+    person may see (opsboard.accounts.access.Access.scope); `freshness` as for engine_wide."""
     by_kind = {(i.kind.api_version, i.kind.kind): i for i in kinds}
     query = Q(pk__in=[])
     for info in kinds:
@@ -214,7 +218,7 @@ def needs_attention(
     rows = unsettled.order_by(
         Case(When(health="Degraded", then=0), default=1), "created_at", "name"
     )[:limit]
-    engine = engine_wide()
+    engine = engine_wide(freshness)
     found = []
     for cr in rows:
         info = by_kind[(cr.api_version, cr.kind)]

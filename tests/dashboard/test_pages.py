@@ -53,6 +53,15 @@ def test_overview_counts_crs_by_health_and_staleness(viewer_client: Client) -> N
     assert counts["webserver"].total == 0
 
 
+def test_the_overview_reads_the_mirrors_freshness_once(viewer_client: Client) -> None:
+    # Its attention list, its engine card and the page's banner all show it: one read.
+    mirror_object("Memcached", "b", api_version=MEMCACHED_API, health="Degraded")
+    for htmx in ({}, {"HTTP_HX_REQUEST": "true"}):
+        with CaptureQueriesContext(connection) as page:
+            assert viewer_client.get("/", **htmx).status_code == 200
+        assert sum('"mirror_kindwatch"' in q["sql"] for q in page.captured_queries) == 1
+
+
 def test_list_shows_printer_columns_progress_and_image(viewer_client: Client) -> None:
     memcached_with_pods("cache-a", size=3)
     response = viewer_client.get("/k/memcached/")

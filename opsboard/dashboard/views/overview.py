@@ -12,6 +12,7 @@ from opsboard.dashboard.kinds import all_kinds
 from opsboard.diagnosis.gather import needs_attention
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.outcome import FAILED
+from opsboard.mirror.selectors import mirror_freshness
 
 
 @require_GET
@@ -20,12 +21,14 @@ def overview(request: DashboardRequest) -> HttpResponse:
     kinds = list(all_kinds().values())
     scope = access_of(request.user).scope()
     recent = ReconcileRun.objects.filter(scope).order_by("-started_at")
-    attention, attention_total = needs_attention(kinds=kinds, scope=scope)
+    freshness = mirror_freshness()  # read once: the attention list, the engine and the banner
+    attention, attention_total = needs_attention(kinds=kinds, scope=scope, freshness=freshness)
     context = {
         "attention": attention,
         "attention_total": attention_total,
         "counts": selectors.kind_counts(kinds=kinds, scope=scope),
-        "engine": engine_health.engine_health(scope=scope),
+        "engine": engine_health.engine_health(scope=scope, freshness=freshness),
+        "freshness": freshness,
         "recent_runs": recent[:10],
         "recent_errors": recent.filter(outcome__in=FAILED)[:10],
     }
