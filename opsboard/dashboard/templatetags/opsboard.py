@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from controllers.pods import pod_is_ready
 from opsboard.accounts.access import access_of
 from opsboard.accounts.roles import Role
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
@@ -146,10 +147,7 @@ def _pod_row(pod: KubeObject | None, name: str) -> SafeString:
     if pod is None:
         return format_html(_POD_MISSING, name)
     status = pod.status or {}
-    ready = any(
-        c.get("type") == "Ready" and c.get("status") == "True"
-        for c in status.get("conditions") or []
-    )
+    ready = pod_is_ready({"status": status})
     restarts = sum(c.get("restartCount", 0) for c in status.get("containerStatuses") or [])
     return format_html(
         _POD_ROW,
