@@ -9,7 +9,7 @@ from django.conf import settings
 
 from controllers.base import Key
 from opsboard.engine import metrics
-from opsboard.engine.queue import Why, connection, queue_for, ready_list
+from opsboard.engine.queue import Why, connection, queue_for, ready_list, tick
 
 
 def send(key: Key) -> None:
@@ -66,11 +66,6 @@ def send_queued_before(controllers: list[str], cutoff: float) -> int:
 def send_due(controllers: list[str], *, sweep: bool = True) -> int:
     """Sends the keys whose retry or requeue time has come; with `sweep`, first schedules
     retries of keys whose worker died, and re-sends those whose push was lost."""
-    to_send: list[Key] = []
-    for name in controllers:
-        queue = queue_for(name)
-        if sweep:
-            queue.orphans()
-            to_send.extend(key for key, _ in queue.stale(settings.OPSBOARD_QUEUE_STALE_SECONDS))
-        to_send.extend(key for key, _ in queue.due())
-    return send_many(to_send)
+    stale_after = settings.OPSBOARD_QUEUE_STALE_SECONDS if sweep else None
+    ticks = tick([queue_for(name) for name in controllers], stale_after=stale_after)
+    return send_many(key for t in ticks for key, _ in (*t.stale, *t.due))

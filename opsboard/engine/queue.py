@@ -121,33 +121,63 @@ return redis.call('HEXISTS', KEYS[3], ARGV[2])
 # Keys whose worker died: the lock expired but `processing` still lists them. They are
 # retried with backoff, like a failure: a reconcile that kills its worker every time
 # (hard time limit, out of memory) must not loop at full speed.
-_RECOVER = """
-local out = {}
-for _, key in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 100)) do
-  if redis.call('EXISTS', ARGV[2] .. key) == 0 then
-    redis.call('ZREM', KEYS[1], key)
-    redis.call('HDEL', KEYS[3], key)
-    redis.call('HDEL', KEYS[2], key)  -- a change queued behind the dead run: the retry has it
-    table.insert(out, key)
+_RECOVER_FN = """
+local function recover(processing, queued, running, now, lock_prefix)
+  local out = {}
+  for _, key in ipairs(redis.call('ZRANGEBYSCORE', processing, '-inf', now, 'LIMIT', 0, 100)) do
+    if redis.call('EXISTS', lock_prefix .. key) == 0 then
+      redis.call('ZREM', processing, key)
+      redis.call('HDEL', running, key)
+      redis.call('HDEL', queued, key)  -- a change queued behind the dead run: the retry has it
+      table.insert(out, key)
+    end
   end
+  return out
+end
+"""
+# Delayed keys whose time has come, moved into `queued`: {key, why, key, why, ..., the
+# earliest due time still delayed or '-1'}. A key already queued or running is not sent.
+_PUMP_FN = """
+local function pump(delayed, delayed_why, queued, now, lock_prefix, retry_why)
+  local out = {}
+  for _, key in ipairs(redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 500)) do
+    redis.call('ZREM', delayed, key)
+    local why = redis.call('HGET', delayed_why, key) or retry_why
+    redis.call('HDEL', delayed_why, key)
+    if redis.call('HSETNX', queued, key, why) == 1 and redis.call('EXISTS', lock_prefix .. key) == 0 then
+      table.insert(out, key)
+      table.insert(out, why)
+    end
+  end
+  local next_due = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
+  table.insert(out, next_due[2] or '-1')
+  return out
+end
+"""
+_RECOVER = _RECOVER_FN + "return recover(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])"
+_PUMP = _PUMP_FN + "return pump(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])"
+# A worker's pump, once a second, for every controller in one round trip (it was three
+# per controller, most of an idle worker's CPU): per queue (TICK_KEYS keys, its lock
+# prefix in ARGV[3 + i]) {the orphans recovered, 1 if this worker won the stale sweep,
+# the pump's reply}. ARGV[3] == '' skips the orphans and the sweep, else it is the
+# sweep's hold in ms.
+_TICK = (
+    _RECOVER_FN
+    + _PUMP_FN
+    + """
+local out = {}
+for i = 0, #KEYS / 6 - 1 do
+  local k, lock_prefix = 6 * i, ARGV[4 + i]
+  local orphans, swept = {}, 0
+  if ARGV[3] ~= '' then
+    orphans = recover(KEYS[k + 4], KEYS[k + 3], KEYS[k + 5], ARGV[1], lock_prefix)
+    if redis.call('SET', KEYS[k + 6], 1, 'NX', 'PX', ARGV[3]) then swept = 1 end
+  end
+  table.insert(out, {orphans, swept, pump(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[1], lock_prefix, ARGV[2])})
 end
 return out
 """
-_PUMP = """
-local out = {}
-for _, key in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 500)) do
-  redis.call('ZREM', KEYS[1], key)
-  local why = redis.call('HGET', KEYS[2], key) or ARGV[3]
-  redis.call('HDEL', KEYS[2], key)
-  if redis.call('HSETNX', KEYS[3], key, why) == 1 and redis.call('EXISTS', ARGV[2] .. key) == 0 then
-    table.insert(out, key)
-    table.insert(out, why)
-  end
-end
-local next_due = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-table.insert(out, next_due[2] or '-1')
-return out
-"""
+)
 # Pushed whenever a key is delayed, so that a pump sleeping until the next due time it
 # knew of wakes up for an earlier one (BLPOP), instead of polling Redis many times a second.
 WAKE_KEY = "opsboard:pump:wake"
@@ -222,6 +252,7 @@ class WorkQueue:
         self.fails = f"{prefix}:fails"
         self.permanent = f"{prefix}:permanent"
         self.lock_prefix = f"{prefix}:lock:"
+        self.sweep_lock = f"{self.queued}:sweep"  # held by the worker sweeping stale keys
         self.next_due_ms: float | None = None  # as of the last `due()`
         scripts: dict[str, Any] = {}
         for name, source in (
@@ -231,6 +262,7 @@ class WorkQueue:
             ("done", _DONE),
             ("recover", _RECOVER),
             ("pump", _PUMP),
+            ("tick", _TICK),
         ):
             scripts[name] = self.client.register_script(source)
         self._scripts = scripts
@@ -353,10 +385,14 @@ class WorkQueue:
     def due(self) -> list[tuple[Key, Why]]:
         """Moves delayed keys whose time has come into the queue; returns those to send.
         Sets `next_due_ms`: when the earliest key still delayed is due (unix ms), or None."""
-        flat = self._scripts["pump"](
-            keys=[self.delayed, self.delayed_why, self.queued],
-            args=[_now_ms(), self.lock_prefix, Why("retry").dump()],
+        return self._took_due(
+            self._scripts["pump"](
+                keys=[self.delayed, self.delayed_why, self.queued],
+                args=[_now_ms(), self.lock_prefix, Why("retry").dump()],
+            )
         )
+
+    def _took_due(self, flat: list[bytes]) -> list[tuple[Key, Why]]:
         next_due = float(flat.pop())
         self.next_due_ms = None if next_due < 0 else next_due
         return [
@@ -368,6 +404,9 @@ class WorkQueue:
         found = self._scripts["recover"](
             keys=[self.processing, self.queued, self.running], args=[_now_ms(), self.lock_prefix]
         )
+        return self._retry_orphans(found)
+
+    def _retry_orphans(self, found: list[bytes]) -> list[Key]:
         keys = [Key.parse(key.decode()) for key in found]
         for key in keys:
             self.add_after(key, backoff(self.failed(key)), Why("retry", "worker lost"))
@@ -380,19 +419,26 @@ class WorkQueue:
         between popping a key and taking its lock; without this the key would stay
         deduplicated against a push that never comes. One worker sweeps at a time; a rare
         duplicate send costs one extra reconcile, never a lost one."""
-        if not self.client.set(f"{self.queued}:sweep", 1, nx=True, px=int(older_than * 500)):
+        if not self.client.set(self.sweep_lock, 1, nx=True, px=_sweep_hold_ms(older_than)):
             return []
         return self.queued_before(time.time() - older_than)
 
-    def queued_before(self, cutoff: float) -> list[tuple[Key, Why]]:
+    def queued_before(
+        self, cutoff: float, *, sent: frozenset[str] = frozenset()
+    ) -> list[tuple[Key, Why]]:
         """Keys queued before `cutoff` (unix time) and not running, re-stamped as queued
         now: those to send again when their push may have been lost. A new leading watcher
         sends them all, since its predecessor may have died between a key's dedup step and
-        its push; waiting for the stale sweep would hold every later change of the key."""
+        its push; waiting for the stale sweep would hold every later change of the key.
+        `sent`: keys being sent anyway, left as they are."""
         found = []
         for field, value in self.client.hscan_iter(self.queued, count=1000):
-            why = Why.load(value)
-            if why.at < cutoff and not self.client.exists(self.lock_name(field.decode())):
+            why, name = Why.load(value), field.decode()
+            if (
+                why.at < cutoff
+                and name not in sent
+                and not self.client.exists(self.lock_name(name))
+            ):
                 fresh = Why(why.trigger, why.detail, time.time())
                 self.client.hset(self.queued, field, fresh.dump())
                 found.append((Key.parse(field.decode()), fresh))
@@ -424,6 +470,44 @@ class WorkQueue:
 @cache
 def queue_for(controller: str) -> WorkQueue:
     return WorkQueue(controller)
+
+
+@dataclass(frozen=True)
+class Tick:
+    """What one pump tick found in one controller's queue."""
+
+    due: list[tuple[Key, Why]]  # delayed keys whose time came, to send
+    orphans: list[Key]  # keys whose worker died, now scheduled for a retry
+    stale: list[tuple[Key, Why]]  # keys queued long ago that nothing will run, to send
+
+
+def tick(queues: list[WorkQueue], *, stale_after: float | None = None) -> list[Tick]:
+    """`due()` of every queue, and with `stale_after` (seconds) `orphans()` and
+    `stale(stale_after)` too, in one round trip for all of them (the stale sweep itself,
+    rare, is one more). Sets each queue's `next_due_ms`."""
+    if not queues:
+        return []
+    keys, prefixes = [], []
+    for q in queues:
+        keys += [q.delayed, q.delayed_why, q.queued, q.processing, q.running, q.sweep_lock]
+        prefixes.append(q.lock_prefix)
+    hold = "" if stale_after is None else str(_sweep_hold_ms(stale_after))
+    args = [_now_ms(), Why("retry").dump(), hold, *prefixes]
+    replies = queues[0]._scripts["tick"](keys=keys, args=args)
+    ticks = []
+    for q, (orphans, swept, reply) in zip(queues, replies, strict=True):
+        due, stale = q._took_due(reply), []
+        if swept and stale_after is not None:
+            # The keys just moved in keep their reason's old time: not stale, only due.
+            sent = frozenset(str(key) for key, _ in due)
+            stale = q.queued_before(time.time() - stale_after, sent=sent)
+        ticks.append(Tick(due, q._retry_orphans(orphans), stale))
+    return ticks
+
+
+def _sweep_hold_ms(older_than: float) -> int:
+    """How long one worker's stale sweep keeps the others from sweeping: half the age."""
+    return int(older_than * 500)
 
 
 def backoff(failures: int) -> float:

@@ -11,7 +11,7 @@ import redis
 from django.test import override_settings
 
 from controllers.base import Key
-from opsboard.engine.queue import Why, WorkQueue, backoff
+from opsboard.engine.queue import Tick, Why, WorkQueue, backoff, tick
 from tests.support.waiting import wait_for
 
 KEY = Key("toy", "ns", "a")
@@ -135,6 +135,35 @@ def test_a_queued_key_whose_task_was_lost_is_found_stale(queue: WorkQueue) -> No
     queue.add(running, Why("event", at=time.time() - 120))  # queued behind its own run
     assert [key for key, _ in queue.stale(60)] == [KEY]
     assert queue.stale(60) == [], "refreshed: not sent again at once"
+
+
+def test_one_tick_finds_the_due_the_orphaned_and_the_stale_keys_of_every_queue(
+    redis_url: str,
+) -> None:
+    client = redis.Redis.from_url(redis_url)
+    toy, other = WorkQueue("toy", client), WorkQueue("other", client)
+    due, dead, lost = (
+        Key("toy", "ns", "due"),
+        Key("other", "ns", "dead"),
+        Key("other", "ns", "lost"),
+    )
+    toy.add_after(due, 0, Why("requeue", at=time.time() - 120))  # its reason is old: not stale
+    other.start(dead, "t", 0.05, Why("event"))
+    other.add(lost, Why("event", at=time.time() - 120))
+    time.sleep(0.1)
+
+    first = tick([toy, other], stale_after=60)
+    assert [key for key, _ in first[0].due] == [due]
+    assert (first[0].orphans, first[0].stale) == ([], [])
+    assert first[1].orphans == [dead]
+    assert [key for key, _ in first[1].stale] == [lost]
+    assert toy.next_due_ms is None
+
+    second = tick([toy, other], stale_after=60)
+    assert [t.stale for t in second] == [[], []], "one sweep per hold"
+    assert tick([toy]) == [Tick([], [], [])], "nothing more is due"
+    retried = wait_for(lambda: tick([other])[0].due, timeout=5, what="the dead key's retry")
+    assert [(key, why.detail) for key, why in retried] == [(dead, "worker lost")]
 
 
 def test_running_keys_are_listed_until_done_or_found_dead(queue: WorkQueue) -> None:
