@@ -215,6 +215,8 @@ def needs_attention(
         ~Q(health="Available") | Q(observed_generation__lt=F("generation"))
     )
     total = unsettled.count()
+    if not total:  # a converged fleet, the usual case: no rows to read, nothing to diagnose
+        return [], 0
     rows = unsettled.order_by(
         Case(When(health="Degraded", then=0), default=1), "created_at", "name"
     )[:limit]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
+from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import MEMCACHED_API, memcached_with_pods, mirror_object
 
@@ -60,6 +64,57 @@ def test_the_overview_reads_the_mirrors_freshness_once(viewer_client: Client) ->
         with CaptureQueriesContext(connection) as page:
             assert viewer_client.get("/", **htmx).status_code == 200
         assert sum('"mirror_kindwatch"' in q["sql"] for q in page.captured_queries) == 1
+
+
+def test_the_overviews_run_tables_shorten_each_run_to_one_escaped_row(
+    viewer_client: Client,
+) -> None:
+    started = timezone.now() - timedelta(minutes=3)
+    common = {"controller": "memcached", "namespace": "default", "uid": "u", "generation": 1}
+    ReconcileRun.objects.create(
+        **common, name="a<b", trigger="event", started_at=started, outcome="success",
+        duration_ms=12.25, actions=["Created Deployment <a>", "Created Service"], folded_count=2,
+    )  # fmt: skip
+    ReconcileRun.objects.create(
+        **common, name="c", trigger="manual", started_at=started, outcome="error",
+        error="boom " * 40, trigger_detail="by vera",
+    )  # fmt: skip
+    html = viewer_client.get("/", HTTP_HX_REQUEST="true").content.decode()
+    at = timezone.localtime(started)
+    assert (
+        '<tr><td><a href="/k/memcached/default/a%3Cb/">memcached default/a&lt;b</a></td>'
+        f'<td><time datetime="{at.isoformat()}" title="{at:%Y-%m-%d %H:%M:%S}">3m ago</time>'
+        '</td><td>event</td><td><span class="badge o-success">Success</span> <small>\u00d73'
+        "</small></td><td>12.3 ms</td><td>Created Deployment &lt;a&gt; <small>+1 more</small>"
+        "</td></tr>"
+    ) in html
+    error = '<td>manual</td><td><span class="badge o-error">Error</span></td><td>—</td>'
+    assert html.count(error) == 2, "in the recent runs and the recent errors"
+    assert f'<span class="err">{("boom " * 18).strip()[:89]}…</span>' in html
+    assert "by vera" not in html, "compact: no trigger detail"
+
+
+def test_the_engine_card_counts_the_runs_and_errors_of_the_last_hour(
+    viewer_client: Client,
+) -> None:
+    now = timezone.now()
+    for minutes, outcome in ((5, "success"), (10, "error"), (20, "permanent"), (90, "error")):
+        ReconcileRun.objects.create(
+            controller="memcached", namespace="default", name="a", uid="u", generation=1,
+            trigger="event", started_at=now - timedelta(minutes=minutes), outcome=outcome,
+        )  # fmt: skip
+    engine = viewer_client.get("/", HTTP_HX_REQUEST="true").context["engine"]
+    assert (engine.runs_last_hour, engine.errors_last_hour) == (3, 2)
+    assert engine.last_run_at == now - timedelta(minutes=5)
+
+
+def test_a_settled_fleets_overview_diagnoses_nothing(viewer_client: Client) -> None:
+    memcached_with_pods("a", size=1)
+    with CaptureQueriesContext(connection) as poll:
+        context = viewer_client.get("/", HTTP_HX_REQUEST="true").context
+    assert (context["attention"], context["attention_total"]) == ([], 0)
+    newest_watcher = 'ORDER BY "mirror_watcherheartbeat"."heartbeat_at" DESC'
+    assert not [q for q in poll.captured_queries if newest_watcher in q["sql"]]
 
 
 def test_list_shows_printer_columns_progress_and_image(viewer_client: Client) -> None:

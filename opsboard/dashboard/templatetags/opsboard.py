@@ -1,5 +1,5 @@
 """Small template helpers: roles and permits, values at dotted paths, short ages, progress,
-and the rows of the detail page's long tables."""
+and the rows of the detail page's long tables and of the overview's run tables."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ from django import template
 from django.contrib.auth.models import AnonymousUser, User
 from django.http import QueryDict
 from django.template import Context
+from django.template.defaultfilters import floatformat
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
 
 from controllers.pods import pod_is_ready
 from opsboard.accounts.access import access_of
@@ -24,6 +27,7 @@ from opsboard.mirror.selectors import mirror_freshness
 
 if TYPE_CHECKING:
     from opsboard.dashboard.selectors import TreeNode
+    from opsboard.engine.models import ReconcileRun
     from opsboard.mirror.models import KubeObject
 
 register = template.Library()
@@ -171,6 +175,54 @@ def tree_rows(rows: list[tuple[int, TreeNode]]) -> SafeString:
             (n.health, depth, depth, n.kind, n.name, n.health, n.health, n.detail)
             for depth, n in rows
         ),
+    )
+
+
+_RUN_ROW = (
+    '<tr>{}<td><time datetime="{}" title="{}">{} ago</time></td><td>{}</td>'
+    '<td><span class="badge o-{}">{}</span>{}</td><td>{}</td><td>{}</td></tr>'
+)
+_RUN_KEY = '<td><a href="{}">{} {}/{}</a></td>'
+
+
+@register.simple_tag
+def compact_run_rows(runs: list[ReconcileRun], show_key: bool, empty: str) -> SafeString:
+    """The rows of a compact run table (the overview's, polled every few seconds): when,
+    trigger, outcome, duration, and the error or first action, shortened."""
+    if not runs:
+        return format_html('<tr><td colspan="6">{}</td></tr>', empty or "No reconcile runs yet.")
+    return format_html_join("\n", "{}", ((_compact_run_row(run, show_key),) for run in runs))
+
+
+def _compact_run_row(run: ReconcileRun, show_key: bool) -> SafeString:
+    key = ""
+    if show_key:
+        href = reverse("cr_detail", args=[run.controller, run.namespace, run.name])
+        key = format_html(_RUN_KEY, href, run.controller, run.namespace, run.name)
+    started = timezone.localtime(run.started_at)
+    times = run.folded_count + 1  # the run stands for this many identical ones in a row
+    folded = format_html(" <small>\u00d7{}</small>", times) if run.folded_count else ""
+    duration = "—" if run.duration_ms is None else f"{floatformat(run.duration_ms, 1)} ms"
+    if run.error:
+        what = format_html('<span class="err">{}</span>', Truncator(run.error).chars(90))
+    elif run.actions:
+        more = len(run.actions) - 1
+        extra = format_html(" <small>+{} more</small>", more) if more else ""
+        what = format_html("{}{}", Truncator(run.actions[0]).chars(70), extra)
+    else:
+        what = mark_safe("<small>no change</small>")  # a constant
+    return format_html(
+        _RUN_ROW,
+        key,
+        started.isoformat(),  # the date filter's "c"
+        started.strftime("%Y-%m-%d %H:%M:%S"),  # and its "Y-m-d H:i:s", a tenth of the time
+        short_age(run.started_at),
+        run.trigger,
+        run.outcome or "running",
+        run.get_outcome_display() or "running",
+        folded,
+        duration,
+        what,
     )
 
 
