@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from controllers.kube import ApiKube
 from opsboard.engine.leader import LEASE, LeaseElector
 from tests.support.waiting import consistently, wait_for
@@ -51,4 +55,29 @@ def test_a_released_lease_is_taken_at_once(api: ApiKube, namespace: str) -> None
     assert a.try_acquire_or_renew()
     a.release()
     assert b.try_acquire_or_renew()
+    assert holder(api, namespace) == "b"
+
+
+@pytest.mark.kubesim_only  # the request log
+def test_the_holder_renews_with_one_write_and_no_read(
+    api: ApiKube, namespace: str, kubesim_server: Any
+) -> None:
+    a = elector(api, namespace, "a", duration=30)
+    assert a.try_acquire_or_renew()
+    kubesim_server.clear_request_log()
+    for _ in range(3):
+        assert a.try_acquire_or_renew()
+    leases = [r.verb for r in kubesim_server.request_log(resource="leases")]
+    assert leases == ["update"] * 3
+
+
+def test_a_holder_whose_lease_was_written_by_another_reads_it_again(
+    api: ApiKube, namespace: str
+) -> None:
+    a = elector(api, namespace, "a", duration=30)
+    assert a.try_acquire_or_renew()
+    lease = api.get(LEASE, namespace, "watcher")
+    lease["spec"]["holderIdentity"] = "b"  # b's write, which a's next renewal conflicts with
+    api.replace(LEASE, lease)
+    assert not a.try_acquire_or_renew(), "b holds a lease a sees renewed just now"
     assert holder(api, namespace) == "b"
