@@ -6,6 +6,8 @@ from typing import Any
 
 from django.db import models
 
+from opsboard.mirror.fields import JSONField
+
 
 class ReconcileRun(models.Model):
     class Outcome(models.TextChoices):
@@ -35,12 +37,12 @@ class ReconcileRun(models.Model):
     outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True)
     requeue_after = models.FloatField(null=True, blank=True)
     error = models.TextField(blank=True)
-    actions = models.JSONField(default=list)  # ["Created Deployment x", ...] in order
+    actions = JSONField(default=list)  # ["Created Deployment x", ...] in order
     # The timeline: every trigger merged into this run while it waited, oldest first
     # ([{"trigger": "event", "detail": "MODIFIED Pod ns/x", "at": unix time}]), how many
     # more were not kept, its wait in the queue, the backoff step it ran at (consecutive
     # failures before it) and when the key runs again by itself.
-    triggers = models.JSONField(default=list)
+    triggers = JSONField(default=list)
     triggers_dropped = models.PositiveIntegerField(default=0)
     queue_wait_ms = models.FloatField(null=True, blank=True)
     backoff_step = models.PositiveIntegerField(default=0)

@@ -10,6 +10,8 @@ from typing import Any
 
 from django.db import models
 
+from opsboard.mirror.fields import JSONField
+
 # The columns that repeat parts of `body`, kept apart for filters and indexes.
 BODY_COPIES = ("labels", "annotations", "owner_references", "spec", "status")
 
@@ -39,15 +41,15 @@ class KubeObject(models.Model):
     generation = models.BigIntegerField(default=0)
     # status.observedGeneration, kept apart so "stale" is one indexed comparison.
     observed_generation = models.BigIntegerField(null=True, blank=True)
-    labels = models.JSONField(default=dict)
-    annotations = models.JSONField(default=dict)
-    owner_references = models.JSONField(default=list)
+    labels = JSONField(default=dict)
+    annotations = JSONField(default=dict)
+    owner_references = JSONField(default=list)
     # uid of the controller owner (the ownerReference with controller: true), "" if none.
     owner_uid = models.CharField(max_length=64, blank=True, db_index=True)
-    spec = models.JSONField(default=dict)
-    status = models.JSONField(default=dict)
+    spec = JSONField(default=dict)
+    status = JSONField(default=dict)
     # The whole object as the API returned it (for the YAML view and for controllers).
-    body = models.JSONField(default=dict)
+    body = JSONField(default=dict)
     # Derived for filters: "Available", "Progressing", "Degraded" or "Unknown".
     health = models.CharField(max_length=16, default="Unknown")
     created_at = models.DateTimeField(null=True, blank=True)  # metadata.creationTimestamp
@@ -115,7 +117,7 @@ class SpecVersion(models.Model):
     namespace = models.CharField(max_length=253, blank=True)
     name = models.CharField(max_length=253)
     generation = models.BigIntegerField()
-    spec = models.JSONField(default=dict)
+    spec = JSONField(default=dict)
     # The field manager that last wrote the spec, where the API server reports managedFields.
     manager = models.CharField(max_length=128, blank=True)
     seen_at = models.DateTimeField()
