@@ -157,10 +157,10 @@ end
 _RECOVER = _RECOVER_FN + "return recover(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])"
 _PUMP = _PUMP_FN + "return pump(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])"
 # A worker's pump, once a second, for every controller in one round trip (it was three
-# per controller, most of an idle worker's CPU): per queue (TICK_KEYS keys, its lock
-# prefix in ARGV[3 + i]) {the orphans recovered, 1 if this worker won the stale sweep,
-# the pump's reply}. ARGV[3] == '' skips the orphans and the sweep, else it is the
-# sweep's hold in ms.
+# per controller, most of an idle worker's CPU). Queue i (from 0) has six keys from
+# KEYS[6i + 1] and its lock prefix in ARGV[4 + i]; its reply is {the orphans recovered,
+# 1 if this worker won the stale sweep, the pump's reply}. ARGV[3] == '' skips the
+# orphans and the sweep, else it is the sweep's hold in ms.
 _TICK = (
     _RECOVER_FN
     + _PUMP_FN
