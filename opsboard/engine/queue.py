@@ -155,7 +155,6 @@ local function pump(delayed, delayed_why, queued, now, lock_prefix, retry_why)
 end
 """
 _RECOVER = _RECOVER_FN + "return recover(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2])"
-_PUMP = _PUMP_FN + "return pump(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])"
 # A worker's pump, once a second, for every controller in one round trip (it was three
 # per controller, most of an idle worker's CPU). Queue i (from 0) has six keys from
 # KEYS[6i + 1] and its lock prefix in ARGV[4 + i]; its reply is {the orphans recovered,
@@ -261,7 +260,6 @@ class WorkQueue:
             ("renew", _RENEW),
             ("done", _DONE),
             ("recover", _RECOVER),
-            ("pump", _PUMP),
             ("tick", _TICK),
         ):
             scripts[name] = self.client.register_script(source)
@@ -385,12 +383,7 @@ class WorkQueue:
     def due(self) -> list[tuple[Key, Why]]:
         """Moves delayed keys whose time has come into the queue; returns those to send.
         Sets `next_due_ms`: when the earliest key still delayed is due (unix ms), or None."""
-        return self._took_due(
-            self._scripts["pump"](
-                keys=[self.delayed, self.delayed_why, self.queued],
-                args=[_now_ms(), self.lock_prefix, Why("retry").dump()],
-            )
-        )
+        return tick([self])[0].due
 
     def _took_due(self, flat: list[bytes]) -> list[tuple[Key, Why]]:
         next_due = float(flat.pop())
