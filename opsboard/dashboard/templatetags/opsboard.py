@@ -178,31 +178,52 @@ def tree_rows(rows: list[tuple[int, TreeNode]]) -> SafeString:
     )
 
 
-_RUN_ROW = (
-    '<tr>{}<td><time datetime="{}" title="{}">{} ago</time></td><td>{}</td>'
-    '<td><span class="badge o-{}">{}</span>{}</td><td>{}</td><td>{}</td></tr>'
-)
+# A run's row: its object and start, its trigger, its outcome and duration, what it did.
+# The compact rows (the overview's, polled every few seconds) are built here whole; the full
+# table's template loop takes the shared cells from the two tags below.
+_RUN_ROW = "<tr>{}<td>{}</td>{}<td>{}</td></tr>"
 _RUN_KEY = '<td><a href="{}">{} {}/{}</a></td>'
+_RUN_STARTED = '<td><time datetime="{}" title="{}">{} ago</time></td>'
+_RUN_RESULT = '<td><span class="badge o-{}">{}</span>{}</td><td>{}</td>'
+
+
+@register.simple_tag
+def run_lead_cells(run: ReconcileRun, show_key: bool) -> SafeString:
+    """The run's object (with `show_key`) and when it started."""
+    key = ""
+    if show_key:
+        href = reverse("cr_detail", args=[run.controller, run.namespace, run.name])
+        key = format_html(_RUN_KEY, href, run.controller, run.namespace, run.name)
+    started = timezone.localtime(run.started_at)
+    return format_html(
+        "{}" + _RUN_STARTED,
+        key,
+        started.isoformat(),  # the date filter's "c"
+        started.strftime("%Y-%m-%d %H:%M:%S"),  # and its "Y-m-d H:i:s", a tenth of the time
+        short_age(run.started_at),
+    )
+
+
+@register.simple_tag
+def run_result_cells(run: ReconcileRun) -> SafeString:
+    """The run's outcome (and how many identical runs it stands for) and its duration."""
+    times = run.folded_count + 1  # the run stands for this many identical ones in a row
+    folded = format_html(" <small>\u00d7{}</small>", times) if run.folded_count else ""
+    duration = "—" if run.duration_ms is None else f"{floatformat(run.duration_ms, 1)} ms"
+    outcome = run.get_outcome_display() or "running"
+    return format_html(_RUN_RESULT, run.outcome or "running", outcome, folded, duration)
 
 
 @register.simple_tag
 def compact_run_rows(runs: list[ReconcileRun], show_key: bool, empty: str) -> SafeString:
-    """The rows of a compact run table (the overview's, polled every few seconds): when,
-    trigger, outcome, duration, and the error or first action, shortened."""
+    """The rows of a compact run table: when, trigger, outcome, duration, and the error or
+    first action, shortened."""
     if not runs:
         return format_html('<tr><td colspan="6">{}</td></tr>', empty or "No reconcile runs yet.")
     return format_html_join("\n", "{}", ((_compact_run_row(run, show_key),) for run in runs))
 
 
 def _compact_run_row(run: ReconcileRun, show_key: bool) -> SafeString:
-    key = ""
-    if show_key:
-        href = reverse("cr_detail", args=[run.controller, run.namespace, run.name])
-        key = format_html(_RUN_KEY, href, run.controller, run.namespace, run.name)
-    started = timezone.localtime(run.started_at)
-    times = run.folded_count + 1  # the run stands for this many identical ones in a row
-    folded = format_html(" <small>\u00d7{}</small>", times) if run.folded_count else ""
-    duration = "—" if run.duration_ms is None else f"{floatformat(run.duration_ms, 1)} ms"
     if run.error:
         what = format_html('<span class="err">{}</span>', Truncator(run.error).chars(90))
     elif run.actions:
@@ -213,15 +234,9 @@ def _compact_run_row(run: ReconcileRun, show_key: bool) -> SafeString:
         what = mark_safe("<small>no change</small>")  # a constant
     return format_html(
         _RUN_ROW,
-        key,
-        started.isoformat(),  # the date filter's "c"
-        started.strftime("%Y-%m-%d %H:%M:%S"),  # and its "Y-m-d H:i:s", a tenth of the time
-        short_age(run.started_at),
+        run_lead_cells(run, show_key),
         run.trigger,
-        run.outcome or "running",
-        run.get_outcome_display() or "running",
-        folded,
-        duration,
+        run_result_cells(run),
         what,
     )
 
