@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from kubesim import builtin_schema
+from kubesim import builtin_schema, http_headers
 from kubesim.access import Access
 from kubesim.control import ControlHandler, ControlRequest, ControlRouter
 from kubesim.faults import Fault, Faults, RequestLog, RequestRecord
@@ -76,6 +76,7 @@ class KubeSim:
         self.stopping = False
         self._audit = itertools.count(1)
         handler = type("KubeSimHandler", (Handler,), {"sim": self})
+        http_headers.install()  # for every request's headers: see http_headers
         self.httpd = _HTTPServer((host, port), handler)
         self.tls = tls
         if tls:
