@@ -17,7 +17,7 @@ import http.client
 import re
 from typing import IO, Any
 
-_STDLIB = http.client.parse_headers
+STANDARD = http.client.parse_headers  # the standard library's, kept for comparison
 MAX_LINE = 65536  # http.client's limits (its _MAXLINE, _MAXHEADERS)
 MAX_HEADERS = 100
 _NESTED = ("multipart/", "message/")

@@ -51,7 +51,7 @@ def _read(
 @pytest.mark.parametrize("block", BLOCKS)
 def test_the_same_message_as_the_standard_library(block: bytes) -> None:
     ours = _read(http_headers.parse_headers, block)
-    theirs = _read(http_headers._STDLIB, block)
+    theirs = _read(http_headers.STANDARD, block)
     assert type(ours) is type(theirs)
     assert ours.items() == theirs.items()
     assert type(ours.get_payload()) is type(theirs.get_payload())
