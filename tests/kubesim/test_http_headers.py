@@ -44,14 +44,17 @@ BLOCKS = [
 
 def _read(
     reader: Callable[[io.BytesIO], http.client.HTTPMessage], block: bytes
-) -> http.client.HTTPMessage:
-    return reader(io.BytesIO(block + b"body, not to be read"))
+) -> tuple[http.client.HTTPMessage, bytes]:
+    """The message, and what the reader left of the stream (the body, next)."""
+    fp = io.BytesIO(block + b"body, not to be read")
+    return reader(fp), fp.read()
 
 
 @pytest.mark.parametrize("block", BLOCKS)
 def test_the_same_message_as_the_standard_library(block: bytes) -> None:
-    ours = _read(http_headers.parse_headers, block)
-    theirs = _read(http_headers.STANDARD, block)
+    ours, our_rest = _read(http_headers.parse_headers, block)
+    theirs, their_rest = _read(http_headers.STANDARD, block)
+    assert our_rest == their_rest
     assert type(ours) is type(theirs)
     assert ours.items() == theirs.items()
     assert type(ours.get_payload()) is type(theirs.get_payload())
@@ -63,7 +66,8 @@ def test_the_same_message_as_the_standard_library(block: bytes) -> None:
 
 def test_the_plain_lines_are_read_as_headers() -> None:
     block = b"Set-Cookie: a=1\r\nSet-Cookie: b=2\r\nX-Spaces:   padded   \r\n\r\n"
-    message = _read(http_headers.parse_headers, block)
+    message, rest = _read(http_headers.parse_headers, block)
+    assert rest == b"body, not to be read"
     assert message.get_all("Set-Cookie") == ["a=1", "b=2"]
     assert message["x-spaces"] == "padded   "
 
