@@ -51,7 +51,14 @@ def ensure_child(
     """
     name = want["metadata"]["name"]
     if have is None:
-        created = ctx.kube.create(kind, want)
+        try:
+            created = ctx.kube.create(kind, want)
+        except Conflict:
+            # Already there: most often this key's own create of a moment ago, not yet in
+            # the mirror (the key ran again as its first children's events came in).
+            if (found := _just_created(ctx, kind, want, exact)) is None:
+                raise
+            return found
         ctx.report.action(f"Created {kind} {name}")
         return created
     if deep_get(have, "metadata.deletionTimestamp"):
@@ -80,6 +87,22 @@ def ensure_child(
     for line in describe_patch(kind.kind, name, patch, have):
         ctx.report.action(line)
     return updated
+
+
+def _just_created(ctx: Context, kind: Kind, want: Manifest, exact: frozenset[str]) -> Body | None:
+    """The server's copy of a child whose create found it already there, if it is `want` as
+    created: controlled by the same owner and alike in every field we own. Anything else (a
+    child to correct, another controller's object) is for the next run, from the mirror:
+    `want` may be the whole manifest where a patch must touch only mutable fields."""
+    meta = want["metadata"]
+    found = ctx.kube.get(kind, meta["namespace"], meta["name"])
+    if found is None:
+        return None
+    ours = {ref.get("uid") for ref in meta.get("ownerReferences") or [] if ref.get("controller")}
+    refs = found["metadata"].get("ownerReferences") or []
+    if not any(ref.get("controller") and ref.get("uid") in ours for ref in refs):
+        return None
+    return found if owned_diff(want, found, exact=exact) is None else None
 
 
 def write_status(ctx: Context, kind: Kind, cr: Body, status: Body) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from controllers.apply import ensure_child, write_status
 from controllers.base import DEPLOYMENT, POD, SERVICE, Context, Key, Result
 from controllers.conditions import condition_of
@@ -135,6 +137,42 @@ def test_a_child_patch_from_a_stale_read_is_redone_from_the_servers_copy(
     assert updated["spec"]["replicas"] == 4
     assert updated["metadata"]["annotations"]["note"] == "later"  # nothing clobbered
     assert reporter.actions == ["Scaled Deployment m replicas 2→4"]
+
+
+def test_a_create_racing_the_mirror_goes_on_from_the_childs_server_copy(
+    kube: ApiKube, namespace: str
+) -> None:
+    """The key ran again before the mirror showed the child its last run created: the
+    create's 409 is that child, as wanted, so the run goes on with it (no error, no retry)."""
+    cr = _memcached(kube, namespace, "m", size=2)
+    created = kube.create(DEPLOYMENT, desired_deployment(cr))
+    ctx, reporter = _context(kube, namespace, "m")
+    counting = CountingKube(kube)
+    ctx = Context(ctx.key, ctx.cache, counting, reporter)
+    found = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), None)
+    assert found["metadata"]["uid"] == created["metadata"]["uid"]
+    assert counting.writes == [("create", "Deployment", "m")]  # the one that found it
+    assert reporter.actions == []  # nothing was done
+
+
+def test_a_create_that_finds_a_child_to_correct_or_not_ours_is_left_to_the_next_run(
+    kube: ApiKube, namespace: str
+) -> None:
+    cr = _memcached(kube, namespace, "m", size=2)
+    kube.create(DEPLOYMENT, desired_deployment(cr))
+    ctx, _ = _context(kube, namespace, "m")
+    grown = kube.patch(MEMCACHED, namespace, "m", {"spec": {"size": 3}})
+    with pytest.raises(Conflict):  # the next run, from the mirror, scales it
+        ensure_child(ctx, DEPLOYMENT, desired_deployment(grown), None)
+    other = _memcached(kube, namespace, "other", size=2)
+    with pytest.raises(Conflict):  # "m"'s Deployment, which "other" does not control
+        ensure_child(ctx, DEPLOYMENT, _renamed(desired_deployment(other), "m"), None)
+    deployment = kube.get(DEPLOYMENT, namespace, "m")
+    assert deployment is not None and deployment["spec"]["replicas"] == 2  # untouched
+
+
+def _renamed(manifest: dict[str, Any], name: str) -> dict[str, Any]:
+    return manifest | {"metadata": manifest["metadata"] | {"name": name}}
 
 
 def test_a_status_computed_from_a_stale_read_is_written_without_a_conflict(
