@@ -1,9 +1,11 @@
-"""State survives a restart, and an acknowledged write survives a crash."""
+"""State survives a restart, and an acknowledged write survives a crash; the journal keeps
+it through a torn last record, compactions (finished or not) and older kubesims' files."""
 
 from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 import urllib3
 
+from kubesim.persistence import HEADER, JOURNAL, LENGTH, SET_ASIDE, SNAPSHOT, Persistence
 from kubesim.server import KubeSim
 from tests.kubesim.support import memcached_crd
 
@@ -105,6 +108,10 @@ def test_custom_resource_definitions_are_served_after_a_restart(tmp_path: Path) 
         second.stop()
 
 
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+
 def _start(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [
@@ -121,7 +128,7 @@ def _start(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        env=_env(),
     )
     line = proc.stdout.readline() if proc.stdout else ""
     assert line.startswith("kubesim serving "), line
@@ -162,3 +169,129 @@ def test_an_acknowledged_write_survives_a_crash(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# -- the journal itself ----------------------------------------------------------------
+
+
+def _objects(data_dir: Path, **kw: int) -> tuple[int, dict[tuple[str, str, str], bytes]]:
+    store = Persistence(data_dir, **kw)
+    rv, rows = store.load()
+    objects = {(r, ns, n): data for r, ns, n, data in rows}
+    store.close()
+    return rv, objects
+
+
+def test_a_record_cut_short_by_a_crash_is_dropped_and_writing_goes_on(tmp_path: Path) -> None:
+    store = Persistence(tmp_path)
+    store.load()
+    store.put(1, "configmaps", "default", "a", b'{"v":1}')
+    store.put(2, "configmaps", "default", "b", b'{"v":2}')
+    store.close()
+    journal = tmp_path / JOURNAL
+    whole = journal.read_bytes()
+    journal.write_bytes(whole[:-3])  # the process died within its last write
+    assert _objects(tmp_path) == (1, {("configmaps", "default", "a"): b'{"v":1}'})
+    store = Persistence(tmp_path)
+    store.load()
+    store.put(2, "configmaps", "default", "c", b'{"v":3}')
+    store.close()
+    rv, objects = _objects(tmp_path)
+    assert rv == 2 and set(objects) == {("configmaps", "default", n) for n in "ac"}
+
+
+def test_a_record_whose_length_was_never_written_ends_the_journal(tmp_path: Path) -> None:
+    """The length goes in last: a crash before it leaves the record's bytes behind the end,
+    where the next records go; none of them may be read back as a record afterwards."""
+    elsewhere = tmp_path / "elsewhere"
+    store = Persistence(elsewhere)
+    store.load()
+    store.put(9, "configmaps", "default", "ghost", b"{}")
+    store.close()
+    ghost = (elsewhere / JOURNAL).read_bytes()
+    store = Persistence(tmp_path)
+    store.load()
+    store.put(1, "configmaps", "default", "a", b'{"v":1}')
+    store.close()
+    # Left by the crash: no length, and bytes that would read as a record right after the
+    # record written next in their place (its length: the record "b" below).
+    after_b = LENGTH.size + HEADER.size + len("configmaps" + "default" + "b" + "{}")
+    journal = tmp_path / JOURNAL
+    journal.write_bytes(journal.read_bytes() + bytes(after_b) + ghost)
+    # Load, write "b", and crash again (no close, which would cut the file at its end).
+    script = (
+        "import os, sys; from kubesim.persistence import Persistence; p = Persistence(sys.argv[1]);"
+        " assert p.load()[0] == 1; p.put(2, 'configmaps', 'default', 'b', b'{}'); os._exit(0)"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, env=_env())
+    assert _objects(tmp_path) == (
+        2,
+        {("configmaps", "default", "a"): b'{"v":1}', ("configmaps", "default", "b"): b"{}"},
+    )
+
+
+def test_one_kubesim_at_a_time_keeps_a_data_dir(tmp_path: Path) -> None:
+    first = Persistence(tmp_path)
+    with pytest.raises(RuntimeError, match="in use by another kubesim"):
+        Persistence(tmp_path)
+    first.close()
+    Persistence(tmp_path).close()
+
+
+def test_the_journal_is_compacted_into_a_snapshot_as_it_grows(tmp_path: Path) -> None:
+    store = Persistence(tmp_path, compact_at=4096)
+    store.load()
+    written = 0
+    for rv in range(1, 2001):  # two objects rewritten over and over, a third removed
+        name, data = f"cm-{rv % 2}", b"x" * 100 + str(rv).encode()
+        store.put(rv, "configmaps", "default", name, data)
+        written += LENGTH.size + HEADER.size + len("configmaps" + "default" + name) + len(data)
+    store.put(2001, "configmaps", "", "gone", b"{}")
+    store.put(2002, "configmaps", "", "gone", None)
+    written += 2 * (LENGTH.size + HEADER.size + len("configmaps" + "gone")) + 2
+    store.close()  # waits for a compaction under way
+    assert (tmp_path / SNAPSHOT).exists() and not (tmp_path / SET_ASIDE).exists()
+    # At least the first 4 KB were set aside (more while no compaction was writing).
+    assert (tmp_path / JOURNAL).stat().st_size < written - 4096
+    rv, objects = _objects(tmp_path)
+    assert rv == 2002
+    assert objects == {
+        ("configmaps", "default", "cm-0"): b"x" * 100 + b"2000",
+        ("configmaps", "default", "cm-1"): b"x" * 100 + b"1999",
+    }
+
+
+def test_a_compaction_the_process_did_not_finish_is_finished_on_load(tmp_path: Path) -> None:
+    store = Persistence(tmp_path)
+    store.load()
+    store.put(1, "configmaps", "default", "a", b"old")
+    store.put(2, "configmaps", "default", "b", b"b")
+    store.close()
+    # Set aside for a snapshot that was never written; a new journal went on meanwhile.
+    (tmp_path / JOURNAL).replace(tmp_path / SET_ASIDE)
+    newer = tmp_path / "elsewhere"
+    store = Persistence(newer)
+    store.load()
+    store.put(3, "configmaps", "default", "a", b"new")
+    store.put(4, "configmaps", "default", "b", None)
+    store.close()
+    (newer / JOURNAL).replace(tmp_path / JOURNAL)
+    assert _objects(tmp_path) == (4, {("configmaps", "default", "a"): b"new"})
+    assert not (tmp_path / SET_ASIDE).exists()
+    assert _objects(tmp_path) == (4, {("configmaps", "default", "a"): b"new"})  # and again
+
+
+def test_state_kept_by_an_older_kubesim_in_sqlite_is_converted(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "kubesim.sqlite3")
+    db.execute(
+        "CREATE TABLE objects (resource TEXT NOT NULL, namespace TEXT NOT NULL,"
+        " name TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (resource, namespace, name))"
+    )
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    db.execute("INSERT INTO objects VALUES ('configmaps', 'default', 'kept', ?)", (b"{}",))
+    db.execute("INSERT INTO meta VALUES ('resourceVersion', '41')")
+    db.commit()
+    db.close()
+    assert _objects(tmp_path) == (41, {("configmaps", "default", "kept"): b"{}"})
+    assert not (tmp_path / "kubesim.sqlite3").exists()
+    assert _objects(tmp_path) == (41, {("configmaps", "default", "kept"): b"{}"})
