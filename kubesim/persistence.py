@@ -132,7 +132,9 @@ class Persistence:
         size = -(-needed // GROW) * GROW
         if self._map is not None:
             self._map.close()  # and with it the resident pages of the part already written
-        os.ftruncate(self._fd, size)
+        # Blocks reserved now (ENOSPC here fails a write cleanly), not when the mapping is
+        # first written to: a full disk then would be a SIGBUS.
+        os.posix_fallocate(self._fd, 0, size)
         self._map = mmap.mmap(self._fd, size)
 
     def _close_journal(self) -> None:
