@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from controllers.apply import ensure_child, write_status
-from controllers.base import DEPLOYMENT, POD, SERVICE, Context, Key, Result
+from controllers.base import DEPLOYMENT, POD, SERVICE, STATEFULSET, Context, Key, Result
+from controllers.bookstore.desired import BOOKSTORE, desired_db_statefulset
 from controllers.conditions import condition_of
 from controllers.kube import ApiKube, Conflict
 from controllers.memcached import CONTROLLER as MEMCACHED_CONTROLLER
@@ -153,6 +154,28 @@ def test_a_create_racing_the_mirror_goes_on_from_the_childs_server_copy(
     assert found["metadata"]["uid"] == created["metadata"]["uid"]
     assert counting.writes == [("create", "Deployment", "m")]  # the one that found it
     assert reporter.actions == []  # nothing was done
+
+
+def test_a_statefulset_created_whole_is_found_as_wanted_after_the_race(
+    kube: ApiKube, namespace: str
+) -> None:
+    """BookStore creates its StatefulSet from the whole manifest (defaults filled in by the
+    server, claim templates among them) and patches only its mutable fields later: the
+    server's copy must still read as the manifest created (make run's first seconds)."""
+    cr = kube.create(
+        BOOKSTORE,
+        {
+            "apiVersion": BOOKSTORE.api_version,
+            "kind": BOOKSTORE.kind,
+            "metadata": {"name": "b", "namespace": namespace},
+            "spec": {"replicas": 1},
+        },
+    )
+    created = kube.create(STATEFULSET, desired_db_statefulset(cr))
+    ctx, reporter = _context(kube, namespace, "b")
+    found = ensure_child(ctx, STATEFULSET, desired_db_statefulset(cr), None)
+    assert found["metadata"]["uid"] == created["metadata"]["uid"]
+    assert reporter.actions == []
 
 
 def test_a_create_that_finds_a_child_to_correct_or_not_ours_is_left_to_the_next_run(
