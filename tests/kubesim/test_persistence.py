@@ -174,6 +174,15 @@ def test_an_acknowledged_write_survives_a_crash(tmp_path: Path) -> None:
 # -- the journal itself ----------------------------------------------------------------
 
 
+def _write(data_dir: Path, *records: tuple[int, str, bytes | None]) -> None:
+    """Records (rv, name, data or None) for default's ConfigMaps, then a clean close."""
+    store = Persistence(data_dir)
+    store.load()
+    for rv, name, data in records:
+        store.put(rv, "configmaps", "default", name, data)
+    store.close()
+
+
 def _objects(data_dir: Path, **kw: int) -> tuple[int, dict[tuple[str, str, str], bytes]]:
     store = Persistence(data_dir, **kw)
     rv, rows = store.load()
@@ -183,19 +192,12 @@ def _objects(data_dir: Path, **kw: int) -> tuple[int, dict[tuple[str, str, str],
 
 
 def test_a_record_cut_short_by_a_crash_is_dropped_and_writing_goes_on(tmp_path: Path) -> None:
-    store = Persistence(tmp_path)
-    store.load()
-    store.put(1, "configmaps", "default", "a", b'{"v":1}')
-    store.put(2, "configmaps", "default", "b", b'{"v":2}')
-    store.close()
+    _write(tmp_path, (1, "a", b'{"v":1}'), (2, "b", b'{"v":2}'))
     journal = tmp_path / JOURNAL
     whole = journal.read_bytes()
     journal.write_bytes(whole[:-3])  # the process died within its last write
     assert _objects(tmp_path) == (1, {("configmaps", "default", "a"): b'{"v":1}'})
-    store = Persistence(tmp_path)
-    store.load()
-    store.put(2, "configmaps", "default", "c", b'{"v":3}')
-    store.close()
+    _write(tmp_path, (2, "c", b'{"v":3}'))
     rv, objects = _objects(tmp_path)
     assert rv == 2 and set(objects) == {("configmaps", "default", n) for n in "ac"}
 
@@ -204,15 +206,9 @@ def test_a_record_whose_length_was_never_written_ends_the_journal(tmp_path: Path
     """The length goes in last: a crash before it leaves the record's bytes behind the end,
     where the next records go; none of them may be read back as a record afterwards."""
     elsewhere = tmp_path / "elsewhere"
-    store = Persistence(elsewhere)
-    store.load()
-    store.put(9, "configmaps", "default", "ghost", b"{}")
-    store.close()
+    _write(elsewhere, (9, "ghost", b"{}"))
     ghost = (elsewhere / JOURNAL).read_bytes()
-    store = Persistence(tmp_path)
-    store.load()
-    store.put(1, "configmaps", "default", "a", b'{"v":1}')
-    store.close()
+    _write(tmp_path, (1, "a", b'{"v":1}'))
     # Left by the crash: no length, and bytes that would read as a record right after the
     # record written next in their place (its length: the record "b" below).
     after_b = LENGTH.size + HEADER.size + len("configmaps" + "default" + "b" + "{}")
@@ -262,19 +258,11 @@ def test_the_journal_is_compacted_into_a_snapshot_as_it_grows(tmp_path: Path) ->
 
 
 def test_a_compaction_the_process_did_not_finish_is_finished_on_load(tmp_path: Path) -> None:
-    store = Persistence(tmp_path)
-    store.load()
-    store.put(1, "configmaps", "default", "a", b"old")
-    store.put(2, "configmaps", "default", "b", b"b")
-    store.close()
+    _write(tmp_path, (1, "a", b"old"), (2, "b", b"b"))
     # Set aside for a snapshot that was never written; a new journal went on meanwhile.
     (tmp_path / JOURNAL).replace(tmp_path / SET_ASIDE)
     newer = tmp_path / "elsewhere"
-    store = Persistence(newer)
-    store.load()
-    store.put(3, "configmaps", "default", "a", b"new")
-    store.put(4, "configmaps", "default", "b", None)
-    store.close()
+    _write(newer, (3, "a", b"new"), (4, "b", None))
     (newer / JOURNAL).replace(tmp_path / JOURNAL)
     assert _objects(tmp_path) == (4, {("configmaps", "default", "a"): b"new"})
     assert not (tmp_path / SET_ASIDE).exists()
