@@ -86,32 +86,29 @@ class Persistence:
     def put(self, rv: int, resource: str, namespace: str, name: str, data: bytes | None) -> None:
         """Store one object, or remove it (data None). Called in commit order, one at a time."""
         key = (resource, namespace, name)
-        res, ns, nm = resource.encode(), namespace.encode(), name.encode()
-        size = -1 if data is None else len(data)
-        length = LENGTH.size + HEADER.size + len(res) + len(ns) + len(nm) + max(size, 0)
-        at = self._end
-        if self._map is None or at + length + LENGTH.size > len(self._map):
-            self._grow(at + length + LENGTH.size)
+        record = memoryview(_record(rv, key, data))
+        at, end = self._end, self._end + len(record)
+        if self._map is None or end + LENGTH.size > len(self._map):
+            self._grow(end + LENGTH.size)
         m = self._map
         assert m is not None
-        pos = at + LENGTH.size
-        HEADER.pack_into(m, pos, rv, len(res), len(ns), len(nm), size)
-        pos += HEADER.size
-        for part in (res, ns, nm, data or b""):
-            m[pos : pos + len(part)] = part
-            pos += len(part)
-        LENGTH.pack_into(m, at, length)  # last: until then, the journal ends before it
-        self._end = at + length
-        self._rv = rv
-        old = self._live.pop(key, None) if data is None else self._live.get(key)
-        if data is not None:
-            self._live[key] = data
-        self._live_bytes += max(size, 0) - (len(old) if old else 0)
+        m[at + LENGTH.size : end] = record[LENGTH.size :]
+        # The length last: until it is there, the journal ends before this record.
+        m[at : at + LENGTH.size] = record[: LENGTH.size]
+        self._end, self._rv = end, rv
+        self._apply(key, data)
         if self._outgrown():
             try:
                 self._compact()
             except OSError:  # the record is written: this write stands all the same
                 log.warning("kubesim could not compact its journal", exc_info=True)
+
+    def _apply(self, key: Key, data: bytes | None) -> None:
+        old = self._live.pop(key, None)
+        self._live_bytes -= len(old) if old is not None else 0
+        if data is not None:
+            self._live[key] = data
+            self._live_bytes += len(data)
 
     def close(self) -> None:
         if self._compactor is not None:
@@ -213,11 +210,7 @@ class Persistence:
                 content[start + a + b : start + a + b + c].decode(),
             )
             self._rv = max(self._rv, rv)
-            old = self._live.pop(key, None)
-            self._live_bytes -= len(old) if old else 0
-            if size >= 0:
-                self._live[key] = content[start + a + b + c : stop]
-                self._live_bytes += size
+            self._apply(key, content[start + a + b + c : stop] if size >= 0 else None)
             at = stop
         return at
 
@@ -244,6 +237,7 @@ class Persistence:
 
 
 def _record(rv: int, key: Key, data: bytes | None) -> bytes:
+    """One record, as the journal and the snapshot hold it (see the module's docstring)."""
     resource, namespace, name = (part.encode() for part in key)
     size = -1 if data is None else len(data)
     length = LENGTH.size + HEADER.size + len(resource) + len(namespace) + len(name) + max(size, 0)
