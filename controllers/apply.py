@@ -19,7 +19,7 @@ from controllers.base import Body, Context, Kind, Manifest, PermanentError, Resu
 from controllers.conditions import TIME_FORMAT, condition_of, find_condition
 from controllers.describe import describe_patch, describe_status
 from controllers.drift import owned_diff
-from controllers.fields import deep_get
+from controllers.fields import controlling_ref, deep_get
 from controllers.kube import Conflict
 from controllers.problems import CHILD_CONFLICT, INVALID_SPEC, Problem
 from controllers.progress import progress_wait
@@ -98,9 +98,9 @@ def _just_created(ctx: Context, kind: Kind, want: Manifest, exact: frozenset[str
     found = ctx.kube.get(kind, meta["namespace"], meta["name"])
     if found is None:
         return None
-    ours = {ref.get("uid") for ref in meta.get("ownerReferences") or [] if ref.get("controller")}
-    refs = found["metadata"].get("ownerReferences") or []
-    if not any(ref.get("controller") and ref.get("uid") in ours for ref in refs):
+    ours = controlling_ref(meta.get("ownerReferences"))
+    theirs = controlling_ref(found["metadata"].get("ownerReferences"))
+    if ours is None or theirs is None or theirs.get("uid") != ours.get("uid"):
         return None
     return found if owned_diff(want, found, exact=exact) is None else None
 

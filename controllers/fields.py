@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -14,3 +14,8 @@ def deep_get(body: Mapping[str, Any] | None, path: str, default: Any = None) -> 
             return default
         value = value[part]
     return value
+
+
+def controlling_ref(refs: Sequence[Mapping[str, Any]] | None) -> Any:
+    """Of an object's ownerReferences, its controller's (there is at most one), or None."""
+    return next((ref for ref in refs or [] if ref.get("controller")), None)

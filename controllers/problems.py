@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from controllers.base import Body
+from controllers.fields import controlling_ref
 from controllers.images import is_valid_image
 
 Problem = tuple[str, str]
@@ -30,8 +31,7 @@ def ownership_problem(cr: Body, child: Body | None, *, kind: str) -> Problem | N
     """
     if child is None:
         return None
-    refs = child["metadata"].get("ownerReferences") or []
-    owner = next((ref for ref in refs if ref.get("controller")), None)
+    owner = controlling_ref(child["metadata"].get("ownerReferences"))
     if owner is None or owner.get("uid") == cr["metadata"]["uid"]:
         return None
     return CHILD_CONFLICT, (

@@ -13,7 +13,7 @@ from typing import Any
 
 from controllers.base import Body
 from controllers.conditions import find_condition
-from controllers.fields import deep_get
+from controllers.fields import controlling_ref, deep_get
 from controllers.pods import CRASHING, PULL_FAILURES
 from opsboard.diagnosis.errors import OPERATOR_CLUSTER_ROLE, classify_error
 
@@ -316,14 +316,7 @@ def _children_findings(observed: Observed) -> list[Finding]:
     kind = observed.cr.get("kind", "CR")
     found = []
     for child in observed.foreign:
-        owner: dict[str, Any] = next(
-            (
-                r
-                for r in deep_get(child, "metadata.ownerReferences", []) or []
-                if r.get("controller")
-            ),
-            {},
-        )
+        owner: dict[str, Any] = controlling_ref(deep_get(child, "metadata.ownerReferences")) or {}
         found.append(
             Finding(
                 RANK_FOREIGN_CHILD,

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from controllers.base import EVENT, POD, Controller, Key
+from controllers.fields import controlling_ref
 from controllers.registry import primary_owner
 from opsboard.mirror.models import KubeObject
 from opsboard.mirror.writer import ADDED, DELETED, Change, snapshot
@@ -53,10 +54,6 @@ def _reserved(key: str) -> bool:
     )
 
 
-def _controller_ref(refs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    return next((ref for ref in refs or [] if ref.get("controller")), None)
-
-
 def _describe(change: Change) -> str:
     meta = change.body["metadata"]
     return f"{change.type} {change.kind.kind} {meta.get('namespace', '')}/{meta['name']}"
@@ -87,7 +84,7 @@ class OwnerIndex:
             elif uid in self._refs or (
                 change.kind not in self.LEAVES and change.kind not in self._primaries
             ):
-                self._store({uid: _controller_ref(meta.get("ownerReferences") or [])})
+                self._store({uid: controlling_ref(meta.get("ownerReferences"))})
 
     def controller_refs(self, uids: set[str]) -> dict[str, dict[str, Any] | None]:
         """uid → controller ownerReference (None: it has none) of those of `uids` in the
@@ -95,7 +92,7 @@ class OwnerIndex:
         if missing := uids - self._refs.keys():
             # An owner not mirrored yet stays out: it may be by the next batch.
             rows = KubeObject.objects.filter(uid__in=missing).values_list("uid", "owner_references")
-            self._store({str(uid): _controller_ref(refs or []) for uid, refs in rows})
+            self._store({str(uid): controlling_ref(refs) for uid, refs in rows})
         return {uid: self._refs[uid] for uid in uids if uid in self._refs}
 
     def _store(self, refs: dict[str, dict[str, Any] | None]) -> None:
@@ -141,7 +138,7 @@ def keys_for(
                 key = Key(primary.name, meta.get("namespace", ""), meta["name"])
                 keys.setdefault(key, _describe(change))
             continue
-        ref = _controller_ref(meta.get("ownerReferences") or [])
+        ref = controlling_ref(meta.get("ownerReferences"))
         if ref is not None:
             pending.append((change, ref))
 

@@ -21,6 +21,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from controllers.base import Body, Kind
+from controllers.fields import controlling_ref
 from opsboard.db_retry import retrying
 from opsboard.mirror.models import KindWatch, KubeObject, body_copies
 from opsboard.mirror.object_health import derive_health
@@ -97,10 +98,8 @@ def _time(value: str | None) -> datetime | None:
 def controller_owner_uid(body: Body) -> str:
     if body.get("kind") == "Event":  # so an object's Events are one indexed query away
         return str((body.get("involvedObject") or {}).get("uid") or "")
-    for ref in body["metadata"].get("ownerReferences") or []:
-        if ref.get("controller"):
-            return str(ref.get("uid", ""))
-    return ""
+    ref = controlling_ref(body["metadata"].get("ownerReferences"))
+    return str(ref.get("uid", "")) if ref is not None else ""
 
 
 def snapshot(body: Body) -> Snapshot:
