@@ -4,18 +4,17 @@ request line and answers `{}`."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from kubernetes import client
 
 from controllers.kube import ApiKube
 from tests.engine.toy import CONFIGMAP
+from tests.support.http import QuietHandler, serving
 
 
-class _Recorder(BaseHTTPRequestHandler):
+class _Recorder(QuietHandler):
     protocol_version = "HTTP/1.1"
     seen: list[str]
 
@@ -27,22 +26,12 @@ class _Recorder(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b"{}")
 
-    def log_message(self, *args: object) -> None:
-        pass
-
 
 @pytest.fixture
 def server() -> Iterator[tuple[str, list[str]]]:
     seen: list[str] = []
-    handler = type("Recorder", (_Recorder,), {"seen": seen})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(type("Recorder", (_Recorder,), {"seen": seen})) as url:
+        yield url, seen
 
 
 def _api(host: str, proxy: str = "") -> ApiKube:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import http.client
-import http.server
 import io
-import threading
 from collections.abc import Callable, Iterator
 
 import pytest
 import urllib3
 
 from kubesim import http_headers
+from tests.support.http import QuietHandler, serving
 
 BLOCKS = [
     # what API clients and servers send
@@ -81,7 +80,7 @@ def test_limits_are_the_standard_librarys() -> None:
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -91,16 +90,8 @@ def server() -> Iterator[str]:
             self.end_headers()
             self.wfile.write(b"{}")
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(Handler) as url:
+        yield f"{url}/"
 
 
 def test_urllib3_reads_a_response_through_it(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
