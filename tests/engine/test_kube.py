@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 from typing import Any
 
 import pytest
@@ -74,6 +76,30 @@ def test_watch_streams_changes_after_the_listed_version(api: ApiKube, namespace:
         if len(seen) == 3:
             break
     assert seen == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
+
+
+def test_watches_ending_together_keep_their_connections_quietly(
+    api: ApiKube, namespace: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The watcher holds a stream per kind (13 of them) besides its other requests; when
+    they end together (their common timeout, the server stopping), a pool smaller than
+    that discarded the surplus with a warning for each."""
+    _, version = api.list(CONFIGMAP, namespace)
+    ready = threading.Barrier(14)
+
+    def stream() -> None:
+        ready.wait()
+        list(api.watch(CONFIGMAP, namespace, resource_version=version, timeout_seconds=1))
+
+    threads = [threading.Thread(target=stream) for _ in range(13)]
+    with caplog.at_level(logging.WARNING, logger="urllib3"):
+        for thread in threads:
+            thread.start()
+        ready.wait()
+        for thread in threads:
+            thread.join(30)
+    assert not any(t.is_alive() for t in threads)
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("urllib3")] == []
 
 
 @pytest.mark.kubesim_only
