@@ -215,7 +215,11 @@ class Handler(BaseHTTPRequestHandler):
                 if err is not None:
                     self._drain()
                     raise err
-                self._resource(target, info["verb"])
+                if info["verb"] == "watch":
+                    self._resource(target, info["verb"])
+                else:
+                    with self.sim.serving.request():
+                        self._resource(target, info["verb"])
             else:
                 self._non_resource(parts)
         except ApiError as exc:

@@ -23,6 +23,7 @@ from kubesim.control import ControlHandler, ControlRequest, ControlRouter
 from kubesim.faults import Fault, Faults, RequestLog, RequestRecord
 from kubesim.gc import GarbageCollector
 from kubesim.handler import Handler
+from kubesim.serving import Serving
 from kubesim.store import Store
 from kubesim.tls import Authority
 
@@ -71,6 +72,7 @@ class KubeSim:
         self.access = Access(self.store, data / "auth" if data is not None else None)
         self.access.start()
         self.faults = Faults(seed)
+        self.serving = Serving()  # the cluster's controllers give way to requests
         self.requests = RequestLog()
         self.control = ControlRouter()
         self.stopping = False
@@ -129,7 +131,9 @@ class KubeSim:
         self._thread.start()
         if self._want_cluster and importlib.util.find_spec("kubesim.cluster") is not None:
             module = importlib.import_module("kubesim.cluster")
-            self.cluster = module.Cluster(self.store, self.cluster_options)
+            self.cluster = module.Cluster(
+                self.store, self.cluster_options, give_way=self.serving.give_way
+            )
             if hasattr(self.cluster, "register_routes"):
                 self.cluster.register_routes(self.register_control)
             self.cluster.start()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from kubesim.cluster import control
@@ -50,11 +50,14 @@ GROUPS = ("controllers", "kubelet")
 
 
 class Cluster:
-    def __init__(self, store: Any, options: Any = None) -> None:
+    def __init__(
+        self, store: Any, options: Any = None, *, give_way: Callable[[], None] = lambda: None
+    ) -> None:
+        """`give_way`, called before each work item, lets the server's requests go first."""
         self.store = store
         self.options = ClusterOptions.coerce(options)
         self.cache = Cache(RESOURCES)
-        self.queue = WorkQueue(self._handle, self._group_of)
+        self.queue = WorkQueue(self._handle, self._group_of, give_way)
         # The worker and the fault API both take this lock, so a fault lands between reconciles.
         self.lock = threading.RLock()
         self.ctx = Context(

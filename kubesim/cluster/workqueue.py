@@ -22,9 +22,15 @@ Handler = Callable[[str, Hashable], float | None]
 
 
 class WorkQueue:
-    def __init__(self, handle: Handler, group_of: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        handle: Handler,
+        group_of: Callable[[str], str],
+        give_way: Callable[[], None] = lambda: None,
+    ) -> None:
         self._handle = handle
         self._group_of = group_of
+        self._give_way = give_way  # before each item: see kubesim.serving
         self._cond = threading.Condition()
         self._ready: deque[Item] = deque()
         self._queued: set[Item] = set()
@@ -106,6 +112,7 @@ class WorkQueue:
 
     def _run(self) -> None:
         while (item := self._next()) is not None:
+            self._give_way()
             try:
                 requeue = self._handle(*item)
             except Exception:
