@@ -46,9 +46,9 @@ def load_api_client(*, kubeconfig: str = "", pool_size: int = 32) -> client.ApiC
     """A client for the kubeconfig file, or the in-cluster service account when it is "".
 
     `pool_size` is how many idle connections are kept, not a limit: the watcher holds a
-    stream per kind (13) besides its other requests, and with the client's 8 the streams
-    ending together (their common timeout, a server restart) discarded the surplus with a
-    warning each."""
+    stream per watched kind (more than a dozen) besides its other requests, and with the
+    client's 8 the streams ending together (their common timeout, a server restart)
+    discarded the surplus with a warning each."""
     configuration = client.Configuration()
     if kubeconfig:
         config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)

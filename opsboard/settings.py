@@ -136,7 +136,7 @@ def _database() -> dict[str, Any]:
         # A file, not memory, so that Celery worker processes started by the tests share it.
         # One per test run (the pid), so parallel runs on one machine never share it.
         test_db = Path(tempfile.gettempdir()) / f"opsboard-test-{os.getpid()}.sqlite3"
-        db["TEST"] = {"NAME": env_str("OPSBOARD_TEST_DB") or str(test_db)}
+        db["TEST"] = {"NAME": env_str("OPSBOARD_TEST_SQLITE_FILE") or str(test_db)}
     elif db["ENGINE"] == "django.db.backends.postgresql":
         # Parameters sent apart from the SQL, not quoted into it by psycopg in Python: that
         # quoting (of every mirrored body) was the hottest frame of the watcher on PostgreSQL.
