@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+from http import HTTPStatus
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from opsboard.accounts.access import access_of
-from opsboard.dashboard import engine_health, selectors
+from opsboard.dashboard import engine_health, polling, selectors
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import all_kinds
 from opsboard.diagnosis.gather import needs_attention
@@ -20,17 +22,23 @@ from opsboard.mirror.selectors import mirror_freshness
 def overview(request: DashboardRequest) -> HttpResponse:
     kinds = list(all_kinds().values())
     scope = access_of(request.user).scope()
-    recent = ReconcileRun.objects.filter(scope).order_by("-started_at")
     freshness = mirror_freshness()  # read once: the attention list, the engine and the banner
+    engine = engine_health.engine_health(scope=scope, freshness=freshness)
+    recent = ReconcileRun.objects.filter(scope).order_by("-started_at")
+    runs, errors = list(recent[:10]), list(recent.filter(outcome__in=FAILED)[:10])
+    shown = polling.overview_token(engine=engine, runs=[*runs, *errors], scope=scope)
+    if request.htmx and request.GET.get("shown") == shown:
+        return HttpResponse(status=HTTPStatus.NO_CONTENT)  # htmx keeps the page as it is
     attention, attention_total = needs_attention(kinds=kinds, scope=scope, freshness=freshness)
     context = {
         "attention": attention,
         "attention_total": attention_total,
         "counts": selectors.kind_counts(kinds=kinds, scope=scope),
-        "engine": engine_health.engine_health(scope=scope, freshness=freshness),
+        "engine": engine,
         "freshness": freshness,
-        "recent_runs": recent[:10],
-        "recent_errors": recent.filter(outcome__in=FAILED)[:10],
+        "recent_runs": runs,
+        "recent_errors": errors,
+        "shown": shown,
     }
     template = "dashboard/_overview_live.html" if request.htmx else "dashboard/overview.html"
     return render(request, template, context)

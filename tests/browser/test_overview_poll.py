@@ -1,0 +1,55 @@
+"""The overview in a browser: a poll of an unchanged page is answered 204 and htmx keeps
+the page and goes on polling; a change shows at the next poll."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import Response
+
+from opsboard.dashboard import polling
+from opsboard.engine.models import ReconcileRun
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _run(name: str) -> None:
+    ReconcileRun.objects.create(
+        controller="memcached", namespace="default", name=name, uid="u", generation=1,
+        trigger="event", started_at=timezone.now() - timedelta(minutes=2), outcome="success",
+        actions=["Created Deployment x"],
+    )  # fmt: skip
+
+
+def _is_poll(response: Response) -> bool:
+    return "?shown=" in response.url
+
+
+def _rendered(response: Response) -> bool:
+    # Not merely the next poll: one sent just before the run was written may answer 204.
+    return _is_poll(response) and response.status == 200
+
+
+def test_an_unchanged_overview_stays_and_a_change_shows_at_the_next_poll(
+    page_as, viewer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The live server runs in this process: no minute turns during the test.
+    monkeypatch.setattr(polling, "RENDER_EVERY", 10**9)
+    _run("first")
+    page = page_as(viewer)
+    page.get_by_text("memcached default/first").first.wait_for()
+    with page.expect_response(_is_poll) as unchanged:
+        pass
+    assert unchanged.value.status == 204
+    assert page.get_by_text("memcached default/first").first.is_visible()
+
+    _run("second")
+    with page.expect_response(_rendered):
+        pass
+    page.get_by_text("memcached default/second").first.wait_for()
+    with page.expect_response(_is_poll) as again:
+        pass
+    assert again.value.status == 204, "the swapped fragment polls with its new token"
+    assert page.get_by_text("memcached default/second").first.is_visible()
