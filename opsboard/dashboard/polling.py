@@ -34,14 +34,15 @@ def token(*parts: object, now: float | None = None) -> str:
 
 def overview_token(*, engine: EngineHealth, runs: Iterable[ReconcileRun], scope: Q) -> str:
     """What the overview shows, as a token. The mirror's counts and attention list follow
-    from the watcher's resume points and last event (saved at most SAVE_EVERY after a
-    change: the heartbeat alone, which moves every renewal, is left out); the run tables from
-    their rows, including what folding a run into one changes; the engine card from itself."""
+    from its last event (saved at most SAVE_EVERY after a change). Not from the resume
+    points: a watch's bookmarks move them every few seconds with nothing changed (their
+    resourceVersion is the server's, which the watcher's own Lease renewals advance), nor
+    from the heartbeat, which moves with every renewal. The run tables follow from their
+    rows, including what folding a run into one changes; the engine card from itself."""
     mirror = engine.mirror
     return token(
         str(scope),
         (mirror.watcher_up, mirror.leader, mirror.standbys, mirror.last_event_at),
-        sorted(mirror.kinds.items()),
         short_age(mirror.last_event_at),
         engine.queue,
         (engine.last_run_at, short_age(engine.last_run_at)),

@@ -91,6 +91,16 @@ def test_a_mirrored_change_renders_the_overview_again(viewer_client: Client) -> 
     assert 'h-degraded" href="/k/memcached/?health=Degraded">Degraded <b>1</b>' in html
 
 
+def test_a_bookmark_alone_renders_nothing(viewer_client: Client) -> None:
+    # A watch's bookmark moves the resume point (to the server's newest resourceVersion,
+    # which any write anywhere advances) and changes nothing in the mirror.
+    mirror_object("Memcached", "a", api_version=MEMCACHED_API, health="Available")
+    kind_watches_save({MEMCACHED: ("100", True, True)})
+    shown = _shown(viewer_client.get("/").content.decode())
+    kind_watches_save({MEMCACHED: ("150", False, False)})
+    assert _poll(viewer_client, shown) == (204, "")
+
+
 def test_the_token_changes_with_the_minute_even_when_nothing_else_does(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
