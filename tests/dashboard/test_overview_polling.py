@@ -79,8 +79,8 @@ def test_a_run_folded_into_the_last_one_renders_it_again(viewer_client: Client) 
 
 
 def test_a_mirrored_change_renders_the_overview_again(viewer_client: Client) -> None:
-    # The watcher saves its resume point after mirroring a change; that is what the
-    # token follows, not every row of the mirror.
+    # Saving its resume points after mirroring a change, the watcher stamps the kind's last
+    # event: the token follows that stamp, not every row of the mirror.
     mirror_object("Memcached", "a", api_version=MEMCACHED_API, health="Available")
     kind_watches_save({MEMCACHED: ("100", True, True)})
     shown = _shown(viewer_client.get("/").content.decode())
