@@ -38,11 +38,11 @@ def _poll(client: Client, shown: str) -> tuple[int, str]:
     return response.status_code, response.content.decode()
 
 
-def _run(name: str, *, minutes_ago: float = 5, outcome: str = "success") -> ReconcileRun:
+def _run(name: str, *, minutes_ago: float = 5) -> ReconcileRun:
     return ReconcileRun.objects.create(
         controller="memcached", namespace="default", name=name, uid="u", generation=1,
         trigger="event", started_at=timezone.now() - timedelta(minutes=minutes_ago),
-        outcome=outcome, actions=["Created Deployment x"],
+        outcome="success", actions=["Created Deployment x"],
     )  # fmt: skip
 
 
