@@ -348,9 +348,8 @@ class Watcher:
             items = [i for i in items if i.type == "BOOKMARK" or self._about_primary(i.body)]
         events: list[tuple[str, Body]] = []
         for item in items:
-            if not self.namespaces:
-                version = str(item.body["metadata"].get("resourceVersion") or "")
-                self._reached(kind, version, event=item.type != "BOOKMARK")
+            version = str(item.body["metadata"].get("resourceVersion") or "")
+            self._reached(kind, version, event=item.type != "BOOKMARK")
             if item.type != "BOOKMARK":
                 events.append((item.type, item.body))
         return events
@@ -389,15 +388,20 @@ class Watcher:
                     queued_through=0 if first else since,
                 )
             )
-            if not item.namespace:
-                self._reached(kind, item.resource_version, listed=True)
+            self._reached(kind, item.resource_version, listed=True)
         return changes
 
     def _reached(
         self, kind: Kind, version: str, *, listed: bool = False, event: bool = False
     ) -> None:
         """Notes how far a kind's stream got, and whether it was re-listed or brought an
-        event since the last save (both kept until then: see _save_versions)."""
+        event since the last save (both kept until then: see _save_versions).
+
+        A watcher of chosen namespaces keeps no resume point (one version per namespace's
+        stream would not make one): it saves "" beside its stamps, so the pages still say
+        when the mirror last changed, and a later watcher of all namespaces lists afresh."""
+        if self.namespaces:
+            version = ""
         _, was_listed, had_event = self._versions.get(kind, ("", False, False))
         self._versions[kind] = (version, was_listed or listed, had_event or event)
 

@@ -12,7 +12,8 @@ from controllers.kube import ApiKube
 from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.selectors import engine_health
-from opsboard.mirror.models import KubeObject
+from opsboard.mirror.models import KindWatch, KubeObject
+from opsboard.mirror.selectors import mirror_freshness
 from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import consistently, settled, wait_for
@@ -171,5 +172,10 @@ def test_only_the_configured_namespaces_are_watched(
             for_s=0.5,
             what="nothing done in the other namespace",
         )
+        # The pages still say when the mirror last changed; the kind keeps no resume
+        # point, so a later watcher of every namespace lists it afresh.
+        wait_for(lambda: mirror_freshness().last_event_at, what="the last event's time saved")
+        watch = KindWatch.objects.get(api_version=TOY.api_version, kind=TOY.kind)
+        assert (watch.resource_version, watch.listed_at is not None) == ("", True)
     finally:
         api.delete(NAMESPACE, "", other)
