@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -12,7 +13,7 @@ from django.views.decorators.http import require_GET
 from opsboard.accounts.access import access_of
 from opsboard.accounts.kube_identity import kube_identity
 from opsboard.accounts.roles import Role
-from opsboard.dashboard import crclient, selectors
+from opsboard.dashboard import crclient, polling, selectors
 from opsboard.dashboard.forms import ListFilterForm, PatchForm
 from opsboard.dashboard.history import cr_history
 from opsboard.dashboard.http import DashboardRequest
@@ -24,21 +25,28 @@ from opsboard.mirror.selectors import mirror_freshness, owner_tree
 def _cr_list(
     request: DashboardRequest, kinds: list[KindInfo], info: KindInfo | None
 ) -> HttpResponse:
-    filters = ListFilterForm(request.GET)
+    query = request.GET.copy()
+    was_shown = query.pop("shown", [""])[-1]  # the rows' poll: see polling.rows_token
+    filters = ListFilterForm(query)
     params = filters.cleaned_data if filters.is_valid() else {}
     scope = access_of(request.user).scope()
-    page = selectors.cr_page(kinds=kinds, scope=scope, page=request.GET.get("page", 1), **params)
-    context = {
+    page = selectors.cr_page(kinds=kinds, scope=scope, page=query.get("page", 1), **params)
+    shown = polling.rows_token(page)
+    if request.htmx and was_shown == shown:
+        return HttpResponse(status=HTTPStatus.NO_CONTENT)  # htmx keeps the rows as they are
+    context: dict[str, Any] = {
         "info": info,
         "kinds": all_kinds().values(),
         "filters": filters,
         "page": page,
-        "namespaces": selectors.namespaces(kinds=kinds, scope=scope),
-        "query": request.GET.copy(),
+        "query": query,
+        "poll_query": polling.with_shown(query, shown),
     }
     # Polls and filter changes swap only the table; a plain GET gets the whole page.
-    template = "dashboard/_cr_table.html" if request.htmx else "dashboard/cr_list.html"
-    return render(request, template, context)
+    if request.htmx:
+        return render(request, "dashboard/_cr_table.html", context)
+    context["namespaces"] = selectors.namespaces(kinds=kinds, scope=scope)
+    return render(request, "dashboard/cr_list.html", context)
 
 
 @require_GET

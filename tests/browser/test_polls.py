@@ -1,5 +1,6 @@
-"""The overview in a browser: a poll of an unchanged page is answered 204 and htmx keeps
-the page and goes on polling; a change shows at the next poll."""
+"""Live fragments in a browser (the overview, a CR list's rows): a poll of an unchanged
+fragment is answered 204 and htmx keeps the page and goes on polling; a change shows at
+the next poll."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from playwright.sync_api import Response
 
 from opsboard.dashboard import polling
 from opsboard.engine.models import ReconcileRun
+from opsboard.mirror.models import KubeObject
+from tests.dashboard.mirror_factory import memcached_with_pods
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -53,3 +56,26 @@ def test_an_unchanged_overview_stays_and_a_change_shows_at_the_next_poll(
         pass
     assert again.value.status == 204, "the swapped fragment polls with its new token"
     assert page.get_by_text("memcached default/second").first.is_visible()
+
+
+def test_unchanged_rows_stay_and_a_changed_row_shows_at_the_next_poll(
+    page_as, viewer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(polling, "RENDER_EVERY", 10**9)
+    cr = memcached_with_pods("cache-a", size=2)
+    page = page_as(viewer)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Memcached").click()
+    row = page.locator("#cr-rows tr", has_text="cache-a")
+    row.locator(".h-available").wait_for()
+    with page.expect_response(_is_poll) as unchanged:
+        pass
+    assert unchanged.value.status == 204
+    assert row.locator(".h-available").is_visible()
+
+    KubeObject.objects.filter(pk=cr.pk).update(health="Degraded")
+    with page.expect_response(_rendered):
+        pass
+    row.locator(".h-degraded").wait_for()
+    with page.expect_response(_is_poll) as again:
+        pass
+    assert again.value.status == 204, "the swapped rows poll with their new token"
