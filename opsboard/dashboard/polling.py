@@ -1,6 +1,6 @@
 """A live fragment's poll answered with nothing to swap when nothing it shows has changed.
 
-The overview polls every 5 s, a CR list's rows every 2 s. At 1,000 CRs an overview poll
+The overview polls every 5 s, a CR list's table every 2 s. At 1,000 CRs an overview poll
 cost the web about 50 ms of CPU under gunicorn, nearly half of what the whole product used
 at rest with a tab open on it; the counts by health, the attention list's count and the
 template are about 40 % of it (28 against 16 ms in the test client; the rest is the
@@ -8,9 +8,9 @@ request's way in and the reads below). So a poll carries the token of what its f
 shows (`?shown=`), and when the same inputs give the same token the answer is a 204, which
 htmx leaves unswapped. The token is made of the inputs the page is rendered from and the
 ages as the page prints them ("3m"): a change anywhere, or an age turning, renders it
-again; and at least once a RENDER_EVERY, for whatever it might not see. A list's 50 rows
-are mostly template (a poll 37 ms in the test client, 15 ms as a 204), so their token is
-made from the rows themselves, read as the page reads them.
+again; and at least once a RENDER_EVERY, for whatever it might not see. A list's page of
+50 rows is mostly template (a poll 37 ms in the test client, 15 ms as a 204), so its token
+is made from the rows themselves, read as the page reads them.
 """
 
 from __future__ import annotations
@@ -65,12 +65,12 @@ def overview_token(*, engine: EngineHealth, runs: Iterable[ReconcileRun], scope:
     )
 
 
-def rows_token(page: Page[Any]) -> str:
-    """What a CR list's rows show (selectors.CrRow), as a token: each row's kind and CR,
-    the view its columns, ready, desired and image are read from, its last outcome and its
-    age as printed. (A poll swaps the rows only, not the count above them; its URL keeps
-    the filters, so they need no part here.)"""
+def list_token(page: Page[Any]) -> str:
+    """What a page of a CR list shows, as a token: how many CRs and pages; each row's
+    (selectors.CrRow) kind and CR, the view its columns, ready, desired and image are read
+    from, its last outcome and its age as printed. (The poll's URL keeps the filters.)"""
     return token(
+        (page.number, page.paginator.count, page.paginator.num_pages),
         [
             (
                 row.info.name,
@@ -80,7 +80,7 @@ def rows_token(page: Page[Any]) -> str:
                 short_age(row.cr.created_at),
             )
             for row in page
-        ]
+        ],
     )
 
 

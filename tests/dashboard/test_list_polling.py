@@ -1,5 +1,6 @@
-"""A CR list's rows poll with the token of what they show: nothing to swap (204) while
-it holds, a render as soon as a row, the rows chosen or an age as printed changes."""
+"""A CR list's table polls with the token of what it shows: nothing to swap (204) while
+it holds, a render as soon as a row, the count, the rows chosen or an age as printed
+changes."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import MEMCACHED_API, memcached_with_pods, mirror_object
 
 pytestmark = pytest.mark.django_db
-POLL = re.compile(r'<tbody id="cr-rows" hx-get="([^"]+)"')
+POLL = re.compile(r'<div id="cr-table" hx-get="([^"]+)"')
 
 
 @pytest.fixture(autouse=True)
@@ -27,7 +28,7 @@ def _one_window(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _poll_url(page: str) -> str:
     found = POLL.search(page)
-    assert found, "the rows poll with the token of what they show"
+    assert found, "the table polls with the token of what it shows"
     return html.unescape(found.group(1))
 
 
@@ -47,7 +48,8 @@ def test_unchanged_rows_get_nothing_to_swap_and_keep_their_filters(viewer_client
     # token is not mistaken for a filter.
     status, rows = _poll(viewer_client, url.replace("search=cache-a", "search=cache-b"))
     assert status == 200 and "cache-b" in rows and "cache-a" not in rows
-    assert "shown=" not in rows.split('id="cr-rows"')[0], "links outside the rows carry no token"
+    links = rows.split(">", 1)[1]
+    assert "shown=" not in links, "only the poll carries a token, not the sort or page links"
     reload = viewer_client.get(url)  # not htmx: the whole page
     assert reload.status_code == 200 and b"<h1>Memcached" in reload.content
 
@@ -95,3 +97,14 @@ def test_an_age_that_turns_renders_the_rows_again(viewer_client: Client) -> None
     KubeObject.objects.filter(pk=cr.pk).update(created_at=timezone.now() - timedelta(hours=3))
     status, rows = _poll(viewer_client, url)
     assert status == 200 and "<td>3h</td>" in rows
+
+
+def test_a_cr_beyond_the_page_renders_the_count_again(viewer_client: Client) -> None:
+    KubeObject.objects.bulk_create(
+        [mirror_object("Memcached", f"cache-{i:02}", api_version=MEMCACHED_API, save=False)
+         for i in range(50)]
+    )  # fmt: skip
+    url = _poll_url(viewer_client.get("/k/memcached/").content.decode())
+    mirror_object("Memcached", "zz-last", api_version=MEMCACHED_API)  # sorts onto page 2
+    status, table = _poll(viewer_client, url)
+    assert status == 200 and "51 resources · page 1 of 2" in table and "zz-last" not in table
