@@ -1,16 +1,16 @@
 """A live fragment's poll answered with nothing to swap when nothing it shows has changed.
 
-The overview polls every 5 s, a CR list's table every 2 s. At 1,000 CRs an overview poll
-cost the web about 50 ms of CPU under gunicorn, nearly half of what the whole product used
-at rest with a tab open on it; the counts by health, the attention list's count and the
-template are about 40 % of it (28 against 16 ms in the test client; the rest is the
-request's way in and the reads below). So a poll carries the token of what its fragment
-shows (`?shown=`), and when the same inputs give the same token the answer is a 204, which
-htmx leaves unswapped. The token is made of the inputs the page is rendered from and the
-ages as the page prints them ("3m"): a change anywhere, or an age turning, renders it
-again; and at least once a RENDER_EVERY, for whatever it might not see. A list's page of
-50 rows is mostly template (a poll 37 ms in the test client, 15 ms as a 204), so its token
-is made from the rows themselves, read as the page reads them.
+The overview polls every 5 s, a CR list's rows (and count) every 2 s. At 1,000 CRs an
+overview poll cost the web about 50 ms of CPU under gunicorn, nearly half of what the whole
+product used at rest with a tab open on it; the counts by health, the attention list's
+count and the template are about 40 % of it (28 against 16 ms in the test client; the rest
+is the request's way in and the reads below). So a poll carries the token of what its
+fragment shows (`?shown=`), and when the same inputs give the same token the answer is a
+204, which htmx leaves unswapped. The token is made of the inputs the page is rendered
+from and the ages as the page prints them ("3m"): a change anywhere, or an age turning,
+renders it again; and at least once a RENDER_EVERY, for whatever it might not see. A
+list's page of 50 rows is mostly template (a poll 37 ms in the test client, 15 ms as a
+204), so its token is made from the rows themselves, read as the page reads them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Live fragments in a browser (the overview, a CR list's table): a poll of an unchanged
+"""Live fragments in a browser (the overview, a CR list's rows and count): a poll of an unchanged
 fragment is answered 204 and htmx keeps the page and goes on polling; a change shows at
 the next poll."""
 
@@ -78,4 +78,8 @@ def test_unchanged_rows_stay_and_a_changed_row_shows_at_the_next_poll(
     row.locator(".h-degraded").wait_for()
     with page.expect_response(_is_poll) as again:
         pass
-    assert again.value.status == 204, "the swapped table polls with its new token"
+    assert again.value.status == 204, "the swapped rows poll with their new token"
+
+    memcached_with_pods("cache-b", size=1)  # the count above the rows follows them
+    page.locator("#cr-count", has_text="2 resources").wait_for()
+    page.locator("#cr-rows tr", has_text="cache-b").wait_for()

@@ -26,14 +26,14 @@ def _cr_list(
     request: DashboardRequest, kinds: list[KindInfo], info: KindInfo | None
 ) -> HttpResponse:
     query = request.GET.copy()
-    was_shown = query.pop("shown", [""])[-1]  # the table's poll: see polling.list_token
+    was_shown = query.pop("shown", [""])[-1]  # the rows' poll: see polling.list_token
     filters = ListFilterForm(query)
     params = filters.cleaned_data if filters.is_valid() else {}
     scope = access_of(request.user).scope()
     page = selectors.cr_page(kinds=kinds, scope=scope, page=query.get("page", 1), **params)
     shown = polling.list_token(page)
     if request.htmx and was_shown == shown:
-        return HttpResponse(status=HTTPStatus.NO_CONTENT)  # htmx keeps the table as it is
+        return HttpResponse(status=HTTPStatus.NO_CONTENT)  # htmx keeps the rows as they are
     context: dict[str, Any] = {
         "info": info,
         "kinds": all_kinds().values(),
