@@ -22,7 +22,6 @@ from typing import Any
 
 from django.core.paginator import Page
 from django.db.models import Q
-from django.http import QueryDict
 
 from opsboard.dashboard.engine_health import EngineHealth
 from opsboard.dashboard.templatetags.opsboard import short_age
@@ -82,10 +81,3 @@ def list_token(page: Page[Any]) -> str:
             for row in page
         ],
     )
-
-
-def with_shown(query: QueryDict, shown: str) -> str:
-    """`query` with the token a poll sends back, as a query string."""
-    params = query.copy()
-    params["shown"] = shown
-    return params.urlencode()

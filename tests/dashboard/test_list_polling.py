@@ -106,5 +106,7 @@ def test_a_cr_beyond_the_page_renders_the_count_again(viewer_client: Client) -> 
     )  # fmt: skip
     url = _poll_url(viewer_client.get("/k/memcached/").content.decode())
     mirror_object("Memcached", "zz-last", api_version=MEMCACHED_API)  # sorts onto page 2
+    first = viewer_client.get("/k/memcached/", {"search": "-"}).content.decode()
+    assert 'href="?search=-&amp;page=2" hx-get="?search=-&amp;page=2"' in first, "the pager"
     status, table = _poll(viewer_client, url)
     assert status == 200 and "51 resources · page 1 of 2" in table and "zz-last" not in table

@@ -119,9 +119,10 @@ def aria_sort(column: str, current: str) -> str:
 
 
 @register.simple_tag
-def page_query(query: QueryDict, number: int) -> str:
+def query_with(query: QueryDict, name: str, value: object) -> str:
+    """`query` with `name` set to `value`, as a query string: a page link, a poll's token."""
     params = query.copy()
-    params["page"] = str(number)
+    params[name] = str(value)
     return params.urlencode()
 
 

@@ -40,7 +40,7 @@ def _cr_list(
         "filters": filters,
         "page": page,
         "query": query,
-        "poll_query": polling.with_shown(query, shown),
+        "shown": shown,
     }
     # Polls and filter changes swap only the table; a plain GET gets the whole page.
     if request.htmx:
