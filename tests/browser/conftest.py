@@ -54,16 +54,21 @@ def page_as(browser, live_server):
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(15_000)
-        page.goto(f"{live_server.url}/")
-        page.get_by_label("Username").fill(user.username)
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        page.get_by_role("heading", name="Overview").wait_for()
+        log_in(page, live_server.url, user)
         return page
 
     yield login
     for context in contexts:
         context.close()
+
+
+def log_in(page, base_url: str, user: User) -> None:
+    """Through the login form, as a person does; ends on the overview."""
+    page.goto(f"{base_url}/")
+    page.get_by_label("Username").fill(user.username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("heading", name="Overview").wait_for()
 
 
 def screenshot(page, name: str, *, full_page: bool = True) -> Path:

@@ -4,9 +4,9 @@ failing: no console error, no request answered 4xx or 5xx (the icon included).""
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import ConsoleMessage, Response
+from playwright.sync_api import Response
 
-from tests.accounts.users import PASSWORD
+from tests.browser.conftest import log_in
 from tests.dashboard.mirror_factory import memcached_with_pods
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -24,18 +24,14 @@ def test_the_pages_load_without_a_console_error_or_a_failed_request(
     failures: list[str] = []
     page.on(
         "console",
-        lambda m: failures.append(f"console: {m.text} ({page.url})") if _bad(m) else None,
+        lambda m: failures.append(f"console: {m.text} ({page.url})") if m.type == "error" else None,
     )
     page.on(
         "response",
         lambda r: failures.append(f"{r.status} {r.url}") if r.status >= 400 else None,
     )
     try:
-        page.goto(f"{live_server.url}/")
-        page.get_by_label("Username").fill(admin_user.username)
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        page.get_by_role("heading", name="Overview").wait_for()
+        log_in(page, live_server.url, admin_user)  # listened to from the login page on
         icon = page.locator("link[rel=icon]").get_attribute("href")
         assert icon and page.request.get(f"{live_server.url}{icon}").ok
         for path in PAGES:
@@ -45,7 +41,3 @@ def test_the_pages_load_without_a_console_error_or_a_failed_request(
     finally:
         context.close()
     assert failures == []
-
-
-def _bad(message: ConsoleMessage) -> bool:
-    return message.type == "error"
