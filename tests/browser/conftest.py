@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 
 from tests.accounts.users import PASSWORD
 from tests.dashboard.cluster_fixtures import cluster_kube, dashboard_crds, impersonation_rbac
+from tests.dashboard.poll_window import one_poll_window
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -21,7 +22,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--no-first-run", "--disable-sync",
 ]  # fmt: skip
 # fixtures shared with tests/dashboard
-__all__ = ["cluster_kube", "dashboard_crds", "impersonation_rbac"]
+__all__ = ["cluster_kube", "dashboard_crds", "impersonation_rbac", "one_poll_window"]
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"
 

@@ -10,7 +10,6 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Response
 
-from opsboard.dashboard import polling
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import memcached_with_pods
@@ -36,10 +35,8 @@ def _rendered(response: Response) -> bool:
 
 
 def test_an_unchanged_overview_stays_and_a_change_shows_at_the_next_poll(
-    page_as, viewer, monkeypatch: pytest.MonkeyPatch
+    page_as, viewer, one_poll_window: None
 ) -> None:
-    # The live server runs in this process: no minute turns during the test.
-    monkeypatch.setattr(polling, "RENDER_EVERY", 10**9)
     _run("first")
     page = page_as(viewer)
     page.get_by_text("memcached default/first").first.wait_for()
@@ -59,9 +56,8 @@ def test_an_unchanged_overview_stays_and_a_change_shows_at_the_next_poll(
 
 
 def test_unchanged_rows_stay_and_a_changed_row_shows_at_the_next_poll(
-    page_as, viewer, monkeypatch: pytest.MonkeyPatch
+    page_as, viewer, one_poll_window: None
 ) -> None:
-    monkeypatch.setattr(polling, "RENDER_EVERY", 10**9)
     cr = memcached_with_pods("cache-a", size=2)
     page = page_as(viewer)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Memcached").click()

@@ -12,18 +12,12 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from opsboard.dashboard import polling
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import MEMCACHED_API, memcached_with_pods, mirror_object
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("one_poll_window")]
 POLL = re.compile(r'<tbody id="cr-rows" hx-get="([^"]+)"')
-
-
-@pytest.fixture(autouse=True)
-def _one_window(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(polling, "RENDER_EVERY", 10**9)  # no minute turns during a test
 
 
 def _poll_url(page: str) -> str:

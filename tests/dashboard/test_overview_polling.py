@@ -17,14 +17,9 @@ from opsboard.mirror.models import KubeObject
 from opsboard.mirror.writer import kind_watches_save
 from tests.dashboard.mirror_factory import MEMCACHED_API, mirror_object
 
-pytestmark = pytest.mark.django_db
+# The windows themselves are tested on their own (the last test).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("one_poll_window")]
 POLL = re.compile(r'id="overview-live" hx-get="/\?shown=([0-9a-f]+)"')
-
-
-@pytest.fixture(autouse=True)
-def _one_window(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No minute turns during a test: the windows are tested on their own (the last test)."""
-    monkeypatch.setattr(polling, "RENDER_EVERY", 10**9)
 
 
 def _shown(html: str) -> str:
