@@ -14,8 +14,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
+import re
 import threading
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +30,7 @@ from kubernetes import client, config
 
 from controllers.base import EVENT, Body, Kind, Manifest, PermanentError, TemporaryError
 
+log = logging.getLogger(__name__)
 MERGE_PATCH = "application/merge-patch+json"
 
 
@@ -56,7 +60,34 @@ def load_api_client(*, kubeconfig: str = "", pool_size: int = 32) -> client.ApiC
         config.load_incluster_config(client_configuration=configuration)
     configuration.connection_pool_maxsize = pool_size
     _throttle_refresh(configuration)
+    _say_unverified(configuration)
     return client.ApiClient(configuration)
+
+
+_unverified: set[str] = set()  # the hosts _say_unverified has warned of in this process
+
+
+def _say_unverified(configuration: client.Configuration) -> None:
+    """A kubeconfig that skips TLS verification (insecure-skip-tls-verify) is said once per
+    host and process, here, instead of by urllib3's warning on every request: against the
+    rig (whose kubeconfig skips it) that was 146 lines in a `make run`'s first half minute,
+    and a twentieth of a request's CPU. Only that host's warning is silenced."""
+    if configuration.verify_ssl or not configuration.host.startswith("https:"):
+        return
+    hostname = urllib3.util.parse_url(configuration.host).host or ""
+    warnings.filterwarnings(
+        "ignore",
+        message=f"Unverified HTTPS request is being made to host '{re.escape(hostname)}'",
+        category=urllib3.exceptions.InsecureRequestWarning,
+    )
+    if configuration.host not in _unverified:
+        _unverified.add(configuration.host)
+        log.warning(
+            "TLS verification is off for %s (the kubeconfig's insecure-skip-tls-verify): "
+            "the API server's identity is not checked. Give the kubeconfig the server's "
+            "certificate-authority to check it.",
+            configuration.host,
+        )
 
 
 def _throttle_refresh(configuration: client.Configuration, every: float = 1.0) -> None:
