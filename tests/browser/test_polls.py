@@ -1,6 +1,6 @@
 """Live fragments in a browser (the overview, a CR list's rows and count): a poll of an unchanged
 fragment is answered 204 and htmx keeps the page and goes on polling; a change shows at
-the next poll."""
+the next poll. And what a person opened in a CR's live sections stays open through them."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from tests.dashboard.mirror_factory import memcached_with_pods
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def _run(name: str) -> None:
+def _run(name: str, **fields: object) -> None:
     ReconcileRun.objects.create(
         controller="memcached", namespace="default", name=name, uid="u", generation=1,
         trigger="event", started_at=timezone.now() - timedelta(minutes=2), outcome="success",
-        actions=["Created Deployment x"],
+        actions=["Created Deployment x"], **fields,
     )  # fmt: skip
 
 
@@ -79,3 +79,25 @@ def test_unchanged_rows_stay_and_a_changed_row_shows_at_the_next_poll(
     memcached_with_pods("cache-b", size=1)  # the count above the rows follows them
     page.locator("#cr-count", has_text="2 resources").wait_for()
     page.locator("#cr-rows tr", has_text="cache-b").wait_for()
+
+
+def test_a_run_s_merged_triggers_stay_open_through_the_live_poll(
+    page_as, viewer, live_server
+) -> None:
+    memcached_with_pods("cache-a", size=1)
+    triggers = [
+        {"trigger": "event", "detail": "MODIFIED Pod default/cache-a-1", "at": 1.5},
+        {"trigger": "event", "detail": "MODIFIED Deployment default/cache-a", "at": 0.5},
+    ]
+    _run("cache-a", triggers=triggers)
+    page = page_as(viewer)
+    page.goto(f"{live_server.url}/k/memcached/default/cache-a/")
+    merged = page.locator(".timeline details.merged")
+    merged.locator("summary").click()
+    assert merged.evaluate("d => d.open")
+    for _ in range(2):  # every 2 s, rendered (the detail's poll has no token)
+        with page.expect_response(lambda r: "/live/" in r.url and r.status == 200):
+            pass
+    page.wait_for_timeout(100)  # the swap and its settling
+    assert merged.evaluate("d => d.open"), "the poll's swap closed what the person opened"
+    assert "MODIFIED Deployment default/cache-a" in merged.inner_text()
