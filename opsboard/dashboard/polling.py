@@ -10,12 +10,17 @@ fragment shows (`?shown=`), and when the same inputs give the same token the ans
 from and the ages as the page prints them ("3m"): a change anywhere, or an age turning,
 renders it again; and at least once a RENDER_EVERY, for whatever it might not see. A
 list's page of 50 rows is mostly template (a poll 37 ms in the test client, 15 ms as a
-204), so its token is made from the rows themselves, read as the page reads them.
+204), so its token is made from the rows themselves, read as the page reads them. A CR's
+page polls its live sections every 2 s; their inputs are many (the CR, its owner tree,
+pods, runs, Events, change history, the diagnosis), so their token is made from them as
+rendered: no input can be missed, and a poll that changes nothing leaves the page as it
+is, a person's text selection or opened list included (the render is not saved).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -28,6 +33,9 @@ from opsboard.dashboard.templatetags.opsboard import short_age
 from opsboard.engine.models import ReconcileRun
 
 RENDER_EVERY = 60  # seconds
+# A form's CSRF field: its value is masked anew for every response (against BREACH), and
+# any of them is accepted, so it says nothing about what a fragment shows.
+_CSRF_VALUE = re.compile(r'(name="csrfmiddlewaretoken" value=")[^"]*')
 
 
 def token(*parts: object, now: float | None = None) -> str:
@@ -81,3 +89,8 @@ def list_token(page: Page[Any]) -> str:
             for row in page
         ],
     )
+
+
+def rendered_token(html: str) -> str:
+    """A short digest of a fragment as rendered, its CSRF fields' values apart."""
+    return hashlib.blake2b(_CSRF_VALUE.sub(r"\1", html).encode(), digest_size=8).hexdigest()

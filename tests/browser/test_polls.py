@@ -1,6 +1,6 @@
 """Live fragments in a browser (the overview, a CR list's rows and count): a poll of an unchanged
 fragment is answered 204 and htmx keeps the page and goes on polling; a change shows at
-the next poll. And what a person opened in a CR's live sections stays open through them."""
+the next poll. A CR's page keeps a person's opened lists and selection through its polls."""
 
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def _run(name: str, **fields: object) -> None:
-    ReconcileRun.objects.create(
-        controller="memcached", namespace="default", name=name, uid="u", generation=1,
-        trigger="event", started_at=timezone.now() - timedelta(minutes=2), outcome="success",
-        actions=["Created Deployment x"], **fields,
-    )  # fmt: skip
+    ReconcileRun.objects.create(**{
+        "controller": "memcached", "namespace": "default", "name": name, "uid": "u",
+        "generation": 1, "trigger": "event", "outcome": "success",
+        "started_at": timezone.now() - timedelta(minutes=2),
+        "actions": ["Created Deployment x"], **fields,
+    })  # fmt: skip
 
 
 def _is_poll(response: Response) -> bool:
@@ -81,7 +82,7 @@ def test_unchanged_rows_stay_and_a_changed_row_shows_at_the_next_poll(
     page.locator("#cr-rows tr", has_text="cache-b").wait_for()
 
 
-def test_a_run_s_merged_triggers_stay_open_through_the_live_poll(
+def test_a_cr_page_keeps_what_a_person_opened_and_selected_through_its_polls(
     page_as, viewer, live_server
 ) -> None:
     memcached_with_pods("cache-a", size=1)
@@ -94,10 +95,16 @@ def test_a_run_s_merged_triggers_stay_open_through_the_live_poll(
     page.goto(f"{live_server.url}/k/memcached/default/cache-a/")
     merged = page.locator(".timeline details.merged")
     merged.locator("summary").click()
+    page.locator("#spec-h").select_text()
+    with page.expect_response(lambda r: "/live/?shown=" in r.url) as unchanged:
+        pass
+    assert unchanged.value.status == 204
     assert merged.evaluate("d => d.open")
-    for _ in range(2):  # every 2 s, rendered (the detail's poll has no token)
-        with page.expect_response(lambda r: "/live/" in r.url and r.status == 200):
-            pass
-    page.wait_for_timeout(100)  # the swap and its settling
-    assert merged.evaluate("d => d.open"), "the poll's swap closed what the person opened"
+    assert page.evaluate("String(getSelection())") == "Spec", "nothing swapped, nothing lost"
+
+    _run("cache-a", actions=["Updated Deployment cache-a replicas 1→2"])
+    with page.expect_response(lambda r: "/live/?shown=" in r.url and r.status == 200):
+        pass
+    page.get_by_text("Updated Deployment cache-a replicas 1→2").wait_for()
+    assert merged.evaluate("d => d.open"), "the swap closed the list the person opened"
     assert "MODIFIED Deployment default/cache-a" in merged.inner_text()

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET
 
 from opsboard.accounts.access import access_of
@@ -81,6 +82,13 @@ def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, Any]:
     }
 
 
+def _with_live(request: DashboardRequest, context: dict[str, Any]) -> dict[str, Any]:
+    """The context with its live sections rendered and their token (polling.rendered_token),
+    which their poll carries: a poll that would render the same is answered 204."""
+    html = render_to_string("dashboard/_cr_live_sections.html", context, request)
+    return {**context, "live_html": html, "live_token": polling.rendered_token(html)}
+
+
 def _cluster_refusal(request: DashboardRequest, info: KindInfo, namespace: str) -> str:
     """With impersonation on, whether the cluster lets this operator patch here (asked
     before the form is shown, so a refusal is explained instead of failing later)."""
@@ -102,12 +110,15 @@ def cr_detail(
     context = _live_context(info, namespace, name)
     context["form"] = PatchForm(info=info, cr=context["cr"])
     context["cluster_refusal"] = _cluster_refusal(request, info, namespace)
-    return render(request, "dashboard/cr_detail.html", context)
+    return render(request, "dashboard/cr_detail.html", _with_live(request, context))
 
 
 @require_GET
 @login_required
 def cr_live(request: DashboardRequest, controller: str, namespace: str, name: str) -> HttpResponse:
-    """The sections that change while a rollout runs, polled while the tab is visible."""
-    context = _live_context(kind_get(controller), namespace, name)
+    """The sections that change while a rollout runs, polled while the tab is visible;
+    nothing to swap while they would render the same (a person's text selection stays)."""
+    context = _with_live(request, _live_context(kind_get(controller), namespace, name))
+    if request.GET.get("shown") == context["live_token"]:
+        return HttpResponse(status=HTTPStatus.NO_CONTENT)
     return render(request, "dashboard/_cr_live.html", context)
