@@ -85,7 +85,7 @@ def test_unchanged_rows_stay_and_a_changed_row_shows_at_the_next_poll(
 def test_a_cr_page_keeps_what_a_person_opened_and_selected_through_its_polls(
     page_as, viewer, live_server
 ) -> None:
-    memcached_with_pods("cache-a", size=1)
+    cr = memcached_with_pods("cache-a", size=1)
     triggers = [
         {"trigger": "event", "detail": "MODIFIED Pod default/cache-a-1", "at": 1.5},
         {"trigger": "event", "detail": "MODIFIED Deployment default/cache-a", "at": 0.5},
@@ -95,16 +95,21 @@ def test_a_cr_page_keeps_what_a_person_opened_and_selected_through_its_polls(
     page.goto(f"{live_server.url}/k/memcached/default/cache-a/")
     merged = page.locator(".timeline details.merged")
     merged.locator("summary").click()
+    yaml = page.locator(f"#cr-yaml-{cr.uid}")
+    yaml.locator("summary").click()
     page.locator("#spec-h").select_text()
     with page.expect_response(lambda r: "/live/?shown=" in r.url) as unchanged:
         pass
     assert unchanged.value.status == 204
-    assert merged.evaluate("d => d.open")
+    assert merged.evaluate("d => d.open") and yaml.evaluate("d => d.open")
     assert page.evaluate("String(getSelection())") == "Spec", "nothing swapped, nothing lost"
 
+    # A size change and its run: the sections are swapped, what was open stays open.
+    KubeObject.objects.filter(pk=cr.pk).update(
+        spec={**cr.spec, "size": 2}, body={**cr.body, "spec": {**cr.body["spec"], "size": 2}}
+    )
     _run("cache-a", actions=["Updated Deployment cache-a replicas 1→2"])
-    with page.expect_response(lambda r: "/live/?shown=" in r.url and r.status == 200):
-        pass
     page.get_by_text("Updated Deployment cache-a replicas 1→2").wait_for()
     assert merged.evaluate("d => d.open"), "the swap closed the list the person opened"
     assert "MODIFIED Deployment default/cache-a" in merged.inner_text()
+    assert yaml.evaluate("d => d.open") and "size: 2" in yaml.inner_text(), "the YAML follows"
