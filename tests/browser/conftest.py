@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 
 from tests.accounts.users import PASSWORD
 from tests.dashboard.cluster_fixtures import cluster_kube, dashboard_crds, impersonation_rbac
-from tests.dashboard.poll_window import one_poll_window
+from tests.dashboard.polls import one_poll_window
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

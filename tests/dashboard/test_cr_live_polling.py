@@ -4,7 +4,6 @@ every response, included — and a render as soon as anything they show changes.
 
 from __future__ import annotations
 
-import html
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -15,21 +14,11 @@ from django.utils import timezone
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject, SpecVersion
 from tests.dashboard.mirror_factory import memcached_with_pods
+from tests.dashboard.polls import poll, poll_url
 
 pytestmark = pytest.mark.django_db
 PAGE = "/k/memcached/default/cache-a/"
 POLL = re.compile(r'<div id="cr-live-[^"]+" hx-get="([^"]+)"')
-
-
-def _poll_url(page: str) -> str:
-    found = POLL.search(page)
-    assert found, "the live sections poll with the token of what they show"
-    return html.unescape(found.group(1))
-
-
-def _poll(client: Client, url: str) -> tuple[int, str]:
-    response = client.get(url, HTTP_HX_REQUEST="true")
-    return response.status_code, response.content.decode()
 
 
 def _spec_versions(cr: KubeObject) -> None:
@@ -49,35 +38,35 @@ def test_unchanged_sections_get_nothing_to_swap_a_revert_form_included(
     _spec_versions(cr)
     page = operator_client.get(PAGE).content.decode()
     assert "Revert to before this change" in page and "csrfmiddlewaretoken" in page
-    url = _poll_url(page)
+    url = poll_url(POLL, page)
     assert url.startswith(f"{PAGE}live/?shown=")
-    assert _poll(operator_client, url) == (204, "")
-    assert _poll(operator_client, url) == (204, "")
-    assert _poll(operator_client, f"{PAGE}live/?shown=other")[0] == 200
+    assert poll(operator_client, url) == (204, "")
+    assert poll(operator_client, url) == (204, "")
+    assert poll(operator_client, f"{PAGE}live/?shown=other")[0] == 200
 
 
 def test_a_change_to_what_they_show_renders_them_again(viewer_client: Client) -> None:
     cr = memcached_with_pods("cache-a", size=2)
-    url = _poll_url(viewer_client.get(PAGE).content.decode())
+    url = poll_url(POLL, viewer_client.get(PAGE).content.decode())
 
     KubeObject.objects.filter(pk=cr.pk).update(health="Degraded")
-    status, sections = _poll(viewer_client, url)
+    status, sections = poll(viewer_client, url)
     assert status == 200 and "h-degraded" in sections
 
-    url = _poll_url(sections)
+    url = poll_url(POLL, sections)
     ReconcileRun.objects.create(
         controller="memcached", namespace="default", name="cache-a", uid=cr.uid,
         generation=1, trigger="event", started_at=timezone.now() - timedelta(minutes=2),
         outcome="success", actions=["Updated Deployment cache-a replicas 1→2"],
     )  # fmt: skip
-    status, sections = _poll(viewer_client, url)
+    status, sections = poll(viewer_client, url)
     assert status == 200 and "Updated Deployment cache-a replicas 1→2" in sections
 
-    url = _poll_url(sections)
+    url = poll_url(POLL, sections)
     pod = KubeObject.objects.filter(kind="Pod").first()
     assert pod is not None
     failed = {**pod.status, "phase": "Failed"}
     KubeObject.objects.filter(pk=pod.pk).update(status=failed, body={**pod.body, "status": failed})
-    status, sections = _poll(viewer_client, url)
+    status, sections = poll(viewer_client, url)
     assert status == 200 and "Failed" in sections
-    assert _poll(viewer_client, _poll_url(sections)) == (204, "")
+    assert poll(viewer_client, poll_url(POLL, sections)) == (204, "")
