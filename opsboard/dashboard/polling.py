@@ -29,6 +29,7 @@ from django.core.paginator import Page
 from django.db.models import Q
 
 from opsboard.dashboard.engine_health import EngineHealth
+from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.templatetags.opsboard import short_age
 from opsboard.engine.models import ReconcileRun
 
@@ -36,6 +37,12 @@ RENDER_EVERY = 60  # seconds
 # A form's CSRF field: its value is masked anew for every response (against BREACH), and
 # any of them is accepted, so it says nothing about what a fragment shows.
 _CSRF_VALUE = re.compile(r'(name="csrfmiddlewaretoken" value=")[^"]*')
+
+
+def nothing_to_swap(request: DashboardRequest, shown: str) -> bool:
+    """Whether `request` is a fragment's poll (htmx) that sends back `shown`, the token of
+    what it would show now: it is answered 204, which htmx leaves unswapped."""
+    return bool(request.htmx) and request.GET.get("shown") == shown
 
 
 def token(*parts: object, now: float | None = None) -> str:

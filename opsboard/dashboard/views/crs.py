@@ -27,13 +27,13 @@ def _cr_list(
     request: DashboardRequest, kinds: list[KindInfo], info: KindInfo | None
 ) -> HttpResponse:
     query = request.GET.copy()
-    was_shown = query.pop("shown", [""])[-1]  # the rows' poll: see polling.list_token
+    query.pop("shown", None)  # the rows' poll's token (polling.list_token), not a filter
     filters = ListFilterForm(query)
     params = filters.cleaned_data if filters.is_valid() else {}
     scope = access_of(request.user).scope()
     page = selectors.cr_page(kinds=kinds, scope=scope, page=query.get("page", 1), **params)
     shown = polling.list_token(page)
-    if request.htmx and was_shown == shown:
+    if polling.nothing_to_swap(request, shown):
         return HttpResponse(status=HTTPStatus.NO_CONTENT)  # htmx keeps the rows as they are
     context: dict[str, Any] = {
         "info": info,
@@ -86,7 +86,7 @@ def _with_live(request: DashboardRequest, context: dict[str, Any]) -> dict[str, 
     """The context with its live sections rendered and their token (polling.rendered_token),
     which their poll carries: a poll that would render the same is answered 204."""
     html = render_to_string("dashboard/_cr_live_sections.html", context, request)
-    return {**context, "live_html": html, "live_token": polling.rendered_token(html)}
+    return {**context, "live_html": html, "shown": polling.rendered_token(html)}
 
 
 def _cluster_refusal(request: DashboardRequest, info: KindInfo, namespace: str) -> str:
@@ -119,6 +119,6 @@ def cr_live(request: DashboardRequest, controller: str, namespace: str, name: st
     """The sections that change while a rollout runs, polled while the tab is visible;
     nothing to swap while they would render the same (a person's text selection stays)."""
     context = _with_live(request, _live_context(kind_get(controller), namespace, name))
-    if request.GET.get("shown") == context["live_token"]:
+    if polling.nothing_to_swap(request, context["shown"]):
         return HttpResponse(status=HTTPStatus.NO_CONTENT)
     return render(request, "dashboard/_cr_live.html", context)

@@ -27,7 +27,7 @@ def overview(request: DashboardRequest) -> HttpResponse:
     recent = ReconcileRun.objects.filter(scope).order_by("-started_at")
     runs, errors = list(recent[:10]), list(recent.filter(outcome__in=FAILED)[:10])
     shown = polling.overview_token(engine=engine, runs=[*runs, *errors], scope=scope)
-    if request.htmx and request.GET.get("shown") == shown:
+    if polling.nothing_to_swap(request, shown):
         return HttpResponse(status=HTTPStatus.NO_CONTENT)  # htmx keeps the page as it is
     attention, attention_total = needs_attention(kinds=kinds, scope=scope, freshness=freshness)
     context = {
