@@ -37,8 +37,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
         f"all but {', '.join(sorted(KUBESIM_ONLY))})",
     )
     parser.add_argument("--crs", type=int, metavar="N",
-                        help="CRs of the cold start (default 1,000, --quick 20): a slow "
-                        "cluster's first look; the targets are judged at 1,000 only")  # fmt: skip
+                        help="CRs of the cold start, and of the UI scenario's reconciled "
+                        "fleet (default 1,000, --quick 20): for a slow cluster, or one with "
+                        "no room for 1,000 pods; targets on them are judged at 1,000 only")  # fmt: skip
     parser.add_argument("--out", type=Path, help=f"where JSON and PNGs go (default {RESULTS}, "
                         f"with --kubeconfig {RESULTS / 'real-cluster'})")  # fmt: skip
     parser.add_argument("--pool", choices=("prefork", "threads"), default="prefork",

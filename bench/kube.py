@@ -113,6 +113,26 @@ class KubeApi:
             if exc.status != 409:
                 raise
 
+    def pod_room(self) -> int:
+        """How many more pods the cluster's nodes take: the pods their status allows, on
+        nodes that are Ready and schedulable, less the pods not done on them or on none yet."""
+        nodes = self.request("GET", "/api/v1/nodes")["items"]
+        usable = {
+            node["metadata"]["name"]: int(node["status"].get("allocatable", {}).get("pods", 0))
+            for node in nodes
+            if not node.get("spec", {}).get("unschedulable")
+            and any(c["type"] == "Ready" and c["status"] == "True"
+                    for c in node["status"].get("conditions", []))
+        }  # fmt: skip
+        running = self.request(
+            "GET",
+            "/api/v1/pods",
+            query=[("fieldSelector", "status.phase!=Succeeded,status.phase!=Failed")],
+        )["items"]
+        placed = {*usable, ""}
+        taken = sum(1 for pod in running if (pod.get("spec", {}).get("nodeName") or "") in placed)
+        return sum(usable.values()) - taken
+
     def create_memcached(self, namespace: str, name: str, *, size: int) -> dict[str, Any]:
         body = {
             "apiVersion": "cache.example.com/v1alpha1",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from bench.kube import KubeApi
 from tests.fixtures.kubesim import KubesimHandle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,3 +70,48 @@ def test_a_scenario_that_needs_kubesim_is_refused_with_the_reason(
     assert "cost need kubesim's hooks and cannot run with --kubeconfig" in run.stderr
     missing = _bench("--kubeconfig", "/nonexistent/kubeconfig")
     assert missing.returncode == 2 and "/nonexistent/kubeconfig: no such file" in missing.stderr
+
+
+def test_ui_says_at_once_when_the_cluster_has_no_room_for_its_pods(
+    kubesim_server: KubesimHandle, kube_api_client: client.ApiClient, tmp_path: Path
+) -> None:
+    # A cluster too small for the fleet asked for (the rig's three nodes take 330 pods)
+    # gets the figures and what to do, not a wait that times out.
+    kubeconfig = str(kubesim_server.kubeconfig_path)
+    run = _bench("--quick", "--kubeconfig", kubeconfig, "--crs", "100000", "--out",
+                 str(tmp_path), "ui")  # fmt: skip
+    assert run.returncode == 0, run.stderr[-6000:]
+    ui = json.loads((tmp_path / "results.json").read_text())["scenarios"]["ui"]
+    found = re.fullmatch(
+        r"the cluster has room for (\d+) more pods \(.*\) and this scenario needs 100011: "
+        r"10 for the detail page's CR, one for each of the 100001 CRs of its fleet .*",
+        ui["error"] or "",
+    )
+    assert found, ui["error"]
+    assert int(found[1]) == _pod_room(kube_api_client)
+
+
+def test_pod_room_is_the_nodes_pods_less_those_running_on_them(
+    kubesim_server: KubesimHandle, kube_api_client: client.ApiClient
+) -> None:
+    assert KubeApi(kubesim_server.kubeconfig_path).pod_room() == _pod_room(kube_api_client)
+
+
+def _pod_room(api_client: client.ApiClient) -> int:
+    """The same figure through the official client's typed models."""
+    core = client.CoreV1Api(api_client)
+    nodes = [
+        node
+        for node in core.list_node().items
+        if not node.spec.unschedulable
+        and any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
+    ]
+    names = {node.metadata.name for node in nodes}
+    pods = core.list_pod_for_all_namespaces().items
+    running = [
+        pod
+        for pod in pods
+        if pod.status.phase not in ("Succeeded", "Failed")
+        and (pod.spec.node_name or "") in names | {""}
+    ]
+    return sum(int(node.status.allocatable["pods"]) for node in nodes) - len(running)
