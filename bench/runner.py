@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.fleet import Fleet
+from bench.kube import KubeApi
 from bench.stack import Stack, StackError
 
 NAMESPACE = "bench"  # on kubesim; on a real cluster each stack has its own
@@ -79,3 +80,15 @@ def start_operator(stack: Stack, operator: str, *, workers: int = 2, pods: int =
         logs = "\n".join(f"--- {p.role}\n{p.tail(800)}" for p in stack.processes)
         raise StackError(f"{operator}: the warm-up CR never converged\n{logs}")
     return fleet
+
+
+def check_pod_room(api: KubeApi, needed: int, what: str) -> None:
+    """On a cluster the bench did not start: a clear error, at once, where its nodes cannot
+    run the pods a scenario needs (it would wait out its timeouts instead). `what`: what
+    the pods are for, and what to do."""
+    room = api.pod_room()
+    if room < needed:
+        raise StackError(
+            f"the cluster has room for {room} more pods (its nodes' allocatable pods, less "
+            f"those running) and this scenario needs {needed}: {what}"
+        )

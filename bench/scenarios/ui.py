@@ -17,7 +17,7 @@ import requests
 
 from bench.fleet import create_many
 from bench.report import Outcome, Row, Target
-from bench.runner import Bench, start_operator
+from bench.runner import Bench, check_pod_room, start_operator
 from bench.runs import reconciles_total
 from bench.stack import RssSampler, Stack, StackError
 from bench.stats import summary_ms
@@ -48,7 +48,14 @@ def run(bench: Bench) -> Outcome:
     stack, fleet = kept or (bench.stack("ui"), None)
     with stack:
         if stack.external is not None:
-            _check_room(stack, pods, 0 if kept else small + 1)  # + 1: the warm-up CR
+            fleet_crs = 0 if kept else small + 1  # + 1: the warm-up CR
+            check_pod_room(
+                stack.api,
+                pods + fleet_crs,
+                f"{pods} for the detail page's CR, one for each of the {fleet_crs} CRs of its "
+                "fleet (give a smaller --crs; after the cold start, ui reuses the cold start's "
+                "fleet: run it on its own)",
+            )
         if fleet is None:
             fleet = start_operator(stack, "opsboard", workers=2, pods=pods + small + 2)
             names = [f"mc-{i:05d}" for i in range(small)]
@@ -124,19 +131,6 @@ def run(bench: Bench) -> Outcome:
         )
     outcome.data = {"pods": pods, "crs": [small, large], "pages": summaries} | figures
     return outcome
-
-
-def _check_room(stack: Stack, pods: int, fleet: int) -> None:
-    """A clear error, at once, where the cluster cannot run the pods of the detail page's
-    CR and of the fleet the scenario reconciles (which would time out waiting)."""
-    room = stack.api.pod_room()
-    if room < pods + fleet:
-        raise StackError(
-            f"the cluster has room for {room} more pods (its nodes' allocatable pods, less "
-            f"those running) and this scenario needs {pods + fleet}: {pods} for the detail "
-            f"page's CR, one for each of the {fleet} CRs of its fleet (give a smaller --crs; "
-            "after the cold start, ui reuses the cold start's fleet: run it on its own)"
-        )
 
 
 def _resync_everything(stack: Stack, window: int) -> dict[str, Any]:

@@ -72,23 +72,28 @@ def test_a_scenario_that_needs_kubesim_is_refused_with_the_reason(
     assert missing.returncode == 2 and "/nonexistent/kubeconfig: no such file" in missing.stderr
 
 
-def test_ui_says_at_once_when_the_cluster_has_no_room_for_its_pods(
+def test_a_cluster_without_room_for_the_pods_asked_is_told_at_once(
     kubesim_server: KubesimHandle, kube_api_client: client.ApiClient, tmp_path: Path
 ) -> None:
     # A cluster too small for the fleet asked for (the rig's three nodes take 330 pods)
     # gets the figures and what to do, not a wait that times out.
     kubeconfig = str(kubesim_server.kubeconfig_path)
     run = _bench("--quick", "--kubeconfig", kubeconfig, "--crs", "100000", "--out",
-                 str(tmp_path), "ui")  # fmt: skip
+                 str(tmp_path), "coldstart", "ui")  # fmt: skip
     assert run.returncode == 0, run.stderr[-6000:]
-    ui = json.loads((tmp_path / "results.json").read_text())["scenarios"]["ui"]
-    found = re.fullmatch(
-        r"the cluster has room for (\d+) more pods \(.*\) and this scenario needs 100011: "
-        r"10 for the detail page's CR, one for each of the 100001 CRs of its fleet .*",
-        ui["error"] or "",
+    scenarios = json.loads((tmp_path / "results.json").read_text())["scenarios"]
+    room = r"the cluster has room for (\d+) more pods \(.*\) and this scenario needs "
+    cold = re.fullmatch(
+        room + r"100001: one for each of its 100000 CRs and a warm-up \(give a smaller --crs\)",
+        scenarios["coldstart"]["error"] or "",
     )
-    assert found, ui["error"]
-    assert int(found[1]) == _pod_room(kube_api_client)
+    ui = re.fullmatch(
+        room + r"100011: 10 for the detail page's CR, one for each of the 100001 CRs of its "
+        r"fleet .*",
+        scenarios["ui"]["error"] or "",
+    )
+    assert cold and ui, (scenarios["coldstart"]["error"], scenarios["ui"]["error"])
+    assert int(cold[1]) == int(ui[1]) == _pod_room(kube_api_client)
 
 
 def test_pod_room_is_the_nodes_pods_less_those_running_on_them(
