@@ -9,7 +9,11 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext_lazy
 
+from opsboard.dashboard.templatetags.opsboard import html_row
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import MEMCACHED_API, memcached_with_pods, mirror_object
@@ -236,6 +240,24 @@ def test_detail_rows_describe_each_pod_in_status_nodes_and_each_tree_node(
         '<td style="padding-left: 3.5rem" class="depth-3"><span class="kind">Pod</span> '
         f'<span class="mono">{first}</span>'
     ) in html
+
+
+def test_rows_built_by_the_hundred_are_escaped_as_format_html_escapes() -> None:
+    values = [
+        "<a href=\"x\" onclick='y'>",
+        "Tom & Jerry",
+        mark_safe("<b>already safe</b>"),
+        gettext_lazy("Name"),
+        3,
+        1.5,
+        None,
+        "—",
+    ]
+    template = "".join(f'<td class="c{i}">{{}}</td>' for i in range(len(values)))
+    made = html_row(template, *values)
+    assert made == format_html(template, *values)
+    assert "&lt;a href=&quot;x&quot; onclick=&#x27;y&#x27;&gt;" in made and "<b>already" in made
+    assert isinstance(made, SafeString)
 
 
 def test_detail_flags_a_stale_status(viewer_client: Client) -> None:
