@@ -79,21 +79,24 @@ def test_a_cluster_without_room_for_the_pods_asked_is_told_at_once(
     # gets the figures and what to do, not a wait that times out.
     kubeconfig = str(kubesim_server.kubeconfig_path)
     run = _bench("--quick", "--kubeconfig", kubeconfig, "--crs", "100000", "--out",
-                 str(tmp_path), "coldstart", "ui")  # fmt: skip
+                 str(tmp_path), "coldstart", "idle", "ui")  # fmt: skip
     assert run.returncode == 0, run.stderr[-6000:]
     scenarios = json.loads((tmp_path / "results.json").read_text())["scenarios"]
     room = r"the cluster has room for (\d+) more pods \(.*\) and this scenario needs "
-    cold = re.fullmatch(
-        room + r"100001: one for each of its 100000 CRs and a warm-up \(give a smaller --crs\)",
-        scenarios["coldstart"]["error"] or "",
+    cold, idle = (
+        re.fullmatch(
+            room + r"100001: one for each of its 100000 CRs and a warm-up \(give a smaller --crs\)",
+            scenarios[name]["error"] or "",
+        )
+        for name in ("coldstart", "idle")
     )
     ui = re.fullmatch(
         room + r"100011: 10 for the detail page's CR, one for each of the 100001 CRs of its "
         r"fleet .*",
         scenarios["ui"]["error"] or "",
     )
-    assert cold and ui, (scenarios["coldstart"]["error"], scenarios["ui"]["error"])
-    assert int(cold[1]) == int(ui[1]) == _pod_room(kube_api_client)
+    assert cold and idle and ui, {name: scenario["error"] for name, scenario in scenarios.items()}
+    assert int(cold[1]) == int(idle[1]) == int(ui[1]) == _pod_room(kube_api_client)
 
 
 def test_pod_room_is_the_nodes_pods_less_those_running_on_them(
