@@ -26,6 +26,8 @@ from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
 from opsboard.mirror.selectors import mirror_freshness
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from opsboard.dashboard.selectors import TreeNode
     from opsboard.engine.models import ReconcileRun
     from opsboard.mirror.models import KubeObject
@@ -155,11 +157,15 @@ def _escaped(value: object) -> str:
     return str(own()) if own is not None else html.escape(str(value))
 
 
+def _lines(rows: Iterable[SafeString]) -> SafeString:
+    """Rows built by html_row (each escaped already), one per line."""
+    return mark_safe("\n".join(rows))
+
+
 @register.simple_tag
 def pod_rows(pods: dict[str, KubeObject], names: list[str]) -> SafeString:
     """The rows of the pods named in status.nodes: phase, readiness, node, restarts, age."""
-    # Each row is escaped by html_row.
-    return mark_safe("\n".join(_pod_row(pods.get(name), name) for name in names))
+    return _lines(_pod_row(pods.get(name), name) for name in names)
 
 
 def _pod_row(pod: KubeObject | None, name: str) -> SafeString:
@@ -183,13 +189,9 @@ def _pod_row(pod: KubeObject | None, name: str) -> SafeString:
 @register.simple_tag
 def tree_rows(rows: list[tuple[int, TreeNode]]) -> SafeString:
     """The owner tree's (depth, node) rows, indented by depth."""
-    return mark_safe(
-        "\n".join(
-            html_row(
-                _TREE_ROW, n.health, depth, depth, n.kind, n.name, n.health, n.health, n.detail
-            )
-            for depth, n in rows
-        )
+    return _lines(
+        html_row(_TREE_ROW, n.health, depth, depth, n.kind, n.name, n.health, n.health, n.detail)
+        for depth, n in rows
     )
 
 
@@ -235,7 +237,7 @@ def compact_run_rows(runs: list[ReconcileRun], show_key: bool, empty: str) -> Sa
     first action, shortened."""
     if not runs:
         return html_row('<tr><td colspan="6">{}</td></tr>', empty or "No reconcile runs yet.")
-    return mark_safe("\n".join(_compact_run_row(run, show_key) for run in runs))  # rows escaped
+    return _lines(_compact_run_row(run, show_key) for run in runs)
 
 
 def _compact_run_row(run: ReconcileRun, show_key: bool) -> SafeString:
