@@ -29,6 +29,7 @@ import urllib3
 from kubernetes import client, config
 
 from controllers.base import EVENT, Body, Kind, Manifest, PermanentError, TemporaryError
+from controllers.wire import Answer, Wire
 
 log = logging.getLogger(__name__)
 MERGE_PATCH = "application/merge-patch+json"
@@ -129,7 +130,7 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
     if status == 410:
         return Gone(text)
     if status == 429 or status >= 500:
-        retry_after = headers.get("Retry-After") if headers else None
+        retry_after = headers.get("retry-after") if headers else None
         delay = float(retry_after) if retry_after and retry_after.isdigit() else None
         return TemporaryError(text, delay=delay)
     # 400, 403, 405, 415, 422: the request itself is wrong; the user (or RBAC) must change.
@@ -142,8 +143,8 @@ class ApiKube:
     def __init__(self, api_client: client.ApiClient, *, timeout: float = 10.0) -> None:
         self.api = api_client
         self.timeout = timeout
-        # (the configured host, its connection pool, its path prefix): see _direct_to
-        self._direct: tuple[str, urllib3.HTTPConnectionPool, str] | None = None
+        # (the configured host, its connection pool, its wire, its path prefix): _direct_to
+        self._direct: tuple[str, urllib3.HTTPConnectionPool, Wire, str] | None = None
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -159,6 +160,25 @@ class ApiKube:
             base += f"/{subresource}"
         return base
 
+    def _prepare(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, Any] | None,
+        content_type: str,
+        extra_headers: Sequence[tuple[str, str]],
+    ) -> tuple[str, list[tuple[str, str]]]:
+        """The URL and headers of a request: the client's own (its token, refreshed by its
+        hook, and its default headers), with `extra_headers` (a header may repeat:
+        Impersonate-Group, once per group)."""
+        if query:
+            path += "?" + urlencode(query)
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        _, url, headers, _, _ = self.api.param_serialize(
+            method, path, header_params=headers, auth_settings=["BearerToken"]
+        )
+        return url, [*headers.items(), *extra_headers]
+
     def _send(
         self,
         method: str,
@@ -167,69 +187,72 @@ class ApiKube:
         query: dict[str, Any] | None = None,
         body: Any = None,
         content_type: str = "application/json",
-        timeout: Any = None,
+        timeout: tuple[float, float] | None = None,
         extra_headers: Sequence[tuple[str, str]] = (),
-    ) -> urllib3.BaseHTTPResponse:
-        """The request, over the client's own connection pool (its TLS, proxy and token).
-
-        The client's `call_api` wraps the pool's request in layers of checks and encodes
-        the body with json.dumps: about a tenth of a request's client CPU. A body here is
-        always a JSON object, encoded with orjson; the response is left unread."""
-        if query:
-            path += "?" + urlencode(query)
-        headers = {"Accept": "application/json", "Content-Type": content_type}
-        method, url, headers, _, _ = self.api.param_serialize(
-            method, path, header_params=headers, auth_settings=["BearerToken"]
-        )
-        if extra_headers:  # a header may repeat (Impersonate-Group, once per group)
-            repeated = urllib3.HTTPHeaderDict(headers)
-            for name, value in extra_headers:
-                repeated.add(name, value)
-            headers = repeated  # type: ignore[assignment]
-        connect, read = timeout or (min(self.timeout, 5.0), self.timeout)
-        options: dict[str, Any] = {
-            "body": None if body is None else orjson.dumps(body),
-            "headers": headers,
-            "timeout": urllib3.Timeout(connect=connect, read=read),
-            "preload_content": False,
-        }
+    ) -> Answer:
+        """The request and its whole answer. A body here is always a JSON object, encoded
+        with orjson (the client's `call_api` wraps the same in layers of checks and
+        json.dumps: about a tenth of a request's client CPU); sent by `wire` on the
+        client's connections, or through urllib3 where they cannot be (a proxy)."""
+        url, headers = self._prepare(method, path, query, content_type, extra_headers)
+        data = None if body is None else orjson.dumps(body)
+        timeout = timeout or (min(self.timeout, 5.0), self.timeout)
         try:
             direct = self._direct_to(url)
-            if direct is None:
-                return self.api.rest_client.pool_manager.request(method, url, **options)
-            pool, uri = direct
-            return pool.urlopen(method, uri, redirect=False, **options)
+            if direct is not None:
+                wire, target = direct
+                return wire.exchange(method, target, headers, data, timeout)
+            response = self._by_urllib3(method, url, headers, data, timeout)
+            try:
+                said = {name.lower(): value for name, value in response.headers.items()}
+                return Answer(response.status, said, response.read())
+            finally:
+                response.release_conn()
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TemporaryError(f"{method} {path}: {exc}") from exc
+        except ValueError as exc:  # a header that would end early and start another
+            raise PermanentError(f"{method} {path}: {exc}") from exc
 
-    def _direct_to(self, url: str) -> tuple[urllib3.HTTPConnectionPool, str] | None:
-        """The client's connection pool for the API server and the URL's path on it, asked
-        directly: the pool manager's way there (parsing each URL, finding its pool, its
-        redirect checks) was a sixth of a request's client CPU. None through a proxy, or
-        for a URL not on the configured host (the manager's way then). The pool is asked
-        for again if the host changed or the manager closed it."""
+    def _by_urllib3(
+        self,
+        method: str,
+        url: str,
+        headers: list[tuple[str, str]],
+        data: bytes | None,
+        timeout: tuple[float, float],
+    ) -> urllib3.BaseHTTPResponse:
+        return self.api.rest_client.pool_manager.request(
+            method,
+            url,
+            body=data,
+            headers=urllib3.HTTPHeaderDict(headers),
+            timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]),
+            preload_content=False,
+        )
+
+    def _direct_to(self, url: str) -> tuple[Wire, str] | None:
+        """The wire to the API server and the URL's path on it: the client's connection
+        pool makes its connections, `wire` speaks on them (see there why). None through a
+        proxy, or for a URL not on the configured host: the pool manager's way then. The
+        wire is made again if the host changed or the manager closed the pool."""
         manager = self.api.rest_client.pool_manager
         host = self.api.configuration.host
         if isinstance(manager, urllib3.ProxyManager) or not url.startswith(host):
             return None
         if self._direct is None or self._direct[0] != host or self._direct[1].pool is None:
+            if self._direct is not None:
+                self._direct[2].close()
             parsed = urllib3.util.parse_url(host)
             pool = manager.connection_from_host(parsed.host, parsed.port, parsed.scheme)
-            self._direct = (host, pool, (parsed.path or "").rstrip("/"))
-        _, pool, prefix = self._direct
-        return pool, prefix + url[len(host) :]
+            self._direct = (host, pool, Wire(pool), (parsed.path or "").rstrip("/"))
+        _, _, wire, prefix = self._direct
+        return wire, prefix + url[len(host) :]
 
     def request(self, method: str, path: str, **kwargs: Any) -> Body:
-        response = self._send(method, path, **kwargs)
-        try:
-            data = response.read()
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise TemporaryError(f"{method} {path}: {exc}") from exc
-        finally:
-            response.release_conn()
-        if not 200 <= response.status < 300:
-            raise _error(response.status, data, response.headers, f"{method} {path}")
-        return orjson.loads(data) if data else {}  # orjson: every response, a tenth the time
+        answer = self._send(method, path, **kwargs)
+        if not 200 <= answer.status < 300:
+            raise _error(answer.status, answer.body, answer.headers, f"{method} {path}")
+        return orjson.loads(answer.body) if answer.body else {}  # orjson: a tenth the time
 
     # -- controllers.base.Kube ---------------------------------------------------------
 
@@ -318,27 +341,38 @@ class ApiKube:
             "timeoutSeconds": timeout_seconds,
             **({"fieldSelector": fields} if fields else {}),
         }
-        response = self._send(
-            "GET",
-            self.path(kind, namespace),
-            query=query,
-            timeout=(min(self.timeout, 5.0), timeout_seconds + 30),
-        )
-        raw = response
+        path = self.path(kind, namespace)
         try:
-            if not 200 <= response.status < 300:
-                raise _error(response.status, raw.read(), raw.headers, f"WATCH {kind}")
-            buffer = b""
-            for chunk in raw.stream(65536, decode_content=True):
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    if line.strip():
-                        yield self._watch_event(kind, orjson.loads(line))
+            timeout = (min(self.timeout, 5.0), timeout_seconds + 30.0)
+            for line in self._stream(path, query, timeout, f"WATCH {kind}"):
+                yield self._watch_event(kind, orjson.loads(line))
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TemporaryError(f"WATCH {kind}: {exc}") from exc
+
+    def _stream(
+        self, path: str, query: dict[str, Any], timeout: tuple[float, float], what: str
+    ) -> Iterator[bytes]:
+        """A GET's answer line by line as it comes; an answer not 2xx raised as an error."""
+        url, headers = self._prepare("GET", path, query, "application/json", ())
+        direct = self._direct_to(url)
+        if direct is not None:
+            wire, target = direct
+            answer, lines = wire.stream("GET", target, headers, timeout)
+            if not 200 <= answer.status < 300:
+                raise _error(answer.status, answer.body, answer.headers, what)
+            yield from lines
+            return
+        response = self._by_urllib3("GET", url, headers, None, timeout)
+        try:
+            if not 200 <= response.status < 300:
+                raise _error(response.status, response.read(), response.headers, what)
+            buffer = b""
+            for chunk in response.stream(65536, decode_content=True):
+                buffer += chunk
+                *complete, buffer = buffer.split(b"\n")
+                yield from (line for line in complete if line.strip())
         finally:
-            raw.release_conn()
+            response.release_conn()
 
     @staticmethod
     def _watch_event(kind: Kind, event: Body) -> tuple[str, Body]:
