@@ -261,9 +261,9 @@ class Wire:
 
     def _take(self, connect_timeout: float) -> tuple[_Link, bool]:
         """An idle connection still open, or a new one; and whether it was idle."""
+        if self._pid != os.getpid():  # forked: the parent's connections and lock are not ours
+            self._idle, self._lock, self._pid = [], threading.Lock(), os.getpid()
         with self._lock:
-            if self._pid != os.getpid():  # forked: the parent's connections are not ours
-                self._idle, self._pid = [], os.getpid()
             while self._idle:
                 link = self._idle.pop()
                 if link.alive():

@@ -7,6 +7,7 @@ connections, to a server on 127.0.0.1 that answers in each of the ways HTTP allo
 from __future__ import annotations
 
 import logging
+import os
 import time
 import warnings
 from collections.abc import Iterator
@@ -246,3 +247,18 @@ def test_repeated_headers_go_as_they_are_and_a_line_break_goes_nowhere(
     with pytest.raises(PermanentError, match="line break"):
         api.request("GET", path, extra_headers=[("Impersonate-User", "ann\r\nX-Evil: 1")])
     assert len(seen) == 1
+
+
+def test_a_forked_child_opens_its_own_connection(api_server: Any) -> None:
+    api, seen, _ = api_server
+    api.get(CONFIGMAP, "ns", "parent")  # an idle connection, inherited by the child
+    pid = os.fork()
+    if pid == 0:  # the child: its answer is its exit status
+        try:
+            os._exit(0 if _value(api.get(CONFIGMAP, "ns", "child")) == "child" else 1)
+        except BaseException:
+            os._exit(2)
+    assert os.waitpid(pid, 0)[1] == 0
+    api.get(CONFIGMAP, "ns", "parent-again")
+    ports = {name: port for _, name, port in seen}
+    assert ports["child"] != ports["parent"] == ports["parent-again"]
