@@ -1,5 +1,5 @@
-"""The one module that talks to the Kubernetes API, through the official client (its
-configuration, token refresh and connection pool).
+"""The one module that talks to the Kubernetes API, with the official client's
+configuration, token refresh and connections (`controllers.wire` speaks HTTP on them).
 
 It loads the client configuration (a kubeconfig file, or the in-cluster service account),
 implements `controllers.base.Kube` with optimistic concurrency, lists and watches any kind

@@ -4,9 +4,9 @@ its answer read here, in a few lines, instead of through urllib3's and http.clie
 urllib3 still makes every connection (its TLS context: the kubeconfig's CA, its client
 certificate, the server's name, or no verification at all), so what a connection is
 stays the official client's. What this module saves is the work per request, a third of
-a worker's CPU on a real API server (`bench.cpu_profile` on the rig): http.client parses
-each answer's headers with the e-mail package, and urllib3 wraps each request in its
-retry, timeout and response objects, then reads a watch's chunks one system call each.
+a pool process's CPU on a real API server (`bench.cpu_profile` on the rig): http.client
+parses each answer's headers with the e-mail package, and urllib3 wraps each request in
+its retry, timeout and response objects and each watch chunk in a few more calls.
 
 The answer's framing is HTTP/1.1's: a Content-Length, chunks, or (HTTP/1.0, or a server
 that says so) the rest of the connection; an idle connection the server has closed is
