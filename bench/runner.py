@@ -92,3 +92,10 @@ def check_pod_room(api: KubeApi, needed: int, what: str) -> None:
             f"the cluster has room for {room} more pods (its nodes' allocatable pods, less "
             f"those running) and this scenario needs {needed}: {what}"
         )
+
+
+def check_fleet_room(api: KubeApi, count: int) -> None:
+    """check_pod_room for the fleet start_operator warms up and the scenario then creates:
+    `count` CRs of one pod each, and the warm-up CR."""
+    check_pod_room(api, count + 1,
+                   f"one for each of its {count} CRs and a warm-up (give a smaller --crs)")  # fmt: skip

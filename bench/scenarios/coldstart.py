@@ -24,7 +24,7 @@ from typing import Any
 from bench.fleet import create_deployments, create_many
 from bench.kube import KubeApi
 from bench.report import Outcome, Row, Target
-from bench.runner import FLOOR, Bench, check_pod_room, start_operator
+from bench.runner import FLOOR, Bench, check_fleet_room, start_operator
 from bench.runs import reconciles_total
 from opsboard.embedded.postgres import PostgresMissing
 
@@ -40,8 +40,7 @@ def run(bench: Bench) -> Outcome:
     count = bench.crs or bench.size(full=1000, quick=20)
     outcome = Outcome("coldstart", f"Cold start of {count:,} CRs, on {bench.server}")
     if bench.kubeconfig:
-        check_pod_room(KubeApi(bench.kubeconfig), count + 1,
-                       f"one for each of its {count} CRs and a warm-up (give a smaller --crs)")  # fmt: skip
+        check_fleet_room(KubeApi(bench.kubeconfig), count)
     runs: dict[str, dict[str, Any]] = {}
     # The fleets of the last two runs (kopf, then opsboard with 2 workers) are kept for
     # the cost and UI scenarios; the runs that are not kept go first.

@@ -18,7 +18,7 @@ from bench.cpu import CpuWindow, tree
 from bench.fleet import create_many
 from bench.report import Outcome, Row, Target
 from bench.requestlog import calls_of, split_leases
-from bench.runner import Bench, check_pod_room, start_operator
+from bench.runner import Bench, check_fleet_room, start_operator
 from bench.runs import reconciles_total
 from bench.stack import Stack
 
@@ -36,8 +36,7 @@ def run(bench: Bench) -> Outcome:
     stack, fleet = kept or (bench.stack("idle"), None)
     try:
         if fleet is None and stack.external is not None:
-            check_pod_room(stack.api, count + 1,
-                           f"one for each of its {count} CRs and a warm-up (give a smaller --crs)")  # fmt: skip
+            check_fleet_room(stack.api, count)
         if fleet is None:
             fleet = start_operator(stack, "opsboard", workers=2, pods=count + 150)
             create_many(stack.api, stack.namespace, [f"mc-{i:05d}" for i in range(count)],
