@@ -34,6 +34,7 @@ from django.conf import settings
 
 from controllers.base import Key
 from opsboard.engine import database
+from opsboard.engine.pinned_redis import PinnedRedis
 from opsboard.engine.pump import EX_SOFTWARE  # as a stalled worker: supervisors restart it
 from opsboard.engine.queue import ready_list
 from opsboard.engine.runner import reconcile_key
@@ -48,7 +49,7 @@ class KeyConsumer:
 
     def __init__(self, lists: list[str], name: str = "opsboard-key-consumer") -> None:
         self.lists = lists
-        self.client = redis.Redis.from_url(
+        self.client = PinnedRedis.from_url(
             settings.REDIS_URL,
             socket_timeout=POP_TIMEOUT + 5,
             socket_connect_timeout=5,

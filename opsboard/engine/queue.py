@@ -45,6 +45,7 @@ from django.conf import settings
 
 from controllers.base import Key
 from opsboard.celery import app
+from opsboard.engine.pinned_redis import PinnedRedis
 
 # Every reason is appended to the key's triggers (KEYS[3], the newest ARGV[4] kept; count
 # in KEYS[4]), queued or deduplicated. With ARGV[3] == '1' (a person asked), an already
@@ -224,7 +225,7 @@ def ready_list(celery_queue: str = "") -> str:
 
 @cache
 def connection() -> redis.Redis:
-    return redis.Redis.from_url(
+    return PinnedRedis.from_url(
         settings.REDIS_URL,
         socket_timeout=5,
         socket_connect_timeout=5,
