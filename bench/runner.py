@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +81,14 @@ def start_operator(stack: Stack, operator: str, *, workers: int = 2, pods: int =
         logs = "\n".join(f"--- {p.role}\n{p.tail(800)}" for p in stack.processes)
         raise StackError(f"{operator}: the warm-up CR never converged\n{logs}")
     return fleet
+
+
+def expect(fleet: Fleet, predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """`fleet.wait`, and an error when the fleet never got there: a figure measured on a
+    fleet that had not converged would be a figure of something else. `what`: what was
+    awaited, as the error names it."""
+    if fleet.wait(predicate, timeout) is None:
+        raise StackError(f"{what}: not reached within {timeout:g} s")
 
 
 def check_pod_room(api: KubeApi, needed: int, what: str) -> None:

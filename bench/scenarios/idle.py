@@ -18,7 +18,7 @@ from bench.cpu import CpuWindow, tree
 from bench.fleet import create_many
 from bench.report import Outcome, Row, Target
 from bench.requestlog import calls_of, split_leases
-from bench.runner import Bench, check_fleet_room, start_operator
+from bench.runner import Bench, check_fleet_room, expect, start_operator
 from bench.runs import reconciles_total
 from bench.stack import Stack
 
@@ -41,7 +41,8 @@ def run(bench: Bench) -> Outcome:
             fleet = start_operator(stack, "opsboard", workers=2, pods=count + 150)
             create_many(stack.api, stack.namespace, [f"mc-{i:05d}" for i in range(count)],
                         size=1)  # fmt: skip
-        fleet.wait(lambda: len(fleet.ready_ok) >= count + 1, 300)
+        expect(fleet, lambda: len(fleet.ready_ok) >= count + 1, 300,
+               f"all {count:,} CRs ready before the idle window")  # fmt: skip
         stack.retire("worker")
         stack.start_worker(2, as_make_run=True)
         stack.start_beat()

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from bench import external
 from bench.fleet import Fleet, create_many
 from bench.report import Outcome, Row, Target
-from bench.runner import Bench, start_operator
+from bench.runner import Bench, expect, start_operator
 from bench.runs import first_run_started
 from bench.stack import Stack
 from bench.stats import summary_ms
@@ -37,12 +37,13 @@ def run(bench: Bench) -> Outcome:
     with bench.stack("latency") as stack:
         fleet = start_operator(stack, "opsboard", workers=2, pods=2 * LOAD_CRS + 4)
         stack.api.create_memcached(stack.namespace, PROBE, size=1)
-        fleet.wait(lambda: fleet.ready(PROBE, 1), 60)
+        expect(fleet, lambda: fleet.ready(PROBE, 1), 60, f"{PROBE} ready")
         idle = _probe(stack, fleet, count, pause=0.1)
 
         names = [f"load-{i}" for i in range(LOAD_CRS)]
         create_many(stack.api, stack.namespace, names, size=1)
-        fleet.wait(lambda: all(fleet.ready(n, 1) for n in names), 120)
+        expect(fleet, lambda: all(fleet.ready(n, 1) for n in names), 120,
+               f"the {len(names)} load CRs ready")  # fmt: skip
         stop, patches = threading.Event(), itertools.count()
         thread = threading.Thread(target=_load, args=(stack, names, stop, patches), daemon=True)
         thread.start()

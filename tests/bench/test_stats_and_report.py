@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from bench.fleet import Fleet
 from bench.report import Outcome, Row, Target, table
+from bench.runner import expect
+from bench.stack import StackError
 from bench.stats import percentile, summary_ms
 
 
@@ -48,3 +51,11 @@ def test_table_prints_cpu_count_verdicts_and_errors():
     assert "MISSED by 10 ms (20%)" in printed
     assert "0.5x" in printed
     assert "not measured: the dashboard is missing" in printed
+
+
+def test_a_fleet_that_never_converges_fails_the_scenario_instead_of_measuring_it():
+    fleet = Fleet(api=None, namespace="bench")  # type: ignore[arg-type]  # never started
+    fleet.ready_ok.add("mc-00000")
+    expect(fleet, lambda: len(fleet.ready_ok) >= 1, 1, "one CR ready")  # held: no error
+    with pytest.raises(StackError, match=r"all 2 CRs ready: not reached within 0.05 s"):
+        expect(fleet, lambda: len(fleet.ready_ok) >= 2, 0.05, "all 2 CRs ready")
