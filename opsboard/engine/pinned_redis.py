@@ -3,8 +3,8 @@
 redis-py takes a connection from its pool before every command and gives it back after:
 the pool's lock, its counters and a poll of the socket for unread data, about a third of
 the client's CPU per call (a queue script 142 → 96 µs here; 67 with hiredis parsing the
-replies). A pool process makes a dozen calls per CR from one thread, so each thread keeps
-one connection here, and gives it back to the pool when the thread ends.
+replies). A pool process makes several calls per reconcile, all from one thread, so here
+each thread keeps one connection, and gives it back to the pool when it ends.
 
 What the pool's poll guarded against, a reply left unread by a command cut short, cannot
 reach the next command either: redis-py disconnects a connection whose send or read
