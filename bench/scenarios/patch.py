@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from bench.report import Outcome, Row, Target
-from bench.runner import FLOOR, Bench, start_operator
+from bench.runner import FLOOR, Bench, expect, start_operator
 from bench.stack import POD_START_DELAY
 from bench.stats import summary_ms
 
@@ -89,11 +89,11 @@ def _measure(bench: Bench, operator: str, count: int) -> tuple[dict[str, Any], l
         floor = operator == FLOOR
         if floor:
             stack.api.create_deployment(namespace, NAME, replicas=3)
-            fleet.wait(lambda: fleet.deployment_ready(NAME, 3), TIMEOUT)
+            expect(fleet, lambda: fleet.deployment_ready(NAME, 3), TIMEOUT, f"{NAME} ready")
         else:
             created = stack.api.create_memcached(namespace, NAME, size=3)
             generation = created["metadata"]["generation"]
-            fleet.wait(lambda: fleet.ready(NAME, generation), TIMEOUT)
+            expect(fleet, lambda: fleet.ready(NAME, generation), TIMEOUT, f"{NAME} ready")
         samples: list[list[float]] = [[], [], []]  # spec, nodes, ready
         timeouts = 0
         for i in range(count):

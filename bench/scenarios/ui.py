@@ -17,7 +17,7 @@ import requests
 
 from bench.fleet import create_many
 from bench.report import Outcome, Row, Target
-from bench.runner import Bench, check_pod_room, start_operator
+from bench.runner import Bench, check_pod_room, expect, start_operator
 from bench.runs import reconciles_total
 from bench.stack import RssSampler, Stack, StackError
 from bench.stats import summary_ms
@@ -63,9 +63,9 @@ def run(bench: Bench) -> Outcome:
         if not stack.web_url:  # the idle scenario may have started it
             stack.start_web()
         stack.api.create_memcached(stack.namespace, BIG, size=pods)
-        if fleet.wait(lambda: fleet.ready(BIG, 1), 180) is None:
-            raise StackError(f"the CR with {pods} pods never became ready")
-        fleet.wait(lambda: len(fleet.ready_ok) >= small + 2, 300)
+        expect(fleet, lambda: fleet.ready(BIG, 1), 180, f"the CR with {pods} pods ready")
+        expect(fleet, lambda: len(fleet.ready_ok) >= small + 2, 300,
+               f"all {small + 2:,} CRs ready before the pages")  # fmt: skip
         _wait_mirrored(stack, small + 2)
         session = login(stack)
 
