@@ -12,7 +12,6 @@ import sys
 import tempfile
 import time
 import traceback
-import warnings
 from pathlib import Path
 
 from bench.report import Outcome, table, write_json, write_plots
@@ -71,9 +70,6 @@ def main(argv: list[str]) -> int:
     args = parse(argv)
     # `timeout` and CI send SIGTERM: unwind like Ctrl-C so every stack stops its servers.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    # A development cluster's kubeconfig may skip TLS verification (the rig's does): say so
-    # once in its README, not on every request of the bench's own client.
-    warnings.filterwarnings("ignore", message="Unverified HTTPS request")
     workdir = Path(tempfile.mkdtemp(prefix="opsboard-bench-"))
     bench = Bench(
         quick=args.quick,

@@ -8,11 +8,13 @@ kubeconfig loading, auth and TLS, and hands back plain dicts.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import kubernetes
+import urllib3
 import yaml
 from kubernetes.watch.watch import iter_resp_lines
 
@@ -42,6 +44,14 @@ class KubeApi:
         self.client.rest_client.pool_manager.connection_pool_kw["maxsize"] = 32
         # kubesim's request log names the client: the bench's own calls are left out of costs.
         self.client.user_agent = USER_AGENT
+        if not self.client.configuration.verify_ssl:
+            # A development cluster's kubeconfig may skip TLS verification (the rig's does):
+            # its README says so once; urllib3 would on every request of every bench client.
+            warnings.filterwarnings(
+                "ignore",
+                message="Unverified HTTPS request",
+                category=urllib3.exceptions.InsecureRequestWarning,
+            )
 
     def request(
         self,

@@ -1,8 +1,10 @@
 """The thin, shared write steps of a reconcile: create or correct a child, write status.
 
 Reads come from the engine's cache; a child's patch goes through `ctx.kube` with the
-resourceVersion it was computed from, so a stale cache costs a 409 and a diff against the
-server's copy, never a lost update. The status is ours alone and a key runs once at a time,
+resourceVersion it was computed from, against the operator's own writes (`conflict_on`): a
+cache older than the last run's own patch costs a 409 and a diff against the server's
+copy, never a change made (and reported) twice; others' writes since, the child's
+controller updating its status, do not stop a patch of the fields we own. The status is ours alone and a key runs once at a time,
 each run from a mirror at least as new as the last one's, so it is patched without one (as
 kopf does, and controller-runtime's MergeFrom): a precondition only failed when the mirror
 had not yet caught up with the previous run's own status write. Nothing is written when
@@ -68,15 +70,16 @@ def ensure_child(
         return have
     namespace = want["metadata"]["namespace"]
     try:
+        version = have["metadata"]["resourceVersion"]
         updated = ctx.kube.patch(
-            kind, namespace, name, patch, resource_version=have["metadata"]["resourceVersion"]
+            kind, namespace, name, patch, resource_version=version, conflict_on="own"
         )
     except Conflict:
-        # The mirror has not caught up with a write since (on a real cluster, most often
-        # the child's controller updating its status, as it may again at any moment): diff
-        # against the server's copy and patch it without a precondition, as
-        # controller-runtime's MergeFrom does, rather than retry the whole reconcile. A
-        # spec change racing this patch changes the child's generation, which wakes us.
+        # The mirror has not caught up with a write since (a run's own, or, from a Kube
+        # that keeps no record of its writes, anyone's): diff against the server's copy
+        # and patch it without a precondition, as controller-runtime's MergeFrom does,
+        # rather than retry the whole reconcile. A spec change racing this patch changes
+        # the child's generation, which wakes us.
         fresh = ctx.kube.get(kind, namespace, name)
         if fresh is None or deep_get(fresh, "metadata.deletionTimestamp"):
             raise

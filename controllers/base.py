@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 Body = dict[str, Any]  # a Kubernetes object as plain JSON data
 Manifest = dict[str, Any]  # a desired object, ready to create or compare
+# Which writes since `resource_version` make a patch fail with a Conflict (Kube.patch).
+ConflictOn = Literal["any", "own"]
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,14 @@ class Kube(Protocol):
         patch: Body,
         *,
         resource_version: str | None = None,
-    ) -> Body: ...
+        conflict_on: ConflictOn = "any",
+    ) -> Body:
+        """A JSON merge patch. With `resource_version` (the copy it was computed from), a
+        Conflict if the object was written since: by anyone ("any"), or ("own") only if
+        that copy may not show this operator's own last write of it; others' writes since
+        (a child's controller updating its status) do not stop a patch of fields the
+        operator owns. A Kube that keeps no record of its writes takes "own" as "any"."""
+        ...
 
     def patch_status(
         self,

@@ -28,7 +28,15 @@ import orjson
 import urllib3
 from kubernetes import client, config
 
-from controllers.base import EVENT, Body, Kind, Manifest, PermanentError, TemporaryError
+from controllers.base import (
+    EVENT,
+    Body,
+    ConflictOn,
+    Kind,
+    Manifest,
+    PermanentError,
+    TemporaryError,
+)
 from controllers.wire import Answer, Wire
 
 log = logging.getLogger(__name__)
@@ -280,8 +288,11 @@ class ApiKube:
         patch: Body,
         *,
         resource_version: str | None = None,
+        conflict_on: ConflictOn = "any",
     ) -> Body:
-        """A JSON merge patch; with `resource_version`, a Conflict if the object moved on."""
+        """A JSON merge patch; with `resource_version`, a Conflict if the object moved on.
+        `conflict_on` is taken as "any": this client keeps no record of its writes."""
+        del conflict_on
         return self._patch(self.path(kind, namespace, name), patch, resource_version)
 
     def patch_status(

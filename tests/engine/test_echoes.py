@@ -8,8 +8,8 @@ import pytest
 from django.test import override_settings
 
 from controllers.base import Key
-from controllers.kube import ApiKube
-from opsboard.engine.echoes import echoes_of
+from controllers.kube import ApiKube, Conflict
+from opsboard.engine.echoes import OwnWrites, echoes_of, shows_own_write
 from opsboard.engine.mapping import keys_for
 from opsboard.engine.queue import connection
 from opsboard.engine.registered import controllers
@@ -72,5 +72,51 @@ def test_with_redis_down_every_change_counts_as_news(
     try:
         with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):  # nothing listens there
             assert echoes_of(changes) == [False]
+    finally:
+        connection.cache_clear()
+
+
+def test_a_patch_against_own_writes_passes_others_and_stops_at_a_copy_without_its_own(
+    in_process: None, api: ApiKube, namespace: str
+) -> None:
+    """conflict_on="own": another writer since the copy (as a child's controller updating
+    its status) does not stop the patch, and what that writer wrote stays; a copy older
+    than the operator's own last write of the object does stop it. A plain precondition,
+    and a Kube that keeps no record of its writes (ApiKube), stop at any write."""
+    copy = _reconciled(api, namespace, "guarded")  # the run's create: its recorded write
+    version = copy["metadata"]["resourceVersion"]
+    api.patch(CONFIGMAP, namespace, "guarded", {"metadata": {"labels": {"by": "someone"}}})
+    kube = OwnWrites(api, TOY)
+    change = {"data": {"added": "1"}}
+    with pytest.raises(Conflict):
+        kube.patch(CONFIGMAP, namespace, "guarded", change, resource_version=version)
+    with pytest.raises(Conflict):
+        api.patch(CONFIGMAP, namespace, "guarded", change, resource_version=version,
+                  conflict_on="own")  # fmt: skip
+
+    patched = kube.patch(
+        CONFIGMAP, namespace, "guarded", change, resource_version=version, conflict_on="own"
+    )
+    assert patched["data"]["added"] == "1"
+    assert patched["metadata"]["labels"]["by"] == "someone"
+    # `copy` does not show that patch: a run reading it would find its change undone.
+    with pytest.raises(Conflict):
+        kube.patch(CONFIGMAP, namespace, "guarded", {"data": {"added": "2"}},
+                   resource_version=version, conflict_on="own")  # fmt: skip
+    server = api.get(CONFIGMAP, namespace, "guarded")
+    assert server is not None and server["data"]["added"] == "1"
+    assert shows_own_write(CONFIGMAP, namespace, "guarded", patched["metadata"]["resourceVersion"])
+
+
+def test_without_a_record_the_copy_shows_every_own_write_and_without_redis_none(
+    in_process: None, api: ApiKube, namespace: str
+) -> None:
+    """No own write recorded (none for TTL_MS): nothing of ours can be missing from the copy.
+    Redis unreachable: not known, so the precondition stays."""
+    assert shows_own_write(CONFIGMAP, namespace, "never-written", "1")
+    connection.cache_clear()
+    try:
+        with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):  # nothing listens there
+            assert not shows_own_write(CONFIGMAP, namespace, "never-written", "1")
     finally:
         connection.cache_clear()
