@@ -12,6 +12,10 @@ key as before. An echo the watcher maps before the run has recorded it (rare: a 
 owned changes waits up to OPSBOARD_OWNED_LINGER_SECONDS) costs a run, as it always did; a
 record lost with Redis costs the same. Writes of the primary object itself are not
 recorded: a run that changes its own CR's spec may count on the run that follows.
+
+The same records tell a run whether its copy of a child shows the last own write of it
+(`shows_own_write`): if so, a patch computed from that copy needs no precondition against
+the writes of others since (`Kube.patch`'s conflict_on="own").
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ class OwnWrites:
             and conflict_on == "own"
             and shows_own_write(kind, namespace, name, resource_version)
         ):
-            resource_version = None  # only others have written it since: see shows_own_write
+            resource_version = None  # what the copy lacks is others' writes only
         updated = self.kube.patch(kind, namespace, name, patch, resource_version=resource_version)
         return self._record(kind, updated)
 
