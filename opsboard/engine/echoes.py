@@ -113,8 +113,8 @@ def shows_own_write(kind: Kind, namespace: str, name: str, version: str) -> bool
     so that a patch computed from it needs no precondition against others' writes since.
 
     Against the child's controller updating its status, a patch of a child with its
-    mirror copy's version as precondition met a 409 (on kubesim one size change in ten, in
-    the patch benchmark), then read the child and patched again: two requests more. What
+    mirror copy's version as precondition met a 409 (on the rig, 7 and 10 size changes of
+    200 in the patch benchmark), then read the child and patched again: two requests. What
     the precondition is for is a copy older than the previous run's own patch: from it a
     run would find its own change undone and make it (and report it) again. A copy at
     least as new as the recorded write is not that. No record (none in TTL_MS, or Redis
