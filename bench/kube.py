@@ -8,16 +8,15 @@ kubeconfig loading, auth and TLS, and hands back plain dicts.
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import kubernetes
-import urllib3
 import yaml
 from kubernetes.watch.watch import iter_resp_lines
 
+from controllers.kube import say_unverified
 from controllers.memcached.desired import desired_deployment
 
 MEMCACHED_PATH = "/apis/cache.example.com/v1alpha1"
@@ -44,14 +43,9 @@ class KubeApi:
         self.client.rest_client.pool_manager.connection_pool_kw["maxsize"] = 32
         # kubesim's request log names the client: the bench's own calls are left out of costs.
         self.client.user_agent = USER_AGENT
-        if not self.client.configuration.verify_ssl:
-            # A development cluster's kubeconfig may skip TLS verification (the rig's does):
-            # its README says so once; urllib3 would on every request of every bench client.
-            warnings.filterwarnings(
-                "ignore",
-                message="Unverified HTTPS request",
-                category=urllib3.exceptions.InsecureRequestWarning,
-            )
+        # A kubeconfig that skips TLS verification (the rig's) is said once, as opsboard's
+        # own clients say it, not by urllib3 on every request of every bench client.
+        say_unverified(self.client.configuration)
 
     def request(
         self,

@@ -69,14 +69,14 @@ def load_api_client(*, kubeconfig: str = "", pool_size: int = 32) -> client.ApiC
         config.load_incluster_config(client_configuration=configuration)
     configuration.connection_pool_maxsize = pool_size
     _throttle_refresh(configuration)
-    _say_unverified(configuration)
+    say_unverified(configuration)
     return client.ApiClient(configuration)
 
 
-_unverified: set[str] = set()  # the hosts _say_unverified has warned of in this process
+_unverified: set[str] = set()  # the hosts say_unverified has warned of in this process
 
 
-def _say_unverified(configuration: client.Configuration) -> None:
+def say_unverified(configuration: client.Configuration) -> None:
     """A kubeconfig that skips TLS verification (insecure-skip-tls-verify) is said once per
     host and process, here, instead of by urllib3's warning on every request: against the
     rig (whose kubeconfig skips it) that was 146 lines in a `make run`'s first half minute,
