@@ -36,7 +36,8 @@ TTL_MS = 60_000  # far longer than any watch's delay; a record is a few dozen by
 PREFIX = "opsboard:echo:"
 
 
-def _name(kind: Kind, namespace: str, name: str) -> str:
+def record_name(kind: Kind, namespace: str, name: str) -> str:
+    """The Redis key of the record of the last own write of an object."""
     return f"{PREFIX}{kind.api_version}/{kind.kind}/{namespace}/{name}"
 
 
@@ -101,7 +102,7 @@ class OwnWrites:
         version = meta.get("resourceVersion")
         if kind != self.primary and version:
             try:
-                name = _name(kind, meta.get("namespace", ""), meta.get("name", ""))
+                name = record_name(kind, meta.get("namespace", ""), meta.get("name", ""))
                 connection().set(name, version, px=TTL_MS)
             except redis.RedisError as exc:  # the echo will cost a run, nothing more
                 log.warning("Could not record the write of %s %s: %s", kind, meta.get("name"), exc)
@@ -118,14 +119,16 @@ def shows_own_write(kind: Kind, namespace: str, name: str, version: str) -> bool
     the precondition is for is a copy older than the previous run's own patch: from it a
     run would find its own change undone and make it (and report it) again. A copy at
     least as new as the recorded write is not that. No record (none in TTL_MS, or Redis
-    lost it): the mirror has long caught up. Redis unreachable, or versions that are not
-    integers: not known, so the precondition stays."""
+    restarted and lost it), Redis unreachable, or versions that are not integers: not
+    known, so the precondition stays. A watcher lagging past TTL_MS, or one behind a Redis
+    restart, can still hold a copy without the last own write; a child nobody has written
+    for a minute meets no 409 anyway."""
     try:
-        recorded = connection().get(_name(kind, namespace, name))
+        recorded = connection().get(record_name(kind, namespace, name))
     except redis.RedisError:
         return False
     if recorded is None:
-        return True
+        return False
     own = version_number(recorded.decode() if isinstance(recorded, bytes) else recorded)
     mine = version_number(version)
     return mine is not None and own is not None and mine >= own
@@ -139,7 +142,7 @@ def echoes_of(changes: Sequence[Change]) -> list[bool]:
     names, versions = [], []
     for change in changes:
         meta = change.body.get("metadata") or {}
-        names.append(_name(change.kind, meta.get("namespace", ""), meta.get("name", "")))
+        names.append(record_name(change.kind, meta.get("namespace", ""), meta.get("name", "")))
         versions.append(str(meta.get("resourceVersion") or ""))
     try:
         recorded = connection().mget(names)

@@ -9,7 +9,7 @@ from django.test import override_settings
 
 from controllers.base import Key
 from controllers.kube import ApiKube, Conflict
-from opsboard.engine.echoes import OwnWrites, echoes_of, shows_own_write
+from opsboard.engine.echoes import OwnWrites, echoes_of, record_name, shows_own_write
 from opsboard.engine.mapping import keys_for
 from opsboard.engine.queue import connection
 from opsboard.engine.registered import controllers
@@ -108,15 +108,23 @@ def test_a_patch_against_own_writes_passes_others_and_stops_at_a_copy_without_it
     assert shows_own_write(CONFIGMAP, namespace, "guarded", patched["metadata"]["resourceVersion"])
 
 
-def test_without_a_record_the_copy_shows_every_own_write_and_without_redis_none(
+def test_without_a_record_or_without_redis_the_precondition_stays(
     in_process: None, api: ApiKube, namespace: str
 ) -> None:
-    """No own write recorded (none for TTL_MS): nothing of ours can be missing from the copy.
-    Redis unreachable: not known, so the precondition stays."""
-    assert shows_own_write(CONFIGMAP, namespace, "never-written", "1")
+    """No own write recorded (none for TTL_MS, or Redis restarted since): a lagging mirror
+    may still lack it, so the copy is not known to show it; the patch keeps its
+    precondition and a copy older than the server's is refused. Redis unreachable: the same."""
+    copy = _reconciled(api, namespace, "forgotten")
+    version = copy["metadata"]["resourceVersion"]
+    connection().delete(record_name(CONFIGMAP, namespace, "forgotten"))
+    assert not shows_own_write(CONFIGMAP, namespace, "forgotten", version)
+    api.patch(CONFIGMAP, namespace, "forgotten", {"metadata": {"labels": {"by": "someone"}}})
+    with pytest.raises(Conflict):
+        OwnWrites(api, TOY).patch(CONFIGMAP, namespace, "forgotten", {"data": {"added": "1"}},
+                                  resource_version=version, conflict_on="own")  # fmt: skip
     connection.cache_clear()
     try:
         with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):  # nothing listens there
-            assert not shows_own_write(CONFIGMAP, namespace, "never-written", "1")
+            assert not shows_own_write(CONFIGMAP, namespace, "forgotten", version)
     finally:
         connection.cache_clear()
