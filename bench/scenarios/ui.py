@@ -83,6 +83,9 @@ def run(bench: Bench) -> Outcome:
         at_large = _time_page(session, stack.web_url + LIST_PATH, requests_per_page)
         fragment_large = _time_page(session, stack.web_url + LIST_PATH, requests_per_page,
                                     htmx=True)  # fmt: skip
+        # The watcher's peak before the resync apart: the window's churn (its CRs' status
+        # writes, watched back) grows with the machine's pace, the mirror's size does not.
+        figures["watcher_rss_mb_before_resync"] = stack.rss.peak_mb.get("watcher")
         figures["resync_at_large"] = _resync_everything(stack, bench.size(full=60, quick=10))
         figures["rss_mb_at_large"] = dict(stack.rss.peak_mb) | figures["resync_at_large"].pop(
             "peak_rss_mb"
@@ -108,6 +111,9 @@ def run(bench: Bench) -> Outcome:
                 target = Target(limit) if count == large and not bench.quick else None
                 outcome.rows.append(Row(f"peak RSS {role} at {count:,} CRs",
                                         round(figures[key][role], 1), "MB", target=target))  # fmt: skip
+    if (before := figures["watcher_rss_mb_before_resync"]) is not None:
+        outcome.rows.append(Row(f"peak RSS watcher at {large:,} CRs, before the resync",
+                                round(before, 1), "MB"))  # fmt: skip
     outcome.samples = {
         f"list at {small:,}": at_small,
         f"list at {large:,}": at_large,
