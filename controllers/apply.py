@@ -4,7 +4,8 @@ Reads come from the engine's cache; a child's patch goes through `ctx.kube` with
 resourceVersion it was computed from, against the operator's own writes (`conflict_on`): a
 cache older than the last run's own patch costs a 409 and a diff against the server's
 copy, never a change made (and reported) twice; others' writes since, the child's
-controller updating its status, do not stop a patch of the fields we own. The status is
+controller updating its status, do not stop a patch of the fields we own (if the engine
+knows our last write of it: see `Kube.patch`'s conflict_on). The status is
 ours alone and a key runs once at a time, each run from a mirror at least as new as the
 last one's, so it is patched without one (as kopf does, and controller-runtime's
 MergeFrom): a precondition only failed when the mirror had not yet caught up with the
