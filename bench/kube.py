@@ -179,6 +179,16 @@ class KubeApi:
         )
         return patched
 
+    # -- a real API server's own metrics ---------------------------------------------------
+    def metrics(self) -> str:
+        """The server's /metrics text (not served by kubesim): `requestlog.served_counts`
+        reads its count of every client's requests."""
+        response = self._send("GET", "/metrics", timeout=30)
+        data = response.read()
+        if response.status >= 400:
+            raise ApiError(response.status, data)
+        return str(data.decode())
+
     # -- kubesim's request log (kubesim only) ----------------------------------------------
     def clear_request_log(self) -> None:
         self.request("DELETE", "/_kubesim/requests")

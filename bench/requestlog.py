@@ -1,7 +1,9 @@
-"""What kubesim's request log says: requests split from leader election, writes, calls."""
+"""What kubesim's request log says: requests split from leader election, writes, calls;
+and, on a real API server, the same records made from its own count of what it served."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -33,3 +35,52 @@ def calls_of(records: list[dict[str, Any]]) -> dict[str, int]:
             for r in records
         ).most_common()
     )
+
+
+# One series of a real API server's `apiserver_request_total` on /metrics, and its labels.
+_SERIES = re.compile(r"^apiserver_request_total\{(.*)\} (\S+)$")
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+# The server's verbs in the request log's words (kubesim logs the RBAC verb).
+_VERBS = {"POST": "create", "PUT": "update", "APPLY": "patch"}
+# What a real control plane asks by itself while nothing changes (the rig, 60 s with no
+# operator): every component's Lease, the nodes' status, the kubernetes Service's endpoints,
+# the fake kubelet's storage lists each second, discovery. No operator of ours asks for
+# these when it has nothing to do, so they are left out of its count.
+CONTROL_PLANE_OWN = frozenset(
+    {"leases", "nodes", "endpoints", "endpointslices", "persistentvolumes", "storageclasses"}
+)
+_CONTROL_PLANE_LISTS = frozenset({"persistentvolumeclaims"})  # the fake provisioner's
+
+
+def served_counts(metrics: str) -> Counter[tuple[str, str, str]]:
+    """A real API server's count of the requests it has answered, from its /metrics text:
+    by verb (the request log's word), resource and subresource."""
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for line in metrics.splitlines():
+        if (series := _SERIES.match(line)) is None:
+            continue
+        labels = dict(_LABEL.findall(series[1]))
+        verb = labels.get("verb", "")
+        key = (_VERBS.get(verb, verb.lower()), labels.get("resource", ""),
+               labels.get("subresource", ""))  # fmt: skip
+        counts[key] += int(float(series[2]))
+    return counts
+
+
+def served_between(
+    before: Counter[tuple[str, str, str]], after: Counter[tuple[str, str, str]]
+) -> list[dict[str, Any]]:
+    """The requests a real server answered between two counts, as request-log records,
+    watches aside and what its control plane asks by itself left out: every other client's
+    are in, so this is at most what the product asked."""
+    records: list[dict[str, Any]] = []
+    for (verb, resource, subresource), count in (after - before).items():
+        if (
+            verb in ("watch", "connect")
+            or not resource
+            or resource in CONTROL_PLANE_OWN
+            or (verb == "list" and resource in _CONTROL_PLANE_LISTS)
+        ):
+            continue
+        records += [{"verb": verb, "resource": resource, "subresource": subresource}] * count
+    return records

@@ -6,6 +6,7 @@ import pytest
 
 from bench.fleet import Fleet
 from bench.report import Outcome, Row, Target, table
+from bench.requestlog import served_between, served_counts
 from bench.runner import expect
 from bench.stack import StackError
 from bench.stats import percentile, summary_ms
@@ -59,3 +60,36 @@ def test_a_fleet_that_never_converges_fails_the_scenario_instead_of_measuring_it
     expect(fleet, lambda: len(fleet.ready_ok) >= 1, 1, "one CR ready")  # held: no error
     with pytest.raises(StackError, match=r"all 2 CRs ready: not reached within 0.05 s"):
         expect(fleet, lambda: len(fleet.ready_ok) >= 2, 0.05, "all 2 CRs ready")
+
+
+def test_a_real_servers_count_of_requests_becomes_the_request_logs_records():
+    """apiserver_request_total, read twice: what was served between, watches and the
+    control plane's own asking (its Leases, the nodes, the storage lists) left out."""
+
+    def metrics(patches: int, lists: int) -> str:
+        return "\n".join([
+            "# TYPE apiserver_request_total counter",
+            'apiserver_request_total{code="200",group="apps",resource="deployments",'
+            f'subresource="",verb="PATCH",version="v1"}} {patches}',
+            'apiserver_request_total{code="409",group="apps",resource="deployments",'
+            'subresource="",verb="PATCH",version="v1"} 1',
+            'apiserver_request_total{code="201",group="",resource="events",subresource="",'
+            'verb="POST",version="v1"} 3',
+            'apiserver_request_total{code="200",group="",resource="pods",subresource="",'
+            f'verb="WATCH",version="v1"}} {lists}',
+            'apiserver_request_total{code="200",group="coordination.k8s.io",resource="leases",'
+            f'subresource="",verb="PUT",version="v1"}} {lists}',
+            'apiserver_request_total{code="200",group="",resource="persistentvolumeclaims",'
+            f'subresource="",verb="LIST",version="v1"}} {lists}',
+            'apiserver_request_longrunning_count{resource="pods",verb="WATCH"} 9',
+        ])  # fmt: skip
+
+    before = served_counts(metrics(patches=5, lists=10))
+    assert before[("patch", "deployments", "")] == 6  # both codes
+    assert before[("create", "events", "")] == 3
+    assert served_between(before, served_counts(metrics(patches=5, lists=70))) == []
+    after = served_counts(metrics(patches=7, lists=70))
+    assert (
+        served_between(before, after)
+        == [{"verb": "patch", "resource": "deployments", "subresource": ""}] * 2
+    )
