@@ -42,14 +42,15 @@ _SERIES = re.compile(r"^apiserver_request_total\{(.*)\} (\S+)$")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 # The server's verbs in the request log's words (kubesim logs the RBAC verb).
 _VERBS = {"POST": "create", "PUT": "update", "APPLY": "patch"}
-# What a real control plane asks by itself while nothing changes (the rig, 60 s with no
+# What a real control plane asks by itself while nothing changes (the rig, 200 s with no
 # operator): every component's Lease, the nodes' status, the kubernetes Service's endpoints,
-# the fake kubelet's storage lists each second, discovery. No operator of ours asks for
-# these when it has nothing to do, so they are left out of its count.
+# the fake kubelet's storage lists each second, discovery; and lists of every Service, the
+# API server's own ClusterIP and NodePort repair loops, every few minutes. No operator of
+# ours asks for these when it has nothing to do, so they are left out of its count.
 CONTROL_PLANE_OWN = frozenset(
     {"leases", "nodes", "endpoints", "endpointslices", "persistentvolumes", "storageclasses"}
 )
-_CONTROL_PLANE_LISTS = frozenset({"persistentvolumeclaims"})  # the fake provisioner's
+CONTROL_PLANE_LISTS = frozenset({"persistentvolumeclaims", "services"})
 
 
 def served_counts(metrics: str) -> Counter[tuple[str, str, str]]:
@@ -79,7 +80,7 @@ def served_between(
             verb in ("watch", "connect")
             or not resource
             or resource in CONTROL_PLANE_OWN
-            or (verb == "list" and resource in _CONTROL_PLANE_LISTS)
+            or (verb == "list" and resource in CONTROL_PLANE_LISTS)
         ):
             continue
         records += [{"verb": verb, "resource": resource, "subresource": subresource}] * count

@@ -19,6 +19,7 @@ from bench.cpu import CpuWindow, tree
 from bench.fleet import create_many
 from bench.report import Outcome, Row, Target
 from bench.requestlog import (
+    CONTROL_PLANE_LISTS,
     CONTROL_PLANE_OWN,
     calls_of,
     served_between,
@@ -107,7 +108,9 @@ def run(bench: Bench) -> Outcome:
             "API requests: the server's own count (apiserver_request_total), every client's, "
             "watches aside and without what the control plane asks by itself ("
             + ", ".join(sorted(CONTROL_PLANE_OWN))
-            + ", the fake kubelet's PVC lists); Leases are every component's, not counted"
+            + "; lists of "
+            + ", ".join(sorted(CONTROL_PLANE_LISTS))
+            + "); Leases are every component's, not counted"
             + (f"; in the window: {calls_of(others)}" if others else "")
         )
     if kept is None:
