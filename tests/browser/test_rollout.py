@@ -4,6 +4,8 @@ from 3 to 5 and watches the new pods appear; an admin finds the audit entry."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from controllers.kube import ApiKube
@@ -36,8 +38,11 @@ def test_operator_scales_3_to_5_and_watches_the_rollout(
 
     page = page_as(operator)
     page.get_by_role("link", name="All resources").click()
-    page.get_by_label("Name or label=value").fill("cache-a")
     page.get_by_label("Namespace").select_option(namespace)
+    page.get_by_label("Name or label=value").fill("cache-a")
+    # The list filters itself as one types and pushes the filter into the URL: a click
+    # before that would race its navigation against the list's own refresh.
+    page.wait_for_url(re.compile("search=cache-a"))
     page.locator("#cr-rows tr", has_text=namespace).first.wait_for()
     page.locator("#cr-rows tr", has_text=namespace).get_by_role("link", name="cache-a").click()
     nodes = page.locator("[id^=cr-nodes-] tbody tr")
