@@ -184,10 +184,10 @@ class KubeApi:
         """The server's /metrics text (not served by kubesim): `requestlog.served_counts`
         reads its count of every client's requests."""
         response = self._send("GET", "/metrics", timeout=30)
-        data = response.read()
+        data: bytes = response.read()
         if response.status >= 400:
             raise ApiError(response.status, data)
-        return str(data.decode())
+        return data.decode()
 
     # -- kubesim's request log (kubesim only) ----------------------------------------------
     def clear_request_log(self) -> None:

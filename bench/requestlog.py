@@ -3,9 +3,10 @@ and, on a real API server, the same records made from its own count of what it s
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any
+
+from prometheus_client.parser import text_string_to_metric_families
 
 from bench.kube import WRITE_VERBS
 
@@ -37,9 +38,6 @@ def calls_of(records: list[dict[str, Any]]) -> dict[str, int]:
     )
 
 
-# One series of a real API server's `apiserver_request_total` on /metrics, and its labels.
-_SERIES = re.compile(r"^apiserver_request_total\{(.*)\} (\S+)$")
-_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 # The server's verbs in the request log's words (kubesim logs the RBAC verb).
 _VERBS = {"POST": "create", "PUT": "update", "APPLY": "patch"}
 # What a real control plane asks by itself while nothing changes (the rig, 200 s with no
@@ -54,17 +52,18 @@ CONTROL_PLANE_LISTS = frozenset({"persistentvolumeclaims", "services"})
 
 
 def served_counts(metrics: str) -> Counter[tuple[str, str, str]]:
-    """A real API server's count of the requests it has answered, from its /metrics text:
-    by verb (the request log's word), resource and subresource."""
+    """A real API server's count of the requests it has answered, from its /metrics text
+    (`apiserver_request_total`): by verb (the request log's word), resource and
+    subresource."""
     counts: Counter[tuple[str, str, str]] = Counter()
-    for line in metrics.splitlines():
-        if (series := _SERIES.match(line)) is None:
-            continue
-        labels = dict(_LABEL.findall(series[1]))
-        verb = labels.get("verb", "")
-        key = (_VERBS.get(verb, verb.lower()), labels.get("resource", ""),
-               labels.get("subresource", ""))  # fmt: skip
-        counts[key] += int(float(series[2]))
+    for family in text_string_to_metric_families(metrics):
+        for sample in family.samples:
+            if sample.name == "apiserver_request_total":
+                labels = sample.labels
+                verb = labels.get("verb", "")
+                key = (_VERBS.get(verb, verb.lower()), labels.get("resource", ""),
+                       labels.get("subresource", ""))  # fmt: skip
+                counts[key] += int(sample.value)
     return counts
 
 
