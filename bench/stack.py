@@ -9,7 +9,8 @@ between stacks, so one scenario's leftovers never slow the next.
 Given a kubeconfig (`python -m bench --kubeconfig FILE`), a stack uses that cluster
 instead of starting kubesim: a namespace of its own, deleted when the stack stops,
 which the operator alone watches and where it keeps its leader-election Lease, so
-stacks and other users of a shared cluster stay apart.
+stacks and other users of a shared cluster stay apart. There the operator signs in as
+an account of that namespace, whose requests the server counts (bench.flowschemas).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 
 import psutil
 
+from bench import flowschemas
 from bench.fleet import Fleet
 from bench.kube import ApiError, KubeApi
 from opsboard.embedded.postgres import EmbeddedPostgres
@@ -141,7 +143,8 @@ class Stack:
         self.redis: EmbeddedRedis | None = None
         self.postgres: EmbeddedPostgres | None = None  # when use_postgres() replaced SQLite
         self.external = kubeconfig  # a cluster that is not ours to start: no kubesim
-        self.kubeconfig = kubeconfig or self.dir / "kubeconfig"
+        self.kubeconfig = kubeconfig or self.dir / "kubeconfig"  # the bench's own
+        self.requests_counted = False  # on a real cluster: the operator's, by the server
         # On a shared cluster a left-over namespace may still be terminating: a fresh name.
         self.namespace = f"bench-{name}-{secrets.token_hex(2)}" if kubeconfig else "bench"
         self.rss = RssSampler(self.processes)
@@ -194,6 +197,11 @@ class Stack:
         self.api.apply_crds()
         self.wait_for("the Memcached CRD", self._crd_served, timeout=30)
         self.api.create_namespace(self.namespace)
+        operator = flowschemas.install(self.api, self.namespace, self.kubeconfig,
+                                       self.dir / "operator.kubeconfig")  # fmt: skip
+        if operator is not None:
+            self.env["KUBECONFIG"] = str(operator)
+            self.requests_counted = True
         self.rss.start()
         return self
 
@@ -352,6 +360,7 @@ class Stack:
         finally:
             self.processes.clear()
             if self.external is not None:
+                flowschemas.uninstall(self.api, self.namespace)
                 self._delete_namespace()
 
     def _delete_namespace(self, timeout: float = 180.0) -> None:

@@ -22,6 +22,6 @@ SCENARIOS: dict[str, Callable[[Bench], Outcome]] = {
 # Run only when named (`python -m bench scale`): docs/scaling.md's inputs, not the table's.
 ON_REQUEST = {"scale"}
 
-# What needs kubesim's own hooks (its request log, its API's internals, fault injection)
-# or a stack of its own outside a namespace: not run against a real cluster.
-KUBESIM_ONLY = frozenset({"kubesim", "cost", "heal", "scale"})
+# What needs kubesim's own hooks (its API's internals, fault injection) or a stack of its
+# own outside a namespace: not run against a real cluster.
+KUBESIM_ONLY = frozenset({"kubesim", "heal", "scale"})

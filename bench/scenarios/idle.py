@@ -6,8 +6,8 @@ fragment polls every 5 s while visible: that polling is part of what is counted.
 Reports the CPU of all product processes over the window in % of one core (psutil user +
 system, reaped children included), the split per process, the browser's own CPU apart
 (it is not the product), and the API requests the product made in the window: kubesim's
-request log; on a real cluster the API server's own count, every client's but what its
-control plane asks by itself (so at most the product's), Leases not told apart.
+request log; on a real cluster the API server's own count of the product's requests
+(bench.flowschemas).
 """
 
 from __future__ import annotations
@@ -18,14 +18,7 @@ from bench.browser import overview_tab
 from bench.cpu import CpuWindow, tree
 from bench.fleet import create_many
 from bench.report import Outcome, Row, Target
-from bench.requestlog import (
-    CONTROL_PLANE_LISTS,
-    CONTROL_PLANE_OWN,
-    calls_of,
-    served_between,
-    served_counts,
-    split_leases,
-)
+from bench.requestlog import RequestMeter
 from bench.runner import Bench, check_fleet_room, expect, start_operator
 from bench.runs import reconciles_total
 from bench.stack import Stack
@@ -59,10 +52,7 @@ def run(bench: Bench) -> Outcome:
         with overview_tab(stack) as tab:
             tab.stay(settle)
             visibility = tab.visibility()
-            if not stack.external:
-                stack.api.clear_request_log()
-            else:
-                served = served_counts(stack.api.metrics())
+            requests = RequestMeter(stack).start()
             runs_before = reconciles_total(stack.db)
             del tab.htmx_requests[:]
             meter = CpuWindow(lambda: _groups(stack) | {BROWSER: tab.processes()}).start()
@@ -70,10 +60,7 @@ def run(bench: Bench) -> Outcome:
             elapsed, used, processes = meter.stop()
             polls = len(tab.htmx_requests)
         runs = reconciles_total(stack.db) - runs_before
-        if stack.external:
-            log = served_between(served, served_counts(stack.api.metrics()))
-        else:
-            log = stack.api.request_log()
+        asked = requests.stop()
         stack.retire("beat")  # the UI scenario measures without it, as before
     except BaseException:
         stack.stop()
@@ -91,11 +78,10 @@ def run(bench: Bench) -> Outcome:
     outcome.rows.append(Row(f"{BROWSER}, apart", percent.get(BROWSER), "% of a core"))
     outcome.rows.append(Row("overview polls (htmx) in the window", polls, "n"))
     outcome.rows.append(Row("reconciles in the window", runs, "n"))
-    others, leases = split_leases(log)
     outcome.rows.append(Row("API requests in the window, leader election aside",
-                            len(others), "n", target=Target(0)))  # fmt: skip
+                            None if asked is None else asked.requests, "n", target=Target(0)))  # fmt: skip
     outcome.rows.append(Row("leader election (Lease) requests in the window",
-                            None if stack.external else len(leases), "n"))  # fmt: skip
+                            None if asked is None else asked.leases, "n"))  # fmt: skip
     outcome.notes.append(
         f"CPU: psutil user + system of every process (reaped children included) over "
         f"{elapsed:.0f} s, after {settle} s to settle; worker started with `make run`'s "
@@ -103,16 +89,11 @@ def run(bench: Bench) -> Outcome:
         f"resync (not due in the window); the tab's visibilityState was {visibility!r}, "
         "so the overview polled; the browser is not the product and is given apart"
     )
-    if stack.external:
-        outcome.notes.append(
-            "API requests: the server's own count (apiserver_request_total), every client's, "
-            "watches aside and without what the control plane asks by itself ("
-            + ", ".join(sorted(CONTROL_PLANE_OWN))
-            + "; lists of "
-            + ", ".join(sorted(CONTROL_PLANE_LISTS))
-            + "); Leases are every component's, not counted"
-            + (f"; in the window: {calls_of(others)}" if others else "")
-        )
+    if asked is None:
+        outcome.notes.append("API requests: not counted (the server has no API Priority and "
+                             "Fairness to count the product's own)")  # fmt: skip
+    elif asked.calls:
+        outcome.notes.append(f"API requests in the window: {asked.calls}")
     if kept is None:
         outcome.notes.append(f"no fleet was handed over: {count:,} CRs built for this scenario")
     outcome.data = {
@@ -125,8 +106,8 @@ def run(bench: Bench) -> Outcome:
         "overview_polls": polls,
         "visibility": visibility,
         "reconciles": runs,
-        "api_calls": calls_of(others),
-        "lease_requests": None if stack.external else len(leases),
+        "api_calls": None if asked is None else asked.calls,
+        "lease_requests": None if asked is None else asked.leases,
         "fleet_from_coldstart": kept is not None,
     }
     return outcome

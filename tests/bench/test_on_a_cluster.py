@@ -37,14 +37,14 @@ def _bench(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_patch_runs_on_the_given_cluster_beside_kopf_and_the_floor(
+def test_patch_and_cost_run_on_the_given_cluster_beside_kopf_and_the_floor(
     kubesim_server: KubesimHandle, kube_api_client: client.ApiClient, tmp_path: Path
 ) -> None:
     kubeconfig = str(kubesim_server.kubeconfig_path)
-    run = _bench("--quick", "--kubeconfig", kubeconfig, "--out", str(tmp_path), "patch")
+    run = _bench("--quick", "--kubeconfig", kubeconfig, "--out", str(tmp_path), "patch", "cost")
     assert run.returncode == 0, run.stderr[-6000:]
     document = json.loads((tmp_path / "results.json").read_text())
-    assert list(document["scenarios"]) == ["patch"]
+    assert list(document["scenarios"]) == ["patch", "cost"]
     patch: dict[str, Any] = document["scenarios"]["patch"]
     assert patch["error"] is None, patch["data"].get("traceback")
     assert patch["data"]["server"] == "a real cluster"
@@ -53,21 +53,52 @@ def test_patch_runs_on_the_given_cluster_beside_kopf_and_the_floor(
         assert figures[operator]["spec"]["n"] > 0, (operator, figures[operator])
         assert figures[operator]["ready"]["n"] > 0, (operator, figures[operator])
     assert "on a real cluster" in patch["title"] and "[patch]" in run.stdout
-    # Every namespace the run made is deleted (some may still be terminating).
+
+    # The server counts each operator's own requests where it serves API Priority and
+    # Fairness (a real one; kubesim does not): every size change writes the Deployment.
+    cost: dict[str, Any] = document["scenarios"]["cost"]
+    assert cost["error"] is None, cost["data"].get("traceback")
+    flowcontrol = _flowcontrol_version(kube_api_client)
+    counted = flowcontrol is not None
+    for operator in ("opsboard", "kopf"):
+        size_writes = cost["data"]["figures"][operator]["size_writes"]
+        assert (size_writes is not None and size_writes >= 1) if counted else size_writes is None
+    assert any(("the API server's own count" if counted else "not counted") in note
+               for note in cost["notes"]), cost["notes"]  # fmt: skip
+
+    # Every namespace the run made is deleted (some may still be terminating), and what it
+    # made outside them.
     left = [
         ns
         for ns in client.CoreV1Api(kube_api_client).list_namespace().items
-        if ns.metadata.name.startswith("bench-patch-") and ns.metadata.deletion_timestamp is None
+        if ns.metadata.name.startswith(("bench-patch-", "bench-cost-"))
+        and ns.metadata.deletion_timestamp is None
     ]
     assert left == []
+    bindings = client.RbacAuthorizationV1Api(kube_api_client).list_cluster_role_binding()
+    assert [b.metadata.name for b in bindings.items if b.metadata.name.startswith("bench-")] == []
+    if flowcontrol is not None:
+        schemas = KubeApi(kubesim_server.kubeconfig_path).request(
+            "GET", f"/apis/{flowcontrol}/flowschemas"
+        )["items"]
+        assert [s["metadata"]["name"] for s in schemas
+                if s["metadata"]["name"].startswith("bench-")] == []  # fmt: skip
+
+
+def _flowcontrol_version(api_client: client.ApiClient) -> str | None:
+    """The server's preferred API Priority and Fairness version, if it serves one."""
+    for group in client.ApisApi(api_client).get_api_versions().groups:
+        if group.name == "flowcontrol.apiserver.k8s.io":
+            return str(group.preferred_version.group_version)
+    return None
 
 
 def test_a_scenario_that_needs_kubesim_is_refused_with_the_reason(
     kubesim_server: KubesimHandle,
 ) -> None:
-    run = _bench("--kubeconfig", str(kubesim_server.kubeconfig_path), "cost")
+    run = _bench("--kubeconfig", str(kubesim_server.kubeconfig_path), "heal")
     assert run.returncode == 2
-    assert "cost need kubesim's hooks and cannot run with --kubeconfig" in run.stderr
+    assert "heal need kubesim's hooks and cannot run with --kubeconfig" in run.stderr
     missing = _bench("--kubeconfig", "/nonexistent/kubeconfig")
     assert missing.returncode == 2 and "/nonexistent/kubeconfig: no such file" in missing.stderr
 

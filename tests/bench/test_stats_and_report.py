@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from bench import flowschemas
 from bench.fleet import Fleet
 from bench.report import Outcome, Row, Target, table
-from bench.requestlog import served_between, served_counts
+from bench.requestlog import from_counts, from_log
 from bench.runner import expect
 from bench.stack import StackError
 from bench.stats import percentile, summary_ms
@@ -62,34 +63,66 @@ def test_a_fleet_that_never_converges_fails_the_scenario_instead_of_measuring_it
         expect(fleet, lambda: len(fleet.ready_ok) >= 2, 0.05, "all 2 CRs ready")
 
 
-def test_a_real_servers_count_of_requests_becomes_the_request_logs_records():
-    """apiserver_request_total, read twice: what was served between, watches and the
-    control plane's own asking (its Leases, the nodes, the storage lists) left out."""
+def test_a_real_servers_count_of_the_operators_requests_by_kind():
+    """apiserver_flowcontrol_dispatched_requests_total of the stack's own flow schemas,
+    read twice: what the operator asked between, watches and Leases apart, another
+    stack's schemas and every other flow (the control plane's) left out."""
 
-    def metrics(patches: int, lists: int) -> str:
+    def metrics(writes: int, reads: int) -> str:
+        ours, other = "bench-cost-opsboard-ab12", "bench-cost-kopf-cd34"
         return "\n".join([
-            "# TYPE apiserver_request_total counter",
-            'apiserver_request_total{code="200",group="apps",resource="deployments",'
-            f'subresource="",verb="PATCH",version="v1"}} {patches}',
-            'apiserver_request_total{code="409",group="apps",resource="deployments",'
-            'subresource="",verb="PATCH",version="v1"} 1',
-            'apiserver_request_total{code="201",group="",resource="events",subresource="",'
-            'verb="POST",version="v1"} 3',
-            'apiserver_request_total{code="200",group="",resource="pods",subresource="",'
-            f'verb="WATCH",version="v1"}} {lists}',
-            'apiserver_request_total{code="200",group="coordination.k8s.io",resource="leases",'
-            f'subresource="",verb="PUT",version="v1"}} {lists}',
-            'apiserver_request_total{code="200",group="",resource="persistentvolumeclaims",'
-            f'subresource="",verb="LIST",version="v1"}} {lists}',
-            'apiserver_request_longrunning_count{resource="pods",verb="WATCH"} 9',
+            "# HELP apiserver_request_total Counter of apiserver requests.",
+            'apiserver_request_total{code="200",resource="pods",verb="LIST"} 40',
+            "# TYPE apiserver_flowcontrol_dispatched_requests_total counter",
+            f'apiserver_flowcontrol_dispatched_requests_total{{flow_schema="{ours}-watches",'
+            'priority_level="exempt"} 12',
+            f'apiserver_flowcontrol_dispatched_requests_total{{flow_schema="{ours}-leases",'
+            f'priority_level="exempt"}} {reads}',
+            f'apiserver_flowcontrol_dispatched_requests_total{{flow_schema="{ours}-event-writes",'
+            'priority_level="exempt"} 3',
+            f'apiserver_flowcontrol_dispatched_requests_total{{flow_schema="{ours}-other-writes",'
+            f'priority_level="exempt"}} {writes}',
+            f'apiserver_flowcontrol_dispatched_requests_total{{flow_schema="{ours}-reads",'
+            f'priority_level="exempt"}} {reads}',
+            f'apiserver_flowcontrol_dispatched_requests_total{{flow_schema="{other}-reads",'
+            f'priority_level="exempt"}} {writes}',
+            'apiserver_flowcontrol_dispatched_requests_total{flow_schema="kube-scheduler",'
+            f'priority_level="workload-high"}} {writes}',
         ])  # fmt: skip
 
-    before = served_counts(metrics(patches=5, lists=10))
-    assert before[("patch", "deployments", "")] == 6  # both codes
-    assert before[("create", "events", "")] == 3
-    assert served_between(before, served_counts(metrics(patches=5, lists=70))) == []
-    after = served_counts(metrics(patches=7, lists=70))
-    assert (
-        served_between(before, after)
-        == [{"verb": "patch", "resource": "deployments", "subresource": ""}] * 2
-    )
+    before = flowschemas.counts(metrics(writes=5, reads=10), "bench-cost-opsboard-ab12")
+    assert before == {"watches": 12, "leases": 10, "event writes": 3, "other writes": 5,
+                      "reads": 10}  # fmt: skip
+    after = flowschemas.counts(metrics(writes=7, reads=11), "bench-cost-opsboard-ab12")
+    asked = from_counts(after - before)
+    assert (asked.requests, asked.writes, asked.event_writes, asked.leases) == (3, 2, 0, 1)
+    assert asked.calls == {"other writes": 2, "reads": 1}
+
+
+def test_kubesims_request_log_becomes_the_same_figures():
+    asked = from_log([
+        {"verb": "patch", "resource": "deployments"},
+        {"verb": "patch", "resource": "memcacheds", "subresource": "status"},
+        {"verb": "create", "resource": "events"},
+        {"verb": "get", "resource": "memcacheds"},
+        {"verb": "update", "resource": "leases"},
+    ])  # fmt: skip
+    assert (asked.requests, asked.writes, asked.event_writes, asked.leases) == (4, 3, 1, 1)
+    assert asked.calls["patch memcacheds/status"] == 1
+
+
+def test_the_operators_kubeconfig_signs_in_with_its_own_token_and_keeps_the_cluster():
+    config = {
+        "current-context": "rig",
+        "contexts": [{"name": "rig", "context": {"cluster": "rig", "user": "rig-admin"}},
+                     {"name": "other", "context": {"cluster": "rig", "user": "someone"}}],
+        "clusters": [{"name": "rig", "cluster": {"server": "https://127.0.0.1:6443",
+                                                 "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "rig-admin", "user": {"token": "admin-token"}},
+                  {"name": "someone", "user": {"token": "theirs"}}],
+    }  # fmt: skip
+    signed = flowschemas.signed_in_as(config, "operator-token")
+    assert signed["clusters"] == config["clusters"]
+    users = {u["name"]: u["user"] for u in signed["users"]}
+    assert users == {"rig-admin": {"token": "operator-token"}, "someone": {"token": "theirs"}}
+    assert config["users"][0]["user"] == {"token": "admin-token"}  # the bench's, untouched
