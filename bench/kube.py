@@ -181,8 +181,8 @@ class KubeApi:
 
     # -- a real API server's own metrics ---------------------------------------------------
     def metrics(self) -> str:
-        """The server's /metrics text (not served by kubesim): `requestlog.served_counts`
-        reads its count of every client's requests."""
+        """The server's /metrics text (not served by kubesim): `flowschemas.counts` reads
+        its count of the operator's requests."""
         response = self._send("GET", "/metrics", timeout=30)
         data: bytes = response.read()
         if response.status >= 400:
