@@ -20,7 +20,7 @@ from typing import Any
 from bench.fleet import Fleet, create_many
 from bench.report import Outcome, Row, Target
 from bench.requestlog import Asked, RequestMeter
-from bench.runner import Bench, check_fleet_room, expect, start_operator
+from bench.runner import Bench, check_pod_room, expect, start_operator
 from bench.runs import reconciles_total, runs_by_cause
 from bench.stack import Stack
 
@@ -33,7 +33,9 @@ def run(bench: Bench) -> Outcome:
     probes = bench.size(full=10, quick=2)
     outcome = Outcome("cost", f"Cost with {count:,} converged CRs")
     figures: dict[str, dict[str, Any]] = {}
-    for operator in bench.operators():
+    # The peer first: its stack is gone before opsboard's fleet, kept for the next
+    # scenarios, holds its pods (a real cluster may have room for one fleet only).
+    for operator in reversed(bench.operators()):
         figures[operator] = _measure(bench, operator, count, idle_window, probes)
 
     ours, peer = figures["opsboard"], figures.get("kopf", {})
@@ -57,7 +59,7 @@ def run(bench: Bench) -> Outcome:
         outcome.rows.append(Row(f"peak RSS kopf (one process) at {count:,} CRs",
                                 peer["peak_rss_mb"].get("kopf"), "MB"))  # fmt: skip
     outcome.bars["writes per size change"] = {
-        op: float(f["size_writes"] or 0) for op, f in figures.items()
+        op: float(figures[op]["size_writes"] or 0) for op in bench.operators()
     }
     outcome.notes.append(
         f"no-op: {probes} annotation touches on converged CRs, {SETTLE:.0f} s window each; "
@@ -84,7 +86,7 @@ def run(bench: Bench) -> Outcome:
     for operator, f in figures.items():
         if f["crs"] != count:
             outcome.notes.append(f"{operator} measured on {f['crs']:,} CRs, the room the "
-                                 "cluster had left beside the kept fleet")  # fmt: skip
+                                 "cluster had left beside a kept fleet")  # fmt: skip
     if causes := ours.get("idle_runs_by_cause"):
         top = ", ".join(f"{n} x {cause}" for cause, n in list(causes.items())[:4])
         outcome.notes.append(f"opsboard's runs recorded in the idle window, by cause: {top}")
@@ -99,10 +101,13 @@ def _measure(
     stack, fleet = kept or (bench.stack(f"cost-{operator}"), None)
     try:
         if fleet is None and stack.external is not None:
-            # A fleet kept for the later scenarios holds its pods meanwhile: the peer's
-            # is what room is left (what is counted is per change, not per fleet).
-            count = min(count, stack.api.pod_room() - 1)
-            check_fleet_room(stack.api, max(count, 2 * probes))
+            # The cold start's kept fleet holds its pods meanwhile: a fleet of what room is
+            # left, less a warm-up and a second pod for each size change (what is counted
+            # is per change, not per fleet).
+            count = min(count, stack.api.pod_room() - 1 - probes)
+            check_pod_room(stack.api, max(count, 2 * probes) + 1 + probes,
+                           f"{max(count, 2 * probes)} CRs of one pod, a warm-up and a second "
+                           f"pod for each of {probes} size changes (give a smaller --crs)")  # fmt: skip
         names = [f"mc-{i:05d}" for i in range(count)]
         if fleet is None:
             fleet = start_operator(stack, operator, workers=2, pods=count + 150)
