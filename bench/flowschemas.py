@@ -11,6 +11,7 @@ user's. kubesim's request log gives the same on the emulator.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -52,8 +53,9 @@ _METRIC = "apiserver_flowcontrol_dispatched_requests_total"
 
 def install(api: KubeApi, namespace: str, kubeconfig: Path, out: Path) -> Path | None:
     """The operator's account in `namespace`, its schemas, and a copy of `kubeconfig` that
-    signs in as it, written to `out`. None where the server has no API Priority and
-    Fairness (the operator then keeps the caller's identity and nothing is counted)."""
+    signs in as it, written to `out`. None where the server does not sort requests by
+    FlowSchema (no API Priority and Fairness, or turned off): the operator then keeps the
+    caller's identity and nothing is counted."""
     version = _flowcontrol_version(api)
     if version is None:
         return None
@@ -76,6 +78,8 @@ def install(api: KubeApi, namespace: str, kubeconfig: Path, out: Path) -> Path |
                      "priorityLevelConfiguration": {"name": "exempt"},
                      "rules": [{"subjects": [subject], **rules}]},
         })  # fmt: skip
+    if not _taken_in(api, version, [schema_name(namespace, kind) for kind in KINDS]):
+        return None
     token = api.request(
         "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{ACCOUNT}/token",
         body={"spec": {"expirationSeconds": TOKEN_SECONDS}},
@@ -121,6 +125,23 @@ def counts(metrics: str, namespace: str) -> Counter[str]:
             if (kind := kinds.get(sample.labels.get("flow_schema", ""))) is not None:
                 counted[kind] += int(sample.value)
     return counted
+
+
+def _taken_in(api: KubeApi, version: str, names: list[str], timeout: float = 15.0) -> bool:
+    """Whether the server's API Priority and Fairness took the schemas in: it marks each
+    with a Dangling condition. A server with it turned off may serve the API all the same,
+    mark none and count nothing, which would read as an operator that asks nothing."""
+    deadline = time.monotonic() + timeout
+    while not all(_marked(api, f"/apis/{version}/flowschemas/{name}") for name in names):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def _marked(api: KubeApi, path: str) -> bool:
+    conditions = api.request("GET", path).get("status", {}).get("conditions", [])
+    return any(c.get("type") == "Dangling" and c.get("status") == "False" for c in conditions)
 
 
 def _flowcontrol_version(api: KubeApi) -> str | None:
