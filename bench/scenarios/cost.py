@@ -81,7 +81,8 @@ def run(bench: Bench) -> Outcome:
             "requests: the API server's own count of each operator's, which signs in as a "
             "ServiceAccount whose requests FlowSchemas sort by kind (bench/flowschemas.py)"
             if ours["size_writes"] is not None
-            else "requests: not counted, the server serves no API Priority and Fairness"
+            else "requests: not counted, the server does not sort them by FlowSchema (no API "
+            "Priority and Fairness, or turned off)"
         )
     for operator, f in figures.items():
         if f["crs"] != count:

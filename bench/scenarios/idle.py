@@ -78,10 +78,10 @@ def run(bench: Bench) -> Outcome:
     outcome.rows.append(Row(f"{BROWSER}, apart", percent.get(BROWSER), "% of a core"))
     outcome.rows.append(Row("overview polls (htmx) in the window", polls, "n"))
     outcome.rows.append(Row("reconciles in the window", runs, "n"))
+    requests_made, leases = (None, None) if asked is None else (asked.requests, asked.leases)
     outcome.rows.append(Row("API requests in the window, leader election aside",
-                            None if asked is None else asked.requests, "n", target=Target(0)))  # fmt: skip
-    outcome.rows.append(Row("leader election (Lease) requests in the window",
-                            None if asked is None else asked.leases, "n"))  # fmt: skip
+                            requests_made, "n", target=Target(0)))  # fmt: skip
+    outcome.rows.append(Row("leader election (Lease) requests in the window", leases, "n"))
     outcome.notes.append(
         f"CPU: psutil user + system of every process (reaped children included) over "
         f"{elapsed:.0f} s, after {settle} s to settle; worker started with `make run`'s "
@@ -90,8 +90,8 @@ def run(bench: Bench) -> Outcome:
         "so the overview polled; the browser is not the product and is given apart"
     )
     if asked is None:
-        outcome.notes.append("API requests: not counted (the server has no API Priority and "
-                             "Fairness to count the product's own)")  # fmt: skip
+        outcome.notes.append("API requests: not counted, the server does not sort them by "
+                             "FlowSchema (no API Priority and Fairness, or turned off)")  # fmt: skip
     elif asked.calls:
         outcome.notes.append(f"API requests in the window: {asked.calls}")
     if kept is None:
@@ -107,7 +107,7 @@ def run(bench: Bench) -> Outcome:
         "visibility": visibility,
         "reconciles": runs,
         "api_calls": None if asked is None else asked.calls,
-        "lease_requests": None if asked is None else asked.leases,
+        "lease_requests": leases,
         "fleet_from_coldstart": kept is not None,
     }
     return outcome
