@@ -196,17 +196,20 @@ def _size_change(stack: Stack, fleet: Fleet, names: list[str]) -> dict[str, Any]
 
 def _mean(asked: list[Asked | None], figure: Callable[[Asked], int]) -> float | None:
     """The mean of one figure over the probes; None where the server did not count them."""
-    counted = [a for a in asked if a is not None]
-    if not asked or len(counted) < len(asked):
+    if (counted := _all_counted(asked)) is None:
         return None
-    return round(sum(map(figure, counted)) / len(asked), 2)
+    return round(sum(map(figure, counted)) / len(counted), 2)
 
 
 def _mean_calls(asked: list[Asked | None]) -> dict[str, float] | None:
-    counted = [a for a in asked if a is not None]
-    if not asked or len(counted) < len(asked):
+    if (counted := _all_counted(asked)) is None:
         return None
     calls: Counter[str] = Counter()
     for a in counted:
         calls.update(a.calls)
-    return {k: round(v / len(asked), 2) for k, v in calls.most_common()}
+    return {k: round(v / len(counted), 2) for k, v in calls.most_common()}
+
+
+def _all_counted(asked: list[Asked | None]) -> list[Asked] | None:
+    counted = [a for a in asked if a is not None]
+    return counted if asked and len(counted) == len(asked) else None
