@@ -15,6 +15,13 @@ if TYPE_CHECKING:
     from bench.stack import Stack
 
 
+# Why a real server's count is missing (RequestMeter.stop() -> None), for the notes.
+NOT_COUNTED = (
+    "not counted, the server does not sort them by FlowSchema (no API Priority and "
+    "Fairness, or turned off)"
+)
+
+
 @dataclass(frozen=True)
 class Asked:
     requests: int  # Leases and watches aside

@@ -19,7 +19,7 @@ from typing import Any
 
 from bench.fleet import Fleet, create_many
 from bench.report import Outcome, Row, Target
-from bench.requestlog import Asked, RequestMeter
+from bench.requestlog import NOT_COUNTED, Asked, RequestMeter
 from bench.runner import Bench, check_pod_room, expect, start_operator
 from bench.runs import reconciles_total, runs_by_cause
 from bench.stack import Stack
@@ -81,8 +81,7 @@ def run(bench: Bench) -> Outcome:
             "requests: the API server's own count of each operator's, which signs in as a "
             "ServiceAccount whose requests FlowSchemas sort by kind (bench/flowschemas.py)"
             if ours["size_writes"] is not None
-            else "requests: not counted, the server does not sort them by FlowSchema (no API "
-            "Priority and Fairness, or turned off)"
+            else f"requests: {NOT_COUNTED}"
         )
     for operator, f in figures.items():
         if f["crs"] != count:

@@ -18,7 +18,7 @@ from bench.browser import overview_tab
 from bench.cpu import CpuWindow, tree
 from bench.fleet import create_many
 from bench.report import Outcome, Row, Target
-from bench.requestlog import RequestMeter
+from bench.requestlog import NOT_COUNTED, RequestMeter
 from bench.runner import Bench, check_fleet_room, expect, start_operator
 from bench.runs import reconciles_total
 from bench.stack import Stack
@@ -90,8 +90,7 @@ def run(bench: Bench) -> Outcome:
         "so the overview polled; the browser is not the product and is given apart"
     )
     if asked is None:
-        outcome.notes.append("API requests: not counted, the server does not sort them by "
-                             "FlowSchema (no API Priority and Fairness, or turned off)")  # fmt: skip
+        outcome.notes.append(f"API requests: {NOT_COUNTED}")
     elif asked.calls:
         outcome.notes.append(f"API requests in the window: {asked.calls}")
     if kept is None:
