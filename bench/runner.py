@@ -13,6 +13,9 @@ from bench.stack import Stack, StackError
 NAMESPACE = "bench"  # on kubesim; on a real cluster each stack has its own
 WARMUP = "warmup"
 FLOOR = "floor"  # the work done straight through the API, with no operator
+# How long a fleet of 1,000 CRs may take to be ready from its first create: a real
+# cluster's controller-manager makes their pods in about 3 minutes (issue 16's rig runs).
+READY_TIMEOUT = 600.0
 
 
 @dataclass

@@ -24,12 +24,11 @@ from typing import Any
 from bench.fleet import create_deployments, create_many
 from bench.kube import KubeApi
 from bench.report import Outcome, Row, Target
-from bench.runner import FLOOR, Bench, check_fleet_room, start_operator
+from bench.runner import FLOOR, READY_TIMEOUT, Bench, check_fleet_room, start_operator
 from bench.runs import reconciles_total
 from opsboard.embedded.postgres import PostgresMissing
 
 TIMEOUT = 240.0  # for spec convergence
-READY_TIMEOUT = 600.0  # for readiness, from the first create: a real cluster is slower
 KEPT = {("opsboard", 2), ("kopf", 1)}
 POSTGRES = "opsboard on PostgreSQL"  # opsboard, its database a PostgreSQL server
 ROLES = {"opsboard": ("watcher", "worker"), POSTGRES: ("watcher", "worker"), "kopf": ("kopf",),
