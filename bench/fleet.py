@@ -9,7 +9,11 @@ same definition:
 - ready: nodes converged and status.readyReplicas equals spec.size (this one
   includes kubesim's simulated pod start delay).
 The floor (no operator: Deployments created and patched directly) is judged by the
-Deployments alone: spec.replicas seen, then status.readyReplicas equal to it.
+Deployments and their pods: spec.replicas seen, then as many of its pods ready, counted
+as both operators count them for status.readyReplicas. Not by the Deployment's own
+status.readyReplicas: on a real cluster the deployment controller writes it behind a
+client held to 20 requests a second, a minute after the last pod of 1,000 is ready,
+where an operator reports from the pods (`reported` keeps that figure apart).
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.kube import MEMCACHED_PATH, KubeApi
+from controllers.memcached.desired import labels_for
+from controllers.pods import pod_is_ready
+
+INSTANCE = next(k for k in labels_for({"metadata": {"name": "x"}}) if k.endswith("/instance"))
 
 
 @dataclass(frozen=True)
@@ -34,24 +42,33 @@ class CrState:
 
 
 class Fleet:
-    def __init__(self, api: KubeApi, namespace: str) -> None:
+    """`pods`: follow the pods too, for the floor's readiness (an operator's is its CR's)."""
+
+    def __init__(self, api: KubeApi, namespace: str, *, pods: bool = False) -> None:
         self.api = api
         self.namespace = namespace
         self.crs: dict[str, CrState] = {}
         self.replicas: dict[str, int] = {}
-        self.deployments_ready: dict[str, int] = {}  # replicas, for those all ready
+        self.reported: dict[str, int] = {}  # replicas, for those whose status says all ready
+        self.pod_ready: dict[str, tuple[str, bool]] = {}  # pod: its Deployment, ready and live
+        self.pods_ready: dict[str, int] = {}  # Deployment: how many of its pods
+        self.deployments_ready: set[str] = set()  # those with all their pods ready
         self.spec_ok: set[str] = set()
         self.nodes_ok: set[str] = set()
         self.ready_ok: set[str] = set()
         self.cond = threading.Condition()
-        self._ready = threading.Barrier(3)
+        self._follows = pods
+        self._ready = threading.Barrier(4 if pods else 3)
         self._stopped = threading.Event()
 
     def start(self) -> Fleet:
-        for path, handle in (
+        paths = [
             (f"{MEMCACHED_PATH}/namespaces/{self.namespace}/memcacheds", self._on_cr),
             (f"/apis/apps/v1/namespaces/{self.namespace}/deployments", self._on_deployment),
-        ):
+        ]
+        if self._follows:
+            paths.append((f"/api/v1/namespaces/{self.namespace}/pods", self._on_pod))
+        for path, handle in paths:
             threading.Thread(target=self._follow, args=(path, handle), daemon=True).start()
         self._ready.wait(timeout=30)
         return self
@@ -108,7 +125,7 @@ class Fleet:
         with self.cond:
             if type_ == "DELETED":
                 self.replicas.pop(name, None)
-                self.deployments_ready.pop(name, None)
+                self.reported.pop(name, None)
             else:
                 replicas = (obj.get("spec") or {}).get("replicas", 1)
                 self.replicas[name] = replicas
@@ -119,10 +136,23 @@ class Fleet:
                     and (status.get("updatedReplicas") or 0) == replicas
                     and (status.get("replicas") or 0) == replicas
                 ):
-                    self.deployments_ready[name] = replicas
+                    self.reported[name] = replicas
                 else:
-                    self.deployments_ready.pop(name, None)
+                    self.reported.pop(name, None)
             self._settle(name)
+
+    def _on_pod(self, type_: str, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        owner = (meta.get("labels") or {}).get(INSTANCE)
+        if owner is None:
+            return
+        ready = type_ != "DELETED" and "deletionTimestamp" not in meta and pod_is_ready(obj)
+        with self.cond:
+            _, was = self.pod_ready.pop(meta["name"], (owner, False))
+            if type_ != "DELETED":
+                self.pod_ready[meta["name"]] = (owner, ready)
+            self.pods_ready[owner] = self.pods_ready.get(owner, 0) + ready - was
+            self._settle(owner)
 
     def _settle(self, name: str) -> None:
         cr = self.crs.get(name)
@@ -134,6 +164,8 @@ class Fleet:
         (self.nodes_ok.add if nodes else self.nodes_ok.discard)(name)
         ready = nodes and cr is not None and cr.ready == cr.size
         (self.ready_ok.add if ready else self.ready_ok.discard)(name)
+        pods = name in self.replicas and self.pods_ready.get(name, 0) == self.replicas[name]
+        (self.deployments_ready.add if pods else self.deployments_ready.discard)(name)
         self.cond.notify_all()
 
     # -- waiting ------------------------------------------------------------------------
@@ -161,7 +193,8 @@ class Fleet:
         return cr is not None and cr.generation >= generation and name in self.ready_ok
 
     def deployment_ready(self, name: str, replicas: int) -> bool:
-        return self.deployments_ready.get(name) == replicas
+        """As many of its pods ready (a Fleet that follows pods only)."""
+        return self.replicas.get(name) == replicas and name in self.deployments_ready
 
     def deployment_scaled(self, name: str, replicas: int) -> bool:
         return self.replicas.get(name) == replicas

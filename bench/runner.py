@@ -72,7 +72,7 @@ def start_operator(stack: Stack, operator: str, *, workers: int = 2, pods: int =
         stack.start_kopf(namespace)
     elif operator == "opsboard":
         stack.start_opsboard(workers=workers)
-    fleet = Fleet(stack.api, namespace).start()
+    fleet = Fleet(stack.api, namespace, pods=operator == FLOOR).start()
     stack.followers.append(fleet)
     if operator == FLOOR:
         stack.api.create_deployment(namespace, WARMUP, replicas=1)

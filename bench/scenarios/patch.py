@@ -55,7 +55,7 @@ def run(bench: Bench) -> Outcome:
             pick("ready", "p99_ms", peer)),
         Row("floor (Deployment patched directly): replicas seen p50 / p99",
             pick("spec", "p50_ms", floor), "ms", pick("spec", "p99_ms", floor), paired=False),
-        Row("floor: the Deployment's readyReplicas = replicas p50 / p99",
+        Row("floor: as many of the Deployment's pods ready p50 / p99",
             pick("ready", "p50_ms", floor), "ms", pick("ready", "p99_ms", floor), paired=False),
     ]  # fmt: skip
     for label, key, target in (("p50", "p50_ms", Target(0.5)), ("p99", "p99_ms", Target(1))):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
-from bench import flowschemas
-from bench.fleet import Fleet
+from bench import control_plane, flowschemas
+from bench.fleet import INSTANCE, Fleet
 from bench.report import Outcome, Row, Target, table
 from bench.requestlog import from_counts, from_log
 from bench.runner import expect
@@ -61,6 +63,61 @@ def test_a_fleet_that_never_converges_fails_the_scenario_instead_of_measuring_it
     expect(fleet, lambda: len(fleet.ready_ok) >= 1, 1, "one CR ready")  # held: no error
     with pytest.raises(StackError, match=r"all 2 CRs ready: not reached within 0.05 s"):
         expect(fleet, lambda: len(fleet.ready_ok) >= 2, 0.05, "all 2 CRs ready")
+
+
+def test_the_floor_is_ready_when_its_pods_are_not_when_its_deployments_status_says_so():
+    """An operator's readiness is told from the pods; so is the floor's. The Deployment's
+    own status comes later on a real cluster (its controller's client is rate limited)."""
+    fleet = Fleet(api=None, namespace="bench", pods=True)  # type: ignore[arg-type]  # never started
+
+    def pod(name: str, ready: str, **meta: str) -> dict[str, object]:
+        labels = {INSTANCE: "mc-1"}
+        return {"metadata": {"name": name, "labels": labels, **meta},
+                "status": {"conditions": [{"type": "Ready", "status": ready}]}}  # fmt: skip
+
+    fleet._on_deployment("ADDED", {"metadata": {"name": "mc-1", "generation": 1},
+                                   "spec": {"replicas": 2}})  # fmt: skip
+    fleet._on_pod("ADDED", pod("a", "True"))
+    fleet._on_pod("ADDED", pod("b", "False"))
+    assert not fleet.deployment_ready("mc-1", 2)
+    fleet._on_pod("MODIFIED", pod("b", "True"))
+    fleet._on_pod("MODIFIED", pod("b", "True"))  # the same news twice counts once
+    assert fleet.deployment_ready("mc-1", 2)
+    assert not fleet.reported  # its status says nothing yet
+    fleet._on_pod("MODIFIED", pod("a", "True", deletionTimestamp="2026-11-29T00:00:00Z"))
+    assert not fleet.deployment_ready("mc-1", 2)
+    fleet._on_pod("DELETED", pod("a", "True"))
+    fleet._on_pod("ADDED", pod("c", "True"))
+    assert fleet.deployment_ready("mc-1", 2)
+    fleet._on_pod("ADDED", {"metadata": {"name": "other", "labels": {}}})  # not a Deployment's
+    assert fleet.pods_ready == {"mc-1": 2}
+
+
+def test_the_cluster_controllers_pace_from_the_servers_count_and_their_events():
+    """apiserver_request_total by resource, every code (a conflict took a token too), and
+    the Events each controller recorded: its requests per second."""
+
+    def metrics(replicasets: int, conflicts: int) -> str:
+        line = 'apiserver_request_total{{code="{}",resource="{}",subresource="{}",verb="{}"}} {}'
+        return "\n".join([
+            "# TYPE apiserver_request_total counter",
+            line.format(201, "replicasets", "", "POST", replicasets),
+            line.format(200, "deployments", "status", "PUT", replicasets),
+            line.format(409, "deployments", "status", "PUT", conflicts),
+            line.format(201, "pods", "", "POST", 2 * replicasets),
+            line.format(200, "replicasets", "status", "PUT", replicasets),
+            line.format(200, "pods", "", "LIST", 999),
+            'apiserver_flowcontrol_dispatched_requests_total{flow_schema="exempt"} 5',
+        ])  # fmt: skip
+
+    before = control_plane.request_counts(metrics(replicasets=10, conflicts=0))
+    assert before[("PUT", "deployments/status")] == 10
+    after = control_plane.request_counts(metrics(replicasets=30, conflicts=20))
+    events = Counter({"deployment-controller": 20, "replicaset-controller": 40, "kubelet": 9})
+    assert control_plane.rates(after - before, events, seconds=4) == {
+        "deployment controller": (20 + 40 + 20) / 4,
+        "ReplicaSet controller": (40 + 20 + 40) / 4,
+    }
 
 
 def test_a_real_servers_count_of_the_operators_requests_by_kind():
