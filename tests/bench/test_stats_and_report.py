@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from bench import control_plane, flowschemas
+from bench import control_plane, controller_manager, flowschemas
 from bench.fleet import INSTANCE, Fleet
 from bench.report import Outcome, Row, Target, table
 from bench.requestlog import from_counts, from_log
@@ -183,3 +183,29 @@ def test_the_operators_kubeconfig_signs_in_with_its_own_token_and_keeps_the_clus
     users = {u["name"]: u["user"] for u in signed["users"]}
     assert users == {"rig-admin": {"token": "operator-token"}, "someone": {"token": "theirs"}}
     assert config["users"][0]["user"] == {"token": "admin-token"}  # the bench's, untouched
+
+
+def test_the_controller_managers_queues_and_rate_limiter_waits():
+    """Its queue depths, and the seconds its requests waited on their rate limiters per
+    second: how many waited at once."""
+
+    def metrics(deployments: int, waited: float, requests: int) -> str:
+        return "\n".join([
+            "# TYPE workqueue_depth gauge",
+            f'workqueue_depth{{name="deployment"}} {deployments}',
+            'workqueue_depth{name="replicaset"} 4',
+            'workqueue_depth{name="garbage_collector_graph_changes"} 99',
+            "# TYPE rest_client_rate_limiter_duration_seconds histogram",
+            f'rest_client_rate_limiter_duration_seconds_sum{{verb="POST"}} {waited}',
+            'rest_client_rate_limiter_duration_seconds_sum{verb="PUT"} 1',
+            "# TYPE rest_client_requests_total counter",
+            f'rest_client_requests_total{{code="201",method="POST"}} {requests}',
+            'rest_client_requests_total{code="409",method="PUT"} 10',
+        ])  # fmt: skip
+
+    first = {"t": 0.0, **controller_manager.sample(metrics(990, waited=5, requests=100))}
+    assert first == {"t": 0.0, "deployment": 990, "replicaset": 4, "waited": 6, "requests": 110}
+    later = {"t": 10.0, **controller_manager.sample(metrics(980, waited=125, requests=500))}
+    header, row = controller_manager.rows([first, later])
+    assert "waiting" in header
+    assert row.split() == ["10", "980", "4", "12.0", "40.0"]
