@@ -209,11 +209,11 @@ def _measure(
         before = reconciles_total(stack.db) if operator == "opsboard" else 0
         names = [f"mc-{i:05d}" for i in range(count)]
         total = count + 1  # and the warm-up CR
+        meter = control_plane.Meter(stack.api, stack.namespace)  # before the CPU is read
+        reported = controllers = None
         cpu_before = stack.cpu_seconds(*roles)
         server_before = stack.cpu_seconds("kubesim")
         database_before = stack.postgres_cpu_seconds()
-        meter = control_plane.Meter(stack.api, stack.namespace)
-        reported = controllers = None
         start = time.perf_counter()
         if operator == FLOOR:
             create_deployments(stack.api, stack.namespace, names, replicas=1)
