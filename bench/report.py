@@ -95,6 +95,8 @@ class Outcome:
             "notes": self.notes,
             "rows": [row.as_json() for row in self.rows],
             "data": self.data,
+            # Each sample, in order: which patches were slow, not only how many.
+            "samples_ms": {k: [round(s * 1000, 2) for s in v] for k, v in self.samples.items()},
         }
 
 

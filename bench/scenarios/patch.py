@@ -6,8 +6,8 @@ right number of pods, (c) status.readyReplicas reaching the size (this one
 includes the pods' start: kubesim's simulated delay, or a real kubelet's).
 
 The floor, measured in the same run: the same Deployment patched directly, with no
-operator, timed to (a) the watch showing its new replicas and (c) its own
-status.readyReplicas reaching them: what the API server and its controllers need.
+operator, timed to (a) the watch showing its new replicas and (c) as many of its pods
+ready, counted as the operators count them: what the API server and its controllers need.
 """
 
 from __future__ import annotations

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
 
 from bench import control_plane, controller_manager, flowschemas
 from bench.fleet import INSTANCE, Fleet
-from bench.report import Outcome, Row, Target, table
+from bench.report import Outcome, Row, Target, table, write_json
 from bench.requestlog import from_counts, from_log
 from bench.runner import expect
 from bench.stack import StackError
@@ -55,6 +56,12 @@ def test_table_prints_cpu_count_verdicts_and_errors():
     assert "MISSED by 10 ms (20%)" in printed
     assert "0.5x" in printed
     assert "not measured: the dashboard is missing" in printed
+
+
+def test_the_json_keeps_every_latency_sample_in_order(tmp_path):
+    outcome = Outcome("patch", "Patch", samples={"opsboard: spec": [0.0081234, 0.05, 0.0079]})
+    document = json.loads(write_json([outcome], tmp_path, quick=True).read_text())
+    assert document["scenarios"]["patch"]["samples_ms"] == {"opsboard: spec": [8.12, 50.0, 7.9]}
 
 
 def test_a_fleet_that_never_converges_fails_the_scenario_instead_of_measuring_it():
