@@ -26,10 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.kube import MEMCACHED_PATH, KubeApi
-from controllers.memcached.desired import labels_for
+from controllers.ownership import INSTANCE_LABEL
 from controllers.pods import pod_is_ready
-
-INSTANCE = next(k for k in labels_for({"metadata": {"name": "x"}}) if k.endswith("/instance"))
 
 
 @dataclass(frozen=True)
@@ -143,7 +141,7 @@ class Fleet:
 
     def _on_pod(self, type_: str, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]
-        owner = (meta.get("labels") or {}).get(INSTANCE)
+        owner = (meta.get("labels") or {}).get(INSTANCE_LABEL)
         if owner is None:
             return
         ready = type_ != "DELETED" and "deletionTimestamp" not in meta and pod_is_ready(obj)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from controllers.base import Body
 
 MANAGED_BY = "opsboard"
+INSTANCE_LABEL = "app.kubernetes.io/instance"  # tells the CRs of one namespace apart
 
 
 def controller_ref(owner: Body) -> Body:
@@ -26,7 +27,7 @@ def owned_labels(app: str, instance: str) -> dict[str, str]:
     """Labels of the objects an operator keeps for one CR; unique per CR within a namespace."""
     return {
         "app.kubernetes.io/name": app,
-        "app.kubernetes.io/instance": instance,
+        INSTANCE_LABEL: instance,
         "app.kubernetes.io/managed-by": MANAGED_BY,
     }
 

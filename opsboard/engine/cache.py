@@ -10,6 +10,7 @@ from django.db import connection
 
 from controllers.base import Body, Kind, PermanentError, TemporaryError
 from controllers.kube import ApiKube
+from controllers.ownership import INSTANCE_LABEL
 from opsboard.engine import own_status
 from opsboard.mirror import instance_index
 from opsboard.mirror.models import KubeObject
@@ -57,7 +58,7 @@ class MirrorCache:
         self, kind: Kind, namespace: str, *, labels: Mapping[str, str] | None = None
     ) -> list[Body]:
         selector = dict(labels or {})
-        instance = selector.get(instance_index.INSTANCE)
+        instance = selector.get(INSTANCE_LABEL)
         if instance is not None and instance_index.supported(connection.vendor):
             sql = instance_index.select_sql(connection.vendor, _TABLE, "body")
             with connection.cursor() as cursor:

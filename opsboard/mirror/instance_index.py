@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-INSTANCE = "app.kubernetes.io/instance"
+from controllers.ownership import INSTANCE_LABEL
+
 NAME = "mirror_kubeobject_instance"
 _EXPRESSION = {
-    "sqlite": f"json_extract(labels, '$.\"{INSTANCE}\"')",
-    "postgresql": f"(labels ->> '{INSTANCE}')",
+    "sqlite": f"json_extract(labels, '$.\"{INSTANCE_LABEL}\"')",
+    "postgresql": f"(labels ->> '{INSTANCE_LABEL}')",
 }
 
 

@@ -8,12 +8,13 @@ from collections import Counter
 import pytest
 
 from bench import control_plane, controller_manager, flowschemas
-from bench.fleet import INSTANCE, Fleet
+from bench.fleet import Fleet
 from bench.report import Outcome, Row, Target, table, write_json
 from bench.requestlog import from_counts, from_log
 from bench.runner import expect
 from bench.stack import StackError
 from bench.stats import percentile, summary_ms
+from controllers.ownership import INSTANCE_LABEL
 
 
 def test_percentile_interpolates_between_closest_ranks():
@@ -78,7 +79,7 @@ def test_the_floor_is_ready_when_its_pods_are_not_when_its_deployments_status_sa
     fleet = Fleet(api=None, namespace="bench", pods=True)  # type: ignore[arg-type]  # never started
 
     def pod(name: str, ready: str, **meta: str) -> dict[str, object]:
-        labels = {INSTANCE: "mc-1"}
+        labels = {INSTANCE_LABEL: "mc-1"}
         return {"metadata": {"name": name, "labels": labels, **meta},
                 "status": {"conditions": [{"type": "Ready", "status": ready}]}}  # fmt: skip
 
