@@ -48,7 +48,7 @@ class Fleet:
         self.crs: dict[str, CrState] = {}
         self.replicas: dict[str, int] = {}
         self.reported: dict[str, int] = {}  # replicas, for those whose status says all ready
-        self.pod_ready: dict[str, tuple[str, bool]] = {}  # pod: its Deployment, ready and live
+        self.pod_ready: dict[str, bool] = {}  # pod: ready and live
         self.pods_ready: dict[str, int] = {}  # Deployment: how many of its pods
         self.deployments_ready: set[str] = set()  # those with all their pods ready
         self.spec_ok: set[str] = set()
@@ -146,9 +146,9 @@ class Fleet:
             return
         ready = type_ != "DELETED" and "deletionTimestamp" not in meta and pod_is_ready(obj)
         with self.cond:
-            _, was = self.pod_ready.pop(meta["name"], (owner, False))
+            was = self.pod_ready.pop(meta["name"], False)
             if type_ != "DELETED":
-                self.pod_ready[meta["name"]] = (owner, ready)
+                self.pod_ready[meta["name"]] = ready
             self.pods_ready[owner] = self.pods_ready.get(owner, 0) + ready - was
             self._settle(owner)
 
