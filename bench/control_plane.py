@@ -13,17 +13,12 @@ and every operator's alike.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 
-from prometheus_client.parser import text_string_to_metric_families
-
-from bench.kube import ApiError, KubeApi
+from bench.kube import ApiError, KubeApi, metric_samples
 
 CLIENT_QPS = 20  # kube-controller-manager's default --kube-api-qps
-_METRIC = "apiserver_request_total"
-_LINE = re.compile(rf"^{_METRIC}\{{")
 
 
 @dataclass(frozen=True)
@@ -44,15 +39,13 @@ CONTROLLERS = (
 def request_counts(metrics: str) -> Counter[tuple[str, str]]:
     """The server's count so far of each (verb, resource[/subresource]), every response
     code together: a conflict (409) took its client's token all the same."""
-    lines = "\n".join(line for line in metrics.splitlines() if _LINE.match(line))
     counted: Counter[tuple[str, str]] = Counter()
-    for family in text_string_to_metric_families(lines + "\n"):
-        for sample in family.samples:
-            labels = sample.labels
-            resource = labels.get("resource", "")
-            if sub := labels.get("subresource"):
-                resource = f"{resource}/{sub}"
-            counted[(labels.get("verb", ""), resource)] += int(sample.value)
+    for sample in metric_samples(metrics, "apiserver_request_total"):
+        labels = sample.labels
+        resource = labels.get("resource", "")
+        if sub := labels.get("subresource"):
+            resource = f"{resource}/{sub}"
+        counted[(labels.get("verb", ""), resource)] += int(sample.value)
     return counted
 
 

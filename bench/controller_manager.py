@@ -21,7 +21,8 @@ from typing import Any
 
 import kubernetes
 import urllib3
-from prometheus_client.parser import text_string_to_metric_families
+
+from bench.kube import metric_samples
 
 URL = "https://127.0.0.1:10257/metrics"
 QUEUES = ("deployment", "replicaset")
@@ -31,16 +32,14 @@ _WANTED = ("workqueue_depth", "rest_client_rate_limiter_duration_seconds_sum",
 
 def sample(metrics: str) -> dict[str, float]:
     """One sample: the queues' depths, the rate limiters' total wait, the requests made."""
-    lines = "\n".join(line for line in metrics.splitlines() if line.startswith(_WANTED))
     out = {"waited": 0.0, "requests": 0.0}
-    for family in text_string_to_metric_families(lines + "\n"):
-        for s in family.samples:
-            if s.name == "workqueue_depth" and s.labels.get("name") in QUEUES:
-                out[s.labels["name"]] = s.value
-            elif s.name == "rest_client_rate_limiter_duration_seconds_sum":
-                out["waited"] += s.value
-            elif s.name == "rest_client_requests_total":
-                out["requests"] += s.value
+    for s in metric_samples(metrics, *_WANTED):
+        if s.name == "workqueue_depth" and s.labels.get("name") in QUEUES:
+            out[s.labels["name"]] = s.value
+        elif s.name == "rest_client_rate_limiter_duration_seconds_sum":
+            out["waited"] += s.value
+        elif s.name == "rest_client_requests_total":
+            out["requests"] += s.value
     return out
 
 

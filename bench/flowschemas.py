@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from prometheus_client.parser import text_string_to_metric_families
 
-from bench.kube import WRITE_VERBS, ApiError, KubeApi
+from bench.kube import WRITE_VERBS, ApiError, KubeApi, metric_samples
 
 ACCOUNT = "operator"
 TOKEN_SECONDS = 24 * 3600  # longer than any run
@@ -118,12 +117,10 @@ def counts(metrics: str, namespace: str) -> Counter[str]:
     """The server's count so far of each kind of the operator's requests (KINDS' names),
     from its /metrics text."""
     kinds = {schema_name(namespace, kind): kind for kind in KINDS}
-    lines = "\n".join(line for line in metrics.splitlines() if line.startswith(_METRIC))
     counted: Counter[str] = Counter()
-    for family in text_string_to_metric_families(lines + "\n"):
-        for sample in family.samples:
-            if (kind := kinds.get(sample.labels.get("flow_schema", ""))) is not None:
-                counted[kind] += int(sample.value)
+    for sample in metric_samples(metrics, _METRIC):
+        if (kind := kinds.get(sample.labels.get("flow_schema", ""))) is not None:
+            counted[kind] += int(sample.value)
     return counted
 
 

@@ -15,6 +15,8 @@ from typing import Any
 import kubernetes
 import yaml
 from kubernetes.watch.watch import iter_resp_lines
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
 
 from controllers.kube import say_unverified
 from controllers.memcached.desired import desired_deployment
@@ -202,3 +204,11 @@ class KubeApi:
             r for r in records
             if r.get("user_agent", "") != USER_AGENT and r.get("verb") != "watch"
         ]  # fmt: skip
+
+
+def metric_samples(metrics: str, *names: str) -> Iterator[Sample]:
+    """The samples of the named metrics in a /metrics text. Only their lines are parsed:
+    a real API server's text is about a megabyte."""
+    lines = "\n".join(line for line in metrics.splitlines() if line.startswith(names))
+    for family in text_string_to_metric_families(lines + "\n"):
+        yield from (sample for sample in family.samples if sample.name in names)
