@@ -21,6 +21,7 @@ runs it; the database's own CPU given apart), for the CPU goal on both databases
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from typing import Any
 
 from bench import control_plane
@@ -210,40 +211,34 @@ def _measure(
         names = [f"mc-{i:05d}" for i in range(count)]
         total = count + 1  # and the warm-up CR
         meter = control_plane.Meter(stack.api, stack.namespace)  # before the CPU is read
-        reported = controllers = None
         cpu_before = stack.cpu_seconds(*roles)
         server_before = stack.cpu_seconds("kubesim")
         database_before = stack.postgres_cpu_seconds()
+        seen: Collection[str]
         start = time.perf_counter()
         if operator == FLOOR:
             create_deployments(stack.api, stack.namespace, names, replicas=1)
-            created = time.perf_counter() - start
-            spec = fleet.wait(lambda: len(fleet.replicas) >= total, TIMEOUT)
-            ready = fleet.wait(
-                lambda: len(fleet.deployments_ready) >= total,
-                max(1.0, READY_TIMEOUT - (time.perf_counter() - start)),
-            )
-            converged, ready_count = len(fleet.replicas) - 1, len(fleet.deployments_ready) - 1
-            controllers = meter.rates_over(ready and ready - start)
-            reported = fleet.wait(
-                lambda: len(fleet.reported) >= total,
-                max(1.0, READY_TIMEOUT - (time.perf_counter() - start)),
-            )
+            seen, done = fleet.replicas.keys(), fleet.deployments_ready
         else:
             create_many(stack.api, stack.namespace, names, size=1)
-            created = time.perf_counter() - start
-            spec = fleet.wait(lambda: len(fleet.spec_ok) >= total, TIMEOUT)
-            ready = fleet.wait(
-                lambda: len(fleet.ready_ok) >= total,
-                max(1.0, READY_TIMEOUT - (time.perf_counter() - start)),
-            )
-            converged, ready_count = len(fleet.spec_ok) - 1, len(fleet.ready_ok) - 1
+            seen, done = fleet.spec_ok, fleet.ready_ok
+        created = time.perf_counter() - start
+        spec = fleet.wait(lambda: len(seen) >= total, TIMEOUT)
+        ready = fleet.wait(
+            lambda: len(done) >= total, max(1.0, READY_TIMEOUT - (time.perf_counter() - start))
+        )
+        converged, ready_count = len(seen) - 1, len(done) - 1
         cpu = stack.cpu_seconds(*roles) - cpu_before
         server_cpu = stack.cpu_seconds("kubesim") - server_before
         database_cpu = stack.postgres_cpu_seconds() - database_before
         reconciles = reconciles_total(stack.db) - before if operator == "opsboard" else None
-        if operator != FLOOR:
-            controllers = meter.rates_over(ready and ready - start)
+        controllers = meter.rates_over(ready and ready - start)
+        reported = None
+        if operator == FLOOR:  # the Deployments' own status, after their pods (fleet.py)
+            reported = fleet.wait(
+                lambda: len(fleet.reported) >= total,
+                max(1.0, READY_TIMEOUT - (time.perf_counter() - start)),
+            )
     except BaseException:
         stack.stop()
         raise
