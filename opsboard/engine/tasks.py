@@ -16,6 +16,7 @@ from controllers.base import Key
 from opsboard.celery import app
 from opsboard.engine import consumer, database, pump, runner
 from opsboard.engine.runlog import reconcile_runs_prune
+from opsboard.heap import freeze_startup_objects
 
 pump.connect_signals()
 
@@ -30,9 +31,17 @@ def _pool_process_starts(**_: Any) -> None:
     _start_consumers(1)
 
 
+def _before_fork(**_: Any) -> None:
+    """In a prefork worker, before each pool process is made: what is loaded by now is
+    frozen in the worker and, inherited, in the pool process (opsboard.heap)."""
+    freeze_startup_objects()
+
+
 def _worker_ready(sender: Any = None, **_: Any) -> None:
     """Another pool (threads, solo) has no processes of its own: as many key consumers in
-    the worker's process as its concurrency."""
+    the worker's process as its concurrency. Every pool: what the worker's start made is
+    frozen too (opsboard.heap)."""
+    freeze_startup_objects()
     pool = getattr(sender, "pool", None)
     if pool is not None and not isinstance(pool, PreforkPool):
         _start_consumers(max(1, int(pool.limit or 1)))
@@ -44,6 +53,7 @@ def _stop_consumers(**_: Any) -> None:
 
 
 for _signal, _receiver in (
+    (signals.worker_before_create_process, _before_fork),
     (signals.worker_process_init, _pool_process_starts),
     (signals.worker_process_shutdown, _stop_consumers),
     (signals.worker_ready, _worker_ready),

@@ -23,6 +23,7 @@ from opsboard.engine.kubeclient import api_kube
 from opsboard.engine.leader import LeaseElector
 from opsboard.engine.registered import controllers
 from opsboard.engine.watcher import Watcher
+from opsboard.heap import freeze_startup_objects
 from opsboard.mirror.models import WatcherHeartbeat
 
 log = logging.getLogger("opsboard.watcher")
@@ -66,6 +67,7 @@ class Command(BaseCommand):
             namespaces=settings.WATCH_NAMESPACES,
             mirror_only=generic_kinds(kube),
         )
+        freeze_startup_objects()  # before the first list: the mirror's objects come and go
         writer = threading.Thread(target=watcher.run, name="mirror writer", daemon=True)
         writer.start()
         renewed = time.monotonic()
