@@ -3,14 +3,9 @@ interpreter: a freeze would otherwise hold the test process's own objects."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.probe import probe
 
 _FREEZE = """
 import gc, json, weakref
@@ -42,13 +37,7 @@ print(json.dumps({"before": before, "after": gc.get_freeze_count()}))
 
 
 def _probe(code: str) -> dict[str, Any]:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-        timeout=60, check=True,
-    )  # fmt: skip
-    loaded: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
-    return loaded
+    return probe(code, env={"DJANGO_SETTINGS_MODULE": "tests.settings"})
 
 
 def test_freezing_collects_start_ups_garbage_then_freezes_the_rest() -> None:

@@ -1,1 +1,2 @@
-"""Helpers shared by every test package: waiting (waiting.py), per-worker names (workers.py)."""
+"""Helpers shared by every test package: waiting (waiting.py), per-worker names (workers.py),
+a snippet run in a fresh interpreter (probe.py)."""
