@@ -55,7 +55,7 @@ class Command(BaseCommand):
         if stop.is_set():
             return
         log.info("Watcher %s leads", identity)
-        self._beat(identity, started, leader=True)
+        self._beat(identity, started, leader=True, claim=True)
         self._resend_unsent()
         kube = api_kube()
         watcher = Watcher(
@@ -107,13 +107,16 @@ class Command(BaseCommand):
                 log.info("Re-sent %d keys queued before this watcher led", sent)
 
     @staticmethod
-    def _beat(identity: str, started: Any, *, leader: bool) -> None:
+    def _beat(identity: str, started: Any, *, leader: bool, claim: bool = False) -> None:
+        """One UPDATE a beat (update_or_create was a transaction of four statements).
+        `claim`, on taking the lease: only one row may say it leads, so a predecessor's row
+        (one killed before it could say it no longer leads) is cleared then, not at every
+        renewal, where an UPDATE of no row still takes SQLite's one write lock."""
         try:
-            # One UPDATE a beat (update_or_create was a transaction of four statements).
             beat = {"is_leader": leader, "heartbeat_at": timezone.now()}
             if not WatcherHeartbeat.objects.filter(identity=identity).update(**beat):
                 WatcherHeartbeat.objects.create(identity=identity, started_at=started, **beat)
-            if leader:  # only one row may say so
+            if claim:
                 others = WatcherHeartbeat.objects.filter(is_leader=True).exclude(identity=identity)
                 others.update(is_leader=False)
         except Exception:
