@@ -968,6 +968,10 @@ class Store:
             if rt.key == crds.CRD and not meta.get("deletionTimestamp"):
                 finalizers.append(crds.CLEANUP_FINALIZER)
             if finalizers or grace:
+                if not meta.get("deletionTimestamp") and meta.get("generation", 0) > 0:
+                    # As kube-apiserver's BeforeDelete and markAsDeleting: the deletion is a
+                    # change a controller must observe (its observedGeneration falls behind).
+                    meta["generation"] += 1
                 if not meta.get("deletionTimestamp") or grace == 0:
                     meta["deletionTimestamp"] = later(grace) if grace else now()
                     meta["deletionGracePeriodSeconds"] = grace

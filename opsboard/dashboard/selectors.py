@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
 from controllers.base import Body
 from opsboard.dashboard.kinds import KindInfo, value_at
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror import selectors as mirror
-from opsboard.mirror.models import KubeObject
+from opsboard.mirror.models import STALE, KubeObject
 
 HEALTHS = ("Available", "Progressing", "Degraded", "Unknown")
 SORTS = {
@@ -60,7 +60,7 @@ def cr_queryset(
     if namespace:
         qs = qs.filter(namespace=namespace)
     if health == "stale":
-        qs = qs.filter(observed_generation__lt=F("generation"))
+        qs = qs.filter(STALE)
     elif health in HEALTHS:
         qs = qs.filter(health=health)
     if search.strip():
@@ -159,9 +159,7 @@ def kind_counts(*, kinds: list[KindInfo], scope: Q) -> list[KindCounts]:
     rows = (
         KubeObject.objects.filter(_kind_filter(kinds), scope)
         .values("api_version", "kind", "health")
-        .annotate(
-            n=Count("id"), stale=Count("id", filter=Q(observed_generation__lt=F("generation")))
-        )
+        .annotate(n=Count("id"), stale=Count("id", filter=STALE))
     )
     for row in rows:
         entry = counts[(row["api_version"], row["kind"])]

@@ -241,7 +241,7 @@ def _volume_findings(objects: list[Body]) -> list[Finding]:
                     "ClaimPending",
                     f"PersistentVolumeClaim {name} is Pending: no volume is bound to it.",
                     "Check its StorageClass exists and can provision "
-                    f"(kubectl describe pvc {name}).",
+                    f"(kubectl describe pvc{_in_namespace(pvc)} {name}).",
                     subject=f"PersistentVolumeClaim {name}",
                 )
             )
@@ -343,6 +343,12 @@ def _children_findings(observed: Observed) -> list[Finding]:
     return found
 
 
+def _in_namespace(obj: Body) -> str:
+    """kubectl's namespace flag for `obj`, with its leading space ("" if cluster-scoped)."""
+    namespace = deep_get(obj, "metadata.namespace", "")
+    return f" -n {namespace}" if namespace else ""
+
+
 def _finalizer_findings(observed: Observed) -> list[Finding]:
     blocked = [observed.cr] + [
         o for o in observed.objects if deep_get(o, "metadata.deletionTimestamp")
@@ -372,7 +378,8 @@ def _finalizer_findings(observed: Observed) -> list[Finding]:
                     "BlockingFinalizer",
                     what,
                     "Start the controller that owns it; as a last resort remove it: kubectl "
-                    f"patch {str(obj.get('kind', '')).lower()} {_name(obj)} --type=merge "
+                    f"patch{_in_namespace(obj)} {str(obj.get('kind', '')).lower()} {_name(obj)} "
+                    "--type=merge "
                     '-p \'{"metadata":{"finalizers":null}}\'',
                     subject=f"{obj.get('kind')} {_name(obj)}",
                 )
@@ -490,6 +497,8 @@ def _stale_findings(observed: Observed) -> list[Finding]:
     seen = deep_get(observed.cr, "status.observedGeneration")
     if not isinstance(seen, int) or seen >= generation:
         return []
+    if deep_get(observed.cr, "metadata.deletionTimestamp"):
+        return []  # the deletion raised the generation: not a spec for a reconcile to observe
     queued = " A reconcile is queued." if observed.engine.queued_since else ""
     return [
         Finding(

@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 from django.conf import settings
-from django.db.models import Case, F, Q, When
+from django.db.models import Case, Q, When
 from django.utils import timezone
 
 from controllers.base import Body, Key
@@ -32,7 +32,7 @@ from opsboard.engine.models import ReconcileRun
 from opsboard.engine.pump import workers_alive
 from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror import selectors as mirror
-from opsboard.mirror.models import KubeObject, WatcherHeartbeat
+from opsboard.mirror.models import STALE, KubeObject, WatcherHeartbeat
 
 log = logging.getLogger(__name__)
 _IMAGE_CHANGES = 20  # the newest applied patches looked at to say who set an image
@@ -204,15 +204,16 @@ def needs_attention(
     freshness: mirror.Freshness | None = None,
     limit: int = 10,
 ) -> tuple[list[Attention], int]:
-    """The CRs that are not Available and settled, each with its diagnosis (Degraded first,
-    then the longest waiting); and how many there are in all. `scope`: the namespaces the
-    person may see (opsboard.accounts.access.Access.scope); `freshness` as for engine_wide."""
+    """The CRs that are not Available and settled, or are being deleted, each with its
+    diagnosis (Degraded first, then the longest waiting); and how many there are in all.
+    `scope`: the namespaces the person may see (opsboard.accounts.access.Access.scope);
+    `freshness` as for engine_wide."""
     by_kind = {(i.kind.api_version, i.kind.kind): i for i in kinds}
     query = Q(pk__in=[])
     for info in kinds:
         query |= Q(api_version=info.kind.api_version, kind=info.kind.kind)
     unsettled = KubeObject.objects.filter(query, scope).filter(
-        ~Q(health="Available") | Q(observed_generation__lt=F("generation"))
+        ~Q(health="Available") | STALE | Q(deleted_at__isnull=False)
     )
     total = unsettled.count()
     if not total:  # a converged fleet, the usual case: no rows to read, nothing to diagnose

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import models
+from django.db.models import F, Q
 
 from opsboard.mirror.fields import JSONField
 
@@ -27,6 +28,12 @@ def body_copies(body: dict[str, Any]) -> dict[str, Any]:
         "spec": body.get("spec") or {},
         "status": status if isinstance(status, dict) else {},
     }
+
+
+# The status describes an older spec than the one the user wrote. Not so for an object being
+# deleted: kube-apiserver raises its generation as it marks it, and no controller observes
+# that. KubeObject.is_stale in Python.
+STALE = Q(observed_generation__lt=F("generation"), deleted_at__isnull=True)
 
 
 class KubeObject(models.Model):
@@ -73,8 +80,12 @@ class KubeObject(models.Model):
 
     @property
     def is_stale(self) -> bool:
-        """The status describes an older spec than the one the user wrote."""
-        return self.observed_generation is not None and self.observed_generation < self.generation
+        """As STALE."""
+        return (
+            self.observed_generation is not None
+            and self.observed_generation < self.generation
+            and self.deleted_at is None
+        )
 
 
 class KindWatch(models.Model):
@@ -87,6 +98,7 @@ class KindWatch(models.Model):
     last_event_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "kind watches"
         constraints = [
             models.UniqueConstraint(fields=["api_version", "kind"], name="mirror_unique_kind_watch")
         ]

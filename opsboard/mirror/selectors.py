@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from controllers.base import Kind
 from opsboard.mirror.models import (
     BODY_COPIES,
+    STALE,
     KindWatch,
     KubeObject,
     WatcherHeartbeat,
@@ -68,7 +69,7 @@ def cr_list(
     if health:
         objects = objects.filter(health=health)
     if stale:
-        objects = objects.filter(observed_generation__lt=F("generation"))
+        objects = objects.filter(STALE)
     if search:
         by_labels = _label_filter(search)
         objects = objects.filter(by_labels if by_labels is not None else Q(name__icontains=search))
@@ -92,7 +93,7 @@ def cr_health_counts(*, kind: Kind) -> dict[str, int]:
     counts = {"Available": 0, "Progressing": 0, "Degraded": 0, "Unknown": 0}
     for row in objects.values("health").annotate(n=Count("id")):
         counts[row["health"]] = row["n"]
-    counts["stale"] = objects.filter(observed_generation__lt=F("generation")).count()
+    counts["stale"] = objects.filter(STALE).count()
     counts["total"] = sum(counts[h] for h in ("Available", "Progressing", "Degraded", "Unknown"))
     return counts
 

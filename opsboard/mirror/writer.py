@@ -121,7 +121,7 @@ def _row(kind: Kind, body: Body, now: Any) -> _Row:
     generation = int(meta.get("generation") or 0)
     observed = copies["status"].get("observedGeneration")
     observed = int(observed) if isinstance(observed, int) else None
-    stale = observed is not None and observed < generation
+    stale = observed is not None and observed < generation and not meta.get("deletionTimestamp")
     vendor = connection.vendor
     return _Row(
         uid=meta["uid"],

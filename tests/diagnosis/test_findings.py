@@ -148,14 +148,16 @@ def test_a_foreign_child_and_a_missing_one() -> None:
 
 def test_a_finalizer_blocking_deletion_names_who_removes_it() -> None:
     cr = _cr()
-    cr["metadata"].update(deletionTimestamp="2026-11-23T16:00:00Z",
+    # The API server raised the generation as it marked the CR deleting: no stale status.
+    cr["metadata"].update(deletionTimestamp="2026-11-23T16:00:00Z", generation=3,
                           finalizers=["cache.example.com/cleanup", "other.io/hold"])  # fmt: skip
     findings = diagnose(
         Observed(cr, engine=LIVE, now=NOW, running_controllers=("cache.example.com",))
     )
-    texts = [f.what for f in findings if f.code == "BlockingFinalizer"]
-    assert "an opsboard controller, which is running" in texts[0]
-    assert "a controller opsboard does not run" in texts[1]
+    assert [f.code for f in findings] == ["BlockingFinalizer", "BlockingFinalizer"]
+    assert "an opsboard controller, which is running" in findings[0].what
+    assert "a controller opsboard does not run" in findings[1].what
+    assert "kubectl patch -n shop memcached cache --type=merge" in findings[0].todo
 
 
 def test_a_rollout_past_its_deadline_and_a_claim_waiting_for_a_resize() -> None:

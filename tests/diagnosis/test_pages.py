@@ -109,6 +109,25 @@ def test_the_overview_lists_what_needs_attention(operator_client: Client, operat
                for f in a.diagnosis.findings)  # fmt: skip
 
 
+def test_a_cr_stuck_deleting_needs_attention_and_is_not_counted_stale(
+    operator_client: Client,
+) -> None:
+    going = memcached_with_pods("going", size=1)
+    # As a real API server marks it: the deletion raises the generation past the observed one.
+    going.body["metadata"].update(
+        deletionTimestamp="2026-11-29T12:00:00Z", finalizers=["example.com/hold"], generation=2
+    )
+    going.generation, going.deleted_at = 2, timezone.now()
+    going.save()
+    response = operator_client.get("/")
+    attention = {a.cr.name: a.diagnosis.findings for a in response.context["attention"]}
+    found = {f.code: f for f in attention["going"]}  # and the engine's: none runs here
+    assert "BlockingFinalizer" in found and "StatusStale" not in found
+    assert "kubectl patch -n default memcached going" in found["BlockingFinalizer"].todo
+    counts = {c.info.kind.kind: c for c in response.context["counts"]}
+    assert (counts["Memcached"].total, counts["Memcached"].stale) == (1, 0)
+
+
 def test_the_command_prints_each_finding_and_what_to_do(operator) -> None:
     broken = memcached_with_pods("broken", size=1, namespace="shop")
     entry = _break_image(broken, user=operator)

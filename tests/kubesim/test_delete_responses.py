@@ -144,3 +144,40 @@ def test_a_graceful_pod_delete_answers_the_pod_with_its_deletion_timestamp(
     assert isinstance(deleted, client.V1Pod)
     assert deleted.metadata.deletion_timestamp is not None
     assert deleted.metadata.deletion_grace_period_seconds == 30
+
+
+def test_a_held_delete_counts_as_a_change_of_generation_once(
+    kube_api_client: Api, namespace: str
+) -> None:
+    """kube-apiserver raises a generation-tracking object's generation when it marks it as
+    deleting, so its controller's observedGeneration falls behind; not again on a second
+    delete, and never on an object without a generation."""
+    apps, core = client.AppsV1Api(kube_api_client), client.CoreV1Api(kube_api_client)
+    labels = {"app": "held"}
+    apps.create_namespaced_deployment(
+        namespace,
+        {
+            "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
+            "spec": {
+                "replicas": 0,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]},
+                },
+            },
+        },
+    )
+    core.create_namespaced_config_map(
+        namespace, {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+    )
+
+    first = apps.delete_namespaced_deployment("held", namespace)
+    again = apps.delete_namespaced_deployment("held", namespace)
+    config_map = core.delete_namespaced_config_map("held", namespace)
+
+    assert (first["metadata"]["generation"], again["metadata"]["generation"]) == (2, 2)
+    assert "generation" not in config_map["metadata"]
+    unhold = {"metadata": {"finalizers": None}}
+    apps.patch_namespaced_deployment("held", namespace, unhold)
+    core.patch_namespaced_config_map("held", namespace, unhold)

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from controllers.base import DEPLOYMENT, POD, REPLICASET, SERVICE
-from opsboard.mirror.models import KubeObject, WatcherHeartbeat
+from opsboard.mirror.models import STALE, KubeObject, WatcherHeartbeat
 from opsboard.mirror.selectors import (
     cr_health_counts,
     cr_list,
@@ -52,6 +52,17 @@ def test_cr_list_finds_stale_objects() -> None:
     add(obj(MEMCACHED, "fresh", generation=2, status={"observedGeneration": 2}))
     add(obj(MEMCACHED, "stale", generation=3, status={"observedGeneration": 2}))
     assert [o.name for o in cr_list(kind=MEMCACHED, stale=True)] == ["stale"]
+
+
+def test_an_object_being_deleted_is_not_stale_though_its_generation_moved_on() -> None:
+    status = {"observedGeneration": 1, "conditions": [condition("Available", "True")]}
+    going = obj(MEMCACHED, "going", generation=2, status=status)
+    going["metadata"].update(deletionTimestamp="2026-11-22T18:00:00Z", finalizers=["x.io/hold"])
+    add(going, obj(MEMCACHED, "behind", generation=2, status=status))
+    rows = {row.name: row for row in KubeObject.objects.all()}
+    assert (rows["going"].is_stale, rows["going"].health) == (False, "Available")
+    assert (rows["behind"].is_stale, rows["behind"].health) == (True, "Progressing")
+    assert list(KubeObject.objects.filter(STALE).values_list("name", flat=True)) == ["behind"]
 
 
 def test_cr_list_paginates() -> None:
