@@ -56,6 +56,8 @@ class SsoIdentity(models.Model):
     groups = models.JSONField(default=list)  # as of the last login
 
     class Meta:
+        verbose_name = "SSO identity"
+        verbose_name_plural = "SSO identities"
         constraints = [
             models.UniqueConstraint(fields=["issuer", "subject"], name="one_user_per_subject")
         ]

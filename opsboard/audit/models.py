@@ -47,6 +47,7 @@ class AuditEntry(models.Model):
     )
 
     class Meta:
+        verbose_name_plural = "audit entries"
         ordering = ["-at"]
         indexes = [
             models.Index(fields=["controller", "namespace", "name", "-at"]),
