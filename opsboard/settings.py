@@ -372,9 +372,11 @@ LOGGING = {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
         "console": {"()": "opsboard.logformat.ConsoleFormatter"},
     },
+    "filters": {"refusals": {"()": "opsboard.logformat.RefusalWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
+        "django.request": {"filters": ["refusals"]},
         "kubernetes": {"level": "WARNING"},
         "urllib3": {"level": "WARNING"},
         "axes": {"level": "WARNING"},  # one INFO line per request otherwise

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 from datetime import timedelta
 
 import pytest
@@ -40,6 +41,16 @@ def test_only_admins_see_the_audit_pages(viewer_client: Client, operator_client:
         assert viewer_client.get(url).status_code == 403, url
         assert operator_client.get(url).status_code == 403, url
         assert admin_client_.get(url).status_code == 200, url
+
+
+def test_a_refusal_is_logged_as_one_line_with_its_reason(
+    viewer_client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="django.request"):
+        assert viewer_client.get("/audit/").status_code == 403
+    (record,) = [r for r in caplog.records if r.name == "django.request"]
+    assert record.exc_info is None  # not a fault: no traceback
+    assert record.getMessage().startswith("Forbidden (Permission denied): /audit/: Not allowed")
 
 
 def test_audit_list_filters_by_user_kind_namespace_object_and_time(admin_client_: Client) -> None:
