@@ -231,6 +231,11 @@ def _node_health(obj: KubeObject) -> tuple[str, str]:
     if obj.kind in ("Deployment", "ReplicaSet", "StatefulSet"):
         want, ready = spec.get("replicas", 1), status.get("readyReplicas", 0) or 0
         return ("ok" if ready >= want else "progressing"), f"{ready}/{want} ready"
+    if obj.kind == "DaemonSet":  # one pod per selected node: none selected is no success
+        want, ready = status.get("desiredNumberScheduled", 0), status.get("numberReady", 0)
+        if not want:
+            return "progressing", "on no node"
+        return ("ok" if ready >= want else "progressing"), f"{ready}/{want} ready"
     return "ok", ""
 
 

@@ -13,7 +13,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy
 
-from opsboard.dashboard.templatetags.opsboard import html_row
+from opsboard.dashboard.templatetags.opsboard import html_row, spec_fields
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import MEMCACHED_API, memcached_with_pods, mirror_object
@@ -242,6 +242,24 @@ def test_detail_rows_describe_each_pod_in_status_nodes_and_each_tree_node(
     ) in html
 
 
+def test_the_tree_counts_a_daemonsets_ready_pods_and_none_selected_is_not_ok(
+    viewer_client: Client,
+) -> None:
+    cr = mirror_object("Ptemplate", "dev", api_version="hwe.example.com/v1alpha1")
+    for name, status in (("none", {"desiredNumberScheduled": 0, "numberReady": 0}),
+                         ("half", {"desiredNumberScheduled": 2, "numberReady": 1}),
+                         ("all", {"desiredNumberScheduled": 2, "numberReady": 2})):  # fmt: skip
+        mirror_object("DaemonSet", name, api_version="apps/v1", owner=cr, status=status)
+    rows = viewer_client.get("/k/ptemplate/default/dev/").context["tree"]
+    shown = {n.name: (n.health, n.detail) for _, n in rows if n.kind == "DaemonSet"}
+    assert shown == {
+        "none": ("progressing", "on no node"),
+        "half": ("progressing", "1/2 ready"),
+        "all": ("ok", "2/2 ready"),
+        "dev-consumer": ("missing", "DaemonSet deleted — reconcile pending"),  # the expected one
+    }
+
+
 def test_rows_built_by_the_hundred_are_escaped_as_format_html_escapes() -> None:
     values = [
         "<a href=\"x\" onclick='y'>",
@@ -265,6 +283,23 @@ def test_detail_flags_a_stale_status(viewer_client: Client) -> None:
                   observed_generation=3)  # fmt: skip
     html = viewer_client.get("/k/memcached/default/old/").content.decode()
     assert "Status is stale:" in html
+
+
+def test_detail_shows_a_nested_spec_as_dotted_paths() -> None:
+    spec = {"bookApp": {"image": "app:1", "replicas": 2, "ports": [80, 443]},
+            "bookDB": {"volumes": [{"size": "2Gi"}], "tls": False, "extra": {}}}  # fmt: skip
+    assert spec_fields(spec) == [
+        ("bookApp.image", "app:1"), ("bookApp.replicas", "2"), ("bookApp.ports", "80, 443"),
+        ("bookDB.volumes", "[{size: 2Gi}]"), ("bookDB.tls", "false"), ("bookDB.extra", "{}"),
+    ]  # fmt: skip
+
+
+def test_detail_renders_the_spec_rows(viewer_client: Client) -> None:
+    mirror_object("Memcached", "nested", api_version=MEMCACHED_API,
+                  spec={"size": 3, "tuning": {"threads": 4}})  # fmt: skip
+    html = viewer_client.get("/k/memcached/default/nested/").content.decode()
+    assert "<dt>tuning.threads</dt><dd><code>4</code></dd>" in html
+    assert "{&#x27;threads&#x27;" not in html
 
 
 def test_detail_service_lists_the_pods_it_selects(viewer_client: Client) -> None:

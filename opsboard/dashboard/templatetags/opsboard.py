@@ -95,6 +95,32 @@ def to_yaml(body: Any) -> str:
 
 
 @register.filter
+def spec_fields(spec: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """A spec as (dotted path, value) rows: nested maps flattened to the paths a patch names
+    (bookApp.replicas), lists of plain values joined, anything deeper as flow YAML; never
+    Python's repr of a dict."""
+    rows: list[tuple[str, str]] = []
+    for key, value in (spec or {}).items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            rows.extend(spec_fields(value, f"{path}."))
+        elif isinstance(value, list) and all(not isinstance(v, dict | list) for v in value):
+            rows.append((path, ", ".join(_plain(v) for v in value) or "[]"))
+        elif isinstance(value, dict | list):
+            rows.append((path, yaml.dump(value, Dumper=_DUMPER, default_flow_style=True).strip()))
+        else:
+            rows.append((path, _plain(value)))
+    return rows
+
+
+def _plain(value: Any) -> str:
+    """A scalar as YAML writes it: true, null, 3, text."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    return str(value)
+
+
+@register.filter
 def role_name(user: User | AnonymousUser) -> str:
     return access_of(user).summary()
 
