@@ -25,6 +25,7 @@ from kubesim.cluster.events import Recorder
 from kubesim.cluster.eventttl import EventExpiry
 from kubesim.cluster.kubelet import Kubelet
 from kubesim.cluster.nodes import NodeController
+from kubesim.cluster.quota import QuotaAdmission, ResourceQuotaController
 from kubesim.cluster.replicaset import ReplicaSetController
 from kubesim.cluster.scheduler import Scheduler
 from kubesim.cluster.services import ServiceAllocator
@@ -44,6 +45,7 @@ RESOURCES = [
     "replicasets.apps",
     "statefulsets.apps",
     "daemonsets.apps",
+    "resourcequotas",
     BUDGETS,
 ]
 GROUPS = ("controllers", "kubelet")
@@ -85,6 +87,7 @@ class Cluster:
             DaemonSetController(self.ctx),
             EndpointsController(self.ctx),
             DisruptionController(self.ctx),
+            ResourceQuotaController(self.ctx),
             self.volumes,
             EventExpiry(self.ctx),
         ]
@@ -101,6 +104,7 @@ class Cluster:
     def start(self) -> Cluster:
         self.services.install()
         ClaimAdmission(self.store).install()
+        QuotaAdmission(self.store).install()
         self._unsubscribe = self.store.subscribe(self._on_event, RESOURCES)
         for resource in RESOURCES:
             for obj in self.store.list(resource):

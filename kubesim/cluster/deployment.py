@@ -20,6 +20,7 @@ from kubesim.cluster.controller import (
     controller_ref,
     is_deleting,
 )
+from kubesim.cluster.replicaset import REPLICA_FAILURE
 from kubesim.cluster.workloads import adopt_orphans, drop_zero, set_condition, write_status
 
 COMPONENT = "deployment-controller"
@@ -307,12 +308,48 @@ class DeploymentController(Controller[Key]):
             conditions = set_condition(
                 conditions, {**progress, "lastUpdateTime": stamp}, now=stamp, touch=touch
             )
-        status["conditions"] = conditions
+        status["conditions"] = with_replica_failure(conditions, replica_failure(new_rs, all_rs))
         write_status(self.ctx, "deployments.apps", d, status)
         return recheck
 
 
 # -- pure arithmetic ---------------------------------------------------------------------------
+
+
+def replica_failure(new_rs: Obj | None, all_rs: list[Obj]) -> Obj | None:
+    """getReplicaFailures: the new ReplicaSet's ReplicaFailure condition, else an old one's."""
+    conditions: list[Obj] = [
+        cond
+        for rs in [new_rs, *all_rs]
+        for cond in (rs or {}).get("status", {}).get("conditions") or []
+    ]
+    return next((c for c in conditions if c.get("type") == REPLICA_FAILURE), None)
+
+
+def with_replica_failure(conditions: list[Obj], failure: Obj | None) -> list[Obj]:
+    """The ReplicaSet's failure moved onto the Deployment (ReplicaSetToDeploymentCondition,
+    then SetDeploymentCondition: one of the same status and reason is left as it is)."""
+    others = [c for c in conditions if c.get("type") != REPLICA_FAILURE]
+    if failure is None:
+        return others
+    current = next((c for c in conditions if c.get("type") == REPLICA_FAILURE), None)
+    if current is not None and (current["status"], current.get("reason")) == (
+        failure["status"],
+        failure.get("reason"),
+    ):
+        return conditions
+    since = failure.get("lastTransitionTime")
+    if current is not None and current["status"] == failure["status"]:
+        since = current.get("lastTransitionTime")
+    moved = {
+        "type": REPLICA_FAILURE,
+        "status": failure["status"],
+        "lastUpdateTime": failure.get("lastTransitionTime"),
+        "lastTransitionTime": since,
+        "reason": failure.get("reason"),
+        "message": failure.get("message"),
+    }
+    return [*others, moved]
 
 
 def _cond(type_: str, status: str, reason: str, message: str, stamp: str) -> Obj:

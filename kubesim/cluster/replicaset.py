@@ -7,6 +7,7 @@ from typing import Any
 
 from kubesim.cluster import names
 from kubesim.cluster.controller import (
+    Context,
     Controller,
     Key,
     Obj,
@@ -21,14 +22,20 @@ from kubesim.cluster.workloads import (
     drop_zero,
     write_status,
 )
+from kubesim.errors import ApiError
 
 COMPONENT = "replicaset-controller"
+REPLICA_FAILURE = "ReplicaFailure"
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
 class ReplicaSetController(Controller[Key]):
     name = "replicaset"
     resource, owns, kind = "replicasets.apps", "pods", "ReplicaSet"
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._failures: dict[Key, int] = {}  # syncs in a row a pod create was refused
 
     def reconcile(self, key: Key) -> float | None:
         rs = self.current(key)
@@ -39,14 +46,56 @@ class ReplicaSetController(Controller[Key]):
         if len(pods) < replicas:
             pods += active_pods(adopt_orphans(self.ctx, "pods", rs))
         diff = len(pods) - replicas
+        refusal = None
         if diff < 0:
-            for _ in range(-diff):
-                pods.append(self._create_pod(rs))
+            created, refusal = self._create_pods(rs, -diff)
+            pods += created
         elif diff > 0:
             for pod in sorted(pods, key=deletion_rank)[:diff]:
                 self._delete_pod(rs, pod)
                 pods.remove(pod)
-        return self._write_status(rs, pods)
+        recheck = self._write_status(rs, pods, refusal)
+        if refusal is None:
+            self._failures.pop(key, None)
+            return recheck
+        return self._backoff(key)
+
+    def _backoff(self, key: Key) -> float:
+        """The workqueue's per-item rate limit: 5 ms doubling up to 1,000 s while refused."""
+        failures = self._failures[key] = self._failures.get(key, 0) + 1
+        return min(0.005 * 2.0 ** (failures - 1), 1000.0)
+
+    def _create_pods(self, rs: Obj, count: int) -> tuple[list[Obj], str | None]:
+        """slowStartBatch: batches of 1, 2, 4, ... pods; a batch with a refused create is
+        the last. Returns the pods made and the first refusal's message."""
+        created: list[Obj] = []
+        batch = 1
+        while count > 0:
+            batch = min(batch, count)
+            refusals = []
+            for _ in range(batch):
+                try:
+                    created.append(self._create_pod(rs))
+                except ApiError as exc:
+                    refusals.append(self._refused(rs, exc))
+            if refusals:
+                return created, refusals[0]
+            count -= batch
+            batch *= 2
+        return created, None
+
+    def _refused(self, rs: Obj, exc: ApiError) -> str:
+        """A pod create the API server refused (quota, admission, invalid template): told in
+        a FailedCreate Event. A namespace going away is no failure: that error goes on."""
+        namespace = rs["metadata"]["namespace"]
+        try:
+            going = self.ctx.api.store.get("namespaces", None, namespace)["metadata"]
+        except ApiError:
+            raise exc from None
+        if going.get("deletionTimestamp"):
+            raise exc
+        self.ctx.events.warning(rs, "FailedCreate", f"Error creating: {exc.message}", COMPONENT)
+        return exc.message
 
     def _create_pod(self, rs: Obj) -> Obj:
         template = copy.deepcopy(rs["spec"].get("template") or {})
@@ -74,7 +123,7 @@ class ReplicaSetController(Controller[Key]):
             rs, "SuccessfulDelete", f"Deleted pod: {pod['metadata']['name']}", COMPONENT
         )
 
-    def _write_status(self, rs: Obj, pods: list[Obj]) -> float | None:
+    def _write_status(self, rs: Obj, pods: list[Obj], refusal: str | None) -> float | None:
         template_labels = (rs["spec"].get("template") or {}).get("metadata", {}).get("labels") or {}
         min_ready = int(rs["spec"].get("minReadySeconds") or 0)
         available, recheck = 0, None
@@ -93,8 +142,28 @@ class ReplicaSetController(Controller[Key]):
             "availableReplicas": available,
             "observedGeneration": rs["metadata"].get("generation", 1),
         }
-        write_status(self.ctx, "replicasets.apps", rs, drop_zero(status, keep=("replicas",)))
+        status = drop_zero(status, keep=("replicas",))
+        if conditions := replica_failure(rs.get("status", {}).get("conditions") or [], refusal):
+            status["conditions"] = conditions
+        write_status(self.ctx, "replicasets.apps", rs, status)
         return recheck
+
+
+def replica_failure(conditions: list[Obj], refusal: str | None) -> list[Obj]:
+    """calculateStatus: a refused create adds ReplicaFailure (kept as first set while
+    refusals go on); a sync without one removes it."""
+    if refusal is None:
+        return [c for c in conditions if c.get("type") != REPLICA_FAILURE]
+    if any(c.get("type") == REPLICA_FAILURE for c in conditions):
+        return conditions
+    added = {
+        "type": REPLICA_FAILURE,
+        "status": "True",
+        "lastTransitionTime": names.rfc3339(),
+        "reason": "FailedCreate",
+        "message": refusal,
+    }
+    return [*conditions, added]
 
 
 def active_pods(pods: list[Obj]) -> list[Obj]:

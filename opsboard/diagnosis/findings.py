@@ -22,6 +22,7 @@ RANK_ENGINE_DOWN = 5
 RANK_REFUSED = 10  # a 403 or 422: nothing converges until someone changes something
 RANK_FOREIGN_CHILD = 12
 RANK_UNREACHABLE = 15
+RANK_PODS_REFUSED = 18  # the API server refuses a workload's new pods: none can follow
 RANK_PODS = 20
 RANK_VOLUME = 25
 RANK_ROLLOUT = 30
@@ -34,6 +35,9 @@ RANK_CONDITION = 60
 RANK_STALE = 70
 
 _INSUFFICIENT = re.compile(r"Insufficient ([\w./-]+?)\.?(?:[,\s]|$)")
+# The ResourceQuota admission's refusals: "exceeded quota: q, requested: ..." and
+# "failed quota: q: must specify limits.cpu for: ..."
+_QUOTA = re.compile(r"(?:exceeded|failed) quota: ([a-z0-9.-]+)")
 _NODE_MISMATCH = "didn't match Pod's node affinity/selector"
 
 
@@ -266,21 +270,73 @@ def _volume_findings(objects: list[Body]) -> list[Finding]:
     return found
 
 
-def _rollout_findings(objects: list[Body]) -> list[Finding]:
+def _replica_failure(workload: Body) -> Body | None:
+    failure = find_condition(deep_get(workload, "status.conditions"), "ReplicaFailure")
+    return failure if failure and failure.get("status") == "True" else None
+
+
+def _refusal_todo(namespace: str, message: str) -> str:
+    if quota := _QUOTA.search(message):
+        return (
+            f"Raise ResourceQuota {quota[1]} (kubectl -n {namespace} describe resourcequota "
+            f"{quota[1]}) or lower the CR's size; the pods already there count against it."
+        )
+    return (
+        "Change what refuses the pods in the namespace: a ResourceQuota, a LimitRange, "
+        "PodSecurity admission or an admission webhook "
+        f"(kubectl -n {namespace} get events --field-selector reason=FailedCreate)."
+    )
+
+
+def _refused_pods_findings(objects: list[Body]) -> list[Finding]:
+    """A ReplicaSet whose pod creates the API server refuses: its ReplicaFailure condition,
+    which its Deployment carries too. Any refusal of a pod (quota, LimitRange, PodSecurity,
+    a webhook) shows there; the Deployment's is read when no ReplicaSet carries one."""
+    failing = [
+        (workload, failure)
+        for kind in ("ReplicaSet", "Deployment")
+        for workload in _of_kind(objects, kind)
+        if (failure := _replica_failure(workload))
+    ]
+    if not failing:
+        return []
+    workload, failure = failing[0]
+    kind, name = workload.get("kind"), _name(workload)
+    message = str(failure.get("message") or "")
+    return [
+        Finding(
+            RANK_PODS_REFUSED,
+            "ReplicaFailure",
+            f"{kind} {name} cannot create its pods: the API server refuses them "
+            f"({failure.get('reason')}): {message}",
+            _refusal_todo(str(deep_get(workload, "metadata.namespace", "")), message),
+            subject=f"{kind} {name}",
+        )
+    ]
+
+
+def _rollout_findings(objects: list[Body], *, explained: bool) -> list[Finding]:
+    """`explained`: a finding above says why the new pods are not ready."""
     found = []
     for deployment in _of_kind(objects, "Deployment"):
         progressing = find_condition(deep_get(deployment, "status.conditions"), "Progressing")
         if progressing and progressing.get("reason") == "ProgressDeadlineExceeded":
             deadline = deep_get(deployment, "spec.progressDeadlineSeconds", 600)
+            name, namespace = _name(deployment), deep_get(deployment, "metadata.namespace", "")
+            why = (
+                "Fix what keeps its new pods from becoming ready (above)"
+                if explained
+                else "Find why its new pods are not ready (kubectl -n "
+                f"{namespace} describe deployment {name}, then its pods)"
+            )
             found.append(
                 Finding(
                     RANK_ROLLOUT,
                     "ProgressDeadlineExceeded",
-                    f"The rollout of Deployment {_name(deployment)} is stuck past its progress "
+                    f"The rollout of Deployment {name} is stuck past its progress "
                     f"deadline ({deadline} s): {progressing.get('message', '')}",
-                    "Fix what keeps its new pods from becoming ready (above), or revert the "
-                    "change that started the rollout.",
-                    subject=f"Deployment {_name(deployment)}",
+                    f"{why}, or revert the change that started the rollout.",
+                    subject=f"Deployment {name}",
                 )
             )
     return found
@@ -514,16 +570,20 @@ def diagnose(observed: Observed) -> list[Finding]:
     """Every finding, most likely cause first. A CR's own Degraded condition is listed
     only when nothing more specific explains it."""
     pods = _of_kind(observed.objects, "Pod")
-    found = [
-        *_engine_findings(observed),
-        *_error_findings(observed),
-        *_children_findings(observed),
+    pod_causes = [
+        *_refused_pods_findings(observed.objects),
         *_pull_findings(observed, pods),
         *_crash_findings(pods),
         *_unschedulable_findings(pods),
         *_daemonset_findings(observed.objects),
         *_volume_findings(observed.objects),
-        *_rollout_findings(observed.objects),
+    ]
+    found = [
+        *_engine_findings(observed),
+        *_error_findings(observed),
+        *_children_findings(observed),
+        *pod_causes,
+        *_rollout_findings(observed.objects, explained=bool(pod_causes)),
         *_finalizer_findings(observed),
         *_stale_findings(observed),
     ]

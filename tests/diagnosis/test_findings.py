@@ -196,3 +196,53 @@ def test_a_daemonset_that_selects_no_node_names_its_selector() -> None:
     assert "kubectl label node NODE hw=accel" in finding.todo
     daemonset["status"]["observedGeneration"] = 0  # not counted yet: nothing to say
     assert diagnose(Observed(_cr(), objects=[daemonset], engine=LIVE, now=NOW)) == []
+
+
+REFUSED = ('pods "cache-5d9f-x2b4k" is forbidden: exceeded quota: q, requested: pods=1, '
+           "used: pods=1, limited: pods=1")  # fmt: skip
+
+
+def _failing(kind: str, name: str, message: str = REFUSED) -> dict[str, Any]:
+    failure = {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate",
+               "message": message}  # fmt: skip
+    return {"kind": kind, "metadata": {"name": name, "namespace": "shop"}, "spec": {},
+            "status": {"conditions": [failure]}}  # fmt: skip
+
+
+def test_pods_refused_by_a_quota_name_the_quota_and_come_before_the_stuck_rollout() -> None:
+    deployment = _failing("Deployment", "cache")
+    deployment["status"]["conditions"].append({"type": "Progressing", "status": "False",
+        "reason": "ProgressDeadlineExceeded", "message": 'ReplicaSet "cache-5d9f" has timed out'})  # fmt: skip
+    objects = [deployment, _failing("ReplicaSet", "cache-5d9f")]
+    findings = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW))
+    assert [f.code for f in findings] == ["ReplicaFailure", "ProgressDeadlineExceeded"]
+    refused = findings[0]
+    assert refused.subject == "ReplicaSet cache-5d9f"
+    assert refused.what.endswith(f"(FailedCreate): {REFUSED}")
+    assert "Raise ResourceQuota q (kubectl -n shop describe resourcequota q)" in refused.todo
+    assert "(above)" in findings[1].todo
+
+
+def test_pods_refused_by_anything_else_say_where_to_look() -> None:
+    message = 'pods "cache-5d9f-x2b4k" is forbidden: violates PodSecurity "restricted:latest"'
+    findings = diagnose(
+        Observed(_cr(), objects=[_failing("Deployment", "cache", message)], engine=LIVE, now=NOW)
+    )
+    assert findings[0].subject == "Deployment cache" and message in findings[0].what
+    assert "PodSecurity admission" in findings[0].todo
+    assert "kubectl -n shop get events --field-selector reason=FailedCreate" in findings[0].todo
+
+
+def test_a_cleared_replica_failure_is_no_finding() -> None:
+    replica_set = _failing("ReplicaSet", "cache-5d9f")
+    replica_set["status"]["conditions"][0]["status"] = "False"
+    assert diagnose(Observed(_cr(), objects=[replica_set], engine=LIVE, now=NOW)) == []
+
+
+def test_a_stuck_rollout_with_no_cause_found_says_where_to_look_not_above() -> None:
+    deployment = {"kind": "Deployment", "metadata": {"name": "cache", "namespace": "shop"},
+                  "spec": {}, "status": {"conditions": [{"type": "Progressing", "status": "False",
+                  "reason": "ProgressDeadlineExceeded", "message": "timed out"}]}}  # fmt: skip
+    [finding] = diagnose(Observed(_cr(), objects=[deployment], engine=LIVE, now=NOW))
+    assert "(above)" not in finding.todo
+    assert "kubectl -n shop describe deployment cache" in finding.todo

@@ -85,6 +85,19 @@ def condition(obj: Any, type_: str) -> Any:
     return None
 
 
+def create_quota(core: client.CoreV1Api, namespace: str, hard: dict[str, str]) -> None:
+    """Creates ResourceQuota `q` and waits for its status: until the quota controller has
+    counted, kube-apiserver refuses every pod the quota covers ("status unknown")."""
+    body = {"metadata": {"name": "q"}, "spec": {"hard": hard}}
+    core.create_namespaced_resource_quota(namespace, body)
+
+    def counted() -> Any:
+        status = core.read_namespaced_resource_quota("q", namespace).status
+        return status and set(status.used or ()) == set(hard)
+
+    wait_for(counted, what=f"quota q's status in {namespace}")
+
+
 def is_ready(p: client.V1Pod) -> bool:
     cond = condition(p, "Ready")
     return cond is not None and cond.status == "True"

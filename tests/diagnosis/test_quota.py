@@ -1,0 +1,66 @@
+"""Pods a ResourceQuota refuses, diagnosed: a Memcached bigger than its namespace's `pods`
+quota gets one pod, and its page and `opsboard_diagnose` name the quota and what to do,
+where they said "Progressing ... nothing stands in the way yet". kubesim enforces the quota
+as kube-apiserver does, and a real cluster (OPSBOARD_TEST_KUBECONFIG) runs the same test."""
+
+from __future__ import annotations
+
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from kubernetes import client
+
+from controllers.kube import ApiKube
+from controllers.memcached.desired import MEMCACHED
+from opsboard.mirror.models import KubeObject
+from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.fixtures.celery import EngineProcesses
+from tests.kubesim.cluster.helpers import create_quota
+from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _mirrored_failure(namespace: str) -> bool:
+    """The mirror holds a ReplicaSet of the namespace with ReplicaFailure."""
+    rows = KubeObject.objects.filter(kind="ReplicaSet", namespace=namespace)
+    return any(
+        c.get("type") == "ReplicaFailure" and c.get("status") == "True"
+        for row in rows
+        for c in (row.status or {}).get("conditions") or []
+    )
+
+
+def test_a_memcached_past_the_pods_quota_is_diagnosed_naming_the_quota(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, viewer_client: Client, settings: Any,
+) -> None:  # fmt: skip
+    engine.controllers = "controllers.memcached"
+    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
+    # Only this test's namespace: a shared cluster holds other people's Memcacheds.
+    engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
+    engine.start_worker()
+    engine.start_watcher()
+    create_quota(client.CoreV1Api(kube_api_client), namespace, {"pods": "1"})
+    cluster_kube.create(MEMCACHED, {
+        "apiVersion": MEMCACHED_API, "kind": "Memcached",
+        "metadata": {"name": "capped", "namespace": namespace}, "spec": {"size": 3},
+    })  # fmt: skip
+    wait_for(lambda: _mirrored_failure(namespace), what="ReplicaFailure in the mirror")
+
+    response = viewer_client.get(f"/k/memcached/{namespace}/capped/")
+    finding = response.context["diagnosis"].findings[0]
+    assert finding.code == "ReplicaFailure"
+    assert "is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1" in (
+        finding.what
+    )
+    assert f"kubectl -n {namespace} describe resourcequota q" in finding.todo
+    assert 'data-code="ReplicaFailure"' in response.content.decode()
+
+    out = StringIO()
+    call_command("opsboard_diagnose", "memcached", f"{namespace}/capped", stdout=out)
+    assert "[ReplicaFailure]" in out.getvalue() and "exceeded quota: q" in out.getvalue()
+    assert "nothing stands in the way yet" not in out.getvalue()

@@ -1,0 +1,104 @@
+"""ResourceQuota on pod counts: the ResourceQuota admission's 403, the quota's status, and a
+Deployment past its quota carrying ReplicaFailure from its ReplicaSet, as on v1.28."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kubernetes import client
+
+from tests.kubesim.cluster.helpers import create_quota, deployment, events_for, pod, wait_for
+from tests.kubesim.support import raw
+
+Api = client.ApiClient
+QUOTA_REFUSAL = (
+    r'pods "{pod}" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, '
+    r"limited: pods=1"
+)
+
+
+def _status_of(api: Api, path: str) -> dict[str, Any]:
+    body: dict[str, Any] = raw(api, "GET", path).json()["status"]
+    return body
+
+
+def _failure(conditions: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    return next((c for c in conditions or [] if c["type"] == "ReplicaFailure"), None)
+
+
+def test_a_pod_past_the_pods_quota_is_forbidden_naming_the_quota(
+    core: client.CoreV1Api, kube_api_client: Api, namespace: str
+) -> None:
+    create_quota(core, namespace, {"pods": "1"})
+    core.create_namespaced_pod(namespace, pod("first"))
+    resp = raw(kube_api_client, "POST", f"/api/v1/namespaces/{namespace}/pods", body=pod("second"))
+    assert resp.status == 403
+    assert resp.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'pods "second" is forbidden: exceeded quota: q, requested: pods=1, '
+        "used: pods=1, limited: pods=1",
+        "reason": "Forbidden",
+        "details": {"name": "second", "kind": "pods"},
+        "code": 403,
+    }
+
+    def counted() -> Any:
+        status = core.read_namespaced_resource_quota("q", namespace).status
+        return status.used == {"pods": "1"} and status
+
+    # kube-apiserver counts a pod as it admits it; kubesim's quota controller just after.
+    assert wait_for(counted, what="the first pod counted").hard == {"pods": "1"}
+
+
+def test_the_refusal_lists_every_exceeded_resource_by_name(
+    core: client.CoreV1Api, namespace: str
+) -> None:
+    create_quota(core, namespace, {"pods": "0", "count/pods": "0"})
+    try:
+        core.create_namespaced_pod(namespace, pod("first"))
+    except client.ApiException as exc:
+        refusal = exc
+    else:
+        raise AssertionError("a pod past a quota of 0 was created")
+    assert refusal.status == 403
+    assert (
+        'pods \\"first\\" is forbidden: exceeded quota: q, requested: count/pods=1,pods=1, '
+        "used: count/pods=0,pods=0, limited: count/pods=0,pods=0" in refusal.body
+    )
+
+
+def test_a_deployment_past_the_quota_carries_its_replicasets_replica_failure(
+    apps: client.AppsV1Api, core: client.CoreV1Api, kube_api_client: Api, namespace: str
+) -> None:
+    create_quota(core, namespace, {"pods": "1"})
+    apps.create_namespaced_deployment(namespace, deployment("web", replicas=3))
+    [rs] = wait_for(lambda: apps.list_namespaced_replica_set(namespace).items, what="the RS")
+    rs_path = f"/apis/apps/v1/namespaces/{namespace}/replicasets/{rs.metadata.name}"
+    deployment_path = f"/apis/apps/v1/namespaces/{namespace}/deployments/web"
+
+    rs_failure = wait_for(lambda: _failure(_status_of(kube_api_client, rs_path).get("conditions")),
+                          what="ReplicaFailure on the ReplicaSet")  # fmt: skip
+    assert set(rs_failure) == {"type", "status", "lastTransitionTime", "reason", "message"}
+    assert (rs_failure["status"], rs_failure["reason"]) == ("True", "FailedCreate")
+    refused = QUOTA_REFUSAL.format(pod=re.escape(rs.metadata.name) + "-[a-z0-9]{5}")
+    assert re.fullmatch(refused, rs_failure["message"]), rs_failure["message"]
+
+    failure = wait_for(lambda: _failure(_status_of(kube_api_client, deployment_path).get("conditions")),
+                       what="ReplicaFailure on the Deployment")  # fmt: skip
+    assert failure == {**rs_failure, "lastUpdateTime": rs_failure["lastTransitionTime"]}
+
+    warnings = [e for e in events_for(core, namespace, rs.metadata.name) if e.reason == "FailedCreate"]  # fmt: skip
+    assert warnings and {e.type for e in warnings} == {"Warning"}
+    assert all(re.fullmatch(r"(\(combined from similar events\): )?Error creating: " + refused,
+                            e.message) for e in warnings), [e.message for e in warnings]  # fmt: skip
+
+    # A sync that creates nothing clears the failure, on both, whatever the backoff.
+    apps.patch_namespaced_deployment_scale("web", namespace, {"spec": {"replicas": 1}})
+    wait_for(lambda: not _failure(_status_of(kube_api_client, rs_path).get("conditions")),
+             what="ReplicaFailure gone from the ReplicaSet")  # fmt: skip
+    wait_for(lambda: not _failure(_status_of(kube_api_client, deployment_path).get("conditions")),
+             what="ReplicaFailure gone from the Deployment")  # fmt: skip
