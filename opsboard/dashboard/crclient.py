@@ -16,10 +16,14 @@ from opsboard.accounts.kube_identity import KubeIdentity
 
 
 class ClusterError(Exception):
-    def __init__(self, message: str, *, conflict: bool = False, unreachable: bool = False):
+    def __init__(
+        self, message: str, *, conflict: bool = False, unreachable: bool = False,
+        gone: bool = False,
+    ):  # fmt: skip
         super().__init__(message)
         self.conflict = conflict
         self.unreachable = unreachable
+        self.gone = gone  # the object asked for does not exist (404)
 
 
 @functools.cache  # one connection pool per kubeconfig and process
@@ -35,16 +39,18 @@ def _kube_for(kubeconfig: str) -> ApiKube:
 
 
 def _request(
-    method: str, path: str, *, as_user: KubeIdentity | None,
-    missing: str = "The object no longer exists in the cluster.", **kwargs: Any,
+    method: str, path: str, *, as_user: KubeIdentity | None, missing: str = "", **kwargs: Any,
 ) -> Body:  # fmt: skip
+    """`missing`: what a 404 means, when it is not that the object asked for is gone."""
     headers = as_user.headers() if as_user else []
     try:
         return _kube_for(settings.KUBECONFIG).request(method, path, extra_headers=headers, **kwargs)
     except Conflict as exc:
         raise ClusterError(str(exc), conflict=True) from None
     except NotFound:
-        raise ClusterError(missing) from None
+        if missing:
+            raise ClusterError(missing) from None
+        raise ClusterError("The object no longer exists in the cluster.", gone=True) from None
     except PermanentError as exc:
         raise ClusterError(f"The cluster refused the change: {exc}") from None
     except TemporaryError as exc:

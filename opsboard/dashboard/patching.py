@@ -19,6 +19,7 @@ from opsboard.accounts.kube_identity import KubeIdentity
 from opsboard.audit.models import AuditEntry
 from opsboard.audit.services import audit_record
 from opsboard.dashboard import crclient
+from opsboard.dashboard.gone import deleted_refusal
 from opsboard.dashboard.kinds import KindInfo, value_at
 from opsboard.mirror.history import spec_diff
 
@@ -112,7 +113,7 @@ def cr_patch_review(
         rv = live["metadata"]["resourceVersion"]
         dry = _send(info, namespace, name, changes, rv, live=live, dry_run=True, as_user=as_user)
     except crclient.ClusterError as exc:
-        return Review(error=str(exc))
+        return Review(error=deleted_refusal(info, namespace, name) if exc.gone else str(exc))
     return Review(
         resource_version=rv,
         before={path: value_at(live, path) for path in changes},
@@ -165,6 +166,8 @@ def cr_patch_apply(
         )  # fmt: skip
     except crclient.ClusterError as exc:
         message = CHANGED_SINCE if exc.conflict else str(exc)
+        if exc.gone:  # deleted, and the mirror had not seen it yet
+            message = deleted_refusal(info, namespace, name)
         result = AuditEntry.Result.FAILED if exc.unreachable else AuditEntry.Result.REJECTED
         return Applied(audit_record(**record, result=result, message=message), exc.conflict)
     generation = body.get("metadata", {}).get("generation")

@@ -34,6 +34,7 @@ from opsboard.dashboard.templatetags.opsboard import short_age
 from opsboard.engine.models import ReconcileRun
 
 RENDER_EVERY = 60  # seconds
+STOP_POLLING = 286  # htmx swaps the answer and polls no more (a CR deleted meanwhile)
 # A form's CSRF field: its value is masked anew for every response (against BREACH), and
 # any of them is accepted, so it says nothing about what a fragment shows.
 _CSRF_VALUE = re.compile(r'(name="csrfmiddlewaretoken" value=")[^"]*')

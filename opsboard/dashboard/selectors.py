@@ -12,7 +12,6 @@ from typing import Any
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
-from django.http import Http404
 
 from controllers.base import Body
 from opsboard.dashboard.kinds import KindInfo, value_at
@@ -167,19 +166,6 @@ def kind_counts(*, kinds: list[KindInfo], scope: Q) -> list[KindCounts]:
         entry.total += row["n"]
         entry.stale += row["stale"]
     return list(counts.values())
-
-
-def cr_get(*, info: KindInfo, namespace: str, name: str) -> KubeObject:
-    try:
-        return KubeObject.objects.get(
-            api_version=info.kind.api_version, kind=info.kind.kind, namespace=namespace, name=name
-        )
-    except KubeObject.DoesNotExist:
-        raise Http404(
-            f"{info.kind.kind} {namespace}/{name} is not in the mirror: check the name; one "
-            "created moments ago shows here once the watcher has seen it (reload), and one "
-            "deleted is gone from it."
-        ) from None
 
 
 def namespaces(*, kinds: list[KindInfo], scope: Q) -> list[str]:

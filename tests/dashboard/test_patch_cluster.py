@@ -10,24 +10,31 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from controllers.base import Body
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
+from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import MEMCACHED_API, mirror_object
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def cache_a(cluster_kube: ApiKube, namespace: str) -> str:
+def _create_cache_a(kube: ApiKube, namespace: str) -> Body:
     """A Memcached of size 3 in the cluster, and its row in the mirror (as the watcher would)."""
-    cluster_kube.create(MEMCACHED, {
+    created = kube.create(MEMCACHED, {
         "apiVersion": MEMCACHED_API, "kind": "Memcached",
         "metadata": {"name": "cache-a", "namespace": namespace},
         "spec": {"size": 3, "image": "memcached:1.4.36-alpine"},
     })  # fmt: skip
     mirror_object("Memcached", "cache-a", namespace=namespace, api_version=MEMCACHED_API,
                   spec={"size": 3, "image": "memcached:1.4.36-alpine"})  # fmt: skip
+    return created
+
+
+@pytest.fixture
+def cache_a(cluster_kube: ApiKube, namespace: str) -> str:
+    _create_cache_a(cluster_kube, namespace)
     return f"/k/memcached/{namespace}/cache-a/"
 
 
@@ -143,3 +150,74 @@ def test_a_size_change_alone_goes_through_the_scale_subresource(
     entry = AuditEntry.objects.get()
     assert entry.message == f"Scaled through /scale to generation {entry.generation}"
     assert entry.after == {"spec.size": 4} and entry.before == {"spec.size": 3}
+
+
+def _deleted_since_the_review(kube: ApiKube, namespace: str) -> str:
+    """Deletes cache-a in the cluster and, as the watcher does, in the mirror; returns its
+    uid, which the page sends with every request (hx-vals)."""
+    uid = KubeObject.objects.get(namespace=namespace, name="cache-a").uid
+    kube.delete(MEMCACHED, namespace, "cache-a")
+    KubeObject.objects.filter(uid=uid).delete()
+    return uid
+
+
+def test_apply_on_a_cr_deleted_since_the_review_is_refused_and_audited(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str
+) -> None:
+    _, hidden = _review(operator_client, cache_a)
+    uid = _deleted_since_the_review(cluster_kube, namespace)
+    response = operator_client.post(cache_a + "patch/apply/", {**hidden, "uid": uid},
+                                    HTTP_HX_REQUEST="true")  # fmt: skip
+    assert response.status_code == 200  # htmx swaps it
+    assert response["HX-Retarget"] == f"#cr-live-{uid}"  # in place of the live sections
+    refusal = (
+        f"Memcached {namespace}/cache-a no longer exists: it was deleted since you opened "
+        "this page; nothing was changed."
+    )
+    assert refusal in response.content.decode()
+    entry = AuditEntry.objects.get()
+    assert (entry.action, entry.result, entry.uid) == ("patch", "rejected", uid)
+    assert "no longer exists" in entry.message
+
+
+def test_a_review_or_reconcile_on_a_deleted_cr_is_refused(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str
+) -> None:
+    uid = _deleted_since_the_review(cluster_kube, namespace)
+    page = {"uid": uid}
+    review = operator_client.post(cache_a + "patch/", {"size": "5", **page},
+                                  HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
+    assert "no longer exists: it was deleted since you opened this page" in review
+    assert not AuditEntry.objects.exists()  # a review is not audited, refused or not
+
+    reconcile = operator_client.post(cache_a + "reconcile/", page, HTTP_HX_REQUEST="true")
+    assert "no longer exists" in reconcile.content.decode()
+    entry = AuditEntry.objects.get()  # not queued: that would be an "applied" entry
+    assert (entry.action, entry.result, entry.uid) == ("reconcile", "rejected", uid)
+
+
+def test_nothing_is_sent_for_a_cr_deleted_and_created_again_since_the_review(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str
+) -> None:
+    _, hidden = _review(operator_client, cache_a)
+    uid = _deleted_since_the_review(cluster_kube, namespace)
+    again = _create_cache_a(cluster_kube, namespace)  # by GitOps, say
+    html = operator_client.post(cache_a + "patch/apply/", {**hidden, "uid": uid},
+                                HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
+    assert "no longer exists" in html and "Another Memcached of that name exists now" in html
+    now = cluster_kube.get(MEMCACHED, namespace, "cache-a")
+    assert now["metadata"]["resourceVersion"] == again["metadata"]["resourceVersion"]
+    assert AuditEntry.objects.get().result == "rejected"
+
+
+def test_apply_on_a_cr_deleted_before_the_mirror_saw_it_says_so(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str
+) -> None:
+    _, hidden = _review(operator_client, cache_a)
+    cluster_kube.delete(MEMCACHED, namespace, "cache-a")  # the mirror still has it
+    html = operator_client.post(cache_a + "patch/apply/", hidden,
+                                HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
+    refusal = f"Memcached {namespace}/cache-a no longer exists: it was deleted since you opened"
+    assert refusal in html
+    entry = AuditEntry.objects.get()
+    assert entry.result == "rejected" and entry.message.startswith(refusal)

@@ -1,7 +1,8 @@
 """Changing a CR (operators): the size/image patch in two steps, a revert from the history
 (reviewed and applied the same way), and "Reconcile now".
 
-Every response to a form is a 200 re-render of the panel, so htmx swaps errors in place."""
+Every response to a form is a 200 re-render of the panel, so htmx swaps errors in place; on
+a CR deleted since the page was opened, the page says so instead (views.gone)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,15 @@ from django.views.decorators.http import require_POST
 from opsboard.accounts.kube_identity import kube_identity
 from opsboard.accounts.permissions import role_required
 from opsboard.accounts.roles import Role
-from opsboard.dashboard import selectors
+from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.forms import PatchForm
+from opsboard.dashboard.gone import Gone, cr_or_gone
 from opsboard.dashboard.history import conflict_report, revert_plan
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import kind_get
 from opsboard.dashboard.patching import cr_patch_apply, cr_patch_review
 from opsboard.dashboard.reconciling import cr_reconcile_now
+from opsboard.dashboard.views.gone import refused
 
 
 def _panel(request: DashboardRequest, context: dict[str, object]) -> HttpResponse:
@@ -35,7 +38,9 @@ def _panel(request: DashboardRequest, context: dict[str, object]) -> HttpRespons
 def cr_patch(request: DashboardRequest, controller: str, namespace: str, name: str) -> HttpResponse:
     """Step 1: validate against the schema, then show the server's dry-run diff."""
     info = kind_get(controller)
-    cr = selectors.cr_get(info=info, namespace=namespace, name=name)
+    cr = cr_or_gone(info=info, namespace=namespace, name=name, uid=request.POST.get("uid", ""))
+    if isinstance(cr, Gone):
+        return refused(request, cr)
     form = PatchForm(request.POST, info=info, cr=cr)
     context = {"info": info, "cr": cr, "form": form, "step": "form"}
     if form.is_valid():
@@ -54,7 +59,9 @@ def cr_revert(
 ) -> HttpResponse:
     """Step 1 of a revert: the usual review, with the values from before `change`."""
     info = kind_get(controller)
-    cr = selectors.cr_get(info=info, namespace=namespace, name=name)
+    cr = cr_or_gone(info=info, namespace=namespace, name=name, uid=request.POST.get("uid", ""))
+    if isinstance(cr, Gone):
+        return refused(request, cr)
     plan = revert_plan(cr=cr, change=change)
     review = cr_patch_review(
         info=info, namespace=namespace, name=name, changes=plan.changes,
@@ -76,7 +83,9 @@ def cr_patch_confirm(
     """Step 2: apply exactly what was reviewed, conditioned on its resourceVersion. Refused
     because the object changed: say what changed, and review the same values again."""
     info = kind_get(controller)
-    cr = selectors.cr_get(info=info, namespace=namespace, name=name)
+    cr = cr_or_gone(info=info, namespace=namespace, name=name, uid=request.POST.get("uid", ""))
+    if isinstance(cr, Gone):
+        return refused(request, cr, audit=AuditEntry.Action.PATCH)
     form = PatchForm(request.POST, info=info, cr=cr)
     context: dict[str, Any] = {"info": info, "cr": cr, "form": form, "step": "form"}
     extra: dict[str, Any] = {}
@@ -124,7 +133,9 @@ def cr_reconcile(
     request: DashboardRequest, controller: str, namespace: str, name: str
 ) -> HttpResponse:
     info = kind_get(controller)
-    cr = selectors.cr_get(info=info, namespace=namespace, name=name)
+    cr = cr_or_gone(info=info, namespace=namespace, name=name, uid=request.POST.get("uid", ""))
+    if isinstance(cr, Gone):
+        return refused(request, cr, audit=AuditEntry.Action.RECONCILE)
     entry = cr_reconcile_now(user=request.user, info=info, cr=cr)
     if not request.htmx:
         messages.info(request, entry.message)

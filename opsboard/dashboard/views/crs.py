@@ -16,10 +16,13 @@ from opsboard.accounts.kube_identity import kube_identity
 from opsboard.accounts.roles import Role
 from opsboard.dashboard import crclient, polling, selectors
 from opsboard.dashboard.forms import ListFilterForm, PatchForm
+from opsboard.dashboard.gone import Gone, cr_or_gone
 from opsboard.dashboard.history import cr_history
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import KindInfo, all_kinds, kind_get
+from opsboard.dashboard.views.gone import gone_response
 from opsboard.diagnosis.gather import cr_diagnosis, engine_wide
+from opsboard.mirror.models import KubeObject
 from opsboard.mirror.selectors import mirror_freshness, owner_tree
 
 
@@ -63,8 +66,7 @@ def cr_list(request: DashboardRequest, controller: str) -> HttpResponse:
     return _cr_list(request, [info], info)
 
 
-def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, Any]:
-    cr = selectors.cr_get(info=info, namespace=namespace, name=name)
+def _live_context(info: KindInfo, cr: KubeObject) -> dict[str, Any]:
     mirrored = owner_tree(root=cr)  # read once: the tree and the diagnosis both walk it
     tree = selectors.owner_tree(info=info, cr=cr, mirrored=mirrored)
     freshness = mirror_freshness()  # read once: the diagnosis and the page's banner
@@ -77,7 +79,7 @@ def _live_context(info: KindInfo, namespace: str, name: str) -> dict[str, Any]:
         "view": selectors.view_body(cr),
         "tree": selectors.tree_rows(tree),
         "pods": selectors.tree_pods(tree),
-        "runs": selectors.cr_runs(info=info, namespace=namespace, name=name),
+        "runs": selectors.cr_runs(info=info, namespace=cr.namespace, name=cr.name),
         "events": selectors.cr_events(cr=cr),
     }
 
@@ -107,8 +109,11 @@ def cr_detail(
     request: DashboardRequest, controller: str, namespace: str, name: str
 ) -> HttpResponse:
     info = kind_get(controller)
-    context = _live_context(info, namespace, name)
-    context["form"] = PatchForm(info=info, cr=context["cr"])
+    cr = cr_or_gone(info=info, namespace=namespace, name=name)
+    if isinstance(cr, Gone):
+        return gone_response(request, cr)
+    context = _live_context(info, cr)
+    context["form"] = PatchForm(info=info, cr=cr)
     context["cluster_refusal"] = _cluster_refusal(request, info, namespace)
     return render(request, "dashboard/cr_detail.html", _with_live(request, context))
 
@@ -117,8 +122,13 @@ def cr_detail(
 @login_required
 def cr_live(request: DashboardRequest, controller: str, namespace: str, name: str) -> HttpResponse:
     """The sections that change while a rollout runs, polled while the tab is visible;
-    nothing to swap while they would render the same (a person's text selection stays)."""
-    context = _with_live(request, _live_context(kind_get(controller), namespace, name))
+    nothing to swap while they would render the same (a person's text selection stays).
+    Once the object is deleted, a notice takes their place and the polling stops."""
+    info = kind_get(controller)
+    cr = cr_or_gone(info=info, namespace=namespace, name=name, uid=request.GET.get("uid", ""))
+    if isinstance(cr, Gone):
+        return gone_response(request, cr)
+    context = _with_live(request, _live_context(info, cr))
     if polling.nothing_to_swap(request, context["shown"]):
         return HttpResponse(status=HTTPStatus.NO_CONTENT)
     return render(request, "dashboard/_cr_live.html", context)
