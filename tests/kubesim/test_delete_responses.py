@@ -34,6 +34,21 @@ def _pod(name: str) -> dict:
     }
 
 
+def _deployment(name: str, **meta: object) -> dict:
+    labels = {"app": name}
+    return {
+        "metadata": {"name": name, **meta},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]},
+            },
+        },
+    }
+
+
 def test_deleting_a_service_answers_the_service(kube_api_client: Api, namespace: str) -> None:
     core = client.CoreV1Api(kube_api_client)
     created = core.create_namespaced_service(namespace, _service("web"))
@@ -92,19 +107,7 @@ def test_deleting_a_deployment_names_its_group_in_the_status(
     kube_api_client: Api, namespace: str
 ) -> None:
     apps = client.AppsV1Api(kube_api_client)
-    labels = {"app": "gone"}
-    body = {
-        "metadata": {"name": "gone"},
-        "spec": {
-            "replicas": 0,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]},
-            },
-        },
-    }
-    apps.create_namespaced_deployment(namespace, body)
+    apps.create_namespaced_deployment(namespace, _deployment("gone"))
 
     status = apps.delete_namespaced_deployment("gone", namespace)
 
@@ -153,20 +156,8 @@ def test_a_held_delete_counts_as_a_change_of_generation_once(
     deleting, so its controller's observedGeneration falls behind; not again on a second
     delete, and never on an object without a generation."""
     apps, core = client.AppsV1Api(kube_api_client), client.CoreV1Api(kube_api_client)
-    labels = {"app": "held"}
     apps.create_namespaced_deployment(
-        namespace,
-        {
-            "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
-            "spec": {
-                "replicas": 0,
-                "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]},
-                },
-            },
-        },
+        namespace, _deployment("held", finalizers=["example.com/hold"])
     )
     core.create_namespaced_config_map(
         namespace, {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
