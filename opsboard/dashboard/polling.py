@@ -83,7 +83,8 @@ def overview_token(*, engine: EngineHealth, runs: Iterable[ReconcileRun], scope:
 def list_token(page: Page[Any]) -> str:
     """What a page of a CR list shows, as a token: how many CRs and pages; each row's
     (selectors.CrRow) kind and CR, the view its columns, ready, desired and image are read
-    from, its last outcome and its age as printed. (The poll's URL keeps the filters.)"""
+    from, its last outcome, its age as printed and whether it is being deleted. (The poll's
+    URL keeps the filters.)"""
     return token(
         (page.number, page.paginator.count, page.paginator.num_pages),
         [
@@ -93,6 +94,7 @@ def list_token(page: Page[Any]) -> str:
                 row.view,  # with the name, namespace, labels and generation
                 row.last_outcome,
                 short_age(row.cr.created_at),
+                row.cr.deleted_at is not None,
             )
             for row in page
         ],

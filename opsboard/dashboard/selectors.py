@@ -31,7 +31,7 @@ _LABEL_KEY = re.compile(r"[A-Za-z0-9][\w./-]{0,252}")
 # Enough for the table; `body` and annotations are large and only the detail page needs them.
 LIST_FIELDS = (
     "id", "api_version", "kind", "namespace", "name", "uid", "generation",
-    "observed_generation", "labels", "spec", "status", "health", "created_at",
+    "observed_generation", "labels", "spec", "status", "health", "created_at", "deleted_at",
 )  # fmt: skip
 
 

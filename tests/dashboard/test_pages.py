@@ -191,12 +191,27 @@ def test_list_query_count_does_not_grow_with_the_page(viewer_client: Client) -> 
         mirror_object("Memcached", f"m-{i}", api_version=MEMCACHED_API)
     with CaptureQueriesContext(connection) as small:
         viewer_client.get("/k/memcached/", HTTP_HX_REQUEST="true")
-    for i in range(30, 80):
-        mirror_object("Memcached", f"m-{i}", api_version=MEMCACHED_API)
+    for i in range(30, 80):  # stale ones too: whether a row is stale reads its deletion
+        mirror_object("Memcached", f"m-{i}", api_version=MEMCACHED_API, generation=2)
     with CaptureQueriesContext(connection) as large:
         viewer_client.get("/k/memcached/", HTTP_HX_REQUEST="true")
     assert len(large) == len(small)
     assert len(large) <= 8
+
+
+def test_list_marks_a_cr_being_deleted_terminating_and_the_poll_sees_it(
+    viewer_client: Client,
+) -> None:
+    cr = mirror_object("Memcached", "going", api_version=MEMCACHED_API, generation=2)
+    first = viewer_client.get("/k/memcached/")
+    assert "Terminating</span>" not in first.content.decode()
+    shown = first.context["shown"]
+    cr.deleted_at = timezone.now()
+    cr.save()
+    polled = viewer_client.get(f"/k/memcached/?shown={shown}", HTTP_HX_REQUEST="true")
+    html = polled.content.decode()
+    assert polled.status_code == 200 and "Terminating</span>" in html
+    assert ">stale</span>" not in html  # its generation moved with the deletion
 
 
 def test_all_kinds_list_shows_every_registered_kind(viewer_client: Client) -> None:
