@@ -88,6 +88,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "opsboard.accounts.htmx_login.HtmxLoginRedirectMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes requires
 ]
 

@@ -105,3 +105,22 @@ def test_sessions_that_expired_leave_no_record_behind(viewer: User) -> None:
     _logged_in(viewer)
     assert not LoginSession.objects.filter(session_key=old_key).exists()
     assert LoginSession.objects.filter(user=viewer).count() == 1
+
+
+def test_a_page_whose_session_ended_is_sent_to_the_login_page_not_fed_it(viewer: User) -> None:
+    """htmx's request would follow a redirect and swap the login page into the page: it is
+    told to load the login page instead, to come back to the page, not to its fragment."""
+    page = _logged_in(viewer)
+    call_command("opsboard_user", "--revoke", viewer.username)
+    poll = page.get(
+        "/k/memcached/default/cache/live/?shown=x",
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL="http://testserver/k/memcached/default/cache/?tab=log",
+    )
+    assert poll.status_code == 200 and poll.content == b""
+    assert (
+        poll["HX-Redirect"]
+        == "/accounts/login/?next=%2Fk%2Fmemcached%2Fdefault%2Fcache%2F%3Ftab%3Dlog"
+    )
+    plain = page.get("/k/memcached/default/cache/")  # a page load: Django's redirect, as before
+    assert plain.status_code == 302 and "HX-Redirect" not in plain

@@ -8,6 +8,7 @@ import re
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
@@ -93,3 +94,22 @@ def test_the_sixth_wrong_password_is_refused_with_the_time_to_wait(browser, live
     page.get_by_role("button", name="Log in").click()
     assert "Try again in" in page.get_by_role("alert").inner_text()
     context.close()
+
+
+def test_a_page_open_when_its_session_ends_goes_to_the_login_page_and_back(
+    page_as, live_server, viewer
+) -> None:
+    memcached_with_pods("cache", size=1)
+    page = page_as(viewer)
+    cr_page = f"{live_server.url}/k/memcached/default/cache/"
+    page.goto(cr_page)
+    page.get_by_role("heading", name="Owner tree").wait_for()
+    call_command("opsboard_user", "--revoke", viewer.username)
+    # Its next poll, within seconds: the login page in place of the page, not inside it.
+    page.wait_for_url(re.compile(r"/accounts/login/\?next="))
+    assert page.locator("form").count() == 1 and page.locator("header").count() == 1
+    page.get_by_label("Username").fill(viewer.username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(cr_page)
+    page.get_by_role("heading", name="Owner tree").wait_for()
