@@ -50,7 +50,10 @@ class KindInfo:
     columns: tuple[Column, ...] = ()
     spec_schema: dict[str, Any] = field(default_factory=dict)
     replicas_path: str | None = None  # from the scale subresource: "spec.size"
+    # What "ready of desired" counts: the scale subresource's paths, else the printer
+    # columns named Ready and Desired (a DaemonSet-like kind: status.numberReady).
     ready_path: str | None = None  # "status.readyReplicas"
+    desired_path: str | None = None  # "spec.size", "status.desiredNumberScheduled"
     generic: bool = False  # a CRD opsboard runs no operator for (OPSBOARD_GENERIC_KINDS)
 
     def column_order(self, sort_key: str) -> str | None:
@@ -99,11 +102,18 @@ def _crd_versions() -> dict[tuple[str, str], dict[str, Any]]:
     return found
 
 
+# Printer columns the list shows in its own way: its Ready bar, Image and Age columns.
+_LIST_OWN_COLUMNS = ("ready", "image", "age")
+
+
 def _kind_info(controller: Controller, version: dict[str, Any]) -> KindInfo:
+    printer = version.get("additionalPrinterColumns", [])
+    by_name = {c["name"].lower(): c["jsonPath"].strip(".") for c in printer}
     printed = [
         c
-        for c in version.get("additionalPrinterColumns", [])
-        if c["jsonPath"] != ".metadata.creationTimestamp"  # the list has its own Age column
+        for c in printer
+        if c["name"].lower() not in _LIST_OWN_COLUMNS
+        and c["jsonPath"] != ".metadata.creationTimestamp"
     ]
     columns = tuple(
         Column(c["name"], c["jsonPath"], c.get("type", "string"), sort_key=f"col-{i}")
@@ -111,12 +121,14 @@ def _kind_info(controller: Controller, version: dict[str, Any]) -> KindInfo:
     )
     schema = version.get("schema", {}).get("openAPIV3Schema", {})
     scale = version.get("subresources", {}).get("scale", {})
+    replicas_path = (scale.get("specReplicasPath") or "").strip(".") or None
     return KindInfo(
         controller=controller,
         columns=columns,
         spec_schema=schema.get("properties", {}).get("spec", {}),
-        replicas_path=(scale.get("specReplicasPath") or "").strip(".") or None,
-        ready_path=(scale.get("statusReplicasPath") or "").strip(".") or None,
+        replicas_path=replicas_path,
+        ready_path=(scale.get("statusReplicasPath") or "").strip(".") or by_name.get("ready"),
+        desired_path=replicas_path or by_name.get("desired") or controller.size_path,
     )
 
 

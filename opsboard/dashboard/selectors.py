@@ -124,7 +124,7 @@ def _rows(objects: list[KubeObject], kinds: list[KindInfo]) -> list[CrRow]:
                 obj,
                 info,
                 view,
-                desired=value_at(view, info.replicas_path or info.controller.size_path),
+                desired=value_at(view, info.desired_path),
                 ready=value_at(view, info.ready_path) or 0,
                 image=value_at(view, info.controller.image_path),
             )

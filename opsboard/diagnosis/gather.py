@@ -173,8 +173,8 @@ def cr_diagnosis(
     healthy = cr.health == "Available" and not cr.is_stale and not findings
     if healthy:
         ready = value_at(cr.body, info.ready_path)
-        wanted = value_at(cr.body, info.replicas_path)
-        counts = f", {ready}/{wanted} ready" if info.ready_path and info.replicas_path else ""
+        wanted = value_at(cr.body, info.desired_path)
+        counts = f", {ready}/{wanted} ready" if info.ready_path and info.desired_path else ""
         summary = f"Healthy: Available{counts}, generation {cr.generation} observed."
     elif findings:
         summary = findings[0].what

@@ -49,5 +49,14 @@ def test_without_a_crd_schema_the_size_still_has_sane_bounds(
 def test_kinds_read_bounds_and_printer_columns_from_the_crd_files() -> None:
     memcached = all_kinds()["memcached"]
     assert memcached.field_schema("spec.size")["maximum"] == 100
-    assert [c.name for c in memcached.columns] == ["Size", "Ready", "Image"]
+    # Ready and Image are the list's own columns (its bar, its image): not printed twice.
+    assert [c.name for c in memcached.columns] == ["Size"]
     assert (memcached.replicas_path, memcached.ready_path) == ("spec.size", "status.readyReplicas")
+    assert memcached.desired_path == "spec.size"
+    ptemplate = all_kinds()["ptemplate"]  # no scale subresource: its printer columns count
+    assert [c.name for c in ptemplate.columns] == ["Module", "Devices", "Desired"]
+    assert (ptemplate.replicas_path, ptemplate.desired_path, ptemplate.ready_path) == (
+        None,
+        "status.desiredNumberScheduled",
+        "status.numberReady",
+    )

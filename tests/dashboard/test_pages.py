@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -130,6 +131,18 @@ def test_list_shows_printer_columns_progress_and_image(viewer_client: Client) ->
     assert '<a href="?sort=col-0">Size</a>' in html  # a printer column, sortable
     assert 'aria-label="3 of 3 ready"' in html
     assert "memcached:1.4.36-alpine" in html
+    headers = re.findall(r'<th scope="col"[^>]*>(?:<a [^>]*>)?([^<]+)', html)
+    assert len(headers) == len(set(headers)), headers
+
+
+def test_a_daemonset_like_kind_counts_ready_of_desired_from_its_printer_columns(
+    viewer_client: Client,
+) -> None:
+    mirror_object("Ptemplate", "dev", api_version="hwe.example.com/v1alpha1",
+                  status={"desiredNumberScheduled": 3, "numberReady": 2})  # fmt: skip
+    assert 'aria-label="2 of 3 ready"' in viewer_client.get("/k/ptemplate/").content.decode()
+    detail = viewer_client.get("/k/ptemplate/default/dev/").content.decode()
+    assert re.search(r'<dt>Ready</dt><dd id="cr-ready-[^"]+">2 of 3</dd>', detail)
 
 
 def test_list_filters_by_namespace_health_name_and_label(viewer_client: Client) -> None:
