@@ -90,7 +90,7 @@ def _image_field(schema: dict[str, Any]) -> forms.CharField:
     return forms.CharField(
         label="Image",
         max_length=schema.get("maxLength", 255),
-        help_text="An image reference such as memcached:1.6.21-alpine.",
+        help_text="An image reference: [registry/]name:tag or name@sha256:digest.",
         validators=[
             RegexValidator(pattern, message="Not a valid image reference (e.g. registry/name:tag).")
         ],
