@@ -37,6 +37,11 @@ class Column:
     sort_key: str = ""  # "col-0": the list's ?sort= value for this column
 
     @property
+    def of_status(self) -> bool:
+        """Read from the status (a NodePort, a count): the detail page's status lists it."""
+        return self.json_path.startswith(".status.")
+
+    @property
     def order_field(self) -> str | None:
         """The mirror's JSON lookup to sort by ("spec__size"), if the path is a plain one."""
         if not _ORDERABLE_PATH.fullmatch(self.json_path):

@@ -143,6 +143,16 @@ def test_a_daemonset_like_kind_counts_ready_of_desired_from_its_printer_columns(
     assert 'aria-label="2 of 3 ready"' in viewer_client.get("/k/ptemplate/").content.decode()
     detail = viewer_client.get("/k/ptemplate/default/dev/").content.decode()
     assert re.search(r'<dt>Ready</dt><dd id="cr-ready-[^"]+">2 of 3</dd>', detail)
+    assert "<dt>Desired</dt><dd>3</dd>" in detail  # a printer column of the status
+
+
+def test_detail_status_lists_the_printer_columns_read_from_the_status(
+    viewer_client: Client,
+) -> None:
+    mirror_object("BookStore", "shop", api_version="blog.velotio.com/v1alpha1",
+                  status={"nodePort": 30080, "dbReadyReplicas": 1})  # fmt: skip
+    html = viewer_client.get("/k/bookstore/default/shop/").content.decode()
+    assert "<dt>NodePort</dt><dd>30080</dd>" in html and "<dt>DB Ready</dt><dd>1</dd>" in html
 
 
 def test_list_filters_by_namespace_health_name_and_label(viewer_client: Client) -> None:
