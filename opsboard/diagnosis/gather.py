@@ -206,15 +206,16 @@ def needs_attention(
 ) -> tuple[list[Attention], int]:
     """The CRs that are not Available and settled, or are being deleted, each with its
     diagnosis (Degraded first, then the longest waiting); and how many there are in all.
-    `scope`: the namespaces the person may see (opsboard.accounts.access.Access.scope);
-    `freshness` as for engine_wide."""
+    A generic kind's (no operator of ours: its status may say nothing of availability)
+    only when Degraded. `scope`: the namespaces the person may see
+    (opsboard.accounts.access.Access.scope); `freshness` as for engine_wide."""
     by_kind = {(i.kind.api_version, i.kind.kind): i for i in kinds}
+    unsettled_of_ours = ~Q(health="Available") | STALE | Q(deleted_at__isnull=False)
     query = Q(pk__in=[])
     for info in kinds:
-        query |= Q(api_version=info.kind.api_version, kind=info.kind.kind)
-    unsettled = KubeObject.objects.filter(query, scope).filter(
-        ~Q(health="Available") | STALE | Q(deleted_at__isnull=False)
-    )
+        of_kind = Q(api_version=info.kind.api_version, kind=info.kind.kind)
+        query |= of_kind & (Q(health="Degraded") if info.generic else unsettled_of_ours)
+    unsettled = KubeObject.objects.filter(query, scope)
     total = unsettled.count()
     if not total:  # a converged fleet, the usual case: no rows to read, nothing to diagnose
         return [], 0

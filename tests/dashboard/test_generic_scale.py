@@ -17,6 +17,7 @@ from controllers.kube import ApiKube, Conflict
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.kinds import all_kinds
 from opsboard.mirror.models import KubeObject
+from tests.dashboard.mirror_factory import mirror_object
 from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import wait_for
 
@@ -101,3 +102,24 @@ def test_a_generic_kind_is_listed_and_scaled_through_its_scale_subresource(
     assert cluster_kube.get(GADGET, namespace, "g-1")["spec"]["count"] == 5
     entry = AuditEntry.objects.get()
     assert entry.message.startswith("Scaled through /scale") and entry.after == {"spec.count": 5}
+
+
+def test_a_generic_kind_needs_attention_only_when_degraded(
+    operator_client: Client, settings: Any
+) -> None:
+    """Its status is not ours: most say nothing of availability, which is no reason to call
+    a person; a Degraded condition is."""
+    # The CRD as the watcher mirrors it: what makes the kind known.
+    mirror_object("CustomResourceDefinition", NAME, api_version="apiextensions.k8s.io/v1",
+                  spec=CRD["spec"])  # fmt: skip
+    settings.OPSBOARD_GENERIC_KINDS = [NAME]
+    for name, conditions in (("quiet", []), ("broken", [{"type": "Degraded", "status": "True"}])):
+        mirror_object("Gadget", name, api_version=GADGET.api_version,
+                      status={"conditions": conditions},
+                      health="Degraded" if conditions else "Unknown")  # fmt: skip
+    all_kinds.cache_clear()
+    try:
+        attention = operator_client.get("/").context["attention"]
+    finally:
+        all_kinds.cache_clear()
+    assert [a.cr.name for a in attention] == ["broken"]
