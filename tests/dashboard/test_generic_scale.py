@@ -104,22 +104,38 @@ def test_a_generic_kind_is_listed_and_scaled_through_its_scale_subresource(
     assert entry.message.startswith("Scaled through /scale") and entry.after == {"spec.count": 5}
 
 
-def test_a_generic_kind_needs_attention_only_when_degraded(
-    operator_client: Client, settings: Any
-) -> None:
-    """Its status is not ours: most say nothing of availability, which is no reason to call
-    a person; a Degraded condition is."""
-    # The CRD as the watcher mirrors it: what makes the kind known.
+@pytest.fixture
+def generic_mirrored(settings: Any) -> Iterator[None]:
+    """The Gadget kind known from its CRD as the watcher mirrors it, with no cluster."""
     mirror_object("CustomResourceDefinition", NAME, api_version="apiextensions.k8s.io/v1",
                   spec=CRD["spec"])  # fmt: skip
     settings.OPSBOARD_GENERIC_KINDS = [NAME]
+    all_kinds.cache_clear()
+    yield
+    all_kinds.cache_clear()
+
+
+def test_a_generic_kind_needs_attention_only_when_degraded(
+    generic_mirrored: None, operator_client: Client
+) -> None:
+    """Its status is not ours: most say nothing of availability, which is no reason to call
+    a person; a Degraded condition is."""
     for name, conditions in (("quiet", []), ("broken", [{"type": "Degraded", "status": "True"}])):
         mirror_object("Gadget", name, api_version=GADGET.api_version,
                       status={"conditions": conditions},
                       health="Degraded" if conditions else "Unknown")  # fmt: skip
-    all_kinds.cache_clear()
-    try:
-        attention = operator_client.get("/").context["attention"]
-    finally:
-        all_kinds.cache_clear()
+    attention = operator_client.get("/").context["attention"]
     assert [a.cr.name for a in attention] == ["broken"]
+
+
+def test_the_audit_says_no_run_observes_a_generic_kinds_change(
+    generic_mirrored: None, admin_client_: Client
+) -> None:
+    gadget = all_kinds()[next(n for n, i in all_kinds().items() if i.generic)]
+    AuditEntry.objects.create(
+        username="otto", action="patch", controller=gadget.name, kind="Gadget",
+        namespace="default", name="g", uid="u-g", before={"spec.count": 1},
+        after={"spec.count": 2}, result="applied", generation=2,
+    )  # fmt: skip
+    html = admin_client_.get("/audit/").content.decode()
+    assert "no opsboard operator runs for this kind" in html and "not yet" not in html

@@ -21,6 +21,7 @@ from opsboard.audit import charts, selectors
 from opsboard.audit.export import audit_csv_rows
 from opsboard.dashboard.forms import AuditFilterForm, RunFilterForm
 from opsboard.dashboard.http import DashboardRequest
+from opsboard.dashboard.kinds import all_kinds
 
 
 def _filters(form: AuditFilterForm | RunFilterForm) -> dict[str, Any]:
@@ -41,7 +42,9 @@ def audit_list(request: DashboardRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET)
     entries = selectors.audit_entries(scope=_scope(request), **_filters(form))
     page = Paginator(entries, 50).get_page(request.GET.get("page"))
-    context = {"form": form, "page": page, "query": request.GET.urlencode()}
+    # No run ever observes a change of a kind no operator of ours runs for.
+    generic = {name for name, info in all_kinds().items() if info.generic}
+    context = {"form": form, "page": page, "query": request.GET.urlencode(), "generic": generic}
     return render(request, "dashboard/audit_list.html", context)
 
 
