@@ -86,6 +86,48 @@ def test_not_enough_of_a_device_names_the_resource() -> None:
     assert "not enough example.com/accel" in finding.what
 
 
+def _consumer_pod(message: str, *, accel: str = "3") -> dict[str, Any]:
+    """A Ptemplate's consumer pod as kubesim's DaemonSet makes it: pinned to one node."""
+    pod = _pod("pt-consumer-x7k2p", conditions=[
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+    ])  # fmt: skip
+    pod["status"]["containerStatuses"] = []
+    pod["metadata"]["ownerReferences"] = [
+        {"kind": "DaemonSet", "name": "pt-consumer", "controller": True, "uid": "ds"}
+    ]
+    wanted = {"example.com/accel": accel}
+    pod["spec"]["containers"][0]["resources"] = {"limits": wanted, "requests": wanted}
+    pod["spec"]["nodeSelector"] = {"hwe.example.com/accel": "yes"}
+    return pod
+
+
+def test_a_pod_short_of_a_device_on_the_one_node_that_matches_names_the_shortage() -> None:
+    message = ("0/3 nodes are available: 1 Insufficient example.com/accel, 2 node(s) didn't "
+               "match Pod's node affinity/selector.")  # fmt: skip
+    daemonset = {
+        "kind": "DaemonSet",
+        "metadata": {"name": "pt-consumer", "namespace": "shop", "generation": 2},
+        "spec": {"template": {"spec": {"nodeSelector": {"hwe.example.com/accel": "yes"}}}},
+        "status": {"observedGeneration": 2, "desiredNumberScheduled": 1},
+    }
+    objects = [daemonset, _consumer_pod(message)]
+    [finding] = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW))
+    assert finding.code == "Unschedulable"
+    assert "no node matches" not in finding.what and "Label a node" not in finding.todo
+    assert "not enough example.com/accel: each pod requests 3 example.com/accel" in finding.what
+    assert "the 1 node(s) it may run on" in finding.what and message in finding.what
+    assert "Lower what each pod requests" in finding.todo
+    assert "add example.com/accel to the nodes" in finding.todo
+
+
+def test_a_selector_some_nodes_match_is_not_said_to_match_none() -> None:
+    message = ("0/3 nodes are available: 1 node(s) had untolerated taint {gpu: only}, 2 node(s) "
+               "didn't match Pod's node affinity/selector.")  # fmt: skip
+    [finding] = diagnose(Observed(_cr(), objects=[_consumer_pod(message)], engine=LIVE, now=NOW))
+    assert "no node matches" not in finding.what and "Label a node" not in finding.todo
+    assert "Read the scheduler's message" in finding.todo
+
+
 def test_a_crash_loop_names_the_container_and_the_logs_command() -> None:
     pod = _pod("c-1", waiting="CrashLoopBackOff")
     pod["status"]["containerStatuses"][0].update(
