@@ -504,16 +504,15 @@ def _error_findings(observed: Observed) -> list[Finding]:
     run, engine = observed.last_run, observed.engine
     found = []
     if run is not None and run.outcome in ("error", "permanent") and run.error:
-        error = classify_error(run.error, role=observed.operator_role)
-        todo = error.todo
-        if run.outcome == "permanent":
-            todo += " It is not retried until the object changes."
+        error = classify_error(
+            run.error, role=observed.operator_role, permanent=run.outcome == "permanent"
+        )
         found.append(
             Finding(
                 _ERROR_RANKS.get(error.code, RANK_ERROR),
                 error.code,
                 f"{error.what} (last run, {_ago(run.started_at, observed.now)} ago)",
-                todo,
+                error.todo,
             )
         )
     if engine.failures and engine.next_retry_at is not None:

@@ -155,6 +155,18 @@ def test_a_forbidden_last_run_comes_first_and_backoff_says_when_the_retry_is_due
     assert "3 failure(s) in a row" in findings[-1].what and "in 40 s" in findings[-1].what
 
 
+def test_a_refused_change_says_only_that_it_waits_for_the_object_to_change() -> None:
+    error = ("dbSize 1Gi is smaller than the claims data-shop-db-0 (5Gi); Kubernetes cannot "
+             "shrink a PersistentVolumeClaim: set it to 5Gi or more")  # fmt: skip
+    run = LastRun("permanent", error, NOW - timedelta(seconds=5))
+    [finding] = diagnose(Observed(_cr(), last_run=run, engine=LIVE, now=NOW))
+    assert "retries" not in finding.todo
+    assert finding.todo.endswith("it is not retried until the object changes.")
+    retried = LastRun("error", error, NOW - timedelta(seconds=5))
+    [finding] = diagnose(Observed(_cr(), last_run=retried, engine=LIVE, now=NOW))
+    assert "the engine retries with backoff" in finding.todo and "not retried" not in finding.todo
+
+
 def test_the_engine_down_is_named_first() -> None:
     engine = EngineState(last_watcher="old-watcher", last_watcher_at=NOW - timedelta(minutes=5))
     findings = diagnose(Observed(_cr(), engine=engine, now=NOW))
