@@ -278,7 +278,45 @@ def _unschedulable_findings(pods: list[Body]) -> list[Finding]:
     ]
 
 
+def _mounting(pvc: Body, pods: list[Body]) -> list[Body]:
+    namespace = deep_get(pvc, "metadata.namespace")
+    return [
+        pod
+        for pod in pods
+        if deep_get(pod, "metadata.namespace") == namespace
+        and any(
+            deep_get(volume, "persistentVolumeClaim.claimName") == _name(pvc)
+            for volume in deep_get(pod, "spec.volumes", []) or []
+        )
+    ]
+
+
+def _remount_todo(pvc: Body, pods: list[Body]) -> str:
+    """Restart the pods that mount the claim, named, with the command that does it."""
+    why = "the file system grows when it is mounted again"
+    mounting = _mounting(pvc, pods)
+    if not mounting:
+        return f"Restart the pod that mounts it: {why}."
+    names = [_name(pod) for pod in mounting]
+    owners = [controlling_ref(deep_get(pod, "metadata.ownerReferences")) or {} for pod in mounting]
+    sets = {owner.get("name") for owner in owners if owner.get("kind") == "StatefulSet"}
+    kubectl = f"kubectl{_in_namespace(pvc)}"
+    if len(sets) == 1 and all(owner.get("kind") == "StatefulSet" for owner in owners):
+        command = f"{kubectl} rollout restart statefulset {sets.pop()}"
+    elif all(owners):
+        command = f"{kubectl} delete pod {' '.join(names)}"
+    else:
+        command = f"{kubectl} delete pod {' '.join(names)}, then create it again yourself"
+    which = (
+        f"pod {names[0]}, which mounts"
+        if len(names) == 1
+        else f"pods {', '.join(names)}, which mount"
+    )
+    return f"Restart {which} it: {why} ({command})."
+
+
 def _volume_findings(objects: list[Body]) -> list[Finding]:
+    pods = _of_kind(objects, "Pod")
     found = []
     for pvc in _of_kind(objects, "PersistentVolumeClaim"):
         name, phase = _name(pvc), deep_get(pvc, "status.phase", "")
@@ -302,7 +340,7 @@ def _volume_findings(objects: list[Body]) -> list[Finding]:
             wanted = deep_get(pvc, "spec.resources.requests.storage", "?")
             has = deep_get(pvc, "status.capacity.storage", "?")
             todo = (
-                "Restart the pod that mounts it: the file system grows when it mounts again."
+                _remount_todo(pvc, pods)
                 if resize.get("type") == "FileSystemResizePending"
                 else "Wait for the volume's provisioner to finish the resize."
             )

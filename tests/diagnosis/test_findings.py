@@ -227,6 +227,33 @@ def test_a_rollout_past_its_deadline_and_a_claim_waiting_for_a_resize() -> None:
     assert "1Gi of 2Gi" in findings[0].what and "Restart the pod" in findings[0].todo
 
 
+def _resizing(name: str) -> dict[str, Any]:
+    return {"kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"resources": {"requests": {"storage": "5Gi"}}},
+            "status": {"phase": "Bound", "capacity": {"storage": "2Gi"},
+                       "conditions": [{"type": "FileSystemResizePending", "status": "True"}]}}  # fmt: skip
+
+
+def _mounting(name: str, claim: str, owner: str) -> dict[str, Any]:
+    pod = _pod(name)
+    pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
+    pod["metadata"]["ownerReferences"] = [
+        {"kind": owner, "name": name.rsplit("-", 1)[0], "controller": True, "uid": "o"}
+    ]
+    return pod
+
+
+def test_a_claim_waiting_for_its_file_system_names_the_pod_and_the_restart_command() -> None:
+    objects = [_resizing("data-db-0"), _mounting("db-0", "data-db-0", "StatefulSet"),
+               _mounting("db-1", "data-db-1", "StatefulSet")]  # fmt: skip
+    [finding] = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW))
+    assert "Restart pod db-0, which mounts it" in finding.todo and "db-1" not in finding.todo
+    assert "kubectl -n shop rollout restart statefulset db" in finding.todo
+    objects = [_resizing("data"), _mounting("web-5d9f-x2b4k", "data", "ReplicaSet")]
+    [finding] = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW))
+    assert "kubectl -n shop delete pod web-5d9f-x2b4k" in finding.todo
+
+
 def test_a_healthy_cr_has_no_finding_and_a_degraded_one_falls_back_to_its_condition() -> None:
     assert diagnose(Observed(_cr(), engine=LIVE, now=NOW)) == []
     degraded = _cr(conditions=[{"type": "Degraded", "status": "True", "reason": "InvalidSpec",
