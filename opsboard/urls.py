@@ -17,3 +17,5 @@ urlpatterns = [
     path("oidc/", include("mozilla_django_oidc.urls")),
     path("", include("opsboard.dashboard.urls")),
 ]
+
+handler404 = "opsboard.core.not_found.page_not_found"

@@ -8,7 +8,7 @@ wording is kube-apiserver's ("User "u" cannot patch resource "deployments" in AP
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # The ClusterRole that k8s/rbac/role.yaml grants the operators' ServiceAccount (the
 # default of OPSBOARD_OPERATOR_CLUSTER_ROLE).
@@ -70,26 +70,38 @@ def _forbidden(message: str, call: str, role_name: str) -> ClassifiedError:
     )
 
 
-def classify_error(text: str, *, role: str = OPERATOR_CLUSTER_ROLE) -> ClassifiedError:
-    """What the last error of a run means. Unknown texts are passed on as they are."""
+def classify_error(
+    text: str, *, role: str = OPERATOR_CLUSTER_ROLE, permanent: bool = False
+) -> ClassifiedError:
+    """What the last error of a run means. Unknown texts are passed on as they are.
+    `permanent`: the run ended in a PermanentError, which the engine does not retry."""
     text = text.strip()
+    then = (
+        "it is not retried until the object changes"
+        if permanent
+        else "the engine retries with backoff"
+    )
     status = _STATUS.match(text)
     if status is None:
         if any(marker in text for marker in _UNREACHABLE):
             return ClassifiedError(
                 "Unreachable",
                 f"The API server could not be reached: {text}"[:300],
-                "Check that the cluster is up and that KUBECONFIG points at it; "
-                "the engine retries with backoff meanwhile.",
+                f"Check that the cluster is up and that KUBECONFIG points at it; {then}.",
             )
         return ClassifiedError(
             "Error",
             f"The last reconcile failed: {text}"[:300],
-            "Read the reconcile log below; the engine retries with backoff.",
+            f"Read the reconcile log below; {then}.",
         )
     call, code, message = status["call"], int(status["code"]), status["message"].strip()
     if code == 403:
-        return _forbidden(message, call, role)
+        forbidden = _forbidden(message, call, role)
+        return (
+            replace(forbidden, todo=f"{forbidden.todo} {then.capitalize()}.")
+            if permanent
+            else forbidden
+        )
     if code == 409:
         return ClassifiedError(
             "Conflict",
@@ -109,10 +121,10 @@ def classify_error(text: str, *, role: str = OPERATOR_CLUSTER_ROLE) -> Classifie
         return ClassifiedError(
             "ServerError",
             f"{code} from the API server on {call}: {message}"[:300],
-            "The API server is overloaded or failing; the engine retries with backoff.",
+            f"The API server is overloaded or failing; {then}.",
         )
     return ClassifiedError(
         "Error",
         f"{code} on {call}: {message}"[:300],
-        "Read the reconcile log below; the engine retries with backoff.",
+        f"Read the reconcile log below; {then}.",
     )

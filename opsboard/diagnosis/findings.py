@@ -34,11 +34,14 @@ RANK_QUEUE = 55
 RANK_CONDITION = 60
 RANK_STALE = 70
 
-_INSUFFICIENT = re.compile(r"Insufficient ([\w./-]+?)\.?(?:[,\s]|$)")
+# The scheduler's message counts the nodes it excluded by reason: "0/3 nodes are available:
+# 1 Insufficient example.com/accel, 2 node(s) didn't match Pod's node affinity/selector."
+_NODES = re.compile(r"0/(\d+) nodes are available")
+_INSUFFICIENT = re.compile(r"(?:(\d+) )?Insufficient ([\w./-]+?)\.?(?:[,\s]|$)")
 # The ResourceQuota admission's refusals: "exceeded quota: q, requested: ..." and
 # "failed quota: q: must specify limits.cpu for: ..."
 _QUOTA = re.compile(r"(?:exceeded|failed) quota: ([a-z0-9.-]+)")
-_NODE_MISMATCH = "didn't match Pod's node affinity/selector"
+_NODE_MISMATCH = re.compile(r"(?:(\d+) )?node\(s\) didn't match Pod's node affinity/selector")
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,56 @@ def _crash_findings(pods: list[Body]) -> list[Finding]:
     ]
 
 
+def _requested(pod: Body, resource: str) -> str:
+    """How much of `resource` the pod's containers ask for, as their spec says it ("" if
+    none says); an extended resource may set only its limit, which is then the request."""
+    asked = []
+    for container in deep_get(pod, "spec.containers", []) or []:
+        resources = container.get("resources") or {}
+        value = (resources.get("requests") or {}).get(resource) or (
+            resources.get("limits") or {}
+        ).get(resource)
+        if value:
+            asked.append(str(value))
+    return "+".join(asked)
+
+
+def _short_of(pod: Body, message: str) -> tuple[str, str] | None:
+    """(what, todo) when nodes the pod may run on were excluded for lack of a resource:
+    the cause to name, whatever else excluded the other nodes."""
+    short: dict[str, int] = {}
+    for count, resource in _INSUFFICIENT.findall(message):
+        short[resource] = max(short.get(resource, 0), int(count or 0))
+    if not short:
+        return None
+    names = ", ".join(short)
+    asks = [f"{asked} {r}" for r in short if (asked := _requested(pod, r))]
+    nodes = max(short.values())
+    where = f"the {nodes} node(s) it may run on" if nodes else "the nodes it may run on"
+    what = (
+        f"not enough {names}: each pod requests {', '.join(asks)}, more than {where} have free"
+        if asks
+        else f"not enough {names} free on {where}"
+    )
+    extended = all("/" in r for r in short)
+    more = (
+        f"add {names} to the nodes it may run on (is its device plugin running there?)"
+        if extended
+        else f"free {names} on the nodes, or add nodes"
+    )
+    return what, f"Lower what each pod requests (or the CR's size), or {more}."
+
+
+def _matches_no_node(message: str) -> bool:
+    """Every node was excluded by the node selector or affinity, none for another reason."""
+    mismatch, nodes = _NODE_MISMATCH.search(message), _NODES.search(message)
+    if mismatch is None:
+        return False
+    if mismatch[1] is None or nodes is None:  # no counts: judge by the reason alone
+        return True
+    return mismatch[1] == nodes[1]
+
+
 def _unschedulable_findings(pods: list[Body]) -> list[Finding]:
     stuck = []
     for pod in pods:
@@ -206,15 +259,11 @@ def _unschedulable_findings(pods: list[Body]) -> list[Finding]:
     pod, message = stuck[0]
     selector = deep_get(pod, "spec.nodeSelector") or {}
     selector_text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-    if _NODE_MISMATCH in message and selector:
+    if short := _short_of(pod, message):
+        what, todo = short
+    elif selector and _matches_no_node(message):
         what = f"no node matches the node selector {selector_text}"
         todo = f"Label a node to match ({selector_text}) or change the CR's node selector."
-    elif insufficient := _INSUFFICIENT.search(message):
-        resource = insufficient[1]
-        what = f"not enough {resource} on any node"
-        todo = (
-            f"Free or add {resource} (is its device plugin running on the nodes?), or ask for less."
-        )
     else:
         what = "the scheduler can place them nowhere"
         todo = "Read the scheduler's message: add nodes, or relax the pods' constraints."
@@ -229,7 +278,45 @@ def _unschedulable_findings(pods: list[Body]) -> list[Finding]:
     ]
 
 
+def _mounting(pvc: Body, pods: list[Body]) -> list[Body]:
+    namespace = deep_get(pvc, "metadata.namespace")
+    return [
+        pod
+        for pod in pods
+        if deep_get(pod, "metadata.namespace") == namespace
+        and any(
+            deep_get(volume, "persistentVolumeClaim.claimName") == _name(pvc)
+            for volume in deep_get(pod, "spec.volumes", []) or []
+        )
+    ]
+
+
+def _remount_todo(pvc: Body, pods: list[Body]) -> str:
+    """Restart the pods that mount the claim, named, with the command that does it."""
+    why = "the file system grows when it is mounted again"
+    mounting = _mounting(pvc, pods)
+    if not mounting:
+        return f"Restart the pod that mounts it: {why}."
+    names = [_name(pod) for pod in mounting]
+    owners = [controlling_ref(deep_get(pod, "metadata.ownerReferences")) or {} for pod in mounting]
+    sets = {owner.get("name") for owner in owners if owner.get("kind") == "StatefulSet"}
+    kubectl = f"kubectl{_in_namespace(pvc)}"
+    if len(sets) == 1 and all(owner.get("kind") == "StatefulSet" for owner in owners):
+        command = f"{kubectl} rollout restart statefulset {sets.pop()}"
+    elif all(owners):
+        command = f"{kubectl} delete pod {' '.join(names)}"
+    else:
+        command = f"{kubectl} delete pod {' '.join(names)}, then create it again yourself"
+    which = (
+        f"pod {names[0]}, which mounts"
+        if len(names) == 1
+        else f"pods {', '.join(names)}, which mount"
+    )
+    return f"Restart {which} it: {why} ({command})."
+
+
 def _volume_findings(objects: list[Body]) -> list[Finding]:
+    pods = _of_kind(objects, "Pod")
     found = []
     for pvc in _of_kind(objects, "PersistentVolumeClaim"):
         name, phase = _name(pvc), deep_get(pvc, "status.phase", "")
@@ -253,7 +340,7 @@ def _volume_findings(objects: list[Body]) -> list[Finding]:
             wanted = deep_get(pvc, "spec.resources.requests.storage", "?")
             has = deep_get(pvc, "status.capacity.storage", "?")
             todo = (
-                "Restart the pod that mounts it: the file system grows when it mounts again."
+                _remount_todo(pvc, pods)
                 if resize.get("type") == "FileSystemResizePending"
                 else "Wait for the volume's provisioner to finish the resize."
             )
@@ -455,16 +542,15 @@ def _error_findings(observed: Observed) -> list[Finding]:
     run, engine = observed.last_run, observed.engine
     found = []
     if run is not None and run.outcome in ("error", "permanent") and run.error:
-        error = classify_error(run.error, role=observed.operator_role)
-        todo = error.todo
-        if run.outcome == "permanent":
-            todo += " It is not retried until the object changes."
+        error = classify_error(
+            run.error, role=observed.operator_role, permanent=run.outcome == "permanent"
+        )
         found.append(
             Finding(
                 _ERROR_RANKS.get(error.code, RANK_ERROR),
                 error.code,
                 f"{error.what} (last run, {_ago(run.started_at, observed.now)} ago)",
-                todo,
+                error.todo,
             )
         )
     if engine.failures and engine.next_retry_at is not None:

@@ -96,6 +96,18 @@ def test_csv_export_has_one_row_per_filtered_entry(admin_client_: Client) -> Non
     ]
 
 
+def test_csv_export_with_an_invalid_filter_is_a_400_that_says_why(admin_client_: Client) -> None:
+    _entry("otto")
+    listed = admin_client_.get("/audit/?since=garbage").content.decode()
+    assert "Enter a valid date/time." in listed
+    response = admin_client_.get("/audit/export.csv?since=garbage&until=2026-13-40")
+    assert response.status_code == 400
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response.content.decode() == (
+        "Since: Enter a valid date/time.\nUntil: Enter a valid date/time.\n"
+    )
+
+
 def test_reconcile_log_filters_by_outcome_and_duration(admin_client_: Client) -> None:
     _run(name="fast", duration_ms=3)
     _run(name="slow", duration_ms=900)

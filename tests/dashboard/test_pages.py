@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -384,6 +385,20 @@ def test_detail_page_query_count_does_not_grow_with_pods_and_reads_freshness_onc
 def test_unknown_kind_and_object_are_404(viewer_client: Client) -> None:
     assert viewer_client.get("/k/nope/").status_code == 404
     assert viewer_client.get("/k/memcached/default/ghost/").status_code == 404
+
+
+def test_a_404_says_what_was_not_found_never_the_exception(
+    viewer_client: Client, settings: Any
+) -> None:
+    settings.DEBUG = False
+    response = viewer_client.get("/k/gadgets.example.com/")  # no URL pattern takes a dot
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "Resolver404" not in page and "Http404" not in page
+    assert "There is nothing at /k/gadgets.example.com/." in page
+    # A view's own reason is kept: it says more than the address.
+    page = viewer_client.get("/k/nope/").content.decode()
+    assert "No controller named &#x27;nope&#x27;" in page
 
 
 def test_pages_warn_when_no_watcher_keeps_the_mirror(viewer_client: Client) -> None:

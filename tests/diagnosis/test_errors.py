@@ -56,3 +56,9 @@ def test_a_409_and_an_unreachable_server_are_told_apart() -> None:
 def test_an_unknown_error_is_passed_on_as_it_is() -> None:
     error = classify_error("KeyError: 'spec'")
     assert error.code == "Error" and "KeyError: 'spec'" in error.what
+
+
+def test_a_permanent_error_never_says_the_engine_retries() -> None:
+    for text in (FORBIDDEN, "GET /api/v1/x: 503 unavailable", "KeyError: 'spec'"):
+        todo = classify_error(text, permanent=True).todo
+        assert "retries" not in todo and "not retried until the object changes." in todo, text

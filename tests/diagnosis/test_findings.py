@@ -86,6 +86,48 @@ def test_not_enough_of_a_device_names_the_resource() -> None:
     assert "not enough example.com/accel" in finding.what
 
 
+def _consumer_pod(message: str, *, accel: str = "3") -> dict[str, Any]:
+    """A Ptemplate's consumer pod as kubesim's DaemonSet makes it: pinned to one node."""
+    pod = _pod("pt-consumer-x7k2p", conditions=[
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+    ])  # fmt: skip
+    pod["status"]["containerStatuses"] = []
+    pod["metadata"]["ownerReferences"] = [
+        {"kind": "DaemonSet", "name": "pt-consumer", "controller": True, "uid": "ds"}
+    ]
+    wanted = {"example.com/accel": accel}
+    pod["spec"]["containers"][0]["resources"] = {"limits": wanted, "requests": wanted}
+    pod["spec"]["nodeSelector"] = {"hwe.example.com/accel": "yes"}
+    return pod
+
+
+def test_a_pod_short_of_a_device_on_the_one_node_that_matches_names_the_shortage() -> None:
+    message = ("0/3 nodes are available: 1 Insufficient example.com/accel, 2 node(s) didn't "
+               "match Pod's node affinity/selector.")  # fmt: skip
+    daemonset = {
+        "kind": "DaemonSet",
+        "metadata": {"name": "pt-consumer", "namespace": "shop", "generation": 2},
+        "spec": {"template": {"spec": {"nodeSelector": {"hwe.example.com/accel": "yes"}}}},
+        "status": {"observedGeneration": 2, "desiredNumberScheduled": 1},
+    }
+    objects = [daemonset, _consumer_pod(message)]
+    [finding] = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW))
+    assert finding.code == "Unschedulable"
+    assert "no node matches" not in finding.what and "Label a node" not in finding.todo
+    assert "not enough example.com/accel: each pod requests 3 example.com/accel" in finding.what
+    assert "the 1 node(s) it may run on" in finding.what and message in finding.what
+    assert "Lower what each pod requests" in finding.todo
+    assert "add example.com/accel to the nodes" in finding.todo
+
+
+def test_a_selector_some_nodes_match_is_not_said_to_match_none() -> None:
+    message = ("0/3 nodes are available: 1 node(s) had untolerated taint {gpu: only}, 2 node(s) "
+               "didn't match Pod's node affinity/selector.")  # fmt: skip
+    [finding] = diagnose(Observed(_cr(), objects=[_consumer_pod(message)], engine=LIVE, now=NOW))
+    assert "no node matches" not in finding.what and "Label a node" not in finding.todo
+    assert "Read the scheduler's message" in finding.todo
+
+
 def test_a_crash_loop_names_the_container_and_the_logs_command() -> None:
     pod = _pod("c-1", waiting="CrashLoopBackOff")
     pod["status"]["containerStatuses"][0].update(
@@ -111,6 +153,18 @@ def test_a_forbidden_last_run_comes_first_and_backoff_says_when_the_retry_is_due
     findings = diagnose(observed)
     assert [f.code for f in findings] == ["Forbidden", "ImagePullBackOff", "Backoff"]
     assert "3 failure(s) in a row" in findings[-1].what and "in 40 s" in findings[-1].what
+
+
+def test_a_refused_change_says_only_that_it_waits_for_the_object_to_change() -> None:
+    error = ("dbSize 1Gi is smaller than the claims data-shop-db-0 (5Gi); Kubernetes cannot "
+             "shrink a PersistentVolumeClaim: set it to 5Gi or more")  # fmt: skip
+    run = LastRun("permanent", error, NOW - timedelta(seconds=5))
+    [finding] = diagnose(Observed(_cr(), last_run=run, engine=LIVE, now=NOW))
+    assert "retries" not in finding.todo
+    assert finding.todo.endswith("it is not retried until the object changes.")
+    retried = LastRun("error", error, NOW - timedelta(seconds=5))
+    [finding] = diagnose(Observed(_cr(), last_run=retried, engine=LIVE, now=NOW))
+    assert "the engine retries with backoff" in finding.todo and "not retried" not in finding.todo
 
 
 def test_the_engine_down_is_named_first() -> None:
@@ -171,6 +225,33 @@ def test_a_rollout_past_its_deadline_and_a_claim_waiting_for_a_resize() -> None:
     findings = diagnose(Observed(_cr(), objects=[deployment, claim], engine=LIVE, now=NOW))
     assert [f.code for f in findings] == ["ClaimResizing", "ProgressDeadlineExceeded"]
     assert "1Gi of 2Gi" in findings[0].what and "Restart the pod" in findings[0].todo
+
+
+def _resizing(name: str) -> dict[str, Any]:
+    return {"kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"resources": {"requests": {"storage": "5Gi"}}},
+            "status": {"phase": "Bound", "capacity": {"storage": "2Gi"},
+                       "conditions": [{"type": "FileSystemResizePending", "status": "True"}]}}  # fmt: skip
+
+
+def _mounting(name: str, claim: str, owner: str) -> dict[str, Any]:
+    pod = _pod(name)
+    pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
+    pod["metadata"]["ownerReferences"] = [
+        {"kind": owner, "name": name.rsplit("-", 1)[0], "controller": True, "uid": "o"}
+    ]
+    return pod
+
+
+def test_a_claim_waiting_for_its_file_system_names_the_pod_and_the_restart_command() -> None:
+    objects = [_resizing("data-db-0"), _mounting("db-0", "data-db-0", "StatefulSet"),
+               _mounting("db-1", "data-db-1", "StatefulSet")]  # fmt: skip
+    [finding] = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW))
+    assert "Restart pod db-0, which mounts it" in finding.todo and "db-1" not in finding.todo
+    assert "kubectl -n shop rollout restart statefulset db" in finding.todo
+    objects = [_resizing("data"), _mounting("web-5d9f-x2b4k", "data", "ReplicaSet")]
+    [finding] = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW))
+    assert "kubectl -n shop delete pod web-5d9f-x2b4k" in finding.todo
 
 
 def test_a_healthy_cr_has_no_finding_and_a_degraded_one_falls_back_to_its_condition() -> None:

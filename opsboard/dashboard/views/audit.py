@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.paginator import Paginator
 from django.db.models import Q
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -32,6 +32,14 @@ def _filters(form: AuditFilterForm | RunFilterForm) -> dict[str, Any]:
     )
 
 
+def _errors_text(form: AuditFilterForm) -> str:
+    """The form's errors as the list page shows them beside each field, one line each."""
+    return "".join(
+        f"{form[name].label + ': ' if name in form.fields else ''}{' '.join(map(str, errors))}\n"
+        for name, errors in form.errors.items()
+    )
+
+
 def _scope(request: DashboardRequest) -> Q:
     return access_of(request.user).scope(Role.ADMIN)
 
@@ -50,9 +58,11 @@ def audit_list(request: DashboardRequest) -> HttpResponse:
 
 @require_GET
 @role_required(Role.ADMIN)
-def audit_export(request: DashboardRequest) -> StreamingHttpResponse:
-    filters = _filters(AuditFilterForm(request.GET))
-    entries = selectors.audit_entries(scope=_scope(request), **filters)
+def audit_export(request: DashboardRequest) -> HttpResponse | StreamingHttpResponse:
+    form = AuditFilterForm(request.GET)
+    if not form.is_valid():  # exporting everything instead would hide the mistake
+        return HttpResponseBadRequest(_errors_text(form), content_type="text/plain; charset=utf-8")
+    entries = selectors.audit_entries(scope=_scope(request), **_filters(form))
     response = StreamingHttpResponse(audit_csv_rows(entries), content_type="text/csv")
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     response["Content-Disposition"] = f'attachment; filename="opsboard-audit-{stamp}.csv"'
