@@ -77,7 +77,7 @@ def classify_error(
     `permanent`: the run ended in a PermanentError, which the engine does not retry."""
     text = text.strip()
     then = (
-        "it is not retried until the object changes"
+        "it is not retried until the object changes or someone presses Reconcile now"
         if permanent
         else "the engine retries with backoff"
     )
@@ -98,7 +98,7 @@ def classify_error(
     if code == 403:
         forbidden = _forbidden(message, call, role)
         return (
-            replace(forbidden, todo=f"{forbidden.todo} {then.capitalize()}.")
+            replace(forbidden, todo=f"{forbidden.todo} {then[0].upper() + then[1:]}.")
             if permanent
             else forbidden
         )

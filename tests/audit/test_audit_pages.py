@@ -98,8 +98,12 @@ def test_csv_export_has_one_row_per_filtered_entry(admin_client_: Client) -> Non
 
 def test_csv_export_with_an_invalid_filter_is_a_400_that_says_why(admin_client_: Client) -> None:
     _entry("otto")
-    listed = admin_client_.get("/audit/?since=garbage").content.decode()
-    assert "Enter a valid date/time." in listed
+    listed = admin_client_.get("/audit/?since=garbage")
+    assert "Enter a valid date/time." in listed.content.decode()
+    assert list(listed.context["page"]) == []  # nothing listed, not everything unfiltered
+    _run(name="slow", duration_ms=900)
+    runs = admin_client_.get("/audit/runs/?min_ms=fast")
+    assert runs.context["form"].errors and list(runs.context["page"]) == []
     response = admin_client_.get("/audit/export.csv?since=garbage&until=2026-13-40")
     assert response.status_code == 400
     assert response["Content-Type"] == "text/plain; charset=utf-8"

@@ -61,4 +61,7 @@ def test_an_unknown_error_is_passed_on_as_it_is() -> None:
 def test_a_permanent_error_never_says_the_engine_retries() -> None:
     for text in (FORBIDDEN, "GET /api/v1/x: 503 unavailable", "KeyError: 'spec'"):
         todo = classify_error(text, permanent=True).todo
-        assert "retries" not in todo and "not retried until the object changes." in todo, text
+        assert (
+            "retries" not in todo
+            and "not retried until the object changes or someone presses Reconcile now." in todo
+        ), text

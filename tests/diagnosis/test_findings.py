@@ -161,7 +161,9 @@ def test_a_refused_change_says_only_that_it_waits_for_the_object_to_change() -> 
     run = LastRun("permanent", error, NOW - timedelta(seconds=5))
     [finding] = diagnose(Observed(_cr(), last_run=run, engine=LIVE, now=NOW))
     assert "retries" not in finding.todo
-    assert finding.todo.endswith("it is not retried until the object changes.")
+    assert finding.todo.endswith(
+        "it is not retried until the object changes or someone presses Reconcile now."
+    )
     retried = LastRun("error", error, NOW - timedelta(seconds=5))
     [finding] = diagnose(Observed(_cr(), last_run=retried, engine=LIVE, now=NOW))
     assert "the engine retries with backoff" in finding.todo and "not retried" not in finding.todo

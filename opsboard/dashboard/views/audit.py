@@ -19,17 +19,16 @@ from opsboard.accounts.permissions import role_required
 from opsboard.accounts.roles import Role
 from opsboard.audit import charts, selectors
 from opsboard.audit.export import audit_csv_rows
+from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.forms import AuditFilterForm, RunFilterForm
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import all_kinds
+from opsboard.engine.models import ReconcileRun
 
 
 def _filters(form: AuditFilterForm | RunFilterForm) -> dict[str, Any]:
-    return (
-        {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
-        if form.is_valid()
-        else {}
-    )
+    """The filters set, of a valid form."""
+    return {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
 
 
 def _errors_text(form: AuditFilterForm) -> str:
@@ -48,7 +47,12 @@ def _scope(request: DashboardRequest) -> Q:
 @role_required(Role.ADMIN)
 def audit_list(request: DashboardRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET)
-    entries = selectors.audit_entries(scope=_scope(request), **_filters(form))
+    # An invalid filter lists nothing (the form says why), never everything unfiltered.
+    entries = (
+        selectors.audit_entries(scope=_scope(request), **_filters(form))
+        if form.is_valid()
+        else AuditEntry.objects.none()
+    )
     page = Paginator(entries, 50).get_page(request.GET.get("page"))
     # No run ever observes a change of a kind no operator of ours runs for.
     generic = {name for name, info in all_kinds().items() if info.generic}
@@ -73,7 +77,11 @@ def audit_export(request: DashboardRequest) -> HttpResponse | StreamingHttpRespo
 @role_required(Role.ADMIN)
 def run_list(request: DashboardRequest) -> HttpResponse:
     form = RunFilterForm(request.GET)
-    runs = selectors.reconcile_runs(scope=_scope(request), **_filters(form))
+    runs = (
+        selectors.reconcile_runs(scope=_scope(request), **_filters(form))
+        if form.is_valid()
+        else ReconcileRun.objects.none()
+    )
     page = Paginator(runs, 50).get_page(request.GET.get("page"))
     return render(request, "dashboard/run_list.html", {"form": form, "page": page})
 
