@@ -217,12 +217,25 @@ def _node_health(obj: KubeObject) -> tuple[str, str]:
     if obj.kind in ("Deployment", "ReplicaSet", "StatefulSet"):
         want, ready = spec.get("replicas", 1), status.get("readyReplicas", 0) or 0
         return ("ok" if ready >= want else "progressing"), f"{ready}/{want} ready"
+    if obj.kind == "PersistentVolumeClaim":
+        return _claim_health(status, spec)
     if obj.kind == "DaemonSet":  # one pod per selected node: none selected is no success
         want, ready = status.get("desiredNumberScheduled", 0), status.get("numberReady", 0)
         if not want:
             return "progressing", "on no node"
         return ("ok" if ready >= want else "progressing"), f"{ready}/{want} ready"
     return "ok", ""
+
+
+def _claim_health(status: Body, spec: Body) -> tuple[str, str]:
+    phase = status.get("phase", "Pending")
+    has = (status.get("capacity") or {}).get("storage")
+    wants = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+    if phase != "Bound":
+        return ("failed" if phase == "Lost" else "progressing"), phase
+    if wants and has and wants != has:
+        return "progressing", f"Bound, {has} growing to {wants}"
+    return "ok", f"Bound, {has or wants or '?'}"
 
 
 def _tree_node(owner_node: mirror.OwnerNode) -> TreeNode:
@@ -243,6 +256,7 @@ def owner_tree(
     `mirrored`: the mirror's owner tree, if the caller has read it already."""
     root = _tree_node(mirrored or mirror.owner_tree(root=cr))
     root.health, root.detail = "ok", ""
+    _add_claims(root)
     present = {(n.kind, n.name) for n in root.children}
     for expected in info.controller.expected_children(cr.body):
         if (expected.kind.kind, expected.name) not in present:
@@ -255,6 +269,24 @@ def owner_tree(
                 )
             )
     return root
+
+
+def _add_claims(root: TreeNode) -> None:
+    """Under each pod the tree's workloads own (not again under a Service's), the claims it
+    mounts: a StatefulSet's volumes, which no ownerReference links to it."""
+    pods: list[tuple[TreeNode, KubeObject]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.kind == "Pod" and node.obj is not None:
+            pods.append((node, node.obj))
+        elif node.kind != "Service":
+            stack.extend(node.children)
+    claims = mirror.mounted_claims(pods=[pod for _, pod in pods])
+    for node, pod in pods:
+        for name in mirror.claim_names(pod):
+            if (claim := claims.get((pod.namespace, name))) is not None:
+                node.children.append(_tree_node(mirror.OwnerNode(claim)))
 
 
 def tree_rows(tree: TreeNode) -> list[tuple[int, TreeNode]]:

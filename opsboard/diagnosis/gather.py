@@ -109,20 +109,7 @@ def _image_changes(info: KindInfo, cr: KubeObject) -> list[ImageChange]:
 
 def _claims(pods: list[KubeObject]) -> list[Body]:
     """The PersistentVolumeClaims the pods mount (a StatefulSet's claims have no owner)."""
-    wanted = {
-        (pod.namespace, volume["persistentVolumeClaim"]["claimName"])
-        for pod in pods
-        for volume in (pod.spec or {}).get("volumes") or []
-        if (volume.get("persistentVolumeClaim") or {}).get("claimName")
-    }
-    if not wanted:
-        return []
-    found = KubeObject.objects.filter(
-        kind="PersistentVolumeClaim",
-        namespace__in={ns for ns, _ in wanted},
-        name__in={name for _, name in wanted},
-    ).values_list("namespace", "name", "body")
-    return [body for ns, name, body in found if (ns, name) in wanted]
+    return [claim.body for claim in mirror.mounted_claims(pods=pods).values()]
 
 
 def cr_diagnosis(

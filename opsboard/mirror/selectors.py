@@ -138,6 +138,29 @@ def owner_tree(*, root: KubeObject, max_depth: int = _TREE_DEPTH) -> OwnerNode:
     return tree
 
 
+def claim_names(pod: KubeObject) -> list[str]:
+    """The PersistentVolumeClaims a pod mounts, by name."""
+    return [
+        claim
+        for volume in (pod.spec or {}).get("volumes") or []
+        if (claim := (volume.get("persistentVolumeClaim") or {}).get("claimName"))
+    ]
+
+
+def mounted_claims(*, pods: list[KubeObject]) -> dict[tuple[str, str], KubeObject]:
+    """The claims the pods mount, by (namespace, name), in one query: a StatefulSet's claims
+    have no owner, so the owner tree does not reach them."""
+    wanted = {(pod.namespace, name) for pod in pods for name in claim_names(pod)}
+    if not wanted:
+        return {}
+    found = KubeObject.objects.filter(
+        kind="PersistentVolumeClaim",
+        namespace__in={ns for ns, _ in wanted},
+        name__in={name for _, name in wanted},
+    )
+    return {(c.namespace, c.name): c for c in found if (c.namespace, c.name) in wanted}
+
+
 def _selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
     return all(labels.get(key) == value for key, value in selector.items())
 

@@ -18,7 +18,12 @@ from django.utils.translation import gettext_lazy
 from opsboard.dashboard.templatetags.opsboard import html_row, spec_fields
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
-from tests.dashboard.mirror_factory import MEMCACHED_API, memcached_with_pods, mirror_object
+from tests.dashboard.mirror_factory import (
+    MEMCACHED_API,
+    memcached_with_pods,
+    mirror_object,
+    running_pod,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -297,6 +302,32 @@ def test_the_tree_counts_a_daemonsets_ready_pods_and_none_selected_is_not_ok(
         "all": ("ok", "2/2 ready"),
         "dev-consumer": ("missing", "DaemonSet deleted — reconcile pending"),  # the expected one
     }
+
+
+def test_the_tree_shows_under_each_pod_the_claims_it_mounts(viewer_client: Client) -> None:
+    shop = mirror_object("BookStore", "shop", api_version="blog.velotio.com/v1alpha1")
+    db = mirror_object("StatefulSet", "shop-db", api_version="apps/v1", owner=shop,
+                       spec={"replicas": 2}, status={"readyReplicas": 2})  # fmt: skip
+    labels = {"app": "shop-db"}
+    mirror_object("Service", "shop-db", owner=shop, spec={"selector": labels})
+    for i, has in enumerate(("2Gi", "1Gi")):
+        pod = running_pod(f"shop-db-{i}", owner=db, labels=labels, save=False)
+        pod.spec["volumes"] = [
+            {"name": "data", "persistentVolumeClaim": {"claimName": f"data-shop-db-{i}"}}
+        ]
+        pod.body["spec"] = pod.spec
+        pod.save()
+        mirror_object("PersistentVolumeClaim", f"data-shop-db-{i}",
+                      spec={"resources": {"requests": {"storage": "2Gi"}}},
+                      status={"phase": "Bound", "capacity": {"storage": has}})  # fmt: skip
+    rows = viewer_client.get("/k/bookstore/default/shop/").context["tree"]
+    claims = [(depth, n.name, n.health, n.detail) for depth, n in rows
+              if n.kind == "PersistentVolumeClaim"]  # fmt: skip
+    # Once each, under its pod (CR → StatefulSet → Pod → claim), not again under the Service.
+    assert claims == [
+        (3, "data-shop-db-0", "ok", "Bound, 2Gi"),
+        (3, "data-shop-db-1", "progressing", "Bound, 1Gi growing to 2Gi"),
+    ]
 
 
 def test_rows_built_by_the_hundred_are_escaped_as_format_html_escapes() -> None:
