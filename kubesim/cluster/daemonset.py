@@ -96,8 +96,8 @@ class DaemonSetController(Controller[Key]):
             elif node_name not in eligible:
                 for pod in live:
                     self._delete_pod(ds, pod)
-            elif not surge:
-                for extra in live[1:]:  # a pod being deleted still holds its node
+            elif not surge:  # a pod being deleted holds its node: no new one until it is gone
+                for extra in live[1:]:
                     self._delete_pod(ds, extra)
             elif not live:
                 self._create_pod(ds, template, node_name, revision)

@@ -10,6 +10,7 @@ available.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kubesim.cluster.controller import Obj, is_deleting
@@ -17,6 +18,9 @@ from kubesim.cluster.replicaset import seconds_until_available
 from kubesim.cluster.selectors import labels_of
 
 REVISION_LABEL = "controller-revision-hash"
+
+Pair = tuple[Obj | None, Obj | None]  # a node's new and old pod
+Available = Callable[[Obj], bool]
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ def is_available(pod: Obj, min_ready_seconds: int) -> bool:
     return seconds_until_available(pod, min_ready_seconds) == 0
 
 
-def new_and_old(pods: list[Obj], revision: str) -> tuple[Obj | None, Obj | None] | None:
+def new_and_old(pods: list[Obj], revision: str) -> Pair | None:
     """findUpdatedPodsOnNode: the node's one new and one old pod not being deleted; None
     when it has more of either (the manage loop prunes those first)."""
     new: Obj | None = None
@@ -97,23 +101,23 @@ def plan(
 ) -> Plan:
     """rollingUpdate over the nodes that have daemon pods or should have one."""
     nodes = sorted(set(by_node) | eligible)  # Go walks a map; a fixed order keeps runs repeatable
+    pairs = [(node, new_and_old(by_node.get(node, []), revision)) for node in nodes]
+
+    def available(pod: Obj) -> bool:
+        return is_available(pod, min_ready_seconds)
+
     if bounds.max_surge == 0:
-        return _plan_unavailable(nodes, by_node, revision, bounds, min_ready_seconds)
-    return _plan_surge(nodes, by_node, revision, bounds, min_ready_seconds)
+        return _plan_unavailable(pairs, bounds.max_unavailable, available)
+    return _plan_surge(pairs, bounds.max_surge, available)
 
 
 def _plan_unavailable(
-    nodes: list[str],
-    by_node: dict[str, list[Obj]],
-    revision: str,
-    bounds: Limits,
-    min_ready_seconds: int,
+    pairs: list[tuple[str, Pair | None]], max_unavailable: int, available: Available
 ) -> Plan:
     down = 0
     replace: list[Obj] = []  # old and not available: replaced right away
     candidates: list[Obj] = []  # old and available: replaced within maxUnavailable
-    for node in nodes:
-        found = new_and_old(by_node.get(node, []), revision)
+    for _, found in pairs:
         if found is None:
             down += 1
             continue
@@ -121,28 +125,21 @@ def _plan_unavailable(
         if (new is None) == (old is None):
             down += 1  # no pod yet, or both: the manage loop acts, the node counts as down
         elif new is not None:
-            down += not is_available(new, min_ready_seconds)
-        elif old is not None and not is_available(old, min_ready_seconds):
+            down += not available(new)
+        elif old is not None and not available(old):
             replace.append(old)
-        elif old is not None and down < bounds.max_unavailable:
+        elif old is not None and down < max_unavailable:
             candidates.append(old)
-    room = max(0, min(bounds.max_unavailable - down, len(candidates)))
+    room = max(0, min(max_unavailable - down, len(candidates)))
     return Plan(delete=(*replace, *candidates[:room]))
 
 
-def _plan_surge(
-    nodes: list[str],
-    by_node: dict[str, list[Obj]],
-    revision: str,
-    bounds: Limits,
-    min_ready_seconds: int,
-) -> Plan:
+def _plan_surge(pairs: list[tuple[str, Pair | None]], max_surge: int, available: Available) -> Plan:
     surging = 0
     delete: list[Obj] = []
     replace: list[str] = []  # old and not available: a new pod at once
     candidates: list[str] = []  # old and available: a new pod within maxSurge
-    for node in nodes:
-        found = new_and_old(by_node.get(node, []), revision)
+    for node, found in pairs:
         if found is None:
             surging += 1
             continue
@@ -150,15 +147,15 @@ def _plan_surge(
         if old is None:
             continue  # the manage loop creates the pod a node lacks
         if new is None:
-            if not is_available(old, min_ready_seconds):
+            if not available(old):
                 replace.append(node)
-            elif surging < bounds.max_surge:
+            elif surging < max_surge:
                 candidates.append(node)
-        elif is_available(new, min_ready_seconds):
+        elif available(new):
             delete.append(old)
         else:
             surging += 1
-    room = max(0, min(bounds.max_surge - surging, len(candidates)))
+    room = max(0, min(max_surge - surging, len(candidates)))
     return Plan(delete=tuple(delete), create_on=(*replace, *candidates[:room]))
 
 

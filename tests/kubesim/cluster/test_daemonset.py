@@ -125,15 +125,13 @@ def test_pending_pods_are_replaced_when_the_template_is_fixed(apps, core, namesp
         return pods if len(pods) == nodes and len(stuck) == nodes else []
 
     old = {p.metadata.name for p in wait_for(unschedulable, what="a Pending pod per node")}
-    s = wait_for(
-        lambda: (
-            (s := apps.read_namespaced_daemon_set("stuck", namespace).status).number_unavailable
-            == nodes
-            and s
-        ),
-        what="every daemon pod counted unavailable",
-    )
-    assert (s.desired_number_scheduled, s.current_number_scheduled) == (nodes, nodes)
+
+    def counted():  # every Pending pod counted as scheduled (on its target node), none up
+        s = apps.read_namespaced_daemon_set("stuck", namespace).status
+        return s if (s.current_number_scheduled, s.number_unavailable) == (nodes, nodes) else None
+
+    s = wait_for(counted, what="every daemon pod counted, and counted unavailable")
+    assert s.desired_number_scheduled == nodes
     assert (s.updated_number_scheduled, s.number_ready, s.number_available) == (nodes, 0, None)
 
     # The fix: no device wanted. Old pods that were never available hold nothing up.
