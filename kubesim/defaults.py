@@ -182,6 +182,12 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
         # The ServiceAccount admission plugin's default.
         spec.setdefault("serviceAccountName", "default")
         pod_spec_defaults(spec)
+        for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+            # SetDefaults_Pod (pods only, not templates): a limit without a request is both.
+            resources = c.get("resources") or {}
+            if limits := resources.get("limits"):
+                requests = {**limits, **(resources.get("requests") or {})}
+                c["resources"] = {**resources, "requests": requests}
         spec.setdefault("enableServiceLinks", True)
         spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
         spec.setdefault("priority", 0)

@@ -97,7 +97,9 @@ def compute_status(
     if desired is None:
         progressing: tuple[str, str] | None = ("Creating", "The consumer DaemonSet is starting")
     elif len(current) < len(live) or updated < desired:
-        progressing = ("RollingOut", f"{len(current)}/{desired} consumer pods run {image}")
+        # Updated as the DaemonSet counts it: a change of deviceCount keeps the image.
+        done = min(updated, len(current))
+        progressing = ("RollingOut", f"{done}/{desired} consumer pods updated")
     elif ready < desired:
         progressing = ("PodsStarting", f"{ready}/{desired} consumer pods ready")
     else:

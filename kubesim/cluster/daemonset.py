@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kubesim.cluster import daemonset_update as update
 from kubesim.cluster import names
 from kubesim.cluster.controller import (
     Controller,
@@ -15,6 +16,7 @@ from kubesim.cluster.controller import (
     is_deleting,
     pod_ready,
 )
+from kubesim.cluster.daemonset_update import REVISION_LABEL, pod_order
 from kubesim.cluster.replicaset import seconds_until_available
 from kubesim.cluster.selectors import (
     labels_of,
@@ -25,7 +27,6 @@ from kubesim.cluster.selectors import (
 from kubesim.cluster.workloads import create_with_random_name, drop_zero, write_status
 
 COMPONENT = "daemonset-controller"
-REVISION_LABEL = "controller-revision-hash"
 GENERATION_LABEL = "pod-template-generation"
 
 # util.AddOrUpdateDaemonPodTolerations: daemons stay through node trouble.
@@ -54,46 +55,55 @@ class DaemonSetController(Controller[Key]):
         template = daemon_template(ds)
         nodes = {n["metadata"]["name"]: n for n in self.ctx.cache.list("nodes")}
         eligible = {name for name, node in nodes.items() if should_run(template, node)}
+        self._manage(ds, template, set(nodes), eligible, revision)
+        if bounds := update.limits(ds, len(eligible)):
+            min_ready = int(ds["spec"].get("minReadySeconds") or 0)
+            step = update.plan(self._pods_by_node(ds), eligible, revision, bounds, min_ready)
+            for pod in step.delete:
+                self._delete_pod(ds, pod)
+            for node_name in step.create_on:
+                self._create_pod(ds, template, node_name, revision)
+        return self._write_status(ds, set(nodes), eligible, revision)
+
+    def _pods_by_node(self, ds: Obj) -> dict[str, list[Obj]]:
+        """getNodesToDaemonPods: the daemon's pods by target node, less the finished ones
+        being deleted (a pod without a target node is not the daemon's to place)."""
         by_node: dict[str, list[Obj]] = {}
         for pod in self.ctx.cache.owned("pods", ds["metadata"]["uid"]):
-            by_node.setdefault(target_node(pod) or "", []).append(pod)
-        for node_name in sorted(eligible):
-            live = [p for p in by_node.get(node_name, []) if not is_deleting(p)]
-            if not live:
-                self._create_pod(ds, template, node_name, revision)
-            for extra in live[1:]:
-                self._delete_pod(ds, extra)
-        for node_name, pods in by_node.items():
-            if node_name not in eligible:
-                for pod in pods:
-                    if not is_deleting(pod):
-                        self._delete_pod(ds, pod)
-        self._roll(ds, by_node, eligible, revision)
-        self._write_status(ds, eligible, revision)
-        return None
-
-    def _roll(
-        self, ds: Obj, by_node: dict[str, list[Obj]], eligible: set[str], revision: str
-    ) -> None:
-        """RollingUpdate: replace outdated pods while at most maxUnavailable are down."""
-        strategy = ds["spec"].get("updateStrategy") or {}
-        if strategy.get("type", "RollingUpdate") != "RollingUpdate":
-            return
-        budget = _max_unavailable(strategy, len(eligible))
-        pods = [p for n in eligible for p in by_node.get(n, [])]
-        unavailable = sum(
-            1
-            for n in eligible
-            if not any(pod_ready(p) and not is_deleting(p) for p in by_node.get(n, []))
-        )
-        for pod in sorted(pods, key=lambda p: pod_ready(p)):
-            if unavailable >= budget:
-                return
-            if is_deleting(pod) or labels_of(pod).get(REVISION_LABEL) == revision:
+            finished = pod.get("status", {}).get("phase") in ("Succeeded", "Failed")
+            if (finished and is_deleting(pod)) or not (node := target_node(pod)):
                 continue
-            self._delete_pod(ds, pod)
-            if pod_ready(pod):
-                unavailable += 1
+            by_node.setdefault(node, []).append(pod)
+        return by_node
+
+    def _manage(
+        self, ds: Obj, template: Obj, nodes: set[str], eligible: set[str], revision: str
+    ) -> None:
+        """podsShouldBeOnNode: a pod where one is missing, none where none belongs, and no
+        more than one per node (one old beside one new while surging)."""
+        surge = update.allows_surge(ds)
+        min_ready = int(ds["spec"].get("minReadySeconds") or 0)
+        by_node = self._pods_by_node(ds)
+        for node_name in sorted(eligible - set(by_node)):
+            self._create_pod(ds, template, node_name, revision)
+        for node_name, pods in sorted(by_node.items()):
+            live = sorted((p for p in pods if not is_deleting(p)), key=pod_order)
+            if node_name not in nodes:
+                # Unscheduled pods aimed at a node that is gone: the pod GC never sees them.
+                for pod in live:
+                    if not pod.get("spec", {}).get("nodeName"):
+                        self._delete_pod(ds, pod)
+            elif node_name not in eligible:
+                for pod in live:
+                    self._delete_pod(ds, pod)
+            elif not surge:  # a pod being deleted holds its node: no new one until it is gone
+                for extra in live[1:]:
+                    self._delete_pod(ds, extra)
+            elif not live:
+                self._create_pod(ds, template, node_name, revision)
+            else:
+                for pod in _surplus_while_surging(live, revision, min_ready):
+                    self._delete_pod(ds, pod)
 
     def _create_pod(self, ds: Obj, template: Obj, node_name: str, revision: str) -> None:
         pod_template = copy.deepcopy(template)
@@ -137,23 +147,35 @@ class DaemonSetController(Controller[Key]):
         self.ctx.api.delete("pods", meta["namespace"], meta["name"])
         self.ctx.events.normal(ds, "SuccessfulDelete", f"Deleted pod: {meta['name']}", COMPONENT)
 
-    def _write_status(self, ds: Obj, eligible: set[str], revision: str) -> None:
-        pods = [
-            p for p in self.ctx.cache.owned("pods", ds["metadata"]["uid"]) if not is_deleting(p)
-        ]
-        scheduled = {target_node(p) for p in pods}
-        on_eligible = [p for p in pods if target_node(p) in eligible]
+    def _write_status(
+        self, ds: Obj, nodes: set[str], eligible: set[str], revision: str
+    ) -> float | None:
+        """updateDaemonSetStatus: each node that should run a daemon is told by its oldest pod.
+
+        Returns when to look again: a ready pod becomes available after minReadySeconds.
+        """
+        by_node = self._pods_by_node(ds)
         min_ready = int(ds["spec"].get("minReadySeconds") or 0)
-        available = sum(seconds_until_available(p, min_ready) == 0 for p in on_eligible)
+        current = ready = available = updated = 0
+        wait: float | None = None
+        for node_name in eligible:
+            if not (pods := by_node.get(node_name)):
+                continue
+            current += 1
+            pod = min(pods, key=pod_order)
+            updated += update.is_updated(pod, revision)
+            left = seconds_until_available(pod, min_ready)
+            ready += left is not None
+            available += left == 0
+            if left:
+                wait = left if wait is None else min(wait, left)
         status = {
-            "currentNumberScheduled": len(scheduled & eligible),
-            "numberMisscheduled": len(scheduled - eligible - {None}),
+            "currentNumberScheduled": current,
+            "numberMisscheduled": sum(1 for n in nodes - eligible if by_node.get(n)),
             "desiredNumberScheduled": len(eligible),
-            "numberReady": sum(pod_ready(p) for p in on_eligible),
+            "numberReady": ready,
             "observedGeneration": ds["metadata"].get("generation", 1),
-            "updatedNumberScheduled": sum(
-                labels_of(p).get(REVISION_LABEL) == revision for p in on_eligible
-            ),
+            "updatedNumberScheduled": updated,
             "numberAvailable": available,
             "numberUnavailable": len(eligible) - available,
         }
@@ -164,6 +186,7 @@ class DaemonSetController(Controller[Key]):
             "numberReady",
         )
         write_status(self.ctx, "daemonsets.apps", ds, drop_zero(status, keep=keep))
+        return wait
 
 
 def daemon_template(ds: Obj) -> Obj:
@@ -208,8 +231,25 @@ def target_node(pod: Obj) -> str | None:
     return None
 
 
-def _max_unavailable(strategy: Obj, total: int) -> int:
-    value = (strategy.get("rollingUpdate") or {}).get("maxUnavailable", 1)
-    if isinstance(value, str) and value.endswith("%"):
-        return max(int(value[:-1]) * total // 100, 1)
-    return max(int(value), 1)
+def _surplus_while_surging(live: list[Obj], revision: str, min_ready_seconds: int) -> list[Obj]:
+    """The node's pods beyond its oldest new and oldest old one (`live` oldest first); the
+    old one too once it is not ready or the new one is available."""
+    new: Obj | None = None
+    old: Obj | None = None
+    surplus: list[Obj] = []
+    for pod in live:
+        if update.is_updated(pod, revision):
+            if new is None:
+                new = pod
+                continue
+        elif old is None:
+            old = pod
+            continue
+        surplus.append(pod)
+    if (
+        new is not None
+        and old is not None
+        and (not pod_ready(old) or update.is_available(new, min_ready_seconds))
+    ):
+        surplus.append(old)
+    return surplus

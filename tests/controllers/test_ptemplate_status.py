@@ -31,6 +31,24 @@ def test_all_consumers_ready_is_available() -> None:
     }
 
 
+def test_pending_pods_of_an_old_template_are_not_told_as_updated() -> None:
+    message = "0/2 nodes are available: 2 Insufficient acme.com/accel."
+    pods = [pending_pod(f"pt-consumer-{c}", message) for c in "ab"]  # the same image
+    status = compute_status(
+        ptemplate(deviceCount=1),
+        daemonset=daemonset(2, updated=0),
+        module=MODULE,
+        pods=pods,
+        now="T",
+    )
+    progressing = find_condition(status["conditions"], "Progressing")
+    assert progressing is not None
+    assert (progressing["reason"], progressing["message"]) == (
+        "RollingOut",
+        "0/2 consumer pods updated",
+    )
+
+
 def test_a_daemonset_not_yet_counted_is_progressing_not_degraded() -> None:
     status = compute_status(ptemplate(), daemonset=daemonset(None), module=None, pods=[], now="T")
     assert status["modulePresent"] is False

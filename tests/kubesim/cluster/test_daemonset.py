@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from tests.kubesim.cluster.helpers import schedulable_nodes, wait_for
+import uuid
+
+import pytest
+
+from kubesim.cluster.daemonset_update import Limits, limits, plan
+from tests.kubesim.cluster.helpers import (
+    condition,
+    is_ready,
+    pods_of,
+    schedulable_nodes,
+    wait_for,
+)
 
 
 def daemonset(name: str, **pod_spec: object) -> dict:
@@ -85,3 +96,99 @@ def test_a_template_change_replaces_the_pods(apps, core, namespace):
         )
 
     wait_for(updated, what="every daemon pod updated")
+
+
+def _ready_names(core, namespace: str, selector: str) -> set[str]:
+    return {p.metadata.name for p in pods_of(core, namespace, selector) if is_ready(p)}
+
+
+@pytest.mark.parametrize(
+    "rolling",
+    [{"maxUnavailable": 1}, {"maxSurge": 1, "maxUnavailable": 0}],
+    ids=["max-unavailable", "max-surge"],
+)
+def test_pending_pods_are_replaced_when_the_template_is_fixed(apps, core, namespace, rolling):
+    nodes = len(schedulable_nodes(core))
+    device = f"acme.com/missing-{uuid.uuid4().hex[:6]}"  # advertised by no node
+    body = daemonset("stuck")
+    body["spec"]["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": rolling}
+    body["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": {device: "5"},
+        "limits": {device: "5"},
+    }
+    apps.create_namespaced_daemon_set(namespace, body)
+
+    def unschedulable() -> list:
+        pods = pods_of(core, namespace, "app=stuck")
+        conds = [condition(p, "PodScheduled") for p in pods]
+        stuck = [c for c in conds if c and (c.status, c.reason) == ("False", "Unschedulable")]
+        return pods if len(pods) == nodes and len(stuck) == nodes else []
+
+    old = {p.metadata.name for p in wait_for(unschedulable, what="a Pending pod per node")}
+
+    def counted():  # every Pending pod counted as scheduled (on its target node), none up
+        s = apps.read_namespaced_daemon_set("stuck", namespace).status
+        return s if (s.current_number_scheduled, s.number_unavailable) == (nodes, nodes) else None
+
+    s = wait_for(counted, what="every daemon pod counted, and counted unavailable")
+    assert s.desired_number_scheduled == nodes
+    assert (s.updated_number_scheduled, s.number_ready, s.number_available) == (nodes, 0, None)
+
+    # The fix: no device wanted. Old pods that were never available hold nothing up.
+    fix = [{"op": "remove", "path": "/spec/template/spec/containers/0/resources"}]
+    apps.patch_namespaced_daemon_set("stuck", namespace, fix)
+
+    def replaced() -> bool:
+        ds = apps.read_namespaced_daemon_set("stuck", namespace)
+        s = ds.status
+        pods = pods_of(core, namespace, "app=stuck")
+        return (
+            s.observed_generation == ds.metadata.generation
+            and (s.updated_number_scheduled, s.number_available) == (nodes, nodes)
+            and s.number_unavailable is None
+            and len(_ready_names(core, namespace, "app=stuck")) == nodes
+            and not old & {p.metadata.name for p in pods}
+            and all(not p.spec.containers[0].resources.requests for p in pods)
+        )
+
+    wait_for(replaced, what="the Pending pods replaced by ready ones")
+    s = apps.read_namespaced_daemon_set("stuck", namespace).status
+    assert (s.current_number_scheduled, s.number_ready, s.number_misscheduled) == (nodes, nodes, 0)
+
+
+def test_unit_unavailable_old_pods_go_at_once_available_ones_within_max_unavailable() -> None:
+    def daemon(name: str, revision: str, *, ready: bool) -> dict:
+        return {
+            "metadata": {"name": name, "labels": {"controller-revision-hash": revision}},
+            "spec": {"nodeName": name},
+            "status": {"conditions": [{"type": "Ready", "status": str(ready)}]},
+        }
+
+    by_node = {
+        "a": [daemon("a", "old", ready=False)],
+        "b": [daemon("b", "old", ready=False)],
+        "c": [daemon("c", "old", ready=True)],
+        "d": [daemon("d", "old", ready=True)],
+        "e": [daemon("e", "new", ready=True)],
+    }
+    one = plan(by_node, set(by_node), "new", Limits(max_surge=0, max_unavailable=1), 0)
+    assert [p["metadata"]["name"] for p in one.delete] == ["a", "b", "c"]
+    assert one.create_on == ()
+
+    by_node["e"] = [daemon("e", "new", ready=False)]  # a new pod not yet up uses the budget
+    busy = plan(by_node, set(by_node), "new", Limits(max_surge=0, max_unavailable=1), 0)
+    assert [p["metadata"]["name"] for p in busy.delete] == ["a", "b"]
+
+    surge = plan(by_node, set(by_node), "new", Limits(max_surge=1, max_unavailable=0), 0)
+    assert (surge.delete, surge.create_on) == ((), ("a", "b", "c"))
+
+
+def test_unit_percentages_round_up_and_surge_needs_no_unavailability() -> None:
+    def ds(**rolling: object) -> dict:
+        strategy = {"type": "RollingUpdate", "rollingUpdate": rolling}
+        return {"spec": {"updateStrategy": strategy}}
+
+    assert limits(ds(maxUnavailable="30%", maxSurge=0), 5) == Limits(0, 2)
+    assert limits(ds(maxUnavailable=0, maxSurge="10%"), 5) == Limits(1, 0)
+    assert limits(ds(maxUnavailable=0, maxSurge=0), 5) == Limits(0, 1)
+    assert limits({"spec": {"updateStrategy": {"type": "OnDelete"}}}, 5) is None

@@ -64,6 +64,21 @@ def test_a_pod_waits_for_a_device_until_a_node_advertises_it(core, namespace):
         _advertise(core, resource, None)
 
 
+def test_a_limit_without_a_request_is_the_request(core, namespace):
+    resource = f"acme.com/dev-{uuid.uuid4().hex[:6]}"  # advertised by no node
+    body = pod("limited")
+    body["spec"]["containers"][0]["resources"] = {"limits": {resource: "1"}}
+    created = core.create_namespaced_pod(namespace, body)
+
+    assert created.spec.containers[0].resources.requests == {resource: "1"}
+    cond = wait_for(
+        lambda: condition(core.read_namespaced_pod("limited", namespace), "PodScheduled"),
+        what="PodScheduled",
+    )
+    assert (cond.status, cond.reason) == ("False", "Unschedulable")
+    assert f"Insufficient {resource}" in cond.message
+
+
 def test_unit_extended_resource_rules() -> None:
     assert is_extended_resource("acme.com/dev")
     assert not is_extended_resource("cpu")
