@@ -71,13 +71,14 @@ def test_crd_defaults_are_the_defaults_the_builders_use() -> None:
     assert _schema("spec.bookDB.dbSize")["default"] == bs.DEFAULT_DB_SIZE
 
 
-def test_printer_columns_show_replicas_ready_image_db_and_age() -> None:
+def test_printer_columns_show_replicas_ready_image_db_node_port_and_age() -> None:
     columns = {c["jsonPath"]: c["name"] for c in _version()["additionalPrinterColumns"]}
     assert columns == {
         ".spec.bookApp.replicas": "Replicas",
         ".status.readyReplicas": "Ready",
         ".spec.bookApp.image": "Image",
         ".status.dbReadyReplicas": "DB Ready",
+        ".status.nodePort": "NodePort",
         ".spec.bookDB.dbSize": "DB Size",
         ".metadata.creationTimestamp": "Age",
     }
