@@ -20,6 +20,15 @@ def pod_images(pod: Body) -> set[str]:
     return {c.get("image", "") for c in deep_get(pod, "spec.containers", [])}
 
 
+def pod_claims(pod: Body) -> list[str]:
+    """The PersistentVolumeClaims the pod mounts, by name."""
+    return [
+        claim
+        for volume in deep_get(pod, "spec.volumes", []) or []
+        if (claim := deep_get(volume, "persistentVolumeClaim.claimName"))
+    ]
+
+
 def spec_image(pod: Body, status: Body) -> str:
     """The image as the spec names it (a node reports it normalised: docker.io/library/...)."""
     for container in deep_get(pod, "spec.containers", []):

@@ -256,7 +256,6 @@ def owner_tree(
     `mirrored`: the mirror's owner tree, if the caller has read it already."""
     root = _tree_node(mirrored or mirror.owner_tree(root=cr))
     root.health, root.detail = "ok", ""
-    _add_claims(root)
     present = {(n.kind, n.name) for n in root.children}
     for expected in info.controller.expected_children(cr.body):
         if (expected.kind.kind, expected.name) not in present:
@@ -269,24 +268,6 @@ def owner_tree(
                 )
             )
     return root
-
-
-def _add_claims(root: TreeNode) -> None:
-    """Under each pod the tree's workloads own (not again under a Service's), the claims it
-    mounts: a StatefulSet's volumes, which no ownerReference links to it."""
-    pods: list[tuple[TreeNode, KubeObject]] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.kind == "Pod" and node.obj is not None:
-            pods.append((node, node.obj))
-        elif node.kind != "Service":
-            stack.extend(node.children)
-    claims = mirror.mounted_claims(pods=[pod for _, pod in pods])
-    for node, pod in pods:
-        for name in mirror.claim_names(pod):
-            if (claim := claims.get((pod.namespace, name))) is not None:
-                node.children.append(_tree_node(mirror.OwnerNode(claim)))
 
 
 def tree_rows(tree: TreeNode) -> list[tuple[int, TreeNode]]:

@@ -14,7 +14,7 @@ from typing import Any
 from controllers.base import Body
 from controllers.conditions import find_condition
 from controllers.fields import controlling_ref, deep_get
-from controllers.pods import CRASHING, PULL_FAILURES
+from controllers.pods import CRASHING, PULL_FAILURES, pod_claims
 from opsboard.diagnosis.errors import OPERATOR_CLUSTER_ROLE, classify_error
 
 # Lower ranks are more likely causes and are shown first.
@@ -283,11 +283,7 @@ def _mounting(pvc: Body, pods: list[Body]) -> list[Body]:
     return [
         pod
         for pod in pods
-        if deep_get(pod, "metadata.namespace") == namespace
-        and any(
-            deep_get(volume, "persistentVolumeClaim.claimName") == _name(pvc)
-            for volume in deep_get(pod, "spec.volumes", []) or []
-        )
+        if deep_get(pod, "metadata.namespace") == namespace and _name(pvc) in pod_claims(pod)
     ]
 
 

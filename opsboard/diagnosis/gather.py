@@ -107,11 +107,6 @@ def _image_changes(info: KindInfo, cr: KubeObject) -> list[ImageChange]:
     ]
 
 
-def _claims(pods: list[KubeObject]) -> list[Body]:
-    """The PersistentVolumeClaims the pods mount (a StatefulSet's claims have no owner)."""
-    return [claim.body for claim in mirror.mounted_claims(pods=pods).values()]
-
-
 def cr_diagnosis(
     *,
     info: KindInfo,
@@ -145,7 +140,8 @@ def cr_diagnosis(
     )
     observed = Observed(
         cr=cr.body,
-        objects=[c.body for c in children] + _claims([c for c in children if c.kind == "Pod"]),
+        # Once each: a claim two pods mount stands under both in the tree.
+        objects=list({c.uid: c.body for c in children}.values()),
         missing=missing,
         foreign=foreign,
         image_changes=_image_changes(info, cr),

@@ -12,6 +12,7 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from controllers.base import Kind
+from controllers.pods import pod_claims
 from opsboard.mirror.models import (
     BODY_COPIES,
     STALE,
@@ -118,9 +119,11 @@ def _decoding_body_once(objects: QuerySet[KubeObject]) -> Iterator[KubeObject]:
 
 
 def owner_tree(*, root: KubeObject, max_depth: int = _TREE_DEPTH) -> OwnerNode:
-    """The objects that `root` controls, transitively: one query per level of the tree."""
+    """The objects that `root` controls, transitively, one query per level of the tree; and
+    under each pod the claims it mounts, one query more."""
     tree = OwnerNode(root)
     level = {root.uid: tree}
+    pods: list[OwnerNode] = []
     for _ in range(max_depth):
         children = (
             KubeObject.objects.filter(owner_uid__in=list(level))
@@ -132,33 +135,31 @@ def owner_tree(*, root: KubeObject, max_depth: int = _TREE_DEPTH) -> OwnerNode:
             node = OwnerNode(child)
             level[child.owner_uid].children.append(node)
             next_level[child.uid] = node
+            if child.kind == "Pod":
+                pods.append(node)
         if not next_level:
             break
         level = next_level
+    _add_mounted_claims(pods)
     return tree
 
 
-def claim_names(pod: KubeObject) -> list[str]:
-    """The PersistentVolumeClaims a pod mounts, by name."""
-    return [
-        claim
-        for volume in (pod.spec or {}).get("volumes") or []
-        if (claim := (volume.get("persistentVolumeClaim") or {}).get("claimName"))
-    ]
-
-
-def mounted_claims(*, pods: list[KubeObject]) -> dict[tuple[str, str], KubeObject]:
-    """The claims the pods mount, by (namespace, name), in one query: a StatefulSet's claims
-    have no owner, so the owner tree does not reach them."""
-    wanted = {(pod.namespace, name) for pod in pods for name in claim_names(pod)}
+def _add_mounted_claims(pods: list[OwnerNode]) -> None:
+    """Under each pod, the claims it mounts, in one query: a StatefulSet's claims have no
+    owner, so ownership alone does not reach them."""
+    wanted = {(pod.obj.namespace, name) for pod in pods for name in pod_claims(pod.obj.body)}
     if not wanted:
-        return {}
+        return
     found = KubeObject.objects.filter(
         kind="PersistentVolumeClaim",
         namespace__in={ns for ns, _ in wanted},
         name__in={name for _, name in wanted},
     )
-    return {(c.namespace, c.name): c for c in found if (c.namespace, c.name) in wanted}
+    claims = {(c.namespace, c.name): c for c in _decoding_body_once(found)}
+    for pod in pods:
+        for name in pod_claims(pod.obj.body):
+            if (claim := claims.get((pod.obj.namespace, name))) is not None:
+                pod.children.append(OwnerNode(claim))
 
 
 def _selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
