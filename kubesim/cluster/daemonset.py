@@ -24,7 +24,12 @@ from kubesim.cluster.selectors import (
     node_affinity_matches,
     untolerated_taint,
 )
-from kubesim.cluster.workloads import create_with_random_name, drop_zero, write_status
+from kubesim.cluster.workloads import (
+    create_with_random_name,
+    drop_zero,
+    min_ready_seconds,
+    write_status,
+)
 
 COMPONENT = "daemonset-controller"
 GENERATION_LABEL = "pod-template-generation"
@@ -57,7 +62,7 @@ class DaemonSetController(Controller[Key]):
         eligible = {name for name, node in nodes.items() if should_run(template, node)}
         self._manage(ds, template, set(nodes), eligible, revision)
         if bounds := update.limits(ds, len(eligible)):
-            min_ready = int(ds["spec"].get("minReadySeconds") or 0)
+            min_ready = min_ready_seconds(ds)
             step = update.plan(self._pods_by_node(ds), eligible, revision, bounds, min_ready)
             for pod in step.delete:
                 self._delete_pod(ds, pod)
@@ -82,7 +87,7 @@ class DaemonSetController(Controller[Key]):
         """podsShouldBeOnNode: a pod where one is missing, none where none belongs, and no
         more than one per node (one old beside one new while surging)."""
         surge = update.allows_surge(ds)
-        min_ready = int(ds["spec"].get("minReadySeconds") or 0)
+        min_ready = min_ready_seconds(ds)
         by_node = self._pods_by_node(ds)
         for node_name in sorted(eligible - set(by_node)):
             self._create_pod(ds, template, node_name, revision)
@@ -155,7 +160,7 @@ class DaemonSetController(Controller[Key]):
         Returns when to look again: a ready pod becomes available after minReadySeconds.
         """
         by_node = self._pods_by_node(ds)
-        min_ready = int(ds["spec"].get("minReadySeconds") or 0)
+        min_ready = min_ready_seconds(ds)
         current = ready = available = updated = 0
         wait: float | None = None
         for node_name in eligible:

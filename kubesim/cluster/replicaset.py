@@ -20,6 +20,7 @@ from kubesim.cluster.workloads import (
     adopt_orphans,
     create_with_random_name,
     drop_zero,
+    min_ready_seconds,
     write_status,
 )
 from kubesim.errors import ApiError
@@ -125,7 +126,7 @@ class ReplicaSetController(Controller[Key]):
 
     def _write_status(self, rs: Obj, pods: list[Obj], refusal: str | None) -> float | None:
         template_labels = (rs["spec"].get("template") or {}).get("metadata", {}).get("labels") or {}
-        min_ready = int(rs["spec"].get("minReadySeconds") or 0)
+        min_ready = min_ready_seconds(rs)
         available, recheck = 0, None
         for pod in pods:
             wait = seconds_until_available(pod, min_ready)

@@ -20,7 +20,7 @@ from kubesim.cluster.controller import (
     pod_ready,
 )
 from kubesim.cluster.replicaset import seconds_until_available
-from kubesim.cluster.workloads import drop_zero, write_status
+from kubesim.cluster.workloads import drop_zero, min_ready_seconds, write_status
 
 COMPONENT = "statefulset-controller"
 REVISION_LABEL = "controller-revision-hash"
@@ -183,7 +183,7 @@ class StatefulSetController(Controller[Key]):
         revisions = [p["metadata"].get("labels", {}).get(REVISION_LABEL) for p in live]
         updated = revisions.count(update_revision)
         ready = sum(pod_ready(p) for p in live)
-        min_ready = int(sts["spec"].get("minReadySeconds") or 0)
+        min_ready = min_ready_seconds(sts)
         available = sum(seconds_until_available(p, min_ready) == 0 for p in live)
         if updated == replicas and ready == replicas and len(live) == replicas:
             current_revision = update_revision  # the rollout finished

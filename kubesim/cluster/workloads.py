@@ -26,6 +26,11 @@ def create_with_random_name(
     raise RuntimeError(f"no free name for {base}-")
 
 
+def min_ready_seconds(workload: Obj) -> int:
+    """How long a workload's ready pod must stay ready to count as available."""
+    return int(workload["spec"].get("minReadySeconds") or 0)
+
+
 def drop_zero(status: Obj, keep: tuple[str, ...] = ()) -> Obj:
     """Go's omitempty: zero counters are left out of a status, as the real API shows it."""
     return {k: v for k, v in status.items() if v or k in keep}
