@@ -144,13 +144,15 @@ class ReplicaSetController(Controller[Key]):
             "observedGeneration": rs["metadata"].get("generation", 1),
         }
         status = drop_zero(status, keep=("replicas",))
-        if conditions := replica_failure(rs.get("status", {}).get("conditions") or [], refusal):
+        if conditions := conditions_after_sync(
+            rs.get("status", {}).get("conditions") or [], refusal
+        ):
             status["conditions"] = conditions
         write_status(self.ctx, "replicasets.apps", rs, status)
         return recheck
 
 
-def replica_failure(conditions: list[Obj], refusal: str | None) -> list[Obj]:
+def conditions_after_sync(conditions: list[Obj], refusal: str | None) -> list[Obj]:
     """calculateStatus: a refused create adds ReplicaFailure (kept as first set while
     refusals go on); a sync without one removes it."""
     if refusal is None:
