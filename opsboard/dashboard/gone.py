@@ -12,9 +12,11 @@ from django.contrib.auth.models import User
 from opsboard.audit.models import AuditEntry
 from opsboard.audit.services import audit_record
 from opsboard.dashboard.kinds import KindInfo
+from opsboard.engine.mapping import change_detail
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror import selectors as mirror
 from opsboard.mirror.models import KubeObject
+from opsboard.mirror.writer import DELETED
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def _deletion_run_at(info: KindInfo, namespace: str, name: str) -> datetime | No
     """When the run that the CR's deletion queued started (the watcher names the event that
     queued a run in its trigger_detail): the nearest the mirror, which drops the object,
     comes to a time of deletion."""
-    detail = f"DELETED {info.kind.kind} {namespace}/{name}"  # engine.mapping's
+    detail = change_detail(DELETED, info.kind.kind, namespace, name)
     runs = ReconcileRun.objects.filter(
         controller=info.name, namespace=namespace, name=name, trigger_detail=detail
     )

@@ -56,7 +56,12 @@ def _reserved(key: str) -> bool:
 
 def _describe(change: Change) -> str:
     meta = change.body["metadata"]
-    return f"{change.type} {change.kind.kind} {meta.get('namespace', '')}/{meta['name']}"
+    return change_detail(change.type, change.kind.kind, meta.get("namespace", ""), meta["name"])
+
+
+def change_detail(type_: str, kind: str, namespace: str, name: str) -> str:
+    """How a run's trigger_detail names the change that queued it: "DELETED Memcached ns/x"."""
+    return f"{type_} {kind} {namespace}/{name}"
 
 
 class OwnerIndex:
