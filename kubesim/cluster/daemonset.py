@@ -8,6 +8,7 @@ from typing import Any
 from kubesim.cluster import daemonset_update as update
 from kubesim.cluster import names
 from kubesim.cluster.controller import (
+    Context,
     Controller,
     Key,
     Obj,
@@ -17,6 +18,7 @@ from kubesim.cluster.controller import (
     pod_ready,
 )
 from kubesim.cluster.daemonset_update import REVISION_LABEL, pod_order
+from kubesim.cluster.refusals import PodRefused, Refusals
 from kubesim.cluster.replicaset import seconds_until_available
 from kubesim.cluster.selectors import (
     labels_of,
@@ -30,6 +32,7 @@ from kubesim.cluster.workloads import (
     min_ready_seconds,
     write_status,
 )
+from kubesim.errors import ApiError
 
 COMPONENT = "daemonset-controller"
 GENERATION_LABEL = "pod-template-generation"
@@ -49,6 +52,10 @@ class DaemonSetController(Controller[Key]):
     name = "daemonset"
     resource, owns, kind = "daemonsets.apps", "pods", "DaemonSet"
 
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.refusals = Refusals(ctx, COMPONENT)
+
     def watches(self) -> dict[str, Watch]:
         return {**super().watches(), "nodes": lambda old, new: self.resync()}
 
@@ -60,14 +67,20 @@ class DaemonSetController(Controller[Key]):
         template = daemon_template(ds)
         nodes = {n["metadata"]["name"]: n for n in self.ctx.cache.list("nodes")}
         eligible = {name for name, node in nodes.items() if should_run(template, node)}
-        self._manage(ds, template, set(nodes), eligible, revision)
-        if bounds := update.limits(ds, len(eligible)):
-            min_ready = min_ready_seconds(ds)
-            step = update.plan(self._pods_by_node(ds), eligible, revision, bounds, min_ready)
-            for pod in step.delete:
-                self._delete_pod(ds, pod)
-            for node_name in step.create_on:
-                self._create_pod(ds, template, node_name, revision)
+        try:
+            self._manage(ds, template, set(nodes), eligible, revision)
+            if bounds := update.limits(ds, len(eligible)):
+                min_ready = min_ready_seconds(ds)
+                step = update.plan(self._pods_by_node(ds), eligible, revision, bounds, min_ready)
+                for pod in step.delete:
+                    self._delete_pod(ds, pod)
+                for node_name in step.create_on:
+                    self._create_pod(ds, template, node_name, revision)
+        except PodRefused:
+            recheck = self._write_status(ds, set(nodes), eligible, revision)
+            backoff = self.refusals.backoff(key)
+            return backoff if recheck is None else min(recheck, backoff)
+        self.refusals.clear(key)
         return self._write_status(ds, set(nodes), eligible, revision)
 
     def _pods_by_node(self, ds: Obj) -> dict[str, list[Obj]]:
@@ -142,7 +155,12 @@ class DaemonSetController(Controller[Key]):
             },
             "spec": spec,
         }
-        created = create_with_random_name(self.ctx, self.rng, "pods", pod, ds["metadata"]["name"])
+        try:
+            created = create_with_random_name(
+                self.ctx, self.rng, "pods", pod, ds["metadata"]["name"]
+            )
+        except ApiError as exc:
+            raise self.refusals.tell(ds, exc, f"Error creating: {exc.message}") from exc
         self.ctx.events.normal(
             ds, "SuccessfulCreate", f"Created pod: {created['metadata']['name']}", COMPONENT
         )

@@ -15,6 +15,7 @@ from kubesim.cluster.controller import (
     is_deleting,
     pod_ready,
 )
+from kubesim.cluster.refusals import Refusals
 from kubesim.cluster.selectors import labels_of
 from kubesim.cluster.workloads import (
     adopt_orphans,
@@ -36,7 +37,7 @@ class ReplicaSetController(Controller[Key]):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self._failures: dict[Key, int] = {}  # syncs in a row a pod create was refused
+        self.refusals = Refusals(ctx, COMPONENT)
 
     def reconcile(self, key: Key) -> float | None:
         rs = self.current(key)
@@ -57,14 +58,9 @@ class ReplicaSetController(Controller[Key]):
                 pods.remove(pod)
         recheck = self._write_status(rs, pods, refusal)
         if refusal is None:
-            self._failures.pop(key, None)
+            self.refusals.clear(key)
             return recheck
-        return self._backoff(key)
-
-    def _backoff(self, key: Key) -> float:
-        """The workqueue's per-item rate limit: 5 ms doubling up to 1,000 s while refused."""
-        failures = self._failures[key] = self._failures.get(key, 0) + 1
-        return min(0.005 * 2.0 ** (failures - 1), 1000.0)
+        return self.refusals.backoff(key)
 
     def _create_pods(self, rs: Obj, count: int) -> tuple[list[Obj], str | None]:
         """slowStartBatch: batches of 1, 2, 4, ... pods; a batch with a refused create is
@@ -78,25 +74,13 @@ class ReplicaSetController(Controller[Key]):
                 try:
                     created.append(self._create_pod(rs))
                 except ApiError as exc:
-                    refusals.append(self._refused(rs, exc))
+                    told = self.refusals.tell(rs, exc, f"Error creating: {exc.message}")
+                    refusals.append(told.message)
             if refusals:
                 return created, refusals[0]
             count -= batch
             batch *= 2
         return created, None
-
-    def _refused(self, rs: Obj, exc: ApiError) -> str:
-        """A pod create the API server refused (quota, admission, invalid template): told in
-        a FailedCreate Event. A namespace going away is no failure: that error goes on."""
-        namespace = rs["metadata"]["namespace"]
-        try:
-            going = self.ctx.api.store.get("namespaces", None, namespace)["metadata"]
-        except ApiError:
-            raise exc from None
-        if going.get("deletionTimestamp"):
-            raise exc
-        self.ctx.events.warning(rs, "FailedCreate", f"Error creating: {exc.message}", COMPONENT)
-        return exc.message
 
     def _create_pod(self, rs: Obj) -> Obj:
         template = copy.deepcopy(rs["spec"].get("template") or {})

@@ -12,6 +12,7 @@ import copy
 from kubesim.cluster import names
 from kubesim.cluster.api import is_status_error
 from kubesim.cluster.controller import (
+    Context,
     Controller,
     Key,
     Obj,
@@ -19,8 +20,10 @@ from kubesim.cluster.controller import (
     is_deleting,
     pod_ready,
 )
+from kubesim.cluster.refusals import PodRefused, Refusals
 from kubesim.cluster.replicaset import seconds_until_available
 from kubesim.cluster.workloads import drop_zero, min_ready_seconds, write_status
+from kubesim.errors import ApiError
 
 COMPONENT = "statefulset-controller"
 REVISION_LABEL = "controller-revision-hash"
@@ -32,6 +35,10 @@ class StatefulSetController(Controller[Key]):
     name = "statefulset"
     resource, owns, kind = "statefulsets.apps", "pods", "StatefulSet"
 
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.refusals = Refusals(ctx, COMPONENT)
+
     def reconcile(self, key: Key) -> float | None:
         sts = self.current(key)
         if sts is None:
@@ -42,7 +49,12 @@ class StatefulSetController(Controller[Key]):
         pods.pop(None, None)
         replicas = int(sts["spec"].get("replicas", 1))
         ordered = sts["spec"].get("podManagementPolicy", "OrderedReady") == "OrderedReady"
-        self._step(sts, pods, replicas, ordered, update_revision)
+        try:
+            self._step(sts, pods, replicas, ordered, update_revision)
+        except PodRefused:
+            self._write_status(sts, self._current_pods(sts), replicas, update_revision)
+            return self.refusals.backoff(key)
+        self.refusals.clear(key)
         self._write_status(sts, self._current_pods(sts), replicas, update_revision)
         return None
 
@@ -130,11 +142,12 @@ class StatefulSetController(Controller[Key]):
         }
         try:
             self.ctx.api.create("pods", pod)
-        except Exception as exc:
-            if is_status_error(exc, 409):
+        except ApiError as exc:
+            if exc.code == 409:
                 self.ctx.api.refresh("pods", namespace, pod_name)
                 return
-            raise
+            failed = f"create Pod {pod_name} in StatefulSet {name} failed error: {exc.message}"
+            raise self.refusals.tell(sts, exc, failed) from exc
         self.ctx.events.normal(
             sts,
             "SuccessfulCreate",

@@ -41,6 +41,11 @@ _INSUFFICIENT = re.compile(r"(?:(\d+) )?Insufficient ([\w./-]+?)\.?(?:[,\s]|$)")
 # The ResourceQuota admission's refusals: "exceeded quota: q, requested: ..." and
 # "failed quota: q: must specify limits.cpu for: ..."
 _QUOTA = re.compile(r"(?:exceeded|failed) quota: ([a-z0-9.-]+)")
+# An Event the correlator aggregated says so first.
+_COMBINED = "(combined from similar events): "
+# How long a refusal is taken as the reason a workload is short: while refusals go on, the
+# event correlator's spam filter lets one through every 5 minutes after the first 25.
+REFUSAL_FRESH_SECONDS = 600
 _NODE_MISMATCH = re.compile(r"(?:(\d+) )?node\(s\) didn't match Pod's node affinity/selector")
 
 
@@ -94,6 +99,8 @@ class Observed:
     image_changes: list[ImageChange] = field(default_factory=list)  # newest first
     last_run: LastRun | None = None
     engine: EngineState = field(default_factory=EngineState)
+    # FailedCreate Events about the StatefulSets and DaemonSets short of pods (short_of_pods)
+    refusals: list[Body] = field(default_factory=list)
     running_controllers: tuple[str, ...] = ()  # finalizer domains opsboard's controllers own
     operator_role: str = OPERATOR_CLUSTER_ROLE  # the ClusterRole a 403 says to change
     now: datetime | None = None
@@ -371,31 +378,76 @@ def _refusal_todo(namespace: str, message: str) -> str:
     )
 
 
-def _refused_pods_findings(objects: list[Body]) -> list[Finding]:
-    """A ReplicaSet whose pod creates the API server refuses: its ReplicaFailure condition,
-    which its Deployment carries too. Any refusal of a pod (quota, LimitRange, PodSecurity,
-    a webhook) shows there; the Deployment's is read when no ReplicaSet carries one."""
+def short_of_pods(workload: Body) -> bool:
+    """A StatefulSet or DaemonSet with fewer pods than it wants. Neither has a
+    ReplicaFailure condition: a refused create shows only in its FailedCreate Events."""
+    status = workload.get("status") or {}
+    if workload.get("kind") == "StatefulSet":
+        wanted = deep_get(workload, "spec.replicas")
+        return int(status.get("replicas") or 0) < (1 if wanted is None else int(wanted))
+    if workload.get("kind") == "DaemonSet":
+        scheduled = int(status.get("currentNumberScheduled") or 0)
+        return scheduled < int(status.get("desiredNumberScheduled") or 0)
+    return False
+
+
+def _event_time(event: Body) -> datetime | None:
+    stamp = (
+        deep_get(event, "series.lastObservedTime")
+        or event.get("lastTimestamp")
+        or event.get("eventTime")
+        or deep_get(event, "metadata.creationTimestamp")
+    )
+    return datetime.fromisoformat(stamp) if stamp else None
+
+
+def _refused_pods_findings(observed: Observed) -> list[Finding]:
+    """Workloads whose pod creates the API server refuses. A ReplicaSet tells it in its
+    ReplicaFailure condition, which its Deployment carries too (the Deployment's is read
+    when no ReplicaSet carries one); a StatefulSet or DaemonSet short of pods, in a recent
+    FailedCreate Event. Any refusal of a pod shows so: a quota, a LimitRange, PodSecurity,
+    a webhook."""
+    found = []
     failing = [
         (workload, failure)
         for kind in ("ReplicaSet", "Deployment")
-        for workload in _of_kind(objects, kind)
+        for workload in _of_kind(observed.objects, kind)
         if (failure := _replica_failure(workload))
     ]
-    if not failing:
-        return []
-    workload, failure = failing[0]
+    if failing:
+        workload, failure = failing[0]
+        message = str(failure.get("message") or "")
+        found.append(_refused(workload, f"({failure.get('reason')})", message))
+    for workload in [
+        *_of_kind(observed.objects, "StatefulSet"),
+        *_of_kind(observed.objects, "DaemonSet"),
+    ]:
+        uid = deep_get(workload, "metadata.uid")
+        told = [
+            (when, event)
+            for event in observed.refusals
+            if deep_get(event, "involvedObject.uid") == uid and (when := _event_time(event))
+        ]
+        if not told or not short_of_pods(workload) or observed.now is None:
+            continue
+        when, event = max(told, key=lambda pair: pair[0])
+        if (observed.now - when).total_seconds() > REFUSAL_FRESH_SECONDS:
+            continue
+        message = str(event.get("message") or "").removeprefix(_COMBINED)
+        ago = _ago(when, observed.now)
+        found.append(_refused(workload, f"(FailedCreate, last {ago} ago)", message))
+    return found
+
+
+def _refused(workload: Body, how: str, message: str) -> Finding:
     kind, name = workload.get("kind"), _name(workload)
-    message = str(failure.get("message") or "")
-    return [
-        Finding(
-            RANK_PODS_REFUSED,
-            "ReplicaFailure",
-            f"{kind} {name} cannot create its pods: the API server refuses them "
-            f"({failure.get('reason')}): {message}",
-            _refusal_todo(str(deep_get(workload, "metadata.namespace", "")), message),
-            subject=f"{kind} {name}",
-        )
-    ]
+    return Finding(
+        RANK_PODS_REFUSED,
+        "ReplicaFailure" if kind in ("ReplicaSet", "Deployment") else "FailedCreate",
+        f"{kind} {name} cannot create its pods: the API server refuses them {how}: {message}",
+        _refusal_todo(str(deep_get(workload, "metadata.namespace", "")), message),
+        subject=f"{kind} {name}",
+    )
 
 
 def _rollout_findings(objects: list[Body], *, explained: bool) -> list[Finding]:
@@ -653,7 +705,7 @@ def diagnose(observed: Observed) -> list[Finding]:
     only when nothing more specific explains it."""
     pods = _of_kind(observed.objects, "Pod")
     pod_causes = [
-        *_refused_pods_findings(observed.objects),
+        *_refused_pods_findings(observed),
         *_pull_findings(observed, pods),
         *_crash_findings(pods),
         *_unschedulable_findings(pods),

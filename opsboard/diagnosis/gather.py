@@ -27,6 +27,7 @@ from opsboard.diagnosis.findings import (
     LastRun,
     Observed,
     diagnose,
+    short_of_pods,
 )
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.pump import workers_alive
@@ -107,6 +108,16 @@ def _image_changes(info: KindInfo, cr: KubeObject) -> list[ImageChange]:
     ]
 
 
+def _refusals(children: list[Body]) -> list[Body]:
+    """The FailedCreate Events about the StatefulSets and DaemonSets short of pods: a
+    query only when one is (the watcher mirrors those Events for this)."""
+    short = [deep_get(c, "metadata.uid") for c in children if short_of_pods(c)]
+    if not short:
+        return []
+    events = KubeObject.objects.filter(kind="Event", owner_uid__in=short).only("body")
+    return [e.body for e in events if e.body.get("reason") == "FailedCreate"]
+
+
 def cr_diagnosis(
     *,
     info: KindInfo,
@@ -140,6 +151,7 @@ def cr_diagnosis(
     )
     observed = Observed(
         cr=cr.body,
+        refusals=_refusals([c.body for c in children]),
         # Once each: a claim two pods mount stands under both in the tree.
         objects=list({c.uid: c.body for c in children}.values()),
         missing=missing,

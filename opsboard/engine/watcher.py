@@ -14,13 +14,24 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 
-from controllers.base import EVENT, POD, REPLICASET, Body, Controller, Key, Kind, TemporaryError
+from controllers.base import (
+    DAEMONSET,
+    EVENT,
+    POD,
+    REPLICASET,
+    STATEFULSET,
+    Body,
+    Controller,
+    Key,
+    Kind,
+    TemporaryError,
+)
 from controllers.kube import ApiKube, Gone
 from controllers.pods import pod_is_ready
 from controllers.registry import watched_kinds
@@ -39,6 +50,9 @@ from opsboard.mirror.writer import (
 log = logging.getLogger(__name__)
 # Mirrored for the UI (owner trees, an object's Events), and to map Pods to their owners.
 MIRROR_ONLY = (REPLICASET, EVENT)
+# Workloads that tell a refused pod create (a quota, admission) only in a FailedCreate
+# Event, having no ReplicaFailure condition: those Events are mirrored for the diagnosis.
+REFUSALS_TOLD_BY = (STATEFULSET, DAEMONSET)
 BATCH = 500
 # A batch of up to this many watch events, none of them urgent, is mirrored in one write
 # (see Watcher._apply).
@@ -92,6 +106,13 @@ Enqueue = Callable[..., Any]
 EnqueueMany = Callable[[list[tuple[Key, str, str]]], Any]
 
 
+def _versioned(kinds: Iterable[Kind]) -> frozenset[tuple[str, str]]:
+    return frozenset((kind.api_version, kind.kind) for kind in kinds)
+
+
+_REFUSING = _versioned(REFUSALS_TOLD_BY)
+
+
 class Watcher:
     def __init__(
         self,
@@ -126,6 +147,7 @@ class Watcher:
         # How long a batch of owned objects' changes only waits for more (see settings).
         self.linger = settings.OPSBOARD_OWNED_LINGER_SECONDS
         self.fields = {EVENT: self._events_about_primaries()}  # field selectors, by kind
+        self._primary_versions = _versioned(self.primaries)
         # This term's: a successor may have seen other changes.
         self.owners = OwnerIndex(self.controllers)
         self._versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)
@@ -315,19 +337,22 @@ class Watcher:
         and the Events about its Pods, ReplicaSets and Deployments (scheduled, pulled,
         started, scaled: six per new CR on a real cluster, seven in all) cost the watcher
         more to read and drop than all it keeps. By kind only (a selector has no "or");
-        `_about_primary` still checks each Event's apiVersion, and the kinds of no
-        watch."""
+        `_worth_mirroring` still checks each Event's apiVersion and reason, and the kinds
+        of no watch."""
         primary = {kind.kind for kind in self.primaries}
-        others = sorted({kind.kind for kind in self.kinds} - primary)
+        others = sorted(
+            {kind.kind for kind in self.kinds} - primary - {k.kind for k in REFUSALS_TOLD_BY}
+        )
         return ",".join(f"involvedObject.kind!={kind}" for kind in others)
 
-    def _about_primary(self, event: Body) -> bool:
+    def _worth_mirroring(self, event: Body) -> bool:
+        """About a CR; or a refused pod create of a workload that has no ReplicaFailure
+        condition to say so, which the diagnosis reads."""
         involved = event.get("involvedObject") or {}
-        return any(
-            c.primary.kind == involved.get("kind")
-            and c.primary.api_version == involved.get("apiVersion")
-            for c in self.controllers
-        )
+        of = (involved.get("apiVersion"), involved.get("kind"))
+        if event.get("reason") == "FailedCreate" and of in _REFUSING:
+            return True
+        return of in self._primary_versions
 
     def _apply_kinds(self, by_kind: dict[Kind, list[Listed | Streamed]]) -> list[Change]:
         """Several kinds' items; the streamed events of those not re-listed in the batch
@@ -345,7 +370,7 @@ class Watcher:
     def _streamed(self, kind: Kind, items: list[Streamed]) -> list[tuple[str, Body]]:
         """The events to mirror of a kind's streamed items; notes how far the stream got."""
         if kind == EVENT:  # the UI shows a CR's Events; Pods' Events would only cost writes
-            items = [i for i in items if i.type == "BOOKMARK" or self._about_primary(i.body)]
+            items = [i for i in items if i.type == "BOOKMARK" or self._worth_mirroring(i.body)]
         events: list[tuple[str, Body]] = []
         for item in items:
             version = str(item.body["metadata"].get("resourceVersion") or "")
@@ -371,7 +396,7 @@ class Watcher:
                 break
             listed = item.items
             if kind == EVENT:  # the UI shows a CR's Events; Pods' Events would only cost writes
-                listed = [e for e in listed if self._about_primary(e)]
+                listed = [e for e in listed if self._worth_mirroring(e)]
             namespaces = [item.namespace] if item.namespace else []
             # A stream's first list with no resume point: a predecessor that died before
             # its first save (keys held, or not queued yet) mirrored what it shows, and

@@ -6,11 +6,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from opsboard.diagnosis.findings import (
+    REFUSAL_FRESH_SECONDS,
     EngineState,
     ImageChange,
     LastRun,
     Observed,
     diagnose,
+    short_of_pods,
 )
 
 NOW = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)
@@ -320,6 +322,65 @@ def test_a_cleared_replica_failure_is_no_finding() -> None:
     replica_set = _failing("ReplicaSet", "cache-5d9f")
     replica_set["status"]["conditions"][0]["status"] = "False"
     assert diagnose(Observed(_cr(), objects=[replica_set], engine=LIVE, now=NOW)) == []
+
+
+def _short_statefulset(replicas: int = 2, created: int = 1) -> dict[str, Any]:
+    return {"kind": "StatefulSet", "metadata": {"name": "db", "namespace": "shop", "uid": "u-db"},
+            "spec": {"replicas": replicas}, "status": {"replicas": created}}  # fmt: skip
+
+
+def _failed_create(seconds_ago: int, message: str) -> dict[str, Any]:
+    at = (NOW - timedelta(seconds=seconds_ago)).isoformat()
+    return {"kind": "Event", "reason": "FailedCreate", "type": "Warning", "lastTimestamp": at,
+            "involvedObject": {"kind": "StatefulSet", "name": "db", "uid": "u-db"},
+            "message": message}  # fmt: skip
+
+
+STS_REFUSED = f"create Pod db-1 in StatefulSet db failed error: {REFUSED}"
+
+
+def test_a_statefulset_short_of_pods_is_explained_by_its_newest_recent_refusal() -> None:
+    refusals = [_failed_create(500, "create Pod db-1 ... older"), _failed_create(30, STS_REFUSED)]
+    observed = Observed(_cr(), objects=[_short_statefulset()], refusals=refusals, engine=LIVE,
+                        now=NOW)  # fmt: skip
+    [finding] = diagnose(observed)
+    assert (finding.code, finding.subject) == ("FailedCreate", "StatefulSet db")
+    assert finding.what.endswith(f"(FailedCreate, last 30 s ago): {STS_REFUSED}")
+    assert "Raise ResourceQuota q (kubectl -n shop describe resourcequota q)" in finding.todo
+
+
+def test_a_statefulset_refusal_counts_only_while_recent_and_while_pods_are_missing() -> None:
+    stale = [_failed_create(REFUSAL_FRESH_SECONDS + 60, STS_REFUSED)]
+    assert diagnose(Observed(_cr(), objects=[_short_statefulset()], refusals=stale,
+                             engine=LIVE, now=NOW)) == []  # fmt: skip
+    fresh = [_failed_create(30, STS_REFUSED)]
+    assert diagnose(Observed(_cr(), objects=[_short_statefulset(created=2)], refusals=fresh,
+                             engine=LIVE, now=NOW)) == []  # fmt: skip
+
+
+def test_short_of_pods_by_the_workloads_own_counts() -> None:
+    assert short_of_pods(_short_statefulset(replicas=2, created=1))
+    assert not short_of_pods(_short_statefulset(replicas=0, created=0))
+    assert short_of_pods({"kind": "StatefulSet", "spec": {}, "status": {}})  # replicas: 1
+    daemonset = {"kind": "DaemonSet", "status": {"desiredNumberScheduled": 3,
+                                                 "currentNumberScheduled": 1}}  # fmt: skip
+    assert short_of_pods(daemonset)
+    assert not short_of_pods({**daemonset, "status": {"desiredNumberScheduled": 3,
+                                                      "currentNumberScheduled": 3}})  # fmt: skip
+    assert not short_of_pods(_failing("Deployment", "cache"))
+
+
+def test_an_aggregated_daemonset_refusal_is_shown_without_the_correlators_prefix() -> None:
+    daemonset = {"kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "shop",
+                 "uid": "u-ds"}, "spec": {}, "status": {"desiredNumberScheduled": 3,
+                 "currentNumberScheduled": 1}}  # fmt: skip
+    message = 'Error creating: pods "agent-x2b4k" is forbidden: exceeded quota: q'
+    event = {**_failed_create(10, f"(combined from similar events): {message}"),
+             "involvedObject": {"kind": "DaemonSet", "name": "agent", "uid": "u-ds"}}  # fmt: skip
+    [finding] = diagnose(Observed(_cr(), objects=[daemonset], refusals=[event], engine=LIVE,
+                                  now=NOW))  # fmt: skip
+    assert finding.subject == "DaemonSet agent"
+    assert finding.what.endswith(f"last 10 s ago): {message}")
 
 
 def test_a_stuck_rollout_with_no_cause_found_says_where_to_look_not_above() -> None:

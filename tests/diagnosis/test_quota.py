@@ -1,7 +1,9 @@
 """Pods a ResourceQuota refuses, diagnosed: a Memcached bigger than its namespace's `pods`
 quota gets one pod, and its page and `opsboard_diagnose` name the quota and what to do,
-where they said "Progressing ... nothing stands in the way yet". kubesim enforces the quota
-as kube-apiserver does, and a real cluster (OPSBOARD_TEST_KUBECONFIG) runs the same test."""
+where they said "Progressing ... nothing stands in the way yet". A BookStore's MongoDB
+StatefulSet, which has no ReplicaFailure condition, is diagnosed from its FailedCreate
+Events. kubesim enforces the quota as kube-apiserver does, and a real cluster
+(OPSBOARD_TEST_KUBECONFIG) runs the same tests."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from django.core.management import call_command
 from django.test import Client
 from kubernetes import client
 
+from controllers.bookstore.desired import BOOKSTORE
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.mirror.models import KubeObject
@@ -64,3 +67,54 @@ def test_a_memcached_past_the_pods_quota_is_diagnosed_naming_the_quota(
     call_command("opsboard_diagnose", "memcached", f"{namespace}/capped", stdout=out)
     assert "[ReplicaFailure]" in out.getvalue() and "exceeded quota: q" in out.getvalue()
     assert "nothing stands in the way yet" not in out.getvalue()
+
+
+def _mirrored_refusal(namespace: str) -> bool:
+    """The mirror holds a FailedCreate Event about a StatefulSet of the namespace."""
+    rows = KubeObject.objects.filter(kind="Event", namespace=namespace)
+    return any(
+        row.body.get("reason") == "FailedCreate"
+        and row.body["involvedObject"].get("kind") == "StatefulSet"
+        for row in rows
+    )
+
+
+def test_a_bookstore_whose_database_outgrows_the_pods_quota_is_diagnosed_from_its_events(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, viewer_client: Client,
+) -> None:  # fmt: skip
+    engine.controllers = "controllers.bookstore"
+    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
+    engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
+    engine.start_worker()
+    engine.start_watcher()
+    create_quota(client.CoreV1Api(kube_api_client), namespace, {"pods": "2"})
+    cluster_kube.create(BOOKSTORE, {
+        "apiVersion": BOOKSTORE.api_version, "kind": "BookStore",
+        "metadata": {"name": "shop", "namespace": namespace},
+        "spec": {"bookApp": {"replicas": 1}, "bookDB": {"replicas": 1, "dbSize": "1Gi"}},
+    })  # fmt: skip
+    wait_for(lambda: KubeObject.objects.filter(kind="BookStore", namespace=namespace,
+                                               health="Available").exists(),
+             what="the BookStore available with its two pods")  # fmt: skip
+    cluster_kube.patch(BOOKSTORE, namespace, "shop", {"spec": {"bookDB": {"replicas": 2}}})
+    wait_for(lambda: _mirrored_refusal(namespace), what="FailedCreate in the mirror")
+
+    def refused() -> Any:
+        page = viewer_client.get(f"/k/bookstore/{namespace}/shop/")
+        findings = page.context["diagnosis"].findings
+        return findings and findings[0].code == "FailedCreate" and (page, findings[0])
+
+    # The StatefulSet's status (one pod of two) may reach the mirror after the Event.
+    page, finding = wait_for(refused, what="the FailedCreate finding")
+    assert finding.subject.startswith("StatefulSet ")
+    assert "in StatefulSet" in finding.what and "failed error: pods" in finding.what
+    assert "is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2" in (
+        finding.what
+    )
+    assert f"kubectl -n {namespace} describe resourcequota q" in finding.todo
+    assert 'data-code="FailedCreate"' in page.content.decode()
+
+    out = StringIO()
+    call_command("opsboard_diagnose", "bookstore", f"{namespace}/shop", stdout=out)
+    assert "[FailedCreate]" in out.getvalue() and "exceeded quota: q" in out.getvalue()

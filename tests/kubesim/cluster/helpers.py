@@ -65,6 +65,55 @@ def deployment(
     }
 
 
+def statefulset(
+    name: str, *, replicas: int = 3, policy: str = "OrderedReady", image: str = "nginx:1.25"
+) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "serviceName": name,
+            "podManagementPolicy": policy,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "terminationGracePeriodSeconds": 5,
+                    "containers": [{"name": "web", "image": image}],
+                },
+            },
+            "volumeClaimTemplates": [
+                {
+                    "metadata": {"name": "data"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Gi"}},
+                    },
+                }
+            ],
+        },
+    }
+
+
+def daemonset(name: str, **pod_spec: object) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "agent", "image": "busybox:1.36"}], **pod_spec},
+            },
+        },
+    }
+
+
 def pod(name: str, *, image: str = "registry.k8s.io/pause:3.9", **spec: Any) -> dict[str, Any]:
     return {
         "apiVersion": "v1",

@@ -9,27 +9,12 @@ import pytest
 from kubesim.cluster.daemonset_update import Limits, limits, plan
 from tests.kubesim.cluster.helpers import (
     condition,
+    daemonset,
     is_ready,
     pods_of,
     schedulable_nodes,
     wait_for,
 )
-
-
-def daemonset(name: str, **pod_spec: object) -> dict:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": name},
-        "spec": {
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "agent", "image": "busybox:1.36"}], **pod_spec},
-            },
-        },
-    }
 
 
 def test_one_ready_pod_on_every_node(apps, core, namespace):

@@ -8,7 +8,15 @@ from typing import Any
 
 from kubernetes import client
 
-from tests.kubesim.cluster.helpers import create_quota, deployment, events_for, pod, wait_for
+from tests.kubesim.cluster.helpers import (
+    create_quota,
+    daemonset,
+    deployment,
+    events_for,
+    pod,
+    statefulset,
+    wait_for,
+)
 from tests.kubesim.support import raw
 
 Api = client.ApiClient
@@ -102,3 +110,43 @@ def test_a_deployment_past_the_quota_carries_its_replicasets_replica_failure(
              what="ReplicaFailure gone from the ReplicaSet")  # fmt: skip
     wait_for(lambda: not _failure(_status_of(kube_api_client, deployment_path).get("conditions")),
              what="ReplicaFailure gone from the Deployment")  # fmt: skip
+
+
+def _warnings(core: client.CoreV1Api, namespace: str, name: str) -> list[client.CoreV1Event]:
+    return [e for e in events_for(core, namespace, name) if e.reason == "FailedCreate"]
+
+
+def test_a_statefulset_past_the_quota_tells_its_refused_pod_in_a_warning(
+    apps: client.AppsV1Api, core: client.CoreV1Api, namespace: str
+) -> None:
+    """A StatefulSet has no ReplicaFailure condition: only its Events say why a pod is
+    missing, naming the ordinal pod the API server refused."""
+    create_quota(core, namespace, {"pods": "1"})
+    apps.create_namespaced_stateful_set(namespace, statefulset("db", replicas=2))
+    [warning, *_] = wait_for(lambda: _warnings(core, namespace, "db"), what="FailedCreate on db")
+    assert (warning.type, warning.involved_object.kind) == ("Warning", "StatefulSet")
+    assert warning.message == (
+        "create Pod db-1 in StatefulSet db failed error: " + QUOTA_REFUSAL.format(pod="db-1")
+    )
+    assert warning.source.component == "statefulset-controller"
+    assert [p.metadata.name for p in core.list_namespaced_pod(namespace).items] == ["db-0"]
+
+
+def test_a_daemonset_past_the_quota_tells_its_refused_pods_in_warnings(
+    apps: client.AppsV1Api, core: client.CoreV1Api, namespace: str
+) -> None:
+    create_quota(core, namespace, {"pods": "1"})  # one node's pod of several
+    apps.create_namespaced_daemon_set(namespace, daemonset("agent"))
+    warnings = wait_for(lambda: _warnings(core, namespace, "agent"), what="FailedCreate on agent")
+    assert {(e.type, e.involved_object.kind) for e in warnings} == {("Warning", "DaemonSet")}
+    refused = QUOTA_REFUSAL.format(pod="agent-[a-z0-9]{5}")
+    assert all(re.fullmatch(r"(\(combined from similar events\): )?Error creating: " + refused,
+                            e.message) for e in warnings), [e.message for e in warnings]  # fmt: skip
+    assert {e.source.component for e in warnings} == {"daemonset-controller"}
+
+    def counted() -> Any:
+        status = apps.read_namespaced_daemon_set("agent", namespace).status
+        return status.desired_number_scheduled and status
+
+    status = wait_for(counted, what="the DaemonSet's nodes counted")
+    assert status.current_number_scheduled == 1 < status.desired_number_scheduled

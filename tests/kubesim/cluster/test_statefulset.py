@@ -5,40 +5,7 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from tests.kubesim.cluster.helpers import condition, is_ready, wait_for
-
-
-def statefulset(
-    name: str, *, replicas: int = 3, policy: str = "OrderedReady", image: str = "nginx:1.25"
-) -> dict:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": replicas,
-            "serviceName": name,
-            "podManagementPolicy": policy,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "terminationGracePeriodSeconds": 5,
-                    "containers": [{"name": "web", "image": image}],
-                },
-            },
-            "volumeClaimTemplates": [
-                {
-                    "metadata": {"name": "data"},
-                    "spec": {
-                        "accessModes": ["ReadWriteOnce"],
-                        "resources": {"requests": {"storage": "1Gi"}},
-                    },
-                }
-            ],
-        },
-    }
+from tests.kubesim.cluster.helpers import condition, is_ready, statefulset, wait_for
 
 
 def settled(
