@@ -34,6 +34,7 @@ def add_cluster_parser(sub: Any) -> None:
         )
     for name, text in (
         ("crash-pod", "its containers exit and restart"),
+        ("fail-pod", "its containers exit and the pod has Failed"),
         ("delete-pod", "delete it"),
     ):
         action = actions.add_parser(name, help=text)
@@ -57,7 +58,7 @@ def request(args: argparse.Namespace) -> tuple[str, str, Any]:
         return "POST", f"{BASE}/nodes/{args.node}/{action.removeprefix('node-')}", None
     if action in ("pause", "resume"):
         return "POST", f"{BASE}/{action}/{args.group}", None
-    if action in ("crash-pod", "delete-pod"):
+    if action in ("crash-pod", "fail-pod", "delete-pod"):
         namespace, _, name = args.pod.rpartition("/")
         return (
             "POST",

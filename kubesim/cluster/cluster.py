@@ -163,6 +163,13 @@ class Cluster:
             pod = self.cache.get("pods", namespace, name) or self.store.get("pods", namespace, name)
             self.kubelet.crash(pod)
 
+    def fail_pod(self, namespace: str, name: str) -> None:
+        """The pod's containers exit with an error and the pod has Failed, whatever its
+        restartPolicy (a pod its kubelet evicts or rejects)."""
+        with self.lock:
+            pod = self.cache.get("pods", namespace, name) or self.store.get("pods", namespace, name)
+            self.kubelet.crash(pod, final=True)
+
     def delete_pod(
         self, namespace: str, name: str, grace_period_seconds: int | None = None
     ) -> None:

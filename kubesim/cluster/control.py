@@ -51,6 +51,10 @@ def register(add: Callable[[str, str, Callable[[Any], Any]], None], cluster: Clu
         cluster.crash_pod(req.params["namespace"], req.params["name"])
         return {"crashed": f"{req.params['namespace']}/{req.params['name']}"}
 
+    def fail(req: Any) -> Any:
+        cluster.fail_pod(req.params["namespace"], req.params["name"])
+        return {"failed": f"{req.params['namespace']}/{req.params['name']}"}
+
     def delete(req: Any) -> Any:
         grace = (req.body or {}).get("gracePeriodSeconds")
         cluster.delete_pod(req.params["namespace"], req.params["name"], grace)
@@ -75,6 +79,7 @@ def register(add: Callable[[str, str, Callable[[Any], Any]], None], cluster: Clu
     add("POST", f"{base}/pause/{{group}}", pause)
     add("POST", f"{base}/resume/{{group}}", resume)
     add("POST", f"{base}/pods/{{namespace}}/{{name}}/crash", crash)
+    add("POST", f"{base}/pods/{{namespace}}/{{name}}/fail", fail)
     add("POST", f"{base}/pods/{{namespace}}/{{name}}/delete", delete)
     add("GET", f"{base}/missing-images", get_missing)
     add("PUT", f"{base}/missing-images", set_missing)

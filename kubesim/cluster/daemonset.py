@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import time
+from dataclasses import dataclass
 from typing import Any
 
 from kubesim.cluster import daemonset_update as update
@@ -35,6 +37,8 @@ from kubesim.cluster.workloads import (
 from kubesim.errors import ApiError
 
 COMPONENT = "daemonset-controller"
+FINISHED = ("Succeeded", "Failed")
+FAILED_BACKOFF_START, FAILED_BACKOFF_MAX = 1.0, 900.0  # seconds
 GENERATION_LABEL = "pod-template-generation"
 
 # util.AddOrUpdateDaemonPodTolerations: daemons stay through node trouble.
@@ -55,6 +59,8 @@ class DaemonSetController(Controller[Key]):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.refusals = Refusals(ctx, COMPONENT)
+        # (DaemonSet uid, node) -> (back-off, since when) for its finished pods
+        self._failed_backoff: dict[tuple[str, str], tuple[float, float]] = {}
 
     def watches(self) -> dict[str, Watch]:
         return {**super().watches(), "nodes": lambda old, new: self.resync()}
@@ -66,9 +72,10 @@ class DaemonSetController(Controller[Key]):
         revision = names.template_hash(ds["spec"]["template"])
         template = daemon_template(ds)
         nodes = {n["metadata"]["name"]: n for n in self.ctx.cache.list("nodes")}
-        eligible = {name for name, node in nodes.items() if should_run(template, node)}
+        placed = placement(template, nodes)
+        eligible = placed.run
         try:
-            self._manage(ds, template, set(nodes), eligible, revision)
+            again = self._manage(ds, template, set(nodes), placed, revision)
             if bounds := update.limits(ds, len(eligible)):
                 min_ready = min_ready_seconds(ds)
                 step = update.plan(self._pods_by_node(ds), eligible, revision, bounds, min_ready)
@@ -81,28 +88,38 @@ class DaemonSetController(Controller[Key]):
             backoff = self.refusals.backoff(key)
             return backoff if recheck is None else min(recheck, backoff)
         self.refusals.clear(key)
-        return self._write_status(ds, set(nodes), eligible, revision)
+        recheck = self._write_status(ds, set(nodes), eligible, revision)
+        return min((t for t in (recheck, again) if t is not None), default=None)
 
     def _pods_by_node(self, ds: Obj) -> dict[str, list[Obj]]:
         """getNodesToDaemonPods: the daemon's pods by target node, less the finished ones
         being deleted (a pod without a target node is not the daemon's to place)."""
         by_node: dict[str, list[Obj]] = {}
         for pod in self.ctx.cache.owned("pods", ds["metadata"]["uid"]):
-            finished = pod.get("status", {}).get("phase") in ("Succeeded", "Failed")
+            finished = pod.get("status", {}).get("phase") in FINISHED
             if (finished and is_deleting(pod)) or not (node := target_node(pod)):
                 continue
             by_node.setdefault(node, []).append(pod)
         return by_node
 
     def _manage(
-        self, ds: Obj, template: Obj, nodes: set[str], eligible: set[str], revision: str
-    ) -> None:
-        """podsShouldBeOnNode: a pod where one is missing, none where none belongs, and no
-        more than one per node (one old beside one new while surging)."""
+        self,
+        ds: Obj,
+        template: Obj,
+        nodes: set[str],
+        placed: Placement,
+        revision: str,
+    ) -> float | None:
+        """podsShouldBeOnNode: a pod where one should run and is missing; none where none
+        may go on running; finished pods deleted (a failed one told, and backed off per
+        node: a kubelet that rejects the pod would otherwise fight the controller); and no
+        more than one running pod per node (one old beside one new while surging).
+        Returns when to look again at a node in back-off."""
         surge = update.allows_surge(ds)
         min_ready = min_ready_seconds(ds)
         by_node = self._pods_by_node(ds)
-        for node_name in sorted(eligible - set(by_node)):
+        wait: float | None = None
+        for node_name in sorted(placed.run - set(by_node)):
             self._create_pod(ds, template, node_name, revision)
         for node_name, pods in sorted(by_node.items()):
             live = sorted((p for p in pods if not is_deleting(p)), key=pod_order)
@@ -111,17 +128,46 @@ class DaemonSetController(Controller[Key]):
                 for pod in live:
                     if not pod.get("spec", {}).get("nodeName"):
                         self._delete_pod(ds, pod)
-            elif node_name not in eligible:
+                continue
+            if node_name not in placed.keep:
                 for pod in live:
                     self._delete_pod(ds, pod)
-            elif not surge:  # a pod being deleted holds its node: no new one until it is gone
-                for extra in live[1:]:
+                continue
+            running = [p for p in live if p.get("status", {}).get("phase") not in FINISHED]
+            finished = [p for p in live if p not in running]
+            if finished and (delay := self._delete_finished(ds, node_name, finished)):
+                wait = delay if wait is None else min(wait, delay)
+            if not surge:  # a pod being deleted holds its node: no new one until it is gone
+                for extra in running[1:]:
                     self._delete_pod(ds, extra)
-            elif not live:
+            elif not live and node_name in placed.run:
                 self._create_pod(ds, template, node_name, revision)
             else:
-                for pod in _surplus_while_surging(live, revision, min_ready):
+                for pod in _surplus_while_surging(running, revision, min_ready):
                     self._delete_pod(ds, pod)
+        return wait
+
+    def _delete_finished(self, ds: Obj, node_name: str, pods: list[Obj]) -> float | None:
+        """Deletes a node's finished daemon pods unless the node is in back-off (1 s,
+        doubling to 15 min, as failedPodsBackoff); then returns how long it has left."""
+        key = (ds["metadata"]["uid"], node_name)
+        now = time.monotonic()
+        duration, since = self._failed_backoff.get(key, (0.0, 0.0))
+        if now - since < duration:
+            return duration - (now - since)
+        fresh = duration == 0 or now - since > 2 * FAILED_BACKOFF_MAX
+        duration = FAILED_BACKOFF_START if fresh else min(duration * 2, FAILED_BACKOFF_MAX)
+        self._failed_backoff[key] = (duration, now)
+        for pod in pods:
+            meta = pod["metadata"]
+            if pod.get("status", {}).get("phase") == "Failed":
+                message = (
+                    f"Found failed daemon pod {meta['namespace']}/{meta['name']} on node "
+                    f"{node_name}, will try to kill it"
+                )
+                self.ctx.events.warning(ds, "FailedDaemonPod", message, COMPONENT)
+            self._delete_pod(ds, pod)
+        return None
 
     def _create_pod(self, ds: Obj, template: Obj, node_name: str, revision: str) -> None:
         pod_template = copy.deepcopy(template)
@@ -224,13 +270,29 @@ def daemon_template(ds: Obj) -> Obj:
     return template
 
 
-def should_run(template: Obj, node: Obj) -> bool:
+@dataclass(frozen=True)
+class Placement:
+    run: set[str]  # nodes that should run a daemon pod
+    keep: set[str]  # nodes whose daemon pod may go on running: `run`, and the nodes whose
+    # untolerated taints are all NoSchedule (they keep what already runs there)
+
+
+def placement(template: Obj, nodes: dict[str, Obj]) -> Placement:
+    """NodeShouldRunDaemonPod's (shouldRun, shouldContinueRunning) for every node."""
     pod: dict[str, Any] = {"spec": template.get("spec") or {}}
-    return (
-        matches_map(pod["spec"].get("nodeSelector"), labels_of(node))
-        and node_affinity_matches(pod, node)
-        and untolerated_taint(pod, node) is None
-    )
+    run, keep = set(), set()
+    for name, node in nodes.items():
+        if not (
+            matches_map(pod["spec"].get("nodeSelector"), labels_of(node))
+            and node_affinity_matches(pod, node)
+        ):
+            continue
+        if untolerated_taint(pod, node) is None:
+            run.add(name)
+            keep.add(name)
+        elif untolerated_taint(pod, node, effects=("NoExecute",)) is None:
+            keep.add(name)
+    return Placement(run, keep)
 
 
 def target_node(pod: Obj) -> str | None:

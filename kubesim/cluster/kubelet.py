@@ -88,9 +88,10 @@ class Kubelet(Controller[Key]):
 
     # -- faults --------------------------------------------------------------------------------
 
-    def crash(self, pod: Obj) -> None:
+    def crash(self, pod: Obj, *, final: bool = False) -> None:
         """The containers exit with an error; the kubelet restarts them after a short pause,
-        unless the pod's restartPolicy is Never: then the pod has Failed."""
+        unless the pod's restartPolicy is Never or the crash is `final` (as a pod the kubelet
+        evicts or rejects): then the pod has Failed."""
         rt = self.runtimes.get(pod["metadata"]["uid"])
         if rt is None or rt.stage != "running":
             raise ValueError(f"pod {pod['metadata']['name']} has no running containers")
@@ -104,7 +105,7 @@ class Kubelet(Controller[Key]):
                 "startedAt": rt.container_started,
             }
         }
-        if pod["spec"].get("restartPolicy") == "Never":
+        if final or pod["spec"].get("restartPolicy") == "Never":
             rt.stage = "failed"
         else:
             rt.restarts += 1

@@ -82,11 +82,13 @@ def tolerates(tolerations: list[Obj], taint: Obj) -> bool:
     return False
 
 
-def untolerated_taint(pod: Obj, node: Obj) -> Obj | None:
-    """The first NoSchedule/NoExecute taint of the node that the pod does not tolerate."""
+def untolerated_taint(
+    pod: Obj, node: Obj, effects: tuple[str, ...] = ("NoSchedule", "NoExecute")
+) -> Obj | None:
+    """The first taint of the node with one of `effects` that the pod does not tolerate."""
     tolerations = pod.get("spec", {}).get("tolerations") or []
     taints: list[Obj] = node.get("spec", {}).get("taints") or []
     for taint in taints:
-        if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerates(tolerations, taint):
+        if taint.get("effect") in effects and not tolerates(tolerations, taint):
             return taint
     return None

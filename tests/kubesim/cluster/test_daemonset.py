@@ -10,6 +10,7 @@ from kubesim.cluster.daemonset_update import Limits, limits, plan
 from tests.kubesim.cluster.helpers import (
     condition,
     daemonset,
+    events_for,
     is_ready,
     pods_of,
     schedulable_nodes,
@@ -177,3 +178,78 @@ def test_unit_percentages_round_up_and_surge_needs_no_unavailability() -> None:
     assert limits(ds(maxUnavailable=0, maxSurge="10%"), 5) == Limits(1, 0)
     assert limits(ds(maxUnavailable=0, maxSurge=0), 5) == Limits(0, 1)
     assert limits({"spec": {"updateStrategy": {"type": "OnDelete"}}}, 5) is None
+
+
+def _set_taints(core, node: str, taints: list[dict]) -> None:
+    """Replaces the node's taints whose key is this test's, keeping the others."""
+    kept = [t.to_dict() for t in core.read_node(node).spec.taints or [] if t.key != TEST_TAINT]
+    core.patch_node(node, {"spec": {"taints": kept + taints}})
+
+
+TEST_TAINT = "opsboard.test/daemonset"
+
+
+def test_a_no_schedule_taint_keeps_the_running_pod_a_no_execute_one_removes_it(
+    apps, core, namespace
+):
+    node = schedulable_nodes(core)[0].metadata.name
+    apps.create_namespaced_daemon_set(
+        namespace, daemonset("kept", nodeSelector={"kubernetes.io/hostname": node})
+    )
+    [running] = wait_for(
+        lambda: [p for p in pods_of(core, namespace, "app=kept") if is_ready(p)],
+        what="the pod ready",
+    )
+    try:
+        _set_taints(core, node, [{"key": TEST_TAINT, "effect": "NoSchedule"}])
+
+        def misscheduled():
+            s = apps.read_namespaced_daemon_set("kept", namespace).status
+            return s.number_misscheduled == 1 and s
+
+        status = wait_for(misscheduled, what="the pod counted as misscheduled")
+        assert (status.desired_number_scheduled, status.current_number_scheduled) == (0, 0)
+        [still] = pods_of(core, namespace, "app=kept")
+        assert still.metadata.uid == running.metadata.uid
+        assert still.metadata.deletion_timestamp is None
+
+        _set_taints(core, node, [{"key": TEST_TAINT, "effect": "NoExecute"}])
+        wait_for(
+            lambda: (
+                not [
+                    p
+                    for p in pods_of(core, namespace, "app=kept")
+                    if not p.metadata.deletion_timestamp
+                ]
+            ),
+            what="the pod deleted",
+        )
+    finally:
+        _set_taints(core, node, [])
+
+
+@pytest.mark.kubesim_only
+def test_a_failed_daemon_pod_is_told_deleted_and_replaced(apps, core, namespace, kubesim_server):
+    """A daemon pod its kubelet evicts or rejects (Failed) is deleted, with a Warning, and
+    a new one takes its node (kubesim's fail_pod: a real cluster needs its kubelet)."""
+    node = schedulable_nodes(core)[0].metadata.name
+    apps.create_namespaced_daemon_set(
+        namespace, daemonset("mended", nodeSelector={"kubernetes.io/hostname": node})
+    )
+    [failed] = wait_for(
+        lambda: [p for p in pods_of(core, namespace, "app=mended") if is_ready(p)],
+        what="the pod ready",
+    )
+    name = failed.metadata.name
+    kubesim_server.cluster.fail_pod(namespace, name)
+
+    def replaced():
+        pods = pods_of(core, namespace, "app=mended")
+        return [p for p in pods if p.metadata.name != name and is_ready(p)]
+
+    wait_for(replaced, what="a new ready pod in its place")
+    [told] = [e for e in events_for(core, namespace, "mended") if e.reason == "FailedDaemonPod"]
+    assert told.type == "Warning"
+    assert told.message == (
+        f"Found failed daemon pod {namespace}/{name} on node {node}, will try to kill it"
+    )
