@@ -29,9 +29,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from opsboard.core.identities import NAMESPACE, OPERATOR, WEB
 from opsboard.embedded import leftovers
 from opsboard.embedded.redis import EmbeddedRedis, free_port
+from opsboard.env import env_bool
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -163,6 +166,15 @@ class Launcher:
         self.own_cluster = True
         log(f"kubesim cluster up; kubeconfig at {kubeconfig}")
 
+    def samples_flag(self) -> list[str]:
+        """The sample CRs go into kubesim; into a cluster of the user's only when asked for:
+        it may be shared, and the samples would be reconciled by every opsboard on it."""
+        if env_bool("OPSBOARD_SAMPLES", self.own_cluster):
+            return []
+        if not self.own_cluster:
+            log("not applying the sample CRs to your cluster (OPSBOARD_SAMPLES=true would)")
+        return ["--no-samples"]
+
     def manage(self, *args: str) -> None:
         subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=self.env, check=True)
 
@@ -268,7 +280,7 @@ class Launcher:
             # As the admin: CRDs, samples and, on kubesim, the install's RBAC and identities.
             identities = ["--identities"] if self.own_cluster else []
             self.manage("bootstrap", "--admin-password-file", str(self.state / "admin_password"),
-                        *identities)  # fmt: skip
+                        *identities, *self.samples_flag())  # fmt: skip
             self.start_processes()
             if self.wait_for_web():
                 (self.state / "url").write_text(self.url + "\n")
@@ -279,6 +291,9 @@ class Launcher:
             return 0
         except subprocess.CalledProcessError as exc:
             log(f"start-up step failed: {' '.join(exc.cmd)} exited with {exc.returncode}")
+            return 1
+        except ImproperlyConfigured as exc:
+            log(str(exc))
             return 1
         finally:
             self.shutdown()
