@@ -1,13 +1,21 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 
 from opsboard.accounts.views import LoginView
 from opsboard.core import probes
 from opsboard.engine.views import metrics_view
 
+def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
+    """Pages without opsboard's `<link rel="icon">` (Django admin's) make the browser ask."""
+    return HttpResponsePermanentRedirect(static("opsboard/favicon.svg"))
+
+
 urlpatterns = [
+    path("favicon.ico", favicon),
     path("healthz", probes.healthz, name="healthz"),
     path("readyz", probes.readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),

@@ -1,5 +1,6 @@
 """Every page an admin reaches from the login form loads in the browser with nothing
-failing: no console error, no request answered 4xx or 5xx (the icon included)."""
+failing: no console error (a script or style the Content-Security-Policy blocks is one), no
+request answered 4xx or 5xx (the icon included)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from tests.dashboard.mirror_factory import memcached_with_pods
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PAGES = ["/", "/crs/", "/k/memcached/", "/k/memcached/default/cache-a/", "/audit/",
-         "/audit/runs/", "/audit/charts/"]  # fmt: skip
+         "/audit/runs/", "/audit/charts/", "/admin/", "/admin/auth/user/1/change/"]  # fmt: skip
 
 
 def test_the_pages_load_without_a_console_error_or_a_failed_request(
@@ -37,6 +38,7 @@ def test_the_pages_load_without_a_console_error_or_a_failed_request(
         for path in PAGES:
             response: Response | None = page.goto(f"{live_server.url}{path}")
             assert response is not None and response.status == 200, path
+            assert "script-src 'self'" in response.headers["content-security-policy"], path
             page.wait_for_load_state("networkidle")
     finally:
         context.close()

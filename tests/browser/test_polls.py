@@ -113,3 +113,33 @@ def test_a_cr_page_keeps_what_a_person_opened_and_selected_through_its_polls(
     assert merged.evaluate("d => d.open"), "the swap closed the list the person opened"
     assert "MODIFIED Deployment default/cache-a" in merged.inner_text()
     assert yaml.evaluate("d => d.open") and "size: 2" in yaml.inner_text(), "the YAML follows"
+
+
+def _set_visibility(page, state: str) -> None:
+    """What the browser says and does when the tab is hidden or shown again."""
+    page.evaluate(
+        """state => {
+            Object.defineProperty(document, "visibilityState", {value: state, configurable: true});
+            document.dispatchEvent(new Event("visibilitychange"));
+        }""",
+        state,
+    )
+
+
+def test_a_hidden_tab_sends_no_poll_and_polls_again_once_shown(
+    page_as, viewer, one_poll_window: None
+) -> None:
+    memcached_with_pods("cache-a", size=1)
+    page = page_as(viewer)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Memcached").click()
+    with page.expect_response(_is_poll):
+        pass  # polling
+    polls: list[str] = []
+    page.on("request", lambda r: polls.append(r.url) if "?shown=" in r.url else None)
+    _set_visibility(page, "hidden")
+    page.wait_for_timeout(5_000)  # two poll intervals and more
+    assert polls == [], "a hidden tab polled"
+    _set_visibility(page, "visible")
+    with page.expect_response(_is_poll) as resumed:
+        pass
+    assert resumed.value.status == 204
