@@ -9,6 +9,7 @@ from opsboard.accounts.views import LoginView
 from opsboard.core import probes
 from opsboard.engine.views import metrics_view
 
+
 def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
     """Pages without opsboard's `<link rel="icon">` (Django admin's) make the browser ask."""
     return HttpResponsePermanentRedirect(static("opsboard/favicon.svg"))
