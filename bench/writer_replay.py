@@ -86,6 +86,7 @@ def _replay(file: Path, postgres: bool, runs: int, profile: bool) -> None:
                 env = {
                     **os.environ,
                     "DATABASE_URL": url,
+                    "OPSBOARD_SECRET_KEY": "bench-only-not-secret",
                     "REDIS_URL": redis.url,
                     "OPSBOARD_STATE_DIR": tmp,
                     "DJANGO_SETTINGS_MODULE": "opsboard.settings",

@@ -39,6 +39,13 @@ def _secret_key() -> str:
         raise ImproperlyConfigured(
             "OPSBOARD_SECRET_KEY (or _FILE) must be set when running in a pod"
         )
+    if not env_str("DATABASE_URL", "sqlite:").startswith("sqlite:"):
+        # A server database is shared by hosts; each would generate a key of its own, and a
+        # session signed on one would be logged out (and its CSRF refused) on the next.
+        raise ImproperlyConfigured(
+            "OPSBOARD_SECRET_KEY (or _FILE) must be set with a server database "
+            "(DATABASE_URL): every host that shares it must sign with the same key"
+        )
     # Local runs keep one generated key under the state dir so sessions survive restarts.
     path = STATE_DIR / "secret_key"
     try:

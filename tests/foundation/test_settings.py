@@ -38,6 +38,7 @@ def manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
             "OPSBOARD_SECRET_KEY",
         ),
         ({"KUBERNETES_SERVICE_HOST": "10.96.0.1", "OPSBOARD_SECRET_KEY": "k" * 60}, "DATABASE_URL"),
+        ({"DATABASE_URL": "postgres://u:p@127.0.0.1:1/opsboard"}, "OPSBOARD_SECRET_KEY"),
     ],
 )
 def test_bad_configuration_stops_with_one_line_naming_the_variable(
@@ -118,6 +119,7 @@ def test_postgresql_binds_parameters_on_the_server_unless_the_url_says_not(
         "from django.conf import settings as s; "
         "print(s.DATABASES['default']['OPTIONS'].get('server_side_binding'))",
         state_dir=str(tmp_path), DATABASE_URL=f"postgres://u:p@127.0.0.1:1/opsboard{query}",
+        OPSBOARD_SECRET_KEY="k" * 60,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == bound
