@@ -76,27 +76,29 @@ def compute_status(
 ) -> Body:
     """nodes, desired/ready counts, the Module's presence and the three conditions.
 
-    The counts are the DaemonSet's, once its controller has seen its current generation
-    (before that the desired count is unknown, and a 0 means nothing yet).
+    The counts are the DaemonSet's, once its controller has seen its current generation.
+    Before that, a new DaemonSet's desired count is unknown (a 0 means nothing yet); a
+    changed one's is the count of its previous generation, and none of its pods is updated
+    yet: a spec change does not make a healthy Ptemplate unavailable for a moment.
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
     live = sorted(
         (p for p in pods if not deep_get(p, "metadata.deletionTimestamp")),
         key=lambda p: p["metadata"]["name"],
     )
-    counted = daemonset is not None and int(
-        deep_get(daemonset, "status.observedGeneration", 0)
-    ) >= int(deep_get(daemonset, "metadata.generation", 1))
-    desired = int(deep_get(daemonset, "status.desiredNumberScheduled", 0)) if counted else None
-    updated = int(deep_get(daemonset, "status.updatedNumberScheduled", 0))
+    seen = int(deep_get(daemonset, "status.observedGeneration", 0)) if daemonset else 0
+    counted = daemonset is not None and seen >= int(deep_get(daemonset, "metadata.generation", 1))
+    desired = int(deep_get(daemonset, "status.desiredNumberScheduled", 0)) if seen else None
+    updated = int(deep_get(daemonset, "status.updatedNumberScheduled", 0)) if counted else 0
     ready = sum(1 for p in live if pod_is_ready(p))
     image = spec_image(cr)
     current = [p for p in live if image in {c.get("image") for c in p["spec"]["containers"]}]
 
-    degraded = problem or _degraded(cr, live, desired)
+    # A previous generation's 0 may be what a new node selector fixes: not yet "no node".
+    degraded = problem or _degraded(cr, live, desired if counted else None)
     if desired is None:
         progressing: tuple[str, str] | None = ("Creating", "The consumer DaemonSet is starting")
-    elif len(current) < len(live) or updated < desired:
+    elif not counted or len(current) < len(live) or updated < desired:
         # Updated as the DaemonSet counts it: a change of deviceCount keeps the image.
         done = min(updated, len(current))
         progressing = ("RollingOut", f"{done}/{desired} consumer pods updated")

@@ -56,6 +56,33 @@ def test_a_daemonset_not_yet_counted_is_progressing_not_degraded() -> None:
     assert _reasons(status)["Degraded"] == ("False", "AsExpected")
 
 
+def _changed(ds: dict[str, Any]) -> dict[str, Any]:
+    """The DaemonSet after a spec change its controller has not observed yet."""
+    return {**ds, "metadata": {**ds["metadata"], "generation": 2}}
+
+
+def test_a_changed_daemonset_not_yet_counted_stays_available_and_rolls_out() -> None:
+    """A healthy Ptemplate's spec change: its ready pods still serve, and the previous
+    generation's desired count stands until the DaemonSet controller counts again."""
+    pods = [pod(f"pt-consumer-{c}", image=SPEC["image"]) for c in "ab"]
+    ds = _changed(daemonset(2, ready=2))
+    status = compute_status(ptemplate(), daemonset=ds, module=MODULE, pods=pods, now="T")
+    assert status["desiredNumberScheduled"] == 2
+    assert _reasons(status) == {
+        "Available": ("True", "PodsReady"),
+        "Progressing": ("True", "RollingOut"),
+        "Degraded": ("False", "AsExpected"),
+    }
+    progressing = find_condition(status["conditions"], "Progressing")
+    assert progressing is not None and progressing["message"] == "0/2 consumer pods updated"
+
+
+def test_a_node_selector_change_is_not_yet_told_as_matching_no_node() -> None:
+    ds = _changed(daemonset(0))
+    status = compute_status(ptemplate(), daemonset=ds, module=MODULE, pods=[], now="T")
+    assert _reasons(status)["Degraded"] == ("False", "AsExpected")
+
+
 def test_no_matching_node_is_degraded_naming_the_selector() -> None:
     status = compute_status(
         ptemplate(nodeSelector={"acme.com/accel": "present"}),
