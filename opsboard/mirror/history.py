@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.db.models import Q
 from django.utils import timezone
 
 from controllers.base import Body
 from opsboard.mirror.models import SpecVersion
-from opsboard.mirror.writer import DELETED, Change
+from opsboard.mirror.writer import DELETED, Change, SpecWriter
 
 KEEP_PER_OBJECT = 100
 
@@ -23,14 +24,22 @@ def spec_versions_record(changes: Sequence[Change]) -> int:
     """Records the spec of every change that brings a generation the mirror had not seen
     (a new object, or a spec change). One insert for the batch; returns how many."""
     now = timezone.now()
+    new = [
+        change
+        for change in changes
+        if change.type != DELETED
+        and (
+            change.previous is None
+            or change.previous.generation != int(change.body["metadata"].get("generation") or 0)
+        )
+    ]
+    before = _specs_before(new)
     rows = []
-    for change in changes:
-        if change.type == DELETED:
-            continue
+    for change in new:
         meta = change.body["metadata"]
         generation = int(meta.get("generation") or 0)
-        if change.previous is not None and change.previous.generation == generation:
-            continue
+        spec = change.body.get("spec") or {}
+        previous = before.get(meta["uid"]) if change.previous else {}
         rows.append(
             SpecVersion(
                 uid=meta["uid"],
@@ -39,14 +48,63 @@ def spec_versions_record(changes: Sequence[Change]) -> int:
                 namespace=meta.get("namespace", ""),
                 name=meta["name"],
                 generation=generation,
-                spec=change.body.get("spec") or {},
-                manager=change.spec_manager[:128],
+                spec=spec,
+                manager=changed_by(change.spec_writers, previous, spec)[:128],
                 seen_at=now,
             )
         )
     if rows:
         SpecVersion.objects.bulk_create(rows, ignore_conflicts=True)
     return len(rows)
+
+
+def _specs_before(changes: Sequence[Change]) -> dict[str, Body]:
+    """The recorded spec of each changed object's previous generation, in one query."""
+    pairs = [(c.body["metadata"]["uid"], c.previous.generation) for c in changes if c.previous]
+    if not pairs:
+        return {}
+    query = Q(pk__in=[])
+    for uid, generation in pairs:
+        query |= Q(uid=uid, generation=generation)
+    return dict(SpecVersion.objects.filter(query).values_list("uid", "spec"))
+
+
+def changed_by(writers: Sequence[SpecWriter], before: Body | None, after: Body) -> str:
+    """Who made a spec change: the managers that own the fields it changed (an Update takes
+    the fields it sets from their former owner). With no earlier spec to compare, the
+    latest writer by time. A /scale write's entry has no time, so time alone would credit
+    the writer before it."""
+    if before is not None:
+        old, new = _leaves(before), _leaves(after)
+        changed = [path for path in old.keys() | new.keys() if old.get(path) != new.get(path)]
+        owners = [w.manager for w in writers if any(_owns(w.fields, path) for path in changed)]
+        if owners:
+            return ", ".join(dict.fromkeys(owners))
+    timed = [w for w in writers if w.time]
+    return max(timed, key=lambda w: w.time).manager if timed else ""
+
+
+def _leaves(value: Any, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
+    """A spec's leaves by key path (keys may hold dots: kubernetes.io/os)."""
+    if isinstance(value, dict) and value:
+        leaves: dict[tuple[str, ...], Any] = {}
+        for key, child in value.items():
+            leaves.update(_leaves(child, (*path, key)))
+        return leaves
+    return {path: value}
+
+
+def _owns(fields: Body, path: tuple[str, ...]) -> bool:
+    """Whether a fieldsV1 tree under f:spec holds `path`, or an atomic value above it."""
+    node = fields
+    for key in path:
+        if node == {}:
+            return True
+        child = node.get(f"f:{key}")
+        if child is None:
+            return False
+        node = child
+    return True
 
 
 def spec_versions(*, uid: str, limit: int = KEEP_PER_OBJECT) -> list[SpecVersion]:

@@ -81,14 +81,23 @@ class _Row:
 
 
 @dataclass(frozen=True)
+class SpecWriter:
+    """A managedFields entry that owns spec fields: its manager owns what it last wrote."""
+
+    manager: str
+    time: str  # "" where the API server leaves it out (v1.28 does for a /scale write)
+    fields: Body  # its fieldsV1 under f:spec: {"f:size": {}, "f:app": {"f:replicas": {}}}
+
+
+@dataclass(frozen=True)
 class Change:
     type: str  # ADDED, MODIFIED or DELETED
     kind: Kind
     body: Body
     previous: Snapshot | None  # None: the mirror did not know the object
-    # Who last wrote the spec (from managedFields, which the mirror does not keep), told
-    # only for a change that brings a new generation: the change history shows it.
-    spec_manager: str = ""
+    # Who wrote which spec fields (from managedFields, which the mirror does not keep), told
+    # only for a change that brings a new generation: the change history names its writer.
+    spec_writers: tuple[SpecWriter, ...] = ()
 
 
 def _time(value: str | None) -> datetime | None:
@@ -176,15 +185,12 @@ def _with_type(kind: Kind, body: Body) -> Body:
     return _trimmed(body)
 
 
-def spec_manager(body: Body) -> str:
-    """The manager whose write of `spec` is the latest, from metadata.managedFields."""
-    latest: tuple[str, str] = ("", "")
-    for entry in body.get("metadata", {}).get("managedFields") or []:
-        if "f:spec" in (entry.get("fieldsV1") or {}) and not entry.get("subresource"):
-            at = str(entry.get("time") or "")
-            if at >= latest[0]:
-                latest = (at, str(entry.get("manager") or ""))
-    return latest[1]
+def spec_writers(body: Body) -> tuple[SpecWriter, ...]:
+    return tuple(
+        SpecWriter(str(entry.get("manager") or ""), str(entry.get("time") or ""), fields)
+        for entry in body.get("metadata", {}).get("managedFields") or []
+        if isinstance(fields := (entry.get("fieldsV1") or {}).get("f:spec"), dict)
+    )
 
 
 def _trimmed(body: Body) -> Body:
@@ -542,8 +548,8 @@ def _apply_chunk(runs: list[KindEvents]) -> list[Change]:
             previous = known.get(uid)
             generation = int(body["metadata"].get("generation") or 0)
             new_spec = type_ != DELETED and (previous is None or previous.generation != generation)
-            manager = spec_manager(original) if new_spec else ""
-            changes.append(Change(type_, kind, body, previous, manager))
+            writers = spec_writers(original) if new_spec else ()
+            changes.append(Change(type_, kind, body, previous, writers))
             known[uid] = snapshot(body)
             final[uid] = (type_, kind, body)
     if final:

@@ -13,9 +13,9 @@ from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.history import cr_history
-from opsboard.mirror.history import spec_versions_record
+from opsboard.mirror.history import changed_by, spec_versions_record
 from opsboard.mirror.models import KubeObject, SpecVersion
-from opsboard.mirror.writer import mirror_apply, spec_manager
+from opsboard.mirror.writer import mirror_apply, spec_writers
 from tests.dashboard.mirror_factory import MEMCACHED_API
 
 pytestmark = pytest.mark.django_db
@@ -41,7 +41,7 @@ def test_the_watcher_keeps_a_version_per_generation_with_its_field_manager() -> 
         {"manager": "memcached-operator", "operation": "Update", "time": "2026-11-23T12:00:00Z",
          "subresource": "status", "fieldsV1": {"f:status": {}}},
     ]  # fmt: skip
-    assert spec_manager(_body(2, {}, managers=managers)) == "kubectl-edit"
+    assert changed_by(spec_writers(_body(2, {}, managers=managers)), None, {}) == "kubectl-edit"
     first = mirror_apply(kind=MEMCACHED, events=[("ADDED", _body(1, {"size": 1}))])
     assert spec_versions_record(first) == 1
     status_only = _body(1, {"size": 1})
@@ -119,6 +119,43 @@ def test_a_change_made_with_kubectl_is_reverted_through_the_review(
     assert entry.message.startswith("Revert of the change to generation 2.")
 
 
+# managedFields as kube-apiserver v1.28 leaves them after `kubectl apply`, then `kubectl
+# scale` (its /scale entry has no time, and it took f:size from the apply's entry).
+APPLIED_THEN_SCALED = [
+    {"manager": "kubectl", "operation": "Update", "subresource": "scale",
+     "fieldsV1": {"f:spec": {"f:size": {}}}},
+    {"manager": "kubectl-client-side-apply", "operation": "Update", "time": "2026-11-29T14:23:50Z",
+     "fieldsV1": {"f:spec": {".": {}, "f:image": {}, "f:nodeSelector": {}}}},
+    {"manager": "memcached-operator", "operation": "Update", "time": "2026-11-29T14:24:00Z",
+     "subresource": "status", "fieldsV1": {"f:status": {"f:nodes": {}}}},
+]  # fmt: skip
+
+
+def test_a_change_is_credited_to_the_owner_of_the_fields_it_changed() -> None:
+    writers = spec_writers(_body(3, {}, managers=APPLIED_THEN_SCALED))
+    assert [w.manager for w in writers] == ["kubectl", "kubectl-client-side-apply"]
+    size, image = {"size": 3, "image": "m:1"}, {"size": 3, "image": "m:2"}
+    assert changed_by(writers, {"size": 1, "image": "m:1"}, size) == "kubectl"
+    assert changed_by(writers, size, image) == "kubectl-client-side-apply"
+    # An atomic value (a whole map owned) covers the keys below it, dots and all.
+    selector = {**image, "nodeSelector": {"kubernetes.io/os": "linux"}}
+    assert changed_by(writers, image, selector) == "kubectl-client-side-apply"
+    # No earlier spec to compare: the latest writer by time (the /scale one has none).
+    assert changed_by(writers, None, image) == "kubectl-client-side-apply"
+
+
+def test_the_history_credits_a_scale_to_its_writer_not_the_latest_timed_one() -> None:
+    spec_versions_record(
+        mirror_apply(kind=MEMCACHED, events=[("ADDED", _body(1, {"size": 1, "image": "m:1"}))])
+    )
+    spec_versions_record(
+        mirror_apply(kind=MEMCACHED, events=[("MODIFIED", _body(
+            2, {"size": 3, "image": "m:1"}, managers=APPLIED_THEN_SCALED))])
+    )  # fmt: skip
+    versions = dict(SpecVersion.objects.values_list("generation", "manager"))
+    assert versions[2] == "kubectl"
+
+
 def test_a_revert_names_only_changes_of_this_object(
     operator_client: Client, cluster_kube: ApiKube, namespace: str, cache: KubeObject
 ) -> None:
@@ -154,7 +191,9 @@ def test_a_refused_apply_says_what_changed_meanwhile_and_reviews_again(
         r"spec\.image</td><td><del>memcached:1\.6</del></td><td><ins>memcached:1\.6\.21<", conflict
     )
     # A real API server names the client's field manager; kubesim reports none.
-    manager = spec_manager(cluster_kube.get(MEMCACHED, namespace, "cache") or {})
+    live = cluster_kube.get(MEMCACHED, namespace, "cache") or {}
+    before = {**live["spec"], "image": "memcached:1.4.36-alpine"}
+    manager = changed_by(spec_writers(live), before, live["spec"])
     by = f"{manager} (field manager)" if manager else "outside opsboard"
     assert f"generation 2: {by}" in conflict
     # The new review sends the person's size only: the other person's image stays.
