@@ -28,3 +28,4 @@ urlpatterns = [
 ]
 
 handler404 = "opsboard.core.not_found.page_not_found"
+handler500 = "opsboard.core.server_error.server_error"
