@@ -190,8 +190,8 @@ LOGOUT_REDIRECT_URL = "login"
 # address, logins from it are refused until the lockout expires. Refused attempts do not
 # extend it, so the time the refusal names is the time it ends.
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",  # first: refuses locked-out logins
-    "django.contrib.auth.backends.ModelBackend",
+    "axes.backends.AxesStandaloneBackend",  # first: refuses locked-out password logins
+    "opsboard.accounts.local_login.LocalPasswordBackend",  # refuses all with local login off
 ]
 AXES_ENABLED = env_bool("OPSBOARD_LOGIN_THROTTLE", True)
 AXES_FAILURE_LIMIT = env_int("OPSBOARD_LOGIN_FAILURE_LIMIT", 5, minimum=1)

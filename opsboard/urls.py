@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
+from opsboard.accounts.local_login import admin_login
 from opsboard.accounts.views import LoginView
 from opsboard.core import probes
 from opsboard.engine.views import metrics_view
@@ -11,6 +12,7 @@ urlpatterns = [
     path("healthz", probes.healthz, name="healthz"),
     path("readyz", probes.readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
+    path("admin/login/", admin_login),  # before admin's own: one login page for all
     path("admin/", admin.site.urls),
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
