@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponseRedirect
 from django.shortcuts import resolve_url
 from django.urls import reverse
@@ -26,10 +26,21 @@ class LocalPasswordBackend(ModelBackend):
         username: str | None = None,
         password: str | None = None,
         **kwargs: Any,
-    ) -> AbstractBaseUser | None:
+    ) -> User | None:
         if not settings.OPSBOARD_LOCAL_LOGIN:
             return None
         return super().authenticate(request, username, password, **kwargs)
+
+    async def aauthenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> User | None:
+        if not settings.OPSBOARD_LOCAL_LOGIN:  # Django's async path does not call the above
+            return None
+        return await super().aauthenticate(request, username, password, **kwargs)
 
 
 def admin_login(request: HttpRequest) -> HttpResponseRedirect:
