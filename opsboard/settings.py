@@ -216,6 +216,7 @@ OIDC_RP_SCOPES = env_str("OPSBOARD_OIDC_SCOPES", "openid email profile groups")
 OIDC_RP_SIGN_ALGO = "RS256"
 OIDC_USE_PKCE = True
 OIDC_USE_NONCE = True
+OIDC_STORE_ID_TOKEN = True  # the id_token_hint of the provider's logout (opsboard.accounts.logout)
 OIDC_TIMEOUT = 10
 OIDC_AUTHENTICATE_CLASS = "opsboard.accounts.sso_views.SsoAuthenticateView"
 OIDC_CALLBACK_CLASS = "opsboard.accounts.sso_views.SsoCallbackView"

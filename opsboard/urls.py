@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from opsboard.accounts.local_login import admin_login
+from opsboard.accounts.logout import LogoutView
 from opsboard.accounts.views import LoginView
 from opsboard.core import probes
 from opsboard.engine.views import metrics_view
@@ -15,6 +16,7 @@ urlpatterns = [
     path("admin/login/", admin_login),  # before admin's own: one login page for all
     path("admin/", admin.site.urls),
     path("accounts/login/", LoginView.as_view(), name="login"),
+    path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("oidc/", include("mozilla_django_oidc.urls")),
     path("", include("opsboard.dashboard.urls")),
