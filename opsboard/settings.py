@@ -194,12 +194,13 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
 
-# Throttled logins (django-axes): after this many failures for one username, or from one
-# address, logins from it are refused until the lockout expires. Refused attempts do not
-# extend it, so the time the refusal names is the time it ends.
+# Throttled password logins (django-axes): after this many failures for one username, or
+# from one address, password logins for it are refused until the lockout expires. Refused
+# attempts do not extend it, so the time the refusal names is the time it ends. Single
+# sign-on is not throttled (opsboard.accounts.password_throttle).
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",  # first: refuses locked-out logins
-    "django.contrib.auth.backends.ModelBackend",
+    "axes.backends.AxesStandaloneBackend",  # first: refuses locked-out password logins
+    "opsboard.accounts.local_login.LocalPasswordBackend",  # refuses all with local login off
 ]
 AXES_ENABLED = env_bool("OPSBOARD_LOGIN_THROTTLE", True)
 AXES_FAILURE_LIMIT = env_int("OPSBOARD_LOGIN_FAILURE_LIMIT", 5, minimum=1)
@@ -207,6 +208,7 @@ AXES_COOLOFF_TIME = timedelta(seconds=env_int("OPSBOARD_LOGIN_LOCKOUT_SECONDS", 
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks
 AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_HANDLER = "opsboard.accounts.password_throttle.PasswordLoginHandler"
 AXES_LOCKOUT_CALLABLE = "opsboard.accounts.throttle.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "opsboard.accounts.throttle.client_address"
 AXES_DISABLE_ACCESS_LOG = True  # successful logins are the LoginSession rows
@@ -222,6 +224,7 @@ OIDC_RP_SCOPES = env_str("OPSBOARD_OIDC_SCOPES", "openid email profile groups")
 OIDC_RP_SIGN_ALGO = "RS256"
 OIDC_USE_PKCE = True
 OIDC_USE_NONCE = True
+OIDC_STORE_ID_TOKEN = True  # the id_token_hint of the provider's logout (opsboard.accounts.logout)
 OIDC_TIMEOUT = 10
 OIDC_AUTHENTICATE_CLASS = "opsboard.accounts.sso_views.SsoAuthenticateView"
 OIDC_CALLBACK_CLASS = "opsboard.accounts.sso_views.SsoCallbackView"

@@ -58,6 +58,11 @@ class Access:
             parts.insert(0, self.everywhere.value)
         return ", ".join(parts) or "no role"
 
+    def held(self) -> str:
+        """ "you are operator in team-a", or "you hold no role anywhere"."""
+        summary = self.summary()
+        return "you hold no role anywhere" if summary == "no role" else f"you are {summary}"
+
 
 def access_of(user: User | AnonymousUser) -> Access:
     """The person's access, read once per request (cached on the user object)."""
@@ -85,7 +90,7 @@ def refusal(access: Access, role: Role, namespace: str | None) -> str:
     reason = (
         access.why_not(role, namespace)
         if namespace is not None
-        else f"needs {role} in some namespace; you are {access.summary()}"
+        else f"needs {role} in some namespace; {access.held()}"
     )
     names = granters()
     who = f"an admin ({', '.join(names)})" if names else "an opsboard admin"

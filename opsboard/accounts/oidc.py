@@ -9,6 +9,7 @@ matched on (issuer, subject) and their roles follow the groups claim at each log
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -25,10 +26,19 @@ from opsboard.accounts.models import SsoIdentity
 from opsboard.accounts.sso_roles import sso_roles_apply
 
 DISCOVERY_TTL = 300.0
+logger = logging.getLogger(__name__)
 
 
 class SsoRefused(SuspiciousOperation):
     """A login the identity provider's answer does not support: the message says why."""
+
+    status = 403
+
+
+class SsoProviderFailed(SsoRefused):
+    """The provider could not be reached, or refused opsboard itself: a bad gateway."""
+
+    status = 502
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,7 @@ class Provider:
     token_endpoint: str
     userinfo_endpoint: str
     jwks_uri: str
+    end_session_endpoint: str = ""  # advertised for RP-initiated logout, if at all
 
 
 _discovered: dict[str, tuple[float, Provider]] = {}
@@ -57,7 +68,7 @@ def provider() -> Provider:
         response.raise_for_status()
         doc = response.json()
     except (requests.RequestException, ValueError) as exc:
-        raise SsoRefused(f"The identity provider could not be asked at {url}: {exc}") from None
+        raise provider_failure(exc, asking=f"its discovery document at {url}") from None
     said = str(doc.get("issuer", "")).rstrip("/")
     if said != issuer:
         raise SsoRefused(
@@ -67,9 +78,42 @@ def provider() -> Provider:
     keys = ("authorization_endpoint", "token_endpoint", "userinfo_endpoint", "jwks_uri")
     if missing := [k for k in keys if not doc.get(k)]:
         raise SsoRefused(f"The identity provider's discovery document lacks {', '.join(missing)}")
-    found = Provider(issuer, *(str(doc[k]) for k in keys))
+    found = Provider(
+        issuer,
+        authorization_endpoint=str(doc["authorization_endpoint"]),
+        token_endpoint=str(doc["token_endpoint"]),
+        userinfo_endpoint=str(doc["userinfo_endpoint"]),
+        jwks_uri=str(doc["jwks_uri"]),
+        end_session_endpoint=str(doc.get("end_session_endpoint") or ""),
+    )
     _discovered[issuer] = (time.monotonic(), found)
     return found
+
+
+def provider_failure(exc: Exception, *, asking: str) -> SsoProviderFailed:
+    """What a person reads when the provider fails opsboard; the library's own text (urllib3's
+    retries, the response body) goes to the log, for the admin."""
+    logger.warning("The identity provider failed opsboard asking for %s: %s", asking, exc)
+    response = getattr(exc, "response", None)
+    if response is None:
+        if isinstance(exc, requests.ConnectionError | requests.Timeout):
+            return SsoProviderFailed(f"The identity provider could not be reached ({asking}).")
+        return SsoProviderFailed(f"The identity provider's answer was unreadable ({asking}).")
+    try:
+        error = str(response.json().get("error", ""))
+    except ValueError:
+        error = ""
+    if error == "invalid_client" or response.status_code == 401:
+        return SsoProviderFailed(
+            f"The identity provider refused opsboard's client credentials "
+            f"({response.status_code} {error or 'unauthorized'}): an admin must check "
+            "OPSBOARD_OIDC_CLIENT_ID and OPSBOARD_OIDC_CLIENT_SECRET against the client "
+            "registered at the provider."
+        )
+    return SsoProviderFailed(
+        f"The identity provider answered {response.status_code}"
+        f"{f' ({error})' if error else ''} when asked for {asking}."
+    )
 
 
 def id_token_check(payload: dict[str, Any], *, issuer: str, client_id: str) -> None:

@@ -1,5 +1,6 @@
 """The two SSO endpoints (mozilla-django-oidc's views) with refusals a person can read:
-a wrong issuer or audience, a replayed or forged state, an unreachable provider."""
+a wrong issuer or audience, a replayed or forged state, a provider that cannot be reached
+or that refuses opsboard's client credentials."""
 
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ from mozilla_django_oidc.views import (
     OIDCAuthenticationRequestView,
 )
 
-from opsboard.accounts.oidc import SsoRefused, provider
+from opsboard.accounts.oidc import SsoRefused, provider, provider_failure
 
 
-def sso_refused(request: HttpRequest, reason: str) -> HttpResponse:
-    return render(request, "registration/sso_refused.html", {"reason": reason}, status=403)
+def sso_refused(request: HttpRequest, reason: str, status: int = 403) -> HttpResponse:
+    return render(request, "registration/sso_refused.html", {"reason": reason}, status=status)
 
 
 class SsoAuthenticateView(OIDCAuthenticationRequestView):  # type: ignore[misc]
@@ -33,7 +34,7 @@ class SsoAuthenticateView(OIDCAuthenticationRequestView):  # type: ignore[misc]
         try:
             self.OIDC_OP_AUTH_ENDPOINT = provider().authorization_endpoint
         except SsoRefused as exc:
-            return sso_refused(request, str(exc))
+            return sso_refused(request, str(exc), exc.status)
         self.OIDC_RP_CLIENT_ID = settings.OIDC_RP_CLIENT_ID
         response: HttpResponseBase = super().get(request)
         return response
@@ -46,10 +47,13 @@ class SsoCallbackView(OIDCAuthenticationCallbackView):  # type: ignore[misc]
     def get(self, request: HttpRequest) -> HttpResponseBase:
         try:
             response: HttpResponseBase = super().get(request)
-        except SuspiciousOperation as exc:  # SsoRefused, a state or nonce that does not match
+        except SsoRefused as exc:
+            return sso_refused(request, str(exc), exc.status)
+        except SuspiciousOperation as exc:  # a state or nonce that does not match
             return sso_refused(request, str(exc))
-        except requests.RequestException as exc:
-            return sso_refused(request, f"The identity provider could not be reached: {exc}")
+        except requests.RequestException as exc:  # the code exchange, userinfo, the keys
+            failed = provider_failure(exc, asking="the login's tokens")
+            return sso_refused(request, str(failed), failed.status)
         return response
 
     def login_failure(self) -> HttpResponse:

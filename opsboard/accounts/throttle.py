@@ -1,6 +1,7 @@
-"""Throttled logins through django-axes: after OPSBOARD_LOGIN_FAILURE_LIMIT failures for one
-username or from one address, logins from it are refused until the lockout expires; the
-refusal says how long to wait. The audit records each lockout (opsboard.audit.receivers)."""
+"""Throttled password logins through django-axes: after OPSBOARD_LOGIN_FAILURE_LIMIT failures
+for one username (from any address) or from one address (for any username), password logins
+for it are refused until the lockout expires; the refusal says when that is. The audit
+records each lockout (opsboard.audit.receivers); password_throttle keeps SSO out of it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from axes.helpers import get_client_username, get_cool_off
 from axes.models import AccessAttempt
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
-from django.db.models import Max, Q
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -33,12 +34,25 @@ def locked_until(*, username: str, address: str) -> datetime | None:
     cool_off = get_cool_off()
     if cool_off is None:
         return None
-    match = Q(ip_address=address) | (Q(username=username) if username else Q(pk__in=[]))
-    locked = AccessAttempt.objects.filter(
-        match, failures_since_start__gte=settings.AXES_FAILURE_LIMIT
-    )
-    last = locked.aggregate(last=Max("attempt_time"))["last"]
-    return None if last is None else last + cool_off
+    recent = AccessAttempt.objects.filter(attempt_time__gte=timezone.now() - cool_off)
+    ends = [_lockout_end(recent.filter(ip_address=address), cool_off)]
+    if username:
+        ends.append(_lockout_end(recent.filter(username=username), cool_off))
+    return max((end for end in ends if end is not None), default=None)
+
+
+def _lockout_end(attempts: QuerySet[AccessAttempt], cool_off: timedelta) -> datetime | None:
+    """axes keeps one row per (username, address), stamped with its last failure, and
+    locks while the rows of the last cool-off add up to the limit: so the lockout ends
+    when the oldest of the newest rows that reach the limit ages out."""
+    total = 0
+    rows = attempts.order_by("-attempt_time").values_list("attempt_time", "failures_since_start")
+    for at, failures in rows:
+        total += failures
+        if total >= settings.AXES_FAILURE_LIMIT:
+            end: datetime = at + cool_off
+            return end
+    return None
 
 
 def wait_text(delta: timedelta) -> str:
@@ -54,10 +68,12 @@ def lockout_response(
     username = get_client_username(request, credentials) or ""
     until = locked_until(username=username, address=client_address(request))
     now = timezone.now()
-    wait = (until - now) if until and until > now else get_cool_off() or timedelta(0)
+    if until is None or until <= now:  # unlocked since axes refused: the full cool-off
+        until = now + (get_cool_off() or timedelta(0))
+    wait = until - now
     message = (
         f"Too many failed logins for this account or from this address. "
-        f"Try again in {wait_text(wait)} (at {(now + wait):%H:%M:%S} UTC)."
+        f"Try again in {wait_text(wait)} (at {until:%H:%M:%S} UTC)."
     )
     form = AuthenticationForm(request, initial={"username": username})
     context = {"form": form, "lockout": message, "retry_after": math.ceil(wait.total_seconds())}

@@ -98,6 +98,8 @@ def audit_link_run(*, run: ReconcileRun, started_at: datetime) -> int:
 def audit_lockout(*, username: str, address: str) -> AuditEntry | None:
     """Records a login lockout once per lockout: attempts refused while it lasts (each of
     which axes signals again) add nothing, so a flood of guesses cannot flood the audit."""
+    if not User.objects.filter(username=username).exists():
+        username = ""  # a name a stranger posted is not theirs to write into the audit
     cool_off = get_cool_off()
     recent = AuditEntry.objects.filter(
         action=AuditEntry.Action.LOCKOUT, username=username, message__contains=f"from {address} "

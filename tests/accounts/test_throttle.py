@@ -104,3 +104,65 @@ def test_wait_text_reads_as_minutes_and_seconds() -> None:
     assert wait_text(timedelta(seconds=299.2)) == "5 min 0 s"
     assert wait_text(timedelta(seconds=42)) == "42 s"
     assert wait_text(timedelta(seconds=0)) == "1 s"
+
+
+def _age(seconds: float, **match: str) -> None:
+    """The matching attempts happened `seconds` earlier (as the clock would age them)."""
+    for attempt in AccessAttempt.objects.filter(**match):
+        attempt.attempt_time -= timedelta(seconds=seconds)
+        attempt.save()
+
+
+def _stated_end(response) -> str:
+    found = re.search(r"\(at (\d\d:\d\d:\d\d) UTC\)", response.content.decode())
+    assert found, response.content.decode()
+    return found.group(1)
+
+
+def test_other_names_posted_during_an_address_lockout_add_no_audit_entry(
+    viewer: User, operator: User
+) -> None:
+    client = Client()
+    for _ in range(5):
+        _login(client, viewer.username, "wrong", address="10.0.4.1")
+    for name, password in [(operator.username, PASSWORD), ("nobody1", "x"),
+                           ('=HYPERLINK("http://attacker.example/","open")', "x")]:  # fmt: skip
+        assert _login(client, name, password, address="10.0.4.1").status_code == 429
+    entries = AuditEntry.objects.filter(action=AuditEntry.Action.LOCKOUT)
+    assert [e.username for e in entries] == [viewer.username]
+
+
+def test_a_lockout_by_names_that_are_no_account_is_audited_without_them() -> None:
+    client = Client()
+    for i in range(5):
+        _login(client, f"=cmd|' /C calc'!A{i}", "wrong", address="10.0.4.2")
+    entries = AuditEntry.objects.filter(action=AuditEntry.Action.LOCKOUT)
+    assert [e.username for e in entries] == [""]
+    assert "from 10.0.4.2" in entries[0].message
+
+
+def test_a_lockout_spread_over_usernames_counts_down_to_when_it_really_ends(
+    operator: User,
+) -> None:
+    client = Client()
+    for _ in range(4):
+        _login(client, "spray1", "wrong", address="10.0.5.1")
+    locked = _login(client, "spray2", "wrong", address="10.0.5.1")
+    assert locked.status_code == 429
+    # It ends when spray1's four failures age out: then the address is under the limit.
+    spray1 = AccessAttempt.objects.get(username="spray1")
+    assert _stated_end(locked) == f"{spray1.attempt_time + timedelta(seconds=300):%H:%M:%S}"
+    # A minute passes: the time left shrinks, and the end it names moves with the clock.
+    _age(60, ip_address="10.0.5.1")
+    later = _login(client, "spray3", "wrong", address="10.0.5.1")
+    assert later.status_code == 429 and int(later["Retry-After"]) <= 240
+    spray1.refresh_from_db()
+    assert _stated_end(later) == f"{spray1.attempt_time + timedelta(seconds=300):%H:%M:%S}"
+    refused = _login(client, operator.username, PASSWORD, address="10.0.5.1")
+    assert _stated_end(refused) == _stated_end(later)  # refused attempts do not extend it
+    assert not AccessAttempt.objects.filter(username__in=["spray3", operator.username]).exists()
+    # Still locked 30 s before that end, open once it has passed.
+    _age(int(refused["Retry-After"]) - 30, ip_address="10.0.5.1")
+    assert _login(client, operator.username, PASSWORD, address="10.0.5.1").status_code == 429
+    _age(31, username="spray1")
+    assert _login(client, operator.username, PASSWORD, address="10.0.5.1").status_code == 302

@@ -54,11 +54,13 @@ def test_an_sso_login_lands_with_the_mapped_roles_and_group_changes_apply_next_t
     assert access_of(tina).role_in("team-c") is None
 
     # The provider moves tina to the platform admins: her next login makes her admin, and
-    # the team grants the groups no longer give are gone.
+    # the team grants the groups no longer give are gone. Logging out of opsboard ends her
+    # session at the provider too (it asks to confirm): the next login asks her password.
     sso.set_groups("tina", ["platform-admins"])
     page.get_by_role("button", name="Log out").click()
+    page.get_by_role("button", name="Yes, sign me out").click()
     page.get_by_role("heading", name="Log in to opsboard").wait_for()
-    _sso_login(page, live_server.url, "tina", op_form=False)  # still signed in at the provider
+    _sso_login(page, live_server.url, "tina", op_form=True)
     assert "admin" in page.locator("header").inner_text()
     tina = User.objects.get(pk=tina.pk)
     assert access_of(tina).everywhere == Role.ADMIN and not tina.namespace_grants.exists()

@@ -3,6 +3,7 @@
 // Accounts and their groups are read from OP_ACCOUNTS (a JSON file) at every login, so a
 // test changes someone's groups by rewriting the file.
 //   OP_PORT OP_ISSUER OP_ACCOUNTS OP_CLIENT_ID OP_CLIENT_SECRET OP_REDIRECT_URI
+//   OP_POST_LOGOUT_REDIRECT_URI (where its logout page sends the browser back)
 import { readFileSync } from 'node:fs';
 import Provider from 'oidc-provider';
 
@@ -18,6 +19,7 @@ const provider = new Provider(env('OP_ISSUER'), {
     client_id: env('OP_CLIENT_ID'),
     client_secret: env('OP_CLIENT_SECRET'),
     redirect_uris: [env('OP_REDIRECT_URI')],
+    post_logout_redirect_uris: [env('OP_POST_LOGOUT_REDIRECT_URI')],
     grant_types: ['authorization_code'],
     response_types: ['code'],
     token_endpoint_auth_method: 'client_secret_post',
