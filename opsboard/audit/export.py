@@ -17,6 +17,7 @@ from opsboard.audit.models import AuditEntry
 COLUMNS = [
     "at", "username", "action", "controller", "kind", "namespace", "name", "before",
     "after", "result", "message", "generation", "observed_by_run", "observed_at",
+    "kube_user", "kube_groups",
 ]  # fmt: skip
 
 
@@ -45,6 +46,7 @@ def audit_csv_rows(entries: QuerySet[AuditEntry]) -> Iterable[str]:
             e.name, json.dumps(e.before, sort_keys=True), json.dumps(e.after, sort_keys=True),
             e.result, e.message, e.generation if e.generation is not None else "",
             run.pk if run else "", run.started_at.isoformat() if run else "",
+            e.kube_user, json.dumps(e.kube_groups) if e.kube_user else "",
         ]  # fmt: skip
         yield writer.writerow([csv_cell(value) for value in row])
 

@@ -15,6 +15,7 @@ from opsboard.audit.models import AuditEntry
 from opsboard.engine.models import ReconcileRun
 
 if TYPE_CHECKING:
+    from opsboard.accounts.kube_identity import KubeIdentity
     from opsboard.dashboard.kinds import KindInfo
 
 
@@ -34,13 +35,17 @@ def audit_record(
     generation: int | None = None,
     reverts: AuditEntry | None = None,
     reverts_generation: int | None = None,
+    as_user: KubeIdentity | None = None,
 ) -> AuditEntry:
     """Stores an entry. `asked_at` is when the change was sent (default: now); a run that
-    started since then and observed `generation` (a fast reconcile) is linked at once."""
+    started since then and observed `generation` (a fast reconcile) is linked at once.
+    `as_user`: whom the change was sent to the cluster as (impersonation), if anyone."""
     entry = AuditEntry.objects.create(
         at=asked_at or timezone.now(),
         user=user,
         username=user.get_username(),
+        kube_user=as_user.user if as_user else "",
+        kube_groups=list(as_user.groups) if as_user else [],
         action=action,
         controller=info.name,
         kind=info.kind.kind,

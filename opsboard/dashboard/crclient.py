@@ -14,6 +14,10 @@ from controllers.base import Body, Kind, PermanentError, TemporaryError
 from controllers.kube import MERGE_PATCH, ApiKube, Conflict, NotFound, load_api_client
 from opsboard.accounts.kube_identity import KubeIdentity
 
+# The web app's writes (a person's patch, through /scale or not) in the cluster's
+# managedFields and audit log, told apart from the operators' ("opsboard").
+WEB_FIELD_MANAGER = "opsboard-web"
+
 
 class ClusterError(Exception):
     def __init__(
@@ -34,8 +38,10 @@ def _kube_for(kubeconfig: str) -> ApiKube:
             "kubeconfig, or start opsboard with `make run` (it starts kubesim).",
             unreachable=True,
         )
-    api_client = load_api_client(kubeconfig=kubeconfig)
-    return ApiKube(api_client, timeout=settings.KUBE_REQUEST_TIMEOUT)
+    api_client = load_api_client(kubeconfig=kubeconfig, user_agent=WEB_FIELD_MANAGER)
+    return ApiKube(
+        api_client, timeout=settings.KUBE_REQUEST_TIMEOUT, field_manager=WEB_FIELD_MANAGER
+    )
 
 
 def _request(

@@ -154,7 +154,7 @@ def cr_patch_apply(
     record: dict[str, Any] = {
         "user": user, "action": AuditEntry.Action.PATCH, "info": info,
         "namespace": namespace, "name": name, "after": changes, "asked_at": timezone.now(),
-        "reverts": reverts, "reverts_generation": reverts_generation,
+        "reverts": reverts, "reverts_generation": reverts_generation, "as_user": as_user,
     }  # fmt: skip
     try:
         live = crclient.cr_read(info.kind, namespace, name, as_user=as_user)
