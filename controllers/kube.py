@@ -55,6 +55,10 @@ class NotFound(TemporaryError):
     """404 on a write: the object went away under us; the next reconcile sees it gone."""
 
 
+class Forbidden(PermanentError):
+    """403: the caller (or the person it impersonates) may not; RBAC must change."""
+
+
 class Gone(Exception):
     """410 on a watch: the resourceVersion is too old; list again."""
 
@@ -145,6 +149,8 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
         return Conflict(text)  # retried with the key's backoff: 5 ms first, then doubling
     if status == 404:
         return NotFound(text)
+    if status == 403:
+        return Forbidden(text)
     if status == 410:
         return Gone(text)
     if status == 429 or status >= 500:

@@ -1,11 +1,14 @@
 """Changing a CR (operators): the size/image patch in two steps, a revert from the history
 (reviewed and applied the same way), and "Reconcile now".
 
-Every response to a form is a 200 re-render of the panel, so htmx swaps errors in place; on
-a CR deleted since the page was opened, the page says so instead (views.gone)."""
+Every response to an htmx form is a 200 re-render of the panel, so htmx (which swaps no
+4xx here) shows errors in place; on a CR deleted since the page was opened, the page says so
+instead (views.gone). Without htmx, an apply the cluster refuses is a 403, as opsboard's own
+refusals are."""
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any
 
 from django.contrib import messages
@@ -122,6 +125,8 @@ def cr_patch_confirm(
                 ),
             )
     response = _panel(request, context)
+    if applied.forbidden and not request.htmx:
+        response.status_code = HTTPStatus.FORBIDDEN
     if context["step"] == "applied":
         response["HX-Trigger"] = "cr-changed"  # the live sections refresh now, not in 2 s
     return response
