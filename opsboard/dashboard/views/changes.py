@@ -17,8 +17,6 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from opsboard.accounts.kube_identity import kube_identity
-from opsboard.accounts.permissions import role_required
-from opsboard.accounts.roles import Role
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.forms import PatchForm
 from opsboard.dashboard.gone import Gone, cr_or_gone
@@ -27,6 +25,7 @@ from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import kind_get
 from opsboard.dashboard.patching import cr_patch_apply, cr_patch_review
 from opsboard.dashboard.reconciling import cr_reconcile_now
+from opsboard.dashboard.refusals import change_required
 from opsboard.dashboard.views.gone import refused
 
 
@@ -37,7 +36,7 @@ def _panel(request: DashboardRequest, context: dict[str, object]) -> HttpRespons
 
 
 @require_POST
-@role_required(Role.OPERATOR)
+@change_required(AuditEntry.Action.PATCH)
 def cr_patch(request: DashboardRequest, controller: str, namespace: str, name: str) -> HttpResponse:
     """Step 1: validate against the schema, then show the server's dry-run diff."""
     info = kind_get(controller)
@@ -56,7 +55,7 @@ def cr_patch(request: DashboardRequest, controller: str, namespace: str, name: s
 
 
 @require_POST
-@role_required(Role.OPERATOR)
+@change_required(AuditEntry.Action.PATCH)
 def cr_revert(
     request: DashboardRequest, controller: str, namespace: str, name: str, change: str
 ) -> HttpResponse:
@@ -79,7 +78,7 @@ def cr_revert(
 
 
 @require_POST
-@role_required(Role.OPERATOR)
+@change_required(AuditEntry.Action.PATCH)
 def cr_patch_confirm(
     request: DashboardRequest, controller: str, namespace: str, name: str
 ) -> HttpResponse:
@@ -133,7 +132,7 @@ def cr_patch_confirm(
 
 
 @require_POST
-@role_required(Role.OPERATOR)
+@change_required(AuditEntry.Action.RECONCILE)
 def cr_reconcile(
     request: DashboardRequest, controller: str, namespace: str, name: str
 ) -> HttpResponse:
