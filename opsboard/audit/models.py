@@ -1,5 +1,6 @@
-"""Audit entries: every change a person made through opsboard, and its result; and every
-login lockout (no object: controller, kind, namespace and name are empty)."""
+"""Audit entries: every change a person made through opsboard, and its result; every
+login lockout (no object: controller, kind, namespace and name are empty); and every change
+to a person's roles."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ class AuditEntry(models.Model):
         PATCH = "patch"
         RECONCILE = "reconcile", "manual reconcile"
         LOCKOUT = "lockout", "login lockout"
+        ROLE = "role", "role change"  # kind "User", name: the person, namespace "" everywhere
 
     class Result(models.TextChoices):
         APPLIED = "applied"
