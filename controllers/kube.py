@@ -41,6 +41,10 @@ from controllers.wire import Answer, Wire
 
 log = logging.getLogger(__name__)
 MERGE_PATCH = "application/merge-patch+json"
+# Who wrote, as the API server records it (managedFields, and the audit log's userAgent):
+# without a name the Python client's writes all say "OpenAPI-Generator".
+OPERATOR_FIELD_MANAGER = "opsboard"
+_WRITES = frozenset({"POST", "PUT", "PATCH"})
 
 
 class Conflict(TemporaryError):
@@ -51,12 +55,19 @@ class NotFound(TemporaryError):
     """404 on a write: the object went away under us; the next reconcile sees it gone."""
 
 
+class Forbidden(PermanentError):
+    """403: the caller (or the person it impersonates) may not; RBAC must change."""
+
+
 class Gone(Exception):
     """410 on a watch: the resourceVersion is too old; list again."""
 
 
-def load_api_client(*, kubeconfig: str = "", pool_size: int = 32) -> client.ApiClient:
+def load_api_client(
+    *, kubeconfig: str = "", pool_size: int = 32, user_agent: str = ""
+) -> client.ApiClient:
     """A client for the kubeconfig file, or the in-cluster service account when it is "".
+    `user_agent`: what the API server's audit log names the caller (else the client's own).
 
     `pool_size` is how many idle connections are kept, not a limit: the watcher holds a
     stream per watched kind (more than a dozen) besides its other requests, and with the
@@ -70,7 +81,10 @@ def load_api_client(*, kubeconfig: str = "", pool_size: int = 32) -> client.ApiC
     configuration.connection_pool_maxsize = pool_size
     _throttle_refresh(configuration)
     say_unverified(configuration)
-    return client.ApiClient(configuration)
+    api_client = client.ApiClient(configuration)
+    if user_agent:
+        api_client.user_agent = user_agent
+    return api_client
 
 
 _unverified: set[str] = set()  # the hosts say_unverified has warned of in this process
@@ -135,6 +149,8 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
         return Conflict(text)  # retried with the key's backoff: 5 ms first, then doubling
     if status == 404:
         return NotFound(text)
+    if status == 403:
+        return Forbidden(text)
     if status == 410:
         return Gone(text)
     if status == 429 or status >= 500:
@@ -146,11 +162,19 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
 
 
 class ApiKube:
-    """`controllers.base.Kube` over HTTP, plus the list/watch/Event calls the engine needs."""
+    """`controllers.base.Kube` over HTTP, plus the list/watch/Event calls the engine needs.
+    Every write names `field_manager` (the operators' by default; the web app's its own)."""
 
-    def __init__(self, api_client: client.ApiClient, *, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        api_client: client.ApiClient,
+        *,
+        timeout: float = 10.0,
+        field_manager: str = OPERATOR_FIELD_MANAGER,
+    ) -> None:
         self.api = api_client
         self.timeout = timeout
+        self.field_manager = field_manager
         # (the configured host, its connection pool, its wire, its path prefix): _direct_to
         self._direct: tuple[str, urllib3.HTTPConnectionPool, Wire, str] | None = None
 
@@ -257,6 +281,8 @@ class ApiKube:
         return wire, prefix + url[len(host) :]
 
     def request(self, method: str, path: str, **kwargs: Any) -> Body:
+        if method in _WRITES and self.field_manager:
+            kwargs["query"] = {"fieldManager": self.field_manager, **(kwargs.get("query") or {})}
         answer = self._send(method, path, **kwargs)
         if not 200 <= answer.status < 300:
             raise _error(answer.status, answer.body, answer.headers, f"{method} {path}")

@@ -63,6 +63,7 @@ class RequestRecord:
     duration_ms: float
     user_agent: str
     fault: int | None = field(default=None)
+    field_manager: str = ""  # the write's fieldManager, as managedFields would name it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -97,6 +97,7 @@ class Handler(BaseHTTPRequestHandler):
                 round((time.perf_counter() - started) * 1000, 3),
                 self.headers.get("User-Agent", ""),
                 fault_id,
+                self.query.get("fieldManager", ""),
             )
         )
 

@@ -1,5 +1,6 @@
-"""Audit entries: every change a person made through opsboard, and its result; and every
-login lockout (no object: controller, kind, namespace and name are empty)."""
+"""Audit entries: every change a person made through opsboard, and its result; every
+login lockout (no object: controller, kind, namespace and name are empty); and every change
+to a person's roles."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ class AuditEntry(models.Model):
         PATCH = "patch"
         RECONCILE = "reconcile", "manual reconcile"
         LOCKOUT = "lockout", "login lockout"
+        ROLE = "role", "role change"  # kind "User", name: the person, namespace "" everywhere
 
     class Result(models.TextChoices):
         APPLIED = "applied"
@@ -24,6 +26,10 @@ class AuditEntry(models.Model):
     at = models.DateTimeField(default=timezone.now, editable=False, db_index=True)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
     username = models.CharField(max_length=150)  # kept when the user is deleted
+    # Who the API server saw, when the web impersonated the person (prefix included):
+    # what its RBAC decided on and its own audit log names. Empty without impersonation.
+    kube_user = models.CharField(max_length=255, blank=True)
+    kube_groups = models.JSONField(default=list, blank=True)
     action = models.CharField(max_length=16, choices=Action.choices)
     controller = models.CharField(max_length=63)
     kind = models.CharField(max_length=100)

@@ -1,5 +1,5 @@
-"""The audit follows the engine and the login throttle through their signals (neither
-imports the audit)."""
+"""The audit follows the engine, the login throttle and role changes through their signals
+(none of them imports the audit)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 from axes.signals import user_locked_out
 from django.http import HttpRequest
 
-from opsboard.audit.services import audit_link_run, audit_lockout
+from opsboard.accounts.role_changes import role_changed
+from opsboard.audit.services import audit_link_run, audit_lockout, audit_role_change
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.signals import reconcile_run_recorded
 
@@ -24,8 +25,15 @@ def _locked_out(
     audit_lockout(username=username or "", address=ip_address or "")
 
 
+def _role_changed(**kwargs: Any) -> None:
+    kwargs.pop("signal", None)
+    kwargs.pop("sender", None)
+    audit_role_change(**kwargs)
+
+
 def connect() -> None:
     reconcile_run_recorded.connect(
         _run_recorded, sender=ReconcileRun, dispatch_uid="opsboard-audit-link-run"
     )
     user_locked_out.connect(_locked_out, dispatch_uid="opsboard-audit-lockout")
+    role_changed.connect(_role_changed, dispatch_uid="opsboard-audit-role-change")

@@ -11,10 +11,12 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
 
+from opsboard.accounts.roles import Role
 from opsboard.audit.models import AuditEntry
 from opsboard.engine.models import ReconcileRun
 
 if TYPE_CHECKING:
+    from opsboard.accounts.kube_identity import KubeIdentity
     from opsboard.dashboard.kinds import KindInfo
 
 
@@ -34,13 +36,17 @@ def audit_record(
     generation: int | None = None,
     reverts: AuditEntry | None = None,
     reverts_generation: int | None = None,
+    as_user: KubeIdentity | None = None,
 ) -> AuditEntry:
     """Stores an entry. `asked_at` is when the change was sent (default: now); a run that
-    started since then and observed `generation` (a fast reconcile) is linked at once."""
+    started since then and observed `generation` (a fast reconcile) is linked at once.
+    `as_user`: whom the change was sent to the cluster as (impersonation), if anyone."""
     entry = AuditEntry.objects.create(
         at=asked_at or timezone.now(),
         user=user,
         username=user.get_username(),
+        kube_user=as_user.user if as_user else "",
+        kube_groups=list(as_user.groups) if as_user else [],
         action=action,
         controller=info.name,
         kind=info.kind.kind,
@@ -114,4 +120,28 @@ def audit_lockout(*, username: str, address: str) -> AuditEntry | None:
         result=AuditEntry.Result.REJECTED,
         message=f"Logins locked out after {settings.AXES_FAILURE_LIMIT} failures "
         f"from {address} {lasts}",
+    )  # fmt: skip
+
+
+def audit_role_change(
+    *, actor: User | None, by: str, target: User, namespace: str, before: Role | None,
+    after: Role | None,
+) -> AuditEntry:  # fmt: skip
+    """Records a change to `target`'s role everywhere (namespace "") or in one namespace,
+    made by `actor` (None: from the command line) through `by` ("Django admin", "manage.py
+    opsboard_user", "single sign-on")."""
+    where = f"in {namespace}" if namespace else "everywhere"
+    who = target.get_username()
+    if after is None:
+        what = f"Took {before} {where} from {who}"
+    elif before is None:
+        what = f"Granted {after} {where} to {who}"
+    else:
+        what = f"Changed {who}'s role {where} from {before} to {after}"
+    return AuditEntry.objects.create(
+        user=actor, username=actor.get_username() if actor else by,
+        action=AuditEntry.Action.ROLE, controller="", kind="User", namespace=namespace,
+        name=who, before={"role": before.value if before else None},
+        after={"role": after.value if after else None},
+        result=AuditEntry.Result.APPLIED, message=f"{what} (through {by})",
     )  # fmt: skip

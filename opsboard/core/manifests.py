@@ -37,6 +37,10 @@ def _discovered(api: client.ApiClient) -> Iterator[dynamic.DynamicClient]:
         yield dynamic.DynamicClient(api, cache_file=os.path.join(directory, "discovery.json"))
 
 
+# The installer's writes (CRDs, RBAC, samples) in the cluster's managedFields.
+BOOTSTRAP_FIELD_MANAGER = "opsboard-bootstrap"
+
+
 def apply(api: client.ApiClient, docs: Iterable[dict[str, Any]], *, update: bool) -> list[str]:
     """Create each object; if it exists, replace it when `update`, else leave it."""
     with _discovered(api) as dyn:
@@ -53,7 +57,7 @@ def _apply(
         namespace = meta.get("namespace", "default") if resource.namespaced else None
         what = f"{doc['kind']} {meta['name']}"
         try:
-            resource.create(body=doc, namespace=namespace)
+            resource.create(body=doc, namespace=namespace, field_manager=BOOTSTRAP_FIELD_MANAGER)
             done.append(f"created {what}")
         except ApiException as exc:
             if exc.status != 409:
@@ -74,7 +78,7 @@ def _replace(resource: Any, doc: dict[str, Any], namespace: str | None, attempts
         current = resource.get(name=doc["metadata"]["name"], namespace=namespace)
         doc["metadata"]["resourceVersion"] = current.metadata.resourceVersion
         try:
-            resource.replace(body=doc, namespace=namespace)
+            resource.replace(body=doc, namespace=namespace, field_manager=BOOTSTRAP_FIELD_MANAGER)
             return
         except ApiException as exc:
             if exc.status != 409 or attempt == attempts - 1:

@@ -11,19 +11,31 @@ from typing import Any
 from django.conf import settings
 
 from controllers.base import Body, Kind, PermanentError, TemporaryError
-from controllers.kube import MERGE_PATCH, ApiKube, Conflict, NotFound, load_api_client
+from controllers.kube import (
+    MERGE_PATCH,
+    ApiKube,
+    Conflict,
+    Forbidden,
+    NotFound,
+    load_api_client,
+)
 from opsboard.accounts.kube_identity import KubeIdentity
+
+# The web app's writes (a person's patch, through /scale or not) in the cluster's
+# managedFields and audit log, told apart from the operators' ("opsboard").
+WEB_FIELD_MANAGER = "opsboard-web"
 
 
 class ClusterError(Exception):
     def __init__(
         self, message: str, *, conflict: bool = False, unreachable: bool = False,
-        gone: bool = False,
+        gone: bool = False, forbidden: str = "",
     ):  # fmt: skip
         super().__init__(message)
         self.conflict = conflict
         self.unreachable = unreachable
         self.gone = gone  # the object asked for does not exist (404)
+        self.forbidden = forbidden  # the API server's 403 message, when it said 403
 
 
 @functools.cache  # one connection pool per kubeconfig and process
@@ -34,8 +46,10 @@ def _kube_for(kubeconfig: str) -> ApiKube:
             "kubeconfig, or start opsboard with `make run` (it starts kubesim).",
             unreachable=True,
         )
-    api_client = load_api_client(kubeconfig=kubeconfig)
-    return ApiKube(api_client, timeout=settings.KUBE_REQUEST_TIMEOUT)
+    api_client = load_api_client(kubeconfig=kubeconfig, user_agent=WEB_FIELD_MANAGER)
+    return ApiKube(
+        api_client, timeout=settings.KUBE_REQUEST_TIMEOUT, field_manager=WEB_FIELD_MANAGER
+    )
 
 
 def _request(
@@ -51,6 +65,8 @@ def _request(
         if missing:
             raise ClusterError(missing) from None
         raise ClusterError("The object no longer exists in the cluster.", gone=True) from None
+    except Forbidden as exc:
+        raise ClusterError(f"The cluster refused the change: {exc}", forbidden=str(exc)) from None
     except PermanentError as exc:
         raise ClusterError(f"The cluster refused the change: {exc}") from None
     except TemporaryError as exc:
@@ -115,11 +131,20 @@ def access_refusal(
     status = answer.get("status") or {}
     if status.get("allowed"):
         return ""
+    why = f" ({status['reason']})" if status.get("reason") else ""
+    return "The cluster's RBAC refuses: " + rbac_refusal(
+        kind, namespace, verb, who=as_user.describe(), subresource=subresource, why=why
+    )
+
+
+def rbac_refusal(
+    kind: Kind, namespace: str, verb: str, *, who: str, subresource: str = "", why: str = ""
+) -> str:
+    """`who` may not `verb` …, and what to do about it: a person acts on this one."""
     resource = kind.plural + (f"/{subresource}" if subresource else "")
     resource += f" (API group {kind.group})" if kind.group else ""
-    why = f" ({status['reason']})" if status.get("reason") else ""
     return (
-        f"The cluster's RBAC refuses: {as_user.describe()} may not {verb} {resource} "
-        f"in namespace {namespace}{why}. A cluster admin can grant it with a RoleBinding "
-        f"there (to {kind.kind.lower()}-editor-role, for instance)."
+        f"{who} may not {verb} {resource} in namespace {namespace}{why}. A cluster admin "
+        f"can grant it with a RoleBinding there (to {kind.kind.lower()}-editor-role, for "
+        "instance)."
     )

@@ -53,6 +53,14 @@ class PatchForm(forms.Form):
         if controller.image_path:
             self.fields["image"] = _image_field(info.field_schema(controller.image_path))
 
+    def refuse(self, refusals: dict[str, str]) -> None:
+        """Fields the cluster would refuse to change: read-only (still sent, at the current
+        value, so the rest of the form works), with the refusal in place of the help."""
+        for name, why in refusals.items():
+            if name in self.fields:
+                self.fields[name].widget.attrs["readonly"] = True
+                self.fields[name].help_text = why
+
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         if not self.errors and not self.changes():

@@ -83,8 +83,8 @@ def _send(
     )
     if dry_run:  # a Scale comes back: the CR as it would be is the live one, resized
         return _with_value(live, path, result["spec"]["replicas"])
-    # its new generation, for the audit
-    return crclient.cr_read(info.kind, namespace, name, as_user=as_user)
+    # its new generation, for the audit: read as opsboard (applied, whatever the person may read)
+    return crclient.cr_read(info.kind, namespace, name, as_user=None)
 
 
 def _with_value(body: Body, path: str, value: Any) -> Body:
@@ -129,6 +129,7 @@ def cr_patch_review(
 class Applied:
     entry: AuditEntry
     conflict: bool = False
+    forbidden: bool = False  # the cluster's RBAC refused it (403)
 
     @property
     def ok(self) -> bool:
@@ -150,14 +151,16 @@ def cr_patch_apply(
     """Send the reviewed patch; a concurrent change is refused (409), never overwritten.
 
     The `before` values are read from the cluster, not taken from the form, so the audit
-    cannot be told a story; the patch's resourceVersion guarantees they are what changed."""
+    cannot be told a story; the patch's resourceVersion guarantees they are what changed.
+    They are read as opsboard, not as the person: a refusal is then the patch's own, and
+    its entry still has the object's uid and before values."""
     record: dict[str, Any] = {
         "user": user, "action": AuditEntry.Action.PATCH, "info": info,
         "namespace": namespace, "name": name, "after": changes, "asked_at": timezone.now(),
-        "reverts": reverts, "reverts_generation": reverts_generation,
+        "reverts": reverts, "reverts_generation": reverts_generation, "as_user": as_user,
     }  # fmt: skip
     try:
-        live = crclient.cr_read(info.kind, namespace, name, as_user=as_user)
+        live = crclient.cr_read(info.kind, namespace, name, as_user=None)
         record["before"] = {path: value_at(live, path) for path in changes}
         record["uid"] = live["metadata"].get("uid", "")
         body = _send(
@@ -168,8 +171,11 @@ def cr_patch_apply(
         message = CHANGED_SINCE if exc.conflict else str(exc)
         if exc.gone:  # deleted, and the mirror had not seen it yet
             message = deleted_refusal(info, namespace, name)
+        if exc.forbidden and as_user is not None:
+            message = _forbidden(info, namespace, changes, as_user, exc.forbidden)
         result = AuditEntry.Result.FAILED if exc.unreachable else AuditEntry.Result.REJECTED
-        return Applied(audit_record(**record, result=result, message=message), exc.conflict)
+        entry = audit_record(**record, result=result, message=message)
+        return Applied(entry, exc.conflict, forbidden=bool(exc.forbidden))
     generation = body.get("metadata", {}).get("generation")
     entry = audit_record(
         **record,
@@ -182,6 +188,21 @@ def cr_patch_apply(
         ),
     )
     return Applied(entry)
+
+
+def _forbidden(
+    info: KindInfo, namespace: str, changes: dict[str, Any], as_user: KubeIdentity, said: str
+) -> str:
+    """The cluster's 403 to the patch sent as the person: who it saw, what it refused, what
+    to do; the API server's own words last."""
+    subresource = "scale" if _scales(info, changes) else ""
+    return (
+        "The cluster refused the patch; nothing was changed: "
+        + crclient.rbac_refusal(
+            info.kind, namespace, "patch", who=as_user.describe(), subresource=subresource
+        )
+        + f" (The API server said: {said})"
+    )
 
 
 def _revert_note(reverts: AuditEntry | None, generation: int | None) -> str:

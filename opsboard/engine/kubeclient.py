@@ -6,13 +6,15 @@ from functools import cache
 
 from django.conf import settings
 
-from controllers.kube import ApiKube, EventRecorder, load_api_client
+from controllers.kube import OPERATOR_FIELD_MANAGER, ApiKube, EventRecorder, load_api_client
 
 
 @cache
 def api_kube() -> ApiKube:
-    client = load_api_client(kubeconfig=settings.KUBECONFIG)
-    return ApiKube(client, timeout=settings.KUBE_REQUEST_TIMEOUT)
+    client = load_api_client(kubeconfig=settings.KUBECONFIG, user_agent=OPERATOR_FIELD_MANAGER)
+    return ApiKube(
+        client, timeout=settings.KUBE_REQUEST_TIMEOUT, field_manager=OPERATOR_FIELD_MANAGER
+    )
 
 
 @cache

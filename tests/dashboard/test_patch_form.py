@@ -38,7 +38,8 @@ def test_viewer_gets_403_on_forged_posts(viewer_client: Client) -> None:
     for url in (PATCH, APPLY, RECONCILE):
         response = viewer_client.post(url, {"size": 5, "image": "memcached:1.6"})
         assert response.status_code == 403, url
-    assert not AuditEntry.objects.exists()
+    # Audited as refused (test_refusals_audited), never as applied.
+    assert set(AuditEntry.objects.values_list("result", flat=True)) == {"rejected"}
 
 
 def test_anonymous_post_is_sent_to_login(client: Client) -> None:

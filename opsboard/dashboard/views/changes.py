@@ -1,11 +1,14 @@
 """Changing a CR (operators): the size/image patch in two steps, a revert from the history
 (reviewed and applied the same way), and "Reconcile now".
 
-Every response to a form is a 200 re-render of the panel, so htmx swaps errors in place; on
-a CR deleted since the page was opened, the page says so instead (views.gone)."""
+Every response to an htmx form is a 200 re-render of the panel, so htmx (which swaps no
+4xx here) shows errors in place; on a CR deleted since the page was opened, the page says so
+instead (views.gone). Without htmx, an apply the cluster refuses is a 403, as opsboard's own
+refusals are."""
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any
 
 from django.contrib import messages
@@ -14,8 +17,6 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from opsboard.accounts.kube_identity import kube_identity
-from opsboard.accounts.permissions import role_required
-from opsboard.accounts.roles import Role
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.forms import PatchForm
 from opsboard.dashboard.gone import Gone, cr_or_gone
@@ -24,6 +25,7 @@ from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import kind_get
 from opsboard.dashboard.patching import cr_patch_apply, cr_patch_review
 from opsboard.dashboard.reconciling import cr_reconcile_now
+from opsboard.dashboard.refusals import change_required
 from opsboard.dashboard.views.gone import refused
 
 
@@ -34,7 +36,7 @@ def _panel(request: DashboardRequest, context: dict[str, object]) -> HttpRespons
 
 
 @require_POST
-@role_required(Role.OPERATOR)
+@change_required(AuditEntry.Action.PATCH)
 def cr_patch(request: DashboardRequest, controller: str, namespace: str, name: str) -> HttpResponse:
     """Step 1: validate against the schema, then show the server's dry-run diff."""
     info = kind_get(controller)
@@ -53,7 +55,7 @@ def cr_patch(request: DashboardRequest, controller: str, namespace: str, name: s
 
 
 @require_POST
-@role_required(Role.OPERATOR)
+@change_required(AuditEntry.Action.PATCH)
 def cr_revert(
     request: DashboardRequest, controller: str, namespace: str, name: str, change: str
 ) -> HttpResponse:
@@ -76,7 +78,7 @@ def cr_revert(
 
 
 @require_POST
-@role_required(Role.OPERATOR)
+@change_required(AuditEntry.Action.PATCH)
 def cr_patch_confirm(
     request: DashboardRequest, controller: str, namespace: str, name: str
 ) -> HttpResponse:
@@ -122,13 +124,15 @@ def cr_patch_confirm(
                 ),
             )
     response = _panel(request, context)
+    if applied.forbidden and not request.htmx:
+        response.status_code = HTTPStatus.FORBIDDEN
     if context["step"] == "applied":
         response["HX-Trigger"] = "cr-changed"  # the live sections refresh now, not in 2 s
     return response
 
 
 @require_POST
-@role_required(Role.OPERATOR)
+@change_required(AuditEntry.Action.RECONCILE)
 def cr_reconcile(
     request: DashboardRequest, controller: str, namespace: str, name: str
 ) -> HttpResponse:

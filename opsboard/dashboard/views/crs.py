@@ -15,6 +15,7 @@ from opsboard.accounts.access import access_of
 from opsboard.accounts.kube_identity import kube_identity
 from opsboard.accounts.roles import Role
 from opsboard.dashboard import crclient, polling, selectors
+from opsboard.dashboard.cluster_access import field_refusals
 from opsboard.dashboard.forms import ListFilterForm, PatchForm
 from opsboard.dashboard.gone import Gone, cr_or_gone
 from opsboard.dashboard.history import cr_history
@@ -91,16 +92,23 @@ def _with_live(request: DashboardRequest, context: dict[str, Any]) -> dict[str, 
     return {**context, "live_html": html, "shown": polling.rendered_token(html)}
 
 
-def _cluster_refusal(request: DashboardRequest, info: KindInfo, namespace: str) -> str:
-    """With impersonation on, whether the cluster lets this operator patch here (asked
-    before the form is shown, so a refusal is explained instead of failing later)."""
+def _cluster_refusal(
+    request: DashboardRequest, info: KindInfo, namespace: str, form: PatchForm
+) -> str:
+    """With impersonation on, what the cluster lets this operator patch here, asked before
+    the form is shown: the fields it refuses are held, each saying why; "" unless it
+    refuses them all (then the whole form is, with this)."""
     person = kube_identity(request.user)
     if person is None or not access_of(request.user).allows(Role.OPERATOR, namespace):
         return ""
     try:
-        return crclient.access_refusal(info.kind, namespace, "patch", as_user=person)
+        refusals = field_refusals(info=info, namespace=namespace, as_user=person)
     except crclient.ClusterError:
         return ""  # unreachable: the review says so when it is asked for
+    if refusals and set(refusals) >= set(form.fields):
+        return " ".join(dict.fromkeys(refusals.values()))
+    form.refuse(refusals)
+    return ""
 
 
 @require_GET
@@ -113,8 +121,8 @@ def cr_detail(
     if isinstance(cr, Gone):
         return gone_response(request, cr)
     context = _live_context(info, cr)
-    context["form"] = PatchForm(info=info, cr=cr)
-    context["cluster_refusal"] = _cluster_refusal(request, info, namespace)
+    context["form"] = form = PatchForm(info=info, cr=cr)
+    context["cluster_refusal"] = _cluster_refusal(request, info, namespace, form)
     return render(request, "dashboard/cr_detail.html", _with_live(request, context))
 
 

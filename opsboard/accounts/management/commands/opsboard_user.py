@@ -21,6 +21,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from opsboard.accounts.role_changes import role_changes_announced
 from opsboard.accounts.roles import Role, grant_assign, role_assign
 from opsboard.accounts.sessions import sessions_end
 
@@ -65,10 +66,11 @@ class Command(BaseCommand):
         user.save()
         chosen = None if role == NONE else Role(role)
         namespaces: list[str] = options["namespace"]
-        for namespace in namespaces:
-            grant_assign(user=user, namespace=namespace, role=chosen)
-        if not namespaces:
-            role_assign(user=user, role=chosen)
+        with role_changes_announced(target=user, actor=None, by="manage.py opsboard_user"):
+            for namespace in namespaces:
+                grant_assign(user=user, namespace=namespace, role=chosen)
+            if not namespaces:
+                role_assign(user=user, role=chosen)
         verb = "Created" if created else "Updated"
         where = f" in {', '.join(namespaces)}" if namespaces else ""
         self.stdout.write(f"{verb} user {username} with role {role}{where}")

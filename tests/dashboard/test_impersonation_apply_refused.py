@@ -1,0 +1,85 @@
+"""With impersonation, the cluster's refusal at Apply (a binding removed after the review,
+or a forged apply) says what was refused (the patch), whom the cluster saw and what to do;
+its audit entry has the object's uid and before values; without htmx it is a 403."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from kubernetes import client
+
+from controllers.kube import ApiKube
+from controllers.memcached.desired import MEMCACHED
+from opsboard.accounts.roles import Role, role_assign
+from opsboard.audit.models import AuditEntry
+from tests.dashboard.cluster_fixtures import IMPERSONATION_SPEC
+
+pytestmark = pytest.mark.django_db
+GRANT = "A cluster admin can grant it with a RoleBinding there (to memcached-editor-role"
+
+
+def _operator_in(settings: Any, group: str) -> Client:
+    settings.OPSBOARD_KUBE_ROLE_GROUPS = {"operator": [group]}
+    rita = User.objects.create_user("rita")
+    role_assign(user=rita, role=Role.OPERATOR)
+    person = Client()
+    person.force_login(rita)
+    return person
+
+
+def test_a_binding_removed_after_the_review_refuses_the_patch_and_says_what_to_do(
+    impersonation_rbac: str, namespace: str, cluster_kube: ApiKube, kube_api_client: Any,
+    settings: Any,
+) -> None:  # fmt: skip
+    url = impersonation_rbac
+    person = _operator_in(settings, f"{namespace}-writers")
+    html = person.post(url + "patch/", {"size": 5, "image": IMPERSONATION_SPEC["image"]},
+                       HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
+    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', html))
+    client.RbacAuthorizationV1Api(kube_api_client).delete_namespaced_role_binding(
+        "memcached-writers", namespace
+    )
+    response = person.post(url + "patch/apply/", hidden, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200  # htmx swaps the panel, with the refusal in it
+    panel = unescape(response.content.decode())
+    assert (
+        f'The cluster refused the patch; nothing was changed: "rita" (groups {namespace}-'
+        f"writers) may not patch memcacheds/scale (API group cache.example.com) in namespace "
+        f"{namespace}. {GRANT}"
+    ) in panel
+    assert "GET /apis" not in panel
+    live = cluster_kube.get(MEMCACHED, namespace, "cache-a")
+    assert live["spec"]["size"] == 3
+    entry = AuditEntry.objects.get()
+    assert (entry.result, entry.uid) == ("rejected", live["metadata"]["uid"])
+    assert (entry.before, entry.after) == ({"spec.size": 3}, {"spec.size": 5})
+    assert entry.message.startswith("The cluster refused the patch")
+
+
+def test_a_forged_apply_without_htmx_is_a_403_naming_the_patch_refused(
+    impersonation_rbac: str, namespace: str, cluster_kube: ApiKube, settings: Any
+) -> None:
+    url = impersonation_rbac
+    person = _operator_in(settings, f"{namespace}-readers")
+    live = cluster_kube.get(MEMCACHED, namespace, "cache-a")
+    response = person.post(url + "patch/apply/", {
+        "size": 3, "image": "memcached:1.6.21-alpine",
+        "resource_version": live["metadata"]["resourceVersion"],
+    })  # fmt: skip
+    assert response.status_code == 403
+    page = unescape(response.content.decode())
+    assert (
+        f"may not patch memcacheds (API group cache.example.com) in namespace {namespace}" in page
+    )
+    assert GRANT in page
+    entry = AuditEntry.objects.get()
+    assert (entry.uid, entry.before) == (
+        live["metadata"]["uid"],
+        {"spec.image": IMPERSONATION_SPEC["image"]},
+    )
+    assert cluster_kube.get(MEMCACHED, namespace, "cache-a")["spec"] == live["spec"]
