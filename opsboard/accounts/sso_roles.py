@@ -9,6 +9,7 @@ from django.db import transaction
 
 from opsboard.accounts.group_roles import GroupRole
 from opsboard.accounts.models import NamespaceGrant
+from opsboard.accounts.role_changes import role_changes_announced
 from opsboard.accounts.roles import Role, grant_assign, highest, role_assign
 
 
@@ -37,16 +38,17 @@ def sso_roles_apply(*, user: User, groups: Iterable[str], rules: Iterable[GroupR
     (Django admin, opsboard_user) stay. Only what changes is written, so an unchanged login
     ends none of the person's other sessions."""
     everywhere, where = roles_from_groups(groups, rules)
-    role_assign(user=user, role=everywhere)
-    manual = set(
-        NamespaceGrant.objects.filter(user=user, source="manual").values_list(
-            "namespace", flat=True
+    with role_changes_announced(target=user, actor=user, by="single sign-on"):
+        role_assign(user=user, role=everywhere)
+        manual = set(
+            NamespaceGrant.objects.filter(user=user, source="manual").values_list(
+                "namespace", flat=True
+            )
         )
-    )
-    for namespace, role in where.items():
-        if namespace not in manual:
-            grant_assign(user=user, namespace=namespace, role=role, source="oidc")
-    for gone in NamespaceGrant.objects.filter(user=user, source="oidc").exclude(
-        namespace__in=list(where)
-    ):
-        gone.delete()
+        for namespace, role in where.items():
+            if namespace not in manual:
+                grant_assign(user=user, namespace=namespace, role=role, source="oidc")
+        for gone in NamespaceGrant.objects.filter(user=user, source="oidc").exclude(
+            namespace__in=list(where)
+        ):
+            gone.delete()

@@ -20,6 +20,7 @@ from opsboard.accounts.group_roles import GroupRole, parse_group_roles
 from opsboard.accounts.oidc import Provider, SsoBackend, SsoRefused
 from opsboard.accounts.roles import Role, grant_assign
 from opsboard.accounts.sso_roles import roles_from_groups
+from opsboard.audit.models import AuditEntry
 from tests.accounts.users import PASSWORD
 
 ISSUER = "https://sso.example.com/realms/platform"
@@ -116,6 +117,14 @@ def test_grants_made_by_hand_survive_an_sso_login(signing: Any) -> None:
     assert grants == {"team-a": "oidc", "team-z": "manual"}
     backend.update_user(user, {"sub": "s-2", "groups": []})
     assert list(user.namespace_grants.values_list("namespace", flat=True)) == ["team-z"]
+    backend.update_user(user, {"sub": "s-2", "groups": []})  # no change: no entry
+    # What the groups granted and took is audited, as a grant by hand is.
+    roles = AuditEntry.objects.filter(action=AuditEntry.Action.ROLE).order_by("pk")
+    assert [(e.namespace, e.before["role"], e.after["role"]) for e in roles] == [
+        ("team-a", None, "operator"),
+        ("team-a", "operator", None),
+    ]
+    assert {e.message.rsplit("(", 1)[1] for e in roles} == {"through single sign-on)"}
 
 
 @pytest.mark.django_db
