@@ -34,3 +34,15 @@ def test_a_person_without_any_role_is_told_so_in_plain_words() -> None:
     client.force_login(User.objects.create_user("nora", password=PASSWORD))
     page = client.get("/audit/").content.decode()
     assert "you hold no role anywhere" in page and "you are no role" not in page
+
+
+def test_the_overview_of_a_person_without_any_role_says_so_and_who_can_grant_one(
+    admin_user: User,
+) -> None:
+    client = Client()
+    client.force_login(User.objects.create_user("nora", password=PASSWORD))
+    response = client.get("/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "You hold no role" in page and f"Ask an admin ({admin_user.username})" in page
+    assert "Every resource is Available" not in page and "overview-live" not in page

@@ -7,7 +7,8 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from opsboard.accounts.access import access_of
+from opsboard.accounts.access import access_of, granters
+from opsboard.accounts.roles import Role
 from opsboard.dashboard import engine_health, polling, selectors
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import all_kinds
@@ -20,8 +21,11 @@ from opsboard.mirror.selectors import mirror_freshness
 @require_GET
 @login_required
 def overview(request: DashboardRequest) -> HttpResponse:
+    access = access_of(request.user)
+    if not access.anywhere(Role.VIEWER):  # zeros and "all Available" would mislead
+        return render(request, "dashboard/no_role.html", {"granters": granters()})
     kinds = list(all_kinds().values())
-    scope = access_of(request.user).scope()
+    scope = access.scope()
     freshness = mirror_freshness()  # read once: the attention list, the engine and the banner
     engine = engine_health.engine_health(scope=scope, freshness=freshness)
     recent = ReconcileRun.objects.filter(scope).order_by("-started_at")
