@@ -59,6 +59,15 @@ class Forbidden(PermanentError):
     """403: the caller (or the person it impersonates) may not; RBAC must change."""
 
 
+class NamespaceTerminating(Forbidden):
+    """403 on a create in a namespace being deleted: not a want of rights, and nothing to do:
+    the namespace takes the object's owner with it."""
+
+
+# kube-apiserver's NamespaceLifecycle admission, word for word.
+_TERMINATING = "because it is being terminated"
+
+
 class Gone(Exception):
     """410 on a watch: the resourceVersion is too old; list again."""
 
@@ -150,7 +159,7 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
     if status == 404:
         return NotFound(text)
     if status == 403:
-        return Forbidden(text)
+        return NamespaceTerminating(text) if _TERMINATING in message else Forbidden(text)
     if status == 410:
         return Gone(text)
     if status == 429 or status >= 500:

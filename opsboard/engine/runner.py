@@ -28,7 +28,7 @@ from controllers.base import (
 )
 from controllers.conditions import condition_of, set_condition
 from controllers.fields import deep_get
-from controllers.kube import Conflict
+from controllers.kube import Conflict, NamespaceTerminating
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
 from opsboard.engine.console import reconcile_line
@@ -278,6 +278,10 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
     """Calls the controller; whatever it returns or raises becomes one RunOutcome."""
     try:
         result = controller.reconcile(ctx) or Result.done()
+    except NamespaceTerminating as exc:
+        # Its children go first, and their deletions wake it: nothing to retry, no Degraded.
+        log.info("%s: its namespace is being deleted; nothing to do (%s)", ctx.key, exc)
+        return RunOutcome(Outcome.SUCCESS)
     except PermanentError as exc:
         degrade(controller, ctx, str(exc))
         return RunOutcome(Outcome.PERMANENT, error=str(exc))

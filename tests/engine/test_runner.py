@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 import pytest
+from kubernetes import client
 
 from controllers.base import Key
 from controllers.kube import ApiKube
@@ -92,3 +93,27 @@ def test_a_run_reads_its_key_s_own_status_write_before_the_mirror_has_it(
     again = api.get(TOY, namespace, name)
     assert again is not None
     assert again["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"]
+
+
+def test_a_create_refused_because_the_namespace_is_being_deleted_is_no_error(
+    in_process: None, api: ApiKube, namespace: str, kube_api_client: Any
+) -> None:
+    """The API server refuses new content in a namespace being deleted (a 403): a CR whose
+    child is deleted before it is does not retry, and is not marked Degraded."""
+    body = toy("late", namespace)
+    body["metadata"]["finalizers"] = ["opsboard.test/hold"]  # holds the namespace open
+    created = api.create(TOY, body)
+    mirror_apply(kind=TOY, events=[("ADDED", created)])  # as the mirror, one step behind
+    core = client.CoreV1Api(kube_api_client)
+    core.delete_namespace(namespace)
+    wait_for(lambda: core.read_namespace(namespace).metadata.deletion_timestamp,
+             what="the namespace terminating")  # fmt: skip
+    try:
+        assert reconcile_key(key=Key("toy", namespace, "late"), trigger="event", detail="x")
+        [run] = ReconcileRun.objects.filter(namespace=namespace, name="late")
+        assert (run.outcome, run.error) == ("success", "")
+        assert api.get(CONFIGMAP, namespace, "late") is None
+        conditions = (api.get(TOY, namespace, "late") or {}).get("status", {}).get("conditions")
+        assert not [c for c in conditions or [] if c["type"] == "Degraded"]
+    finally:
+        api.patch(TOY, namespace, "late", {"metadata": {"finalizers": None}})
