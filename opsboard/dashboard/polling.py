@@ -62,7 +62,13 @@ def overview_token(*, engine: EngineHealth, runs: Iterable[ReconcileRun], scope:
     mirror = engine.mirror
     return token(
         str(scope),
-        (mirror.watcher_up, mirror.leader, mirror.standbys, mirror.last_event_at),
+        (
+            mirror.watcher_up,
+            mirror.leader,
+            mirror.standbys,
+            mirror.lease_error,
+            mirror.last_event_at,
+        ),
         short_age(mirror.last_event_at),
         engine.queue,
         (engine.last_run_at, short_age(engine.last_run_at)),

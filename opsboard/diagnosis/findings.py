@@ -81,6 +81,8 @@ class EngineState:
     watcher_leader: str = ""  # identity of the leading watcher, "" if none
     last_watcher: str = ""  # the freshest watcher heartbeat known, leading or not
     last_watcher_at: datetime | None = None
+    standbys: int = 0  # live watchers not leading
+    lease_error: str = ""  # why a standby could not take the Lease, if one said
     workers: tuple[str, ...] = ()
     failures: int = 0  # consecutive failures of this key (the backoff step)
     next_retry_at: datetime | None = None  # when the delayed queue sends the key again
@@ -625,11 +627,14 @@ def _engine_findings(observed: Observed) -> list[Finding]:
                 RANK_ENGINE_DOWN,
                 "RedisDown",
                 "Redis does not answer: nothing can be queued or reconciled.",
-                "Start Redis (REDIS_URL); make run starts one.",
+                "Check that the Redis server REDIS_URL names is running and reachable from "
+                "here, and its password in REDIS_URL; the engine reconnects by itself.",
             )
         )
         return found
-    if not engine.watcher_leader:
+    if not engine.watcher_leader and engine.standbys:
+        found.append(_no_leader(engine))
+    elif not engine.watcher_leader:
         last = (
             f" (the last watcher, {engine.last_watcher}, was seen "
             f"{_ago(engine.last_watcher_at, now)} ago)"
@@ -650,7 +655,7 @@ def _engine_findings(observed: Observed) -> list[Finding]:
                 RANK_ENGINE_DOWN,
                 "NoWorker",
                 "No live worker: queued reconciles are not run.",
-                "Start a Celery worker (celery -A opsboard worker); make run starts one.",
+                "Start a Celery worker (celery -A opsboard worker) where it reaches REDIS_URL.",
             )
         )
     if engine.queued_since is not None and now is not None and engine.running_since is None:
@@ -666,6 +671,24 @@ def _engine_findings(observed: Observed) -> list[Finding]:
                 )
             )
     return found
+
+
+def _no_leader(engine: EngineState) -> Finding:
+    """Watchers run, but none holds the Lease: a leader that could not renew it gave it up
+    and the standbys cannot take it, most often because the API server is unreachable."""
+    why = (
+        f": their last attempt failed with {engine.lease_error}"
+        if engine.lease_error
+        else " (the Lease is taken once its holder's term runs out)"
+    )
+    return Finding(
+        RANK_ENGINE_DOWN,
+        "NoLeader",
+        f"{engine.standbys} watcher(s) running, but none can take the leader Lease{why}. "
+        "Until one does, the mirror is stale and no change is noticed.",
+        "Check that the watchers reach the API server: its health, the network between, and "
+        "the credentials of the kubeconfig they use; a watcher leads as soon as it can.",
+    )
 
 
 def _condition_findings(observed: Observed) -> list[Finding]:
@@ -689,13 +712,23 @@ def _stale_findings(observed: Observed) -> list[Finding]:
         return []
     if deep_get(observed.cr, "metadata.deletionTimestamp"):
         return []  # the deletion raised the generation: not a spec for a reconcile to observe
-    queued = " A reconcile is queued." if observed.engine.queued_since else ""
+    engine = observed.engine
+    # Said only from the key's state in Redis: a key nothing queued (its change lost, or
+    # not queued yet) must not read as "pending".
+    if engine.running_since:
+        where, todo = " A reconcile is running.", "Wait for it to finish."
+    elif engine.queued_since:
+        where = " A reconcile is queued."
+        todo = "Wait for the next reconcile; if it never comes, see the engine findings."
+    else:
+        where = " No reconcile is queued for it." if engine.redis_up else ""
+        todo = "Press Reconcile now; if it does not run, see the engine findings."
     return [
         Finding(
             RANK_STALE,
             "StatusStale",
-            f"The status describes generation {seen}; the spec is at {generation}.{queued}",
-            "Wait for the next reconcile; if it never comes, see the engine findings.",
+            f"The status describes generation {seen}; the spec is at {generation}.{where}",
+            todo,
         )
     ]
 

@@ -59,6 +59,8 @@ def engine_wide(freshness: mirror.Freshness | None = None) -> EngineState:
         watcher_leader=freshness.leader,
         last_watcher=last.identity if last else "",
         last_watcher_at=last.heartbeat_at if last else None,
+        standbys=freshness.standbys,
+        lease_error=freshness.lease_error,
         stale_after=settings.OPSBOARD_QUEUE_STALE_SECONDS,
     )
     try:

@@ -1,4 +1,4 @@
-"""A worker's database connections, kept from run to run.
+"""A worker's database connections, kept from run to run; the watcher's, dropped when broken.
 
 Every run is treated like a request: its thread keeps its connection for CONN_MAX_AGE
 and health-checks it before use, closing it only when it is broken or too old. (Celery's
@@ -8,10 +8,11 @@ on PostgreSQL that was a new backend per reconcile.)
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
-from django.db import connections
+from django.db import DatabaseError, connections
 
 RECENTLY = 1.0  # seconds: a connection that worked this recently needs no health check
 
@@ -57,3 +58,14 @@ def run_ends() -> None:
         else:
             worked_at.pop(conn.alias, None)
         conn.close_if_unusable_or_obsolete()
+
+
+def close_if_broken() -> None:
+    """After a database error in a thread that never ends (the watcher's heartbeat and
+    mirror writer): closes this thread's connections that no longer work, so that the
+    next attempt connects again. Django does this only between requests and tasks; without
+    it a PostgreSQL restart left the watcher on its dead connections for good."""
+    for conn in connections.all(initialized_only=True):
+        if conn.connection is not None and not conn.is_usable():  # a `SELECT 1`, after errors only
+            with contextlib.suppress(DatabaseError):  # closing a dead socket may complain
+                conn.close()

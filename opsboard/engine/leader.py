@@ -40,6 +40,9 @@ class LeaseElector:
         self._observed: tuple[str, str, str] | None = None  # (holder, renewTime, rv)
         self._observed_at = 0.0
         self._held: Body | None = None  # the Lease as our last successful write left it
+        # Why the last attempt could neither take nor renew the Lease (the API server
+        # unreachable or failing); "" after a success, or when another candidate holds it.
+        self.last_error = ""
 
     def _observe(self, lease: Body) -> str:
         spec = lease.get("spec") or {}
@@ -53,7 +56,9 @@ class LeaseElector:
         return record[0]
 
     def try_acquire_or_renew(self) -> bool:
-        """One attempt; True when this candidate holds the Lease afterwards."""
+        """One attempt; True when this candidate holds the Lease afterwards. A 403 (no
+        grant on the Lease) raises PermanentError: retrying cannot help."""
+        self.last_error = ""
         if self._held is not None:
             try:
                 self._write(self._held)
@@ -71,7 +76,10 @@ class LeaseElector:
                 return False
             self._write(lease)
             return True
-        except (Conflict, TemporaryError):
+        except Conflict:
+            return False  # another candidate wrote first: it leads
+        except TemporaryError as exc:
+            self.last_error = str(exc)
             return False
 
     def _write(self, lease: Body) -> None:

@@ -163,6 +163,12 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
         ending = _Ending()
         try:
             ending = _run(queue, key, started, token, ttl, worker, datetime.now(UTC))
+        except Exception as exc:
+            # The run itself failed, not its controller (the database dropped the pool
+            # process's connection, say): retried with backoff, as a failure is, since
+            # releasing the lock alone dropped the change that queued the key.
+            ending = _Ending(after=_retry_after_crash(queue, key, exc))
+            raise
         finally:
             again = queue.done(
                 key,
@@ -180,6 +186,13 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
         if not again:
             break
     return True
+
+
+def _retry_after_crash(queue: WorkQueue, key: Key, exc: Exception) -> tuple[float, Why]:
+    failures = queue.failed(key)
+    delay = backoff(failures)
+    detail = f"attempt {failures + 1}: the run failed: {type(exc).__name__}: {exc}"[:200]
+    return delay, Why("retry", detail, time.time() + delay)
 
 
 def _run(

@@ -35,7 +35,9 @@ from controllers.base import (
 from controllers.kube import ApiKube, Gone
 from controllers.pods import pod_is_ready
 from controllers.registry import watched_kinds
+from opsboard.engine.database import close_if_broken
 from opsboard.engine.mapping import Echoes, OwnerIndex, keys_for
+from opsboard.engine.outage import Outage
 from opsboard.mirror.history import spec_versions_record
 from opsboard.mirror.writer import (
     Change,
@@ -69,6 +71,12 @@ READY_GRACE = 0.02  # seconds a ready or deleted pod's batch waits for more (_wa
 SAVE_EVERY = 0.5  # seconds between saves of the resume points (Watcher._save_versions)
 # Keys wait for every kind's first list, at most this long (see Watcher._holding).
 SYNC_WAIT = 30.0  # seconds
+# Keys that could not be queued (Redis down) are kept, once each, and sent again from the
+# writer's loop, first after UNSENT_RETRY seconds, then doubling up to UNSENT_RETRY_MAX.
+# Past UNSENT_KEPT the oldest are dropped and a resync is asked for once Redis answers.
+UNSENT_KEPT = 20_000  # keys
+UNSENT_RETRY = 0.5  # seconds
+UNSENT_RETRY_MAX = 5.0  # seconds
 
 
 @dataclass(frozen=True)
@@ -124,11 +132,13 @@ class Watcher:
         echoes: Echoes | None = None,
         namespaces: Sequence[str] = (),
         mirror_only: Sequence[Kind] = (),
+        resync: Callable[[], object] | None = None,
     ) -> None:
         self.kube = kube
         self.controllers = list(controllers)
         self.enqueue = enqueue
         self.enqueue_many = enqueue_many  # the batch form of `enqueue`: one round trip
+        self.resync = resync  # queues every primary object (after keys were dropped)
         self.echoes = echoes  # which children's changes are runs' own writes (echoes.py)
         self.namespaces = list(namespaces)
         kinds = watched_kinds(self.controllers)
@@ -159,6 +169,19 @@ class Watcher:
         self._listed_by: float | None = 0.0
         self._held: dict[Key, str] = {}
         self._saved_at = float("-inf")  # time.monotonic() of the last resume points' save
+        # Keys not queued because Redis did not answer (key → detail), oldest first, and
+        # when to try again (time.monotonic()). While any wait, the resume points are not
+        # saved: a successor replays their changes, so a watcher's death loses none.
+        self._unsent: dict[Key, str] = {}
+        self._unsent_retry_at, self._unsent_delay = 0.0, UNSENT_RETRY
+        self._unsent_dropped = 0  # past UNSENT_KEPT since Redis last answered
+        self._queueing = Outage(log, "Could not queue keys", recovered="Queued keys again")
+        self._writing = Outage(
+            log, "Could not write a batch to the mirror", recovered="Wrote to the mirror again"
+        )
+        self._saving = Outage(
+            log, "Could not save the watches' resume points", recovered="Saved them again"
+        )
 
     # -- readers -------------------------------------------------------------------------
 
@@ -254,6 +277,8 @@ class Watcher:
         if self._holding():
             return  # nothing queued yet, so the resume points are not saved either
         self._release_held()
+        if self._unsent:
+            return  # keys wait for Redis: the resume points wait for them (see __init__)
         for kind, (version, _, _) in self._versions.items():
             if version.isdigit() and not self.namespaces:  # see run()
                 self._queued_through[kind] = int(version)
@@ -323,14 +348,59 @@ class Watcher:
             for key, detail in keys:
                 self._held.setdefault(key, detail)
             return
-        if self.enqueue_many is not None and len(keys) > 1:
-            try:
-                self.enqueue_many([(key, "event", detail) for key, detail in keys])
-            except Exception:  # Redis down: the resync after it returns catches them up
-                log.warning("Could not queue %d keys", len(keys), exc_info=True)
+        if self._unsent:  # Redis did not answer: behind those, sent with them (_send_unsent)
+            self._keep_unsent(keys)
             return
+        self._send(keys)
+
+    def _send(self, keys: list[tuple[Key, str]]) -> bool:
+        """Queues `keys`; False when Redis did not answer: then they are kept to send
+        again. A key queued before the failure is sent twice, which its dedup step absorbs
+        (or, if it ran in between, costs one more run, never a lost one)."""
+        try:
+            if self.enqueue_many is not None and len(keys) > 1:
+                self.enqueue_many([(key, "event", detail) for key, detail in keys])
+            else:
+                for key, detail in keys:
+                    self.enqueue(key=key, trigger="event", detail=detail)
+        except Exception as exc:
+            self._keep_unsent(keys)
+            self._unsent_retry_at = time.monotonic() + self._unsent_delay
+            self._unsent_delay = min(self._unsent_delay * 2, UNSENT_RETRY_MAX)
+            then = f"{len(self._unsent)} key(s) kept, queued once Redis answers"
+            self._queueing.failed(exc, then=then)
+            return False
+        self._queueing.worked()
+        return True
+
+    def _keep_unsent(self, keys: list[tuple[Key, str]]) -> None:
         for key, detail in keys:
-            self._enqueue(key, detail)
+            self._unsent.setdefault(key, detail)
+        over = len(self._unsent) - UNSENT_KEPT
+        if over > 0:
+            for key in list(self._unsent)[:over]:
+                del self._unsent[key]
+            if not self._unsent_dropped:
+                log.warning("Over %d keys wait for Redis: the oldest are dropped", UNSENT_KEPT)
+            self._unsent_dropped += over
+
+    def _send_unsent(self, *, now: bool = False) -> None:
+        """Sends the keys kept while Redis was down, when their retry time has come."""
+        if not self._unsent or (not now and time.monotonic() < self._unsent_retry_at):
+            return
+        keys, self._unsent = list(self._unsent.items()), {}
+        if not self._send(keys):
+            return
+        log.info("Queued %d key(s) kept while Redis did not answer", len(keys))
+        self._unsent_delay = UNSENT_RETRY
+        if self._unsent_dropped and self.resync is not None:
+            try:
+                self.resync()
+            except Exception:  # Redis gone again: beat's periodic resync catches them up
+                log.warning("Could not resync for the keys dropped", exc_info=True)
+            else:
+                log.info("Resynced for the %d key(s) dropped", self._unsent_dropped)
+                self._unsent_dropped = 0
 
     def _events_about_primaries(self) -> str:
         """A field selector for the Events worth reading: the UI shows a CR's Events only,
@@ -442,12 +512,6 @@ class Watcher:
             self._versions.clear()
             self._saved_at = now
 
-    def _enqueue(self, key: Key, detail: str) -> None:
-        try:
-            self.enqueue(key=key, trigger="event", detail=detail)
-        except Exception:  # Redis down: the resync after it returns catches this key up
-            log.warning("Could not queue %s", key, exc_info=True)
-
     def run(self) -> None:
         """Watches until `stop` is set. Call from the thread that may write the mirror;
         after a graceful stop, join it before handing the lease back."""
@@ -470,25 +534,32 @@ class Watcher:
                 ).start()
         self._listed_by = time.monotonic() + SYNC_WAIT
         while not self.stop.is_set():
+            self._send_unsent()
             try:
                 first = self.inbox.get(timeout=0.5)
             except queue.Empty:
                 if self._held and not self._holding():  # a kind never listed: go on
                     self._release_held()
-                if not self._holding():  # their keys are queued: save the resume points
+                if not self._holding() and not self._unsent:  # all queued: save the points
                     self._save_quietly()
                 continue
             self._apply_retrying(self._drain(first))
         # Stopped gracefully, still the leader: save what is queued, so a successor does
         # not replay the last moments as news.
-        if not self.deposed.is_set() and not self._holding():
+        if self.deposed.is_set() or self._holding():
+            return
+        self._send_unsent(now=True)
+        if not self._unsent:
             self._save_quietly()
 
     def _save_quietly(self) -> None:
         try:
             self._save_versions(quiet=True)
-        except Exception:  # the database busy: the next batch or quiet moment saves them
-            log.warning("Could not save the watches' resume points", exc_info=True)
+        except Exception as exc:  # the database busy: the next batch or quiet moment saves them
+            close_if_broken()
+            self._saving.failed(exc)
+        else:
+            self._saving.worked()
 
     def _apply_retrying(self, batch: list[Listed | Streamed]) -> None:
         """A busy database (SQLite's one writer) must not lose a batch: try again for a
@@ -497,10 +568,16 @@ class Watcher:
         delay, deadline = 0.1, time.monotonic() + 60
         while True:
             try:
-                return self._apply(batch)
-            except Exception:
+                self._apply(batch)
+            except Exception as exc:
+                # A connection the database dropped (a restart) is closed, so that the
+                # next attempt connects again instead of failing on it for good.
+                close_if_broken()
                 if time.monotonic() > deadline or self.stop.is_set():
                     raise
-                log.warning("Could not write a batch to the mirror; retrying", exc_info=True)
+                self._writing.failed(exc, then="retrying")
                 self.stop.wait(delay)
                 delay = min(delay * 2, 5.0)
+            else:
+                self._writing.worked()
+                return

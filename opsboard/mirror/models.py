@@ -114,6 +114,9 @@ class WatcherHeartbeat(models.Model):
     is_leader = models.BooleanField(default=False)
     started_at = models.DateTimeField()
     heartbeat_at = models.DateTimeField(db_index=True)
+    # Why this watcher could not take or renew the Lease at its last attempt (the API server
+    # unreachable, a 403), "" when it could, or when another watcher holds it.
+    lease_error = models.TextField(blank=True, default="")
 
     def __str__(self) -> str:
         return f"{self.identity} ({'leader' if self.is_leader else 'standby'})"

@@ -192,6 +192,9 @@ class Freshness:
     standbys: int
     watcher_up: bool
     kinds: dict[str, str]  # kind → resourceVersion the watcher has reached
+    # Why a live standby could not take the Lease at its last attempt, while none leads
+    # (the API server unreachable, say); "" if none said.
+    lease_error: str = ""
 
     @property
     def age(self) -> timedelta | None:
@@ -202,6 +205,7 @@ def mirror_freshness(*, heartbeat_timeout: float = 30.0) -> Freshness:
     """The watcher counts as up while its heartbeat is younger than `heartbeat_timeout` s."""
     cutoff = timezone.now() - timedelta(seconds=heartbeat_timeout)
     watchers = list(WatcherHeartbeat.objects.filter(heartbeat_at__gte=cutoff))
+    watchers.sort(key=lambda w: w.heartbeat_at, reverse=True)  # the freshest one's lease_error
     leader = next((w for w in watchers if w.is_leader), None)
     watches = list(KindWatch.objects.order_by("kind"))  # one row per kind: a few
     return Freshness(
@@ -211,4 +215,5 @@ def mirror_freshness(*, heartbeat_timeout: float = 30.0) -> Freshness:
         standbys=sum(1 for w in watchers if not w.is_leader),
         watcher_up=leader is not None,
         kinds={w.kind: w.resource_version for w in watches},
+        lease_error="" if leader else next((w.lease_error for w in watchers if w.lease_error), ""),
     )

@@ -390,3 +390,37 @@ def test_a_stuck_rollout_with_no_cause_found_says_where_to_look_not_above() -> N
     [finding] = diagnose(Observed(_cr(), objects=[deployment], engine=LIVE, now=NOW))
     assert "(above)" not in finding.todo
     assert "kubectl -n shop describe deployment cache" in finding.todo
+
+
+def test_redis_down_says_what_to_check_without_assuming_make_run() -> None:
+    [finding] = diagnose(Observed(_cr(), engine=EngineState(redis_up=False), now=NOW))
+    assert finding.code == "RedisDown"
+    assert "REDIS_URL" in finding.todo and "make run" not in finding.todo
+
+
+def test_live_standbys_with_no_leader_say_none_can_lead_and_why_not_start_a_watcher() -> None:
+    error = "GET /apis/coordination.k8s.io/v1/namespaces/ops/leases/opsboard-watcher: refused"
+    engine = EngineState(workers=("h:1",), standbys=1, lease_error=error,
+                         last_watcher="w2", last_watcher_at=NOW)  # fmt: skip
+    [finding] = diagnose(Observed(_cr(), engine=engine, now=NOW))
+    assert finding.code == "NoLeader"
+    assert "1 watcher(s) running, but none can take the leader Lease" in finding.what
+    assert error in finding.what
+    assert "API server" in finding.todo and "Start the watcher" not in finding.todo
+
+
+def test_a_stale_status_says_a_reconcile_is_queued_only_when_the_key_is() -> None:
+    cr = _cr()
+    cr["metadata"]["generation"] = 3
+
+    def stale(engine: EngineState) -> str:
+        [finding] = [f for f in diagnose(Observed(cr, engine=engine, now=NOW))
+                     if f.code == "StatusStale"]  # fmt: skip
+        return finding.what
+
+    assert "No reconcile is queued for it." in stale(LIVE)
+    queued = EngineState(watcher_leader="w1", workers=("h:1",), queued_since=NOW)
+    assert "A reconcile is queued." in stale(queued)
+    running = EngineState(watcher_leader="w1", workers=("h:1",), running_since=NOW)
+    assert "A reconcile is running." in stale(running)
+    assert "queued" not in stale(EngineState(redis_up=False))

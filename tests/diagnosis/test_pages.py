@@ -15,8 +15,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from redis import Redis
 
+from controllers.base import Key
 from opsboard.audit.models import AuditEntry
 from opsboard.engine.pump import HEARTBEAT_KEY
+from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
 from tests.dashboard.mirror_factory import memcached_with_pods
 from tests.fixtures.celery import _point_this_process_at
@@ -146,3 +148,19 @@ def test_the_command_explains_a_wrong_kind_or_name() -> None:
         call_command("opsboard_diagnose", "memcached", "x")
     with pytest.raises(CommandError, match="not in the mirror"):
         call_command("opsboard_diagnose", "memcached", "shop/absent")
+
+
+def test_a_stale_status_is_said_pending_only_while_its_key_is_queued(
+    viewer_client: Client, engine_up: None
+) -> None:
+    cr = memcached_with_pods("behind", size=1)
+    cr.body["metadata"]["generation"] = cr.generation = 2  # a spec change not yet observed
+    cr.save()
+    html = viewer_client.get("/k/memcached/default/behind/").content.decode()
+    assert "Status is stale" in html
+    assert "pending" not in html and "A reconcile is queued" not in html
+    assert "No reconcile is queued for it." in html
+
+    queue_for("memcached").add(Key("memcached", "default", "behind"), Why("event"))
+    html = viewer_client.get("/k/memcached/default/behind/").content.decode()
+    assert "A reconcile is queued." in html

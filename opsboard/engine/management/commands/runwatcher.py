@@ -13,18 +13,20 @@ import uuid
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from controllers.base import PermanentError
 from opsboard.engine.echoes import echoes_of
 from opsboard.engine.enqueue import reconcile_enqueue, reconcile_enqueue_many, send_queued_before
 from opsboard.engine.generic import generic_kinds
+from opsboard.engine.heartbeat import Heartbeat
 from opsboard.engine.kubeclient import api_kube
 from opsboard.engine.leader import LeaseElector
 from opsboard.engine.registered import controllers
+from opsboard.engine.runner import resync_all
 from opsboard.engine.watcher import Watcher
 from opsboard.heap import freeze_startup_objects
-from opsboard.mirror.models import WatcherHeartbeat
 
 log = logging.getLogger("opsboard.watcher")
 LEASE_NAME = "opsboard-watcher"
@@ -46,16 +48,17 @@ class Command(BaseCommand):
             identity=identity,
             lease_duration=settings.OPSBOARD_LEASE_DURATION,
         )
-        started = timezone.now()
+        heartbeat = Heartbeat(identity, timezone.now())
         retry = settings.OPSBOARD_LEASE_RETRY_PERIOD
         log.info("Watcher %s started; waiting for the lease", identity)
-        while not stop.is_set() and not elector.try_acquire_or_renew():
-            self._beat(identity, started, leader=False)
+        while not stop.is_set() and not _leads(elector):
+            heartbeat.beat(leader=False, lease_error=elector.last_error)
             stop.wait(retry)
         if stop.is_set():
+            heartbeat.remove()
             return
         log.info("Watcher %s leads", identity)
-        self._beat(identity, started, leader=True, claim=True)
+        heartbeat.beat(leader=True, claim=True)
         self._resend_unsent()
         kube = api_kube()
         watcher = Watcher(
@@ -66,20 +69,22 @@ class Command(BaseCommand):
             echoes=echoes_of,
             namespaces=settings.WATCH_NAMESPACES,
             mirror_only=generic_kinds(kube),
+            resync=resync_all,
         )
         freeze_startup_objects()  # before the first list: the mirror's objects come and go
         writer = threading.Thread(target=watcher.run, name="mirror writer", daemon=True)
         writer.start()
         renewed = time.monotonic()
         while not stop.wait(retry):
-            if elector.try_acquire_or_renew():
+            if _leads(elector):
                 renewed = time.monotonic()
-                self._beat(identity, started, leader=True)
+                heartbeat.beat(leader=True)
             elif time.monotonic() - renewed > settings.OPSBOARD_LEASE_RENEW_DEADLINE:
-                log.error("Watcher %s lost the lease: exiting", identity)
+                why = f" ({elector.last_error})" if elector.last_error else ""
+                log.error("Watcher %s lost the lease%s: exiting", identity, why)
                 watcher.deposed.set()
                 watcher.stop.set()
-                self._beat(identity, started, leader=False)
+                heartbeat.beat(leader=False, lease_error=elector.last_error)
                 sys.exit(1)  # as controller-runtime does; the supervisor starts a candidate
             if not writer.is_alive():
                 log.error("The mirror writer died: exiting")
@@ -89,7 +94,7 @@ class Command(BaseCommand):
         # Its last batch and resume points written before a successor may start.
         writer.join(timeout=WRITER_STOP_SECONDS)
         elector.release()
-        WatcherHeartbeat.objects.filter(identity=identity).delete()
+        heartbeat.remove()
         log.info("Watcher %s stopped and released the lease", identity)
 
     @staticmethod
@@ -106,18 +111,20 @@ class Command(BaseCommand):
             if sent:
                 log.info("Re-sent %d keys queued before this watcher led", sent)
 
-    @staticmethod
-    def _beat(identity: str, started: Any, *, leader: bool, claim: bool = False) -> None:
-        """One UPDATE a beat (update_or_create was a transaction of four statements).
-        `claim`, on taking the lease: only one row may say it leads, so a predecessor's row
-        (one killed before it could say it no longer leads) is cleared then, not at every
-        renewal, where an UPDATE of no row still takes SQLite's one write lock."""
-        try:
-            beat = {"is_leader": leader, "heartbeat_at": timezone.now()}
-            if not WatcherHeartbeat.objects.filter(identity=identity).update(**beat):
-                WatcherHeartbeat.objects.create(identity=identity, started_at=started, **beat)
-            if claim:
-                others = WatcherHeartbeat.objects.filter(is_leader=True).exclude(identity=identity)
-                others.update(is_leader=False)
-        except Exception:
-            log.warning("Could not record the watcher heartbeat", exc_info=True)
+
+def _leads(elector: LeaseElector) -> bool:
+    """One attempt at the Lease. No grant on it (a 403: OPSBOARD_LEASE_NAMESPACE names a
+    namespace where this identity may not use leases) ends the command in one line."""
+    try:
+        return elector.try_acquire_or_renew()
+    except PermanentError as exc:
+        verb = _VERBS.get(str(exc).split(" ", 1)[0], "get, create and update")
+        raise CommandError(
+            f"The watcher may not {verb} the Lease {elector.namespace}/{elector.name} "
+            f"({exc}). Set OPSBOARD_LEASE_NAMESPACE to the namespace where its identity may "
+            "get, create and update leases.coordination.k8s.io (k8s/rbac grants them in "
+            "opsboard's own namespace)."
+        ) from None
+
+
+_VERBS = {"GET": "get", "POST": "create", "PUT": "update"}  # the Lease's requests: their verbs
