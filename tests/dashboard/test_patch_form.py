@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
 from opsboard.audit.models import AuditEntry
@@ -26,12 +27,13 @@ def no_cluster(settings, tmp_path) -> None:
 
 
 def test_viewer_sees_no_patch_form_and_the_actions_disabled_with_the_reason(
-    viewer_client: Client,
+    viewer_client: Client, admin_user: User
 ) -> None:
     html = viewer_client.get("/k/memcached/default/cache-a/").content.decode()
     assert 'name="size"' not in html
     assert re.search(r'<button type="button" disabled[^>]*>Reconcile now</button>', html)
     assert "needs operator in default; you are viewer" in html
+    assert f"Ask an admin ({admin_user.username}) to grant it." in html  # as the 403 says
 
 
 def test_viewer_gets_403_on_forged_posts(viewer_client: Client) -> None:

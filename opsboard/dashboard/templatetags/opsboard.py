@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
 from controllers.pods import pod_is_ready
-from opsboard.accounts.access import access_of
+from opsboard.accounts.access import access_of, refusal
 from opsboard.accounts.roles import Role
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
 from opsboard.mirror.selectors import mirror_freshness
@@ -45,14 +45,18 @@ def role_at_least(user: User | AnonymousUser, role: str) -> bool:
 class Permit:
     allowed: bool
     reason: str  # why not, as the disabled control shows it; "" when allowed
+    refusal: str = ""  # the whole sentence, naming who can grant it; "" when allowed
 
 
 @register.simple_tag
 def permit(user: User | AnonymousUser, role: str, namespace: str) -> Permit:
     """`{% permit user "operator" cr.namespace as can %}`: may the person act here, and if
     not, why ("needs operator in team-a; you are viewer")."""
-    reason = access_of(user).why_not(Role(role), namespace)
-    return Permit(allowed=not reason, reason=reason)
+    access = access_of(user)
+    reason = access.why_not(Role(role), namespace)
+    if not reason:
+        return Permit(allowed=True, reason="")
+    return Permit(False, reason, refusal(access, Role(role), namespace))
 
 
 @register.filter
