@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 import redis
-from django.db import connection
 
 from controllers.base import EVENT, Key
 from controllers.kube import ApiKube
@@ -26,7 +25,7 @@ from opsboard.mirror.models import KubeObject, WatcherHeartbeat
 from opsboard.mirror.selectors import object_events
 from opsboard.mirror.writer import kind_watch_resume_point, mirror_apply
 from tests.engine.toy import CONFIGMAP, TOY, toy
-from tests.fixtures.celery import EngineProcesses, _point_this_process_at, database_url
+from tests.fixtures.celery import EngineProcesses, engine_processes
 from tests.support.waiting import consistently, settled, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -454,19 +453,12 @@ def test_everything_converges_after_redis_restarts(
     tmp_path: Path,
 ) -> None:
     server = EmbeddedRedis(tmp_path / "redis").start()
-    engine = EngineProcesses(
-        redis_url=server.url,
-        kubeconfig=str(kubesim_server.kubeconfig_path),
-        database_url=database_url(connection.settings_dict),
-        tmp=tmp_path,
+    engine = engine_processes(
+        server.url, kubesim_server=kubesim_server, tmp=tmp_path, namespace=namespace
     )
     engine.controllers = "tests.engine.toy"
-    if kubesim_server.real:  # as the engine fixture does: never anyone else's Toys
-        engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
-        engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
     engine.extra_env["OPSBOARD_RESYNC_SECONDS"] = "2"
     engine.extra_env["OPSBOARD_QUEUE_STALE_SECONDS"] = "3"
-    _point_this_process_at(server.url)
     client = redis.Redis.from_url(server.url)
 
     def converged(name: str, size: str) -> bool:

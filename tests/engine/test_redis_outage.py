@@ -8,14 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from controllers.kube import ApiKube
 from opsboard.embedded.redis import EmbeddedRedis
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 from tests.engine.toy import CONFIGMAP, TOY, toy
-from tests.fixtures.celery import EngineProcesses, _point_this_process_at, database_url
+from tests.fixtures.celery import engine_processes
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -30,17 +29,10 @@ def test_a_change_made_while_redis_is_down_is_reconciled_once_it_is_back_without
     tmp_path: Path,
 ) -> None:
     server = EmbeddedRedis(tmp_path / "redis").start()
-    engine = EngineProcesses(
-        redis_url=server.url,
-        kubeconfig=str(kubesim_server.kubeconfig_path),
-        database_url=database_url(connection.settings_dict),
-        tmp=tmp_path,
+    engine = engine_processes(
+        server.url, kubesim_server=kubesim_server, tmp=tmp_path, namespace=namespace
     )
     engine.controllers = "tests.engine.toy"
-    if kubesim_server.real:  # as the engine fixture does: never anyone else's Toys
-        engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
-        engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
-    _point_this_process_at(server.url)
 
     def size() -> str | None:
         engine.restart_exited_workers()  # as a supervisor would
