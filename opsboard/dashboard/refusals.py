@@ -18,14 +18,17 @@ from opsboard.audit.models import AuditEntry
 from opsboard.audit.services import audit_record
 from opsboard.dashboard.http import DashboardRequest
 from opsboard.dashboard.kinds import kind_get
+from opsboard.mirror.selectors import cr_get
 
 View = Callable[..., HttpResponseBase]
 
 
 def change_required(action: str) -> Callable[[View], View]:
     """`role_required(Role.OPERATOR)` for a view of one CR that changes it (`action`, as the
-    audit names it); a refusal is audited. A namespace the person has no role in stays a
-    404, unaudited: nothing there is confirmed to them, not even a refusal."""
+    audit names it); a refusal of a change to a CR the mirror holds is audited, with its
+    uid. A name that is no CR's is refused alike but not audited: else a viewer could write
+    entries naming any object. A namespace the person has no role in stays a 404,
+    unaudited: nothing there is confirmed to them, not even a refusal."""
 
     def decorator(view: View) -> View:
         @wraps(view)
@@ -33,12 +36,14 @@ def change_required(action: str) -> Callable[[View], View]:
             try:
                 role_check(request, Role.OPERATOR, kwargs["namespace"])
             except PermissionDenied as refused:
-                audit_record(
-                    user=request.user, action=action, info=kind_get(kwargs["controller"]),
-                    namespace=kwargs["namespace"], name=kwargs["name"],
-                    result=AuditEntry.Result.REJECTED,
-                    message=f"Refused by opsboard, nothing sent to the cluster. {refused}",
-                )  # fmt: skip
+                info = kind_get(kwargs["controller"])
+                namespace, name = kwargs["namespace"], kwargs["name"]
+                if cr := cr_get(kind=info.kind, namespace=namespace, name=name):
+                    audit_record(
+                        user=request.user, action=action, info=info, namespace=namespace,
+                        name=name, uid=cr.uid, result=AuditEntry.Result.REJECTED,
+                        message=f"Refused by opsboard, nothing sent to the cluster. {refused}",
+                    )  # fmt: skip
                 raise
             return view(request, *args, **kwargs)
 
