@@ -8,11 +8,14 @@ import uuid
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 from kubernetes import client
 
 from controllers.kube import ApiKube, load_api_client
 from controllers.memcached.desired import MEMCACHED
 from opsboard.accounts.kube_identity import KubeIdentity
+from opsboard.accounts.roles import Role, role_assign
 from opsboard.dashboard import crclient
 from tests.controllers.cluster import install_crds
 from tests.dashboard.mirror_factory import MEMCACHED_API, mirror_object
@@ -74,3 +77,14 @@ def impersonation_rbac(
                   spec=IMPERSONATION_SPEC)  # fmt: skip
     settings.OPSBOARD_KUBE_IMPERSONATE = True
     return f"/k/memcached/{namespace}/cache-a/"
+
+
+def operator_in_group(settings: Any, group: str) -> Client:
+    """A client logged in as rita, an opsboard operator everywhere, whom the web sends to
+    the cluster as a member of `group` (OPSBOARD_KUBE_ROLE_GROUPS)."""
+    settings.OPSBOARD_KUBE_ROLE_GROUPS = {"operator": [group]}
+    rita = User.objects.create_user("rita")
+    role_assign(user=rita, role=Role.OPERATOR)
+    person = Client()
+    person.force_login(rita)
+    return person

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
@@ -20,26 +19,17 @@ from opsboard.accounts.kube_identity import KubeIdentity, kube_identity
 from opsboard.accounts.models import SsoIdentity
 from opsboard.accounts.roles import Role, role_assign
 from opsboard.audit.models import AuditEntry
-from tests.dashboard.cluster_fixtures import IMPERSONATION_SPEC
+from tests.dashboard.cluster_fixtures import IMPERSONATION_SPEC, operator_in_group
 
 pytestmark = pytest.mark.django_db
 SPEC = IMPERSONATION_SPEC
-
-
-def _operator_in_group(settings: Any, group: str) -> Client:
-    settings.OPSBOARD_KUBE_ROLE_GROUPS = {"operator": [group]}
-    rita = User.objects.create_user("rita")
-    role_assign(user=rita, role=Role.OPERATOR)
-    person = Client()
-    person.force_login(rita)
-    return person
 
 
 def test_a_group_without_patch_sees_the_refusal_explained_and_nothing_changes(
     impersonation_rbac: str, namespace: str, cluster_kube: ApiKube, settings: Any
 ) -> None:
     rbac = impersonation_rbac
-    person = _operator_in_group(settings, f"{namespace}-readers")
+    person = operator_in_group(settings, f"{namespace}-readers")
     refusal = 'The cluster\'s RBAC refuses: "rita" (groups {}-readers) may not patch {} (API '
     page = unescape(person.get(rbac).content.decode())
     assert refusal.format(namespace, "memcacheds") + "group cache.example.com) in namespace" in page
@@ -64,7 +54,7 @@ def test_a_group_with_patch_changes_the_cr_as_that_person(
     impersonation_rbac: str, namespace: str, cluster_kube: ApiKube, settings: Any
 ) -> None:
     rbac = impersonation_rbac
-    person = _operator_in_group(settings, f"{namespace}-writers")
+    person = operator_in_group(settings, f"{namespace}-writers")
     assert 'name="size"' in person.get(rbac).content.decode()
     html = person.post(rbac + "patch/", {"size": 5, "image": SPEC["image"]}).content.decode()
     hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', html))

@@ -9,27 +9,15 @@ from html import unescape
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 from kubernetes import client
 
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
-from opsboard.accounts.roles import Role, role_assign
 from opsboard.audit.models import AuditEntry
-from tests.dashboard.cluster_fixtures import IMPERSONATION_SPEC
+from tests.dashboard.cluster_fixtures import IMPERSONATION_SPEC, operator_in_group
 
 pytestmark = pytest.mark.django_db
 GRANT = "A cluster admin can grant it with a RoleBinding there (to memcached-editor-role"
-
-
-def _operator_in(settings: Any, group: str) -> Client:
-    settings.OPSBOARD_KUBE_ROLE_GROUPS = {"operator": [group]}
-    rita = User.objects.create_user("rita")
-    role_assign(user=rita, role=Role.OPERATOR)
-    person = Client()
-    person.force_login(rita)
-    return person
 
 
 def test_a_binding_removed_after_the_review_refuses_the_patch_and_says_what_to_do(
@@ -37,7 +25,7 @@ def test_a_binding_removed_after_the_review_refuses_the_patch_and_says_what_to_d
     settings: Any,
 ) -> None:  # fmt: skip
     url = impersonation_rbac
-    person = _operator_in(settings, f"{namespace}-writers")
+    person = operator_in_group(settings, f"{namespace}-writers")
     html = person.post(url + "patch/", {"size": 5, "image": IMPERSONATION_SPEC["image"]},
                        HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
     hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', html))
@@ -65,7 +53,7 @@ def test_a_forged_apply_without_htmx_is_a_403_naming_the_patch_refused(
     impersonation_rbac: str, namespace: str, cluster_kube: ApiKube, settings: Any
 ) -> None:
     url = impersonation_rbac
-    person = _operator_in(settings, f"{namespace}-readers")
+    person = operator_in_group(settings, f"{namespace}-readers")
     live = cluster_kube.get(MEMCACHED, namespace, "cache-a")
     response = person.post(url + "patch/apply/", {
         "size": 3, "image": "memcached:1.6.21-alpine",

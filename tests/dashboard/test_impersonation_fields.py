@@ -10,14 +10,12 @@ from html import unescape
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 from django.test import Client
 from kubernetes import client
 
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
-from opsboard.accounts.roles import Role, role_assign
-from tests.dashboard.cluster_fixtures import IMPERSONATION_SPEC
+from tests.dashboard.cluster_fixtures import IMPERSONATION_SPEC, operator_in_group
 
 pytestmark = pytest.mark.django_db
 GROUP = "cache.example.com"
@@ -38,12 +36,7 @@ def _person_with(rules: str, namespace: str, kube_api_client: Any, settings: Any
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": rules},
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": rules}],
     })  # fmt: skip
-    settings.OPSBOARD_KUBE_ROLE_GROUPS = {"operator": [rules]}
-    rita = User.objects.create_user("rita")
-    role_assign(user=rita, role=Role.OPERATOR)
-    person = Client()
-    person.force_login(rita)
-    return person
+    return operator_in_group(settings, rules)
 
 
 def _field(page: str, name: str) -> str:
