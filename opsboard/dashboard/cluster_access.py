@@ -8,6 +8,7 @@ from __future__ import annotations
 from opsboard.accounts.kube_identity import KubeIdentity
 from opsboard.dashboard import crclient
 from opsboard.dashboard.kinds import KindInfo
+from opsboard.dashboard.patching import via_scale
 
 
 def field_needs(info: KindInfo) -> dict[str, str]:
@@ -15,8 +16,7 @@ def field_needs(info: KindInfo) -> dict[str, str]:
     controller = info.controller
     needs = {}
     if controller.size_path:
-        by_scale = info.replicas_path is not None and info.replicas_path == controller.size_path
-        needs["size"] = "scale" if by_scale else ""
+        needs["size"] = "scale" if via_scale(info, {controller.size_path: None}) else ""
     if controller.image_path:
         needs["image"] = ""
     return needs

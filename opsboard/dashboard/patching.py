@@ -55,7 +55,9 @@ def _merge_patch(changes: dict[str, Any], resource_version: str) -> Body:
     return patch
 
 
-def _scales(info: KindInfo, changes: dict[str, Any]) -> bool:
+def via_scale(info: KindInfo, changes: dict[str, Any]) -> bool:
+    """Whether `changes` (spec path → value) go through `/scale`: a size alone, where the
+    CRD's scale subresource names it."""
     return info.replicas_path is not None and list(changes) == [info.replicas_path]
 
 
@@ -71,7 +73,7 @@ def _send(
     as_user: KubeIdentity | None,
 ) -> Body:
     """Sends the change, by /scale when it is a size alone; returns the CR as changed."""
-    if not _scales(info, changes):
+    if not via_scale(info, changes):
         patch = _merge_patch(changes, rv)
         return crclient.cr_merge_patch(
             info.kind, namespace, name, patch, dry_run=dry_run, as_user=as_user
@@ -106,7 +108,7 @@ def cr_patch_review(
     try:
         if as_user and (refused := crclient.access_refusal(
             info.kind, namespace, "patch", as_user=as_user,
-            subresource="scale" if _scales(info, changes) else "",
+            subresource="scale" if via_scale(info, changes) else "",
         )):  # fmt: skip
             return Review(error=refused)
         live = crclient.cr_read(info.kind, namespace, name, as_user=as_user)
@@ -121,7 +123,7 @@ def cr_patch_review(
         diff=spec_diff(live.get("spec") or {}, dry.get("spec") or {}),
         generation=int(live["metadata"].get("generation") or 0),
         spec=live.get("spec") or {},
-        via_scale=_scales(info, changes),
+        via_scale=via_scale(info, changes),
     )
 
 
@@ -183,7 +185,7 @@ def cr_patch_apply(
         generation=generation,
         message=(
             f"{_revert_note(reverts, reverts_generation)}"
-            f"{'Scaled through /scale' if _scales(info, changes) else 'Patched'} "
+            f"{'Scaled through /scale' if via_scale(info, changes) else 'Patched'} "
             f"to generation {generation}"
         ),
     )
@@ -195,7 +197,7 @@ def _forbidden(
 ) -> str:
     """The cluster's 403 to the patch sent as the person: who it saw, what it refused, what
     to do; the API server's own words last."""
-    subresource = "scale" if _scales(info, changes) else ""
+    subresource = "scale" if via_scale(info, changes) else ""
     return (
         "The cluster refused the patch; nothing was changed: "
         + crclient.rbac_refusal(

@@ -122,12 +122,7 @@ def spec_version_before(version: SpecVersion) -> SpecVersion | None:
 
 def flatten(value: Any, prefix: str) -> dict[str, Any]:
     """{"a": {"b": 1}} → {"spec.a.b": 1}: the leaves of a spec as dotted paths."""
-    if isinstance(value, dict) and value:
-        flat: dict[str, Any] = {}
-        for key, child in value.items():
-            flat.update(flatten(child, f"{prefix}.{key}"))
-        return flat
-    return {prefix: value}
+    return {".".join((prefix, *path)): leaf for path, leaf in _leaves(value).items()}
 
 
 def spec_diff(before: Body, after: Body) -> list[tuple[str, Any, Any]]:
