@@ -137,7 +137,8 @@ class Store:
         self._events: list[Event] = []
         self._window = window
         self.floor = 0  # events at or below this resourceVersion are no longer retained
-        self._subscribers: list[tuple[Subscriber, frozenset[str] | None]] = []
+        # (fn, resources or None for all, the resourceVersion it subscribed at)
+        self._subscribers: list[tuple[Subscriber, frozenset[str] | None, int]] = []
         self._queue: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
         self._admission: dict[str, list[Admission]] = {}
         self._writes: dict[str, int] = {}  # commits per resource: caches of a kind notice change
@@ -199,9 +200,10 @@ class Store:
         """Call fn(event_type, resource, obj) after each commit of `resources` (of all when
         None), in commit order, from one thread. obj is the store's own object, as
         committed (a copy decoded for each subscriber was kubesim's largest single cost):
-        read it, never change it."""
-        subscriber = (fn, frozenset(resources) if resources is not None else None)
-        with self._lock:
+        read it, never change it. Commits made before the call are not delivered, even
+        those still queued for earlier subscribers."""
+        with self._lock:  # commits hold it too: the resourceVersion read here is a clean cut
+            subscriber = (fn, frozenset(resources) if resources is not None else None, self._rv)
             self._subscribers.append(subscriber)
 
         def unsubscribe() -> None:
@@ -231,8 +233,8 @@ class Store:
             ev = self._queue.get()
             if ev is None:
                 return
-            for fn, resources in list(self._subscribers):
-                if resources is not None and ev.resource not in resources:
+            for fn, resources, since in list(self._subscribers):
+                if ev.rv <= since or (resources is not None and ev.resource not in resources):
                     continue
                 try:
                     fn(ev.type, ev.resource, ev.obj)

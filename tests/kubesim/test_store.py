@@ -74,6 +74,34 @@ def test_subscribers_see_commits_in_order(store: Store) -> None:
     ]
 
 
+def test_a_subscriber_sees_no_commit_made_before_it_subscribed(store: Store) -> None:
+    # A slow subscriber holds the dispatcher, so the first commit is still queued when the
+    # second subscriber arrives.
+    release, first_seen = threading.Event(), threading.Event()
+    late: list[str] = []
+
+    def slow(kind: str, resource: str, obj: dict[str, Any]) -> None:
+        first_seen.set()
+        release.wait(5)
+
+    def record(kind: str, resource: str, obj: dict[str, Any]) -> None:
+        late.append(obj["metadata"]["name"])
+
+    stop_slow = store.subscribe(slow, ["configmaps"])
+    store.create("configmaps", _cm("held"), namespace="default")
+    assert first_seen.wait(5)
+    store.create("configmaps", _cm("before"), namespace="default")
+    stop_record = store.subscribe(record, ["configmaps"])
+    store.create("configmaps", _cm("after"), namespace="default")
+    release.set()
+    deadline = time.monotonic() + 5
+    while not late and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stop_slow()
+    stop_record()
+    assert late == ["after"]
+
+
 def test_update_with_stale_resource_version_is_409(store: Store) -> None:
     first = store.create("configmaps", _cm("u"), namespace="default")
     store.patch("configmaps", "default", "u", {"data": {"k": "2"}})
