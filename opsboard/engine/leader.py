@@ -11,12 +11,14 @@ renewal, not two; a conflict sends it the slow way, read then write.
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import UTC, datetime
 
-from controllers.base import Body, Kind, TemporaryError
+from controllers.base import Body, Kind, PermanentError, TemporaryError
 from controllers.kube import ApiKube, Conflict
 
+log = logging.getLogger(__name__)
 LEASE = Kind("coordination.k8s.io", "v1", "Lease", "leases")
 
 
@@ -96,8 +98,9 @@ class LeaseElector:
         self._observe(lease)
         return lease
 
-    def release(self) -> None:
-        """Hands the Lease over at once (client-go's ReleaseOnCancel) if we hold it."""
+    def release(self) -> bool:
+        """Hands the Lease over at once (client-go's ReleaseOnCancel) if we hold it; False
+        when that failed and a standby must wait leaseDuration to take it."""
         self._held = None
         try:
             lease = self.kube.get(LEASE, self.namespace, self.name)
@@ -105,8 +108,10 @@ class LeaseElector:
                 body = self._lease(lease, int(lease["spec"].get("leaseTransitions") or 0))
                 body["spec"].update({"holderIdentity": "", "leaseDurationSeconds": 1})
                 self.kube.replace(LEASE, body)
-        except (Conflict, TemporaryError):
-            pass  # the standby takes over after leaseDuration anyway
+            return True
+        except (Conflict, TemporaryError, PermanentError) as exc:  # a 403: the grant is gone
+            log.warning("Could not release the Lease %s/%s: %s", self.namespace, self.name, exc)
+            return False
 
     def _lease(self, current: Body, transitions: int) -> Body:
         now = _micro_time()

@@ -1,8 +1,11 @@
-"""What a watcher that cannot lead says: a 403 on the Lease ends it in one line naming the
-setting to change; a standby that cannot reach the API server says why none leads."""
+"""What a watcher that cannot lead says: a 403 on the Lease, at start or once it leads, ends
+it in one line naming the setting to change; a standby that cannot reach the API server says
+why none leads."""
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +19,11 @@ from opsboard.core.identities import write_kubeconfig
 from opsboard.embedded.redis import free_port
 from opsboard.mirror.models import WatcherHeartbeat
 from tests.fixtures.celery import EngineProcesses
-from tests.kubesim.identities import service_account_token
+from tests.kubesim.identities import cluster_objects, service_account_token, unique
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
+RBAC = "rbac.authorization.k8s.io"
 
 
 def _admin_kubeconfig(kubesim_server: Any) -> dict[str, Any]:
@@ -47,6 +51,87 @@ def test_a_403_on_the_lease_stops_the_watcher_in_one_line_naming_the_setting(
     [line] = [line for line in log.splitlines() if "OPSBOARD_LEASE_NAMESPACE" in line]
     assert f"may not get the Lease {namespace}/opsboard-watcher" in line
     assert 'cannot get resource "leases"' in line
+
+
+@pytest.fixture
+def lease_holder(
+    engine: EngineProcesses,
+    toy_crd: None,
+    kube_api_client: client.ApiClient,
+    kubesim_server: Any,
+    namespace: str,
+    tmp_path: Path,
+) -> Iterator[Callable[[], None]]:
+    """The engine set to run the watcher as a ServiceAccount that may read everything and
+    use the Lease through a RoleBinding; yields what takes the binding away."""
+    account, reader = "lease-holder", unique("lease-holder-reads")
+    rbac = client.RbacAuthorizationV1Api(kube_api_client)
+    token = service_account_token(kube_api_client, namespace, account)
+    kubeconfig = tmp_path / "kubeconfig-lease-holder"
+    config = kubeconfig_with_token(_admin_kubeconfig(kubesim_server), token, user=account)
+    write_kubeconfig(kubeconfig, config)
+    subject = {"kind": "ServiceAccount", "name": account, "namespace": namespace}
+    leases = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+              "verbs": ["get", "create", "update"]}  # fmt: skip
+    read_all = {"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}
+    with cluster_objects(kube_api_client) as made:
+        rbac.create_cluster_role({"metadata": {"name": reader}, "rules": [read_all]})
+        made.append(("ClusterRole", reader))
+        rbac.create_cluster_role_binding({
+            "metadata": {"name": reader}, "subjects": [subject],
+            "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": reader},
+        })  # fmt: skip
+        made.append(("ClusterRoleBinding", reader))
+        rbac.create_namespaced_role(namespace, {"metadata": {"name": "leases"}, "rules": [leases]})
+        rbac.create_namespaced_role_binding(namespace, {
+            "metadata": {"name": "leases"}, "subjects": [subject],
+            "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "leases"},
+        })  # fmt: skip
+        engine.controllers = "tests.engine.toy"
+        engine.kubeconfig = str(kubeconfig)
+        engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
+        yield lambda: rbac.delete_namespaced_role_binding("leases", namespace)
+
+
+def _leads() -> bool:
+    return WatcherHeartbeat.objects.filter(is_leader=True).exists()
+
+
+def test_a_leader_whose_grant_on_the_lease_is_taken_away_stops_in_one_line(
+    engine: EngineProcesses, lease_holder: Callable[[], None], namespace: str
+) -> None:
+    watcher = engine.start_watcher()
+    wait_for(_leads, what="the watcher to lead")
+    lease_holder()
+    wait_for(lambda: watcher.poll() is not None, what="the watcher to exit")
+    log = engine.logs()
+    assert watcher.returncode == 1, log
+    assert "Traceback" not in log
+    [line] = [line for line in log.splitlines() if "OPSBOARD_LEASE_NAMESPACE" in line]
+    assert f"may not update the Lease {namespace}/opsboard-watcher" in line
+    assert not _leads()  # its heartbeat no longer claims the lead
+
+
+def test_a_leader_that_may_no_longer_release_the_lease_says_so_and_stops(
+    engine: EngineProcesses, lease_holder: Callable[[], None], namespace: str
+) -> None:
+    # Renewing once a minute, it is stopped before it learns from a renewal.
+    engine.extra_env.update(
+        OPSBOARD_LEASE_RETRY_PERIOD="60", OPSBOARD_LEASE_RENEW_DEADLINE="90",
+        OPSBOARD_LEASE_DURATION="120",
+    )  # fmt: skip
+    watcher = engine.start_watcher()
+    wait_for(_leads, what="the watcher to lead")
+    lease_holder()
+    watcher.send_signal(signal.SIGTERM)
+    wait_for(lambda: watcher.poll() is not None, what="the watcher to exit")
+    log = engine.logs()
+    assert watcher.returncode == 0, log
+    assert "Traceback" not in log
+    [line] = [line for line in log.splitlines() if "Could not release the Lease" in line]
+    assert f"{namespace}/opsboard-watcher: PUT" in line
+    assert 'cannot update resource "leases"' in line
+    assert "stopped and left the lease to expire" in log
 
 
 def test_a_standby_that_cannot_reach_the_api_server_says_why_none_leads(

@@ -76,7 +76,14 @@ class Command(BaseCommand):
         writer.start()
         renewed = time.monotonic()
         while not stop.wait(retry):
-            if _leads(elector):
+            try:
+                leads = _leads(elector)
+            except CommandError:  # the grant on the Lease was taken away while leading
+                watcher.deposed.set()
+                watcher.stop.set()
+                heartbeat.remove()
+                raise
+            if leads:
                 renewed = time.monotonic()
                 heartbeat.beat(leader=True)
             elif time.monotonic() - renewed > settings.OPSBOARD_LEASE_RENEW_DEADLINE:
@@ -93,9 +100,10 @@ class Command(BaseCommand):
         watcher.stop.set()
         # Its last batch and resume points written before a successor may start.
         writer.join(timeout=WRITER_STOP_SECONDS)
-        elector.release()
+        released = elector.release()
         heartbeat.remove()
-        log.info("Watcher %s stopped and released the lease", identity)
+        left = "released the lease" if released else "left the lease to expire"
+        log.info("Watcher %s stopped and %s", identity, left)
 
     @staticmethod
     def _resend_unsent() -> None:
