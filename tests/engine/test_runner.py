@@ -1,13 +1,17 @@
 """One key's reconcile, driven in this process: a key that changed while it ran runs again
 at once, not pushed back onto the ready list, unless its run failed; a run reads its key's
-own status write before the mirror has it."""
+own status write before the mirror has it; a run that fails outside its controller is
+retried."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from django.db import DatabaseError, connection
 from kubernetes import client
 
 from controllers.base import Key
@@ -15,7 +19,7 @@ from controllers.kube import ApiKube
 from opsboard.engine import own_status
 from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
-from opsboard.engine.queue import queue_for, ready_list
+from opsboard.engine.queue import Why, queue_for, ready_list
 from opsboard.engine.runner import reconcile_key
 from opsboard.mirror.writer import mirror_apply
 from tests.engine.toy import CONFIGMAP, TOY, toy
@@ -117,3 +121,51 @@ def test_a_create_refused_because_the_namespace_is_being_deleted_is_no_error(
         assert not [c for c in conditions or [] if c["type"] == "Degraded"]
     finally:
         api.patch(TOY, namespace, "late", {"metadata": {"finalizers": None}})
+
+
+@contextmanager
+def _run_log_refused() -> Iterator[None]:
+    """The database refuses to store a run (a trigger, as a full disk or a revoked grant
+    would): a failure in the run itself, not in its controller."""
+    table = ReconcileRun._meta.db_table
+    if connection.vendor == "postgresql":
+        made = [
+            "CREATE FUNCTION refuse_runs() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'no room for runs'; END $$",
+            f"CREATE TRIGGER refuse_runs BEFORE INSERT ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_runs()",
+        ]
+        dropped = [f"DROP TRIGGER refuse_runs ON {table}", "DROP FUNCTION refuse_runs()"]
+    else:
+        made = [
+            f"CREATE TRIGGER refuse_runs BEFORE INSERT ON {table} "
+            "BEGIN SELECT RAISE(ABORT, 'no room for runs'); END"
+        ]
+        dropped = ["DROP TRIGGER refuse_runs"]
+    with connection.cursor() as cursor:
+        for statement in made:
+            cursor.execute(statement)
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            for statement in dropped:
+                cursor.execute(statement)
+
+
+def test_a_run_that_fails_outside_its_controller_is_retried_with_backoff(
+    in_process: None, api: ApiKube, namespace: str
+) -> None:
+    """Releasing the key's lock alone would drop the change that queued it."""
+    body = api.create(TOY, toy("unrecorded", namespace))
+    mirror_apply(kind=TOY, events=[("ADDED", body)])
+    queue, key = queue_for("toy"), Key("toy", namespace, "unrecorded")
+    with _run_log_refused(), pytest.raises(DatabaseError, match="no room for runs"):
+        reconcile_key(key=key, trigger="event", detail="ADDED Toy")
+
+    assert queue.client.zscore(queue.delayed, str(key)) is not None
+    why = Why.load(queue.client.hget(queue.delayed_why, str(key)))
+    assert why.trigger == "retry"
+    assert why.detail.startswith("attempt 2: the run failed: ") and "no room" in why.detail
+    assert not queue.client.exists(queue.lock_name(key))  # released, for the retry to take
+    assert not ReconcileRun.objects.filter(namespace=namespace, name="unrecorded").exists()
