@@ -8,12 +8,17 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group, User
+from django.dispatch import Signal
 from django.http import HttpRequest
 
 from opsboard.accounts.models import LoginSession, NamespaceGrant
 
 # The fields whose change alters what a person may do.
 ACCESS_FIELDS = ("is_active", "is_superuser", "is_staff")
+# Sent with target (User), by (how: "manage.py opsboard_user") and ended (how many) when
+# someone ends a person's sessions on purpose, for the audit; the ends that follow a role
+# change are audited as that change.
+sessions_revoked = Signal()
 
 
 def sessions_end(*, user_id: int) -> int:

@@ -1,6 +1,6 @@
 """Audit entries: every change a person made through opsboard, and its result; every
-login lockout (no object: controller, kind, namespace and name are empty); and every change
-to a person's roles."""
+login lockout (no object: controller, kind, namespace and name are empty); every change
+to a person's roles, and every end put to their sessions by hand."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ class AuditEntry(models.Model):
         RECONCILE = "reconcile", "manual reconcile"
         LOCKOUT = "lockout", "login lockout"
         ROLE = "role", "role change"  # kind "User", name: the person, namespace "" everywhere
+        REVOKE = "revoke", "sessions ended"  # kind "User", name: the person
 
     class Result(models.TextChoices):
         APPLIED = "applied"

@@ -1,5 +1,5 @@
-"""The audit follows the engine, the login throttle and role changes through their signals
-(none of them imports the audit)."""
+"""The audit follows the engine, the login throttle, role changes and sessions ended by hand
+through their signals (none of them imports the audit)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,13 @@ from axes.signals import user_locked_out
 from django.http import HttpRequest
 
 from opsboard.accounts.role_changes import role_changed
-from opsboard.audit.services import audit_link_run, audit_lockout, audit_role_change
+from opsboard.accounts.sessions import sessions_revoked
+from opsboard.audit.services import (
+    audit_link_run,
+    audit_lockout,
+    audit_role_change,
+    audit_sessions_revoked,
+)
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.signals import reconcile_run_recorded
 
@@ -31,9 +37,14 @@ def _role_changed(**kwargs: Any) -> None:
     audit_role_change(**kwargs)
 
 
+def _sessions_revoked(*, target: Any, by: str, ended: int, **_: Any) -> None:
+    audit_sessions_revoked(target=target, by=by, ended=ended)
+
+
 def connect() -> None:
     reconcile_run_recorded.connect(
         _run_recorded, sender=ReconcileRun, dispatch_uid="opsboard-audit-link-run"
     )
     user_locked_out.connect(_locked_out, dispatch_uid="opsboard-audit-lockout")
     role_changed.connect(_role_changed, dispatch_uid="opsboard-audit-role-change")
+    sessions_revoked.connect(_sessions_revoked, dispatch_uid="opsboard-audit-sessions-revoked")

@@ -123,6 +123,16 @@ def audit_lockout(*, username: str, address: str) -> AuditEntry | None:
     )  # fmt: skip
 
 
+def audit_sessions_revoked(*, target: User, by: str, ended: int) -> AuditEntry:
+    """Records that someone ended every session `target` held, through `by`."""
+    who = target.get_username()
+    return AuditEntry.objects.create(
+        username=by, action=AuditEntry.Action.REVOKE, controller="", kind="User",
+        namespace="", name=who, result=AuditEntry.Result.APPLIED,
+        message=f"Ended {ended} session(s) of {who} (through {by})",
+    )  # fmt: skip
+
+
 def audit_role_change(
     *, actor: User | None, by: str, target: User, namespace: str, before: Role | None,
     after: Role | None,

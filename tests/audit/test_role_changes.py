@@ -1,6 +1,6 @@
 """Role changes are audited: who changed whose role, where, from what to what; by
 `manage.py opsboard_user` and on the user's page in Django admin. An unchanged role writes
-no entry."""
+no entry. Sessions ended by hand (`--revoke`) are audited too."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from django.test import Client
 
 from opsboard.accounts.roles import Role, grant_assign
 from opsboard.audit.models import AuditEntry
+from tests.accounts.users import PASSWORD
 
 pytestmark = pytest.mark.django_db
 CLI = "manage.py opsboard_user"
@@ -76,3 +77,21 @@ def test_the_audit_page_shows_whose_role_changed_where(admin_client_: Client) ->
     call_command("opsboard_user", "tina", "--role", "operator", "--namespace", "team-a")
     page = admin_client_.get("/audit/").content.decode()
     assert "role change" in page and "user tina in team-a" in page
+
+
+def test_sessions_ended_by_hand_are_audited_and_shown(admin_client_: Client, viewer: User) -> None:
+    for _ in range(2):
+        login = {"username": viewer.username, "password": PASSWORD}
+        assert Client().post("/accounts/login/", login).status_code == 302
+    call_command("opsboard_user", "--revoke", viewer.username)
+    [entry] = AuditEntry.objects.filter(action=AuditEntry.Action.REVOKE)
+    assert (entry.username, entry.kind, entry.name, entry.result) == (
+        CLI,
+        "User",
+        "vera",
+        "applied",
+    )
+    assert entry.message == f"Ended 2 session(s) of vera (through {CLI})"
+
+    html = admin_client_.get("/audit/").content.decode()
+    assert "sessions ended" in html and "user vera" in html

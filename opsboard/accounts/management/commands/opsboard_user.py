@@ -23,9 +23,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from opsboard.accounts.role_changes import role_changes_announced
 from opsboard.accounts.roles import Role, grant_assign, role_assign
-from opsboard.accounts.sessions import sessions_end
+from opsboard.accounts.sessions import sessions_end, sessions_revoked
 
 NONE = "none"
+BY = "manage.py opsboard_user"
 
 
 class Command(BaseCommand):
@@ -66,7 +67,7 @@ class Command(BaseCommand):
         user.save()
         chosen = None if role == NONE else Role(role)
         namespaces: list[str] = options["namespace"]
-        with role_changes_announced(target=user, actor=None, by="manage.py opsboard_user"):
+        with role_changes_announced(target=user, actor=None, by=BY):
             for namespace in namespaces:
                 grant_assign(user=user, namespace=namespace, role=chosen)
             if not namespaces:
@@ -80,6 +81,7 @@ class Command(BaseCommand):
         if user is None:
             raise CommandError(f"no user named {username!r}")
         ended = sessions_end(user_id=user.pk)
+        sessions_revoked.send(sender=User, target=user, by=BY, ended=ended)
         self.stdout.write(f"Ended {ended} session(s) of {username}")
 
     def _password(self, path: Path | None) -> str:
