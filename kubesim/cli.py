@@ -40,6 +40,9 @@ def _serve(args: argparse.Namespace) -> int:
         tls=not args.plain_http,
         tls_names=tuple(args.tls_san),
     )
+    done = threading.Event()  # a stop asked for during start-up is kept for after it
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: done.set())
     sim.start()
     _freeze_start_up()
     if args.kubeconfig_out:
@@ -47,9 +50,6 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"kubesim serving {sim.url}", flush=True)
     if args.kubeconfig_out:
         print(f"kubeconfig written to {args.kubeconfig_out}", flush=True)
-    done = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: done.set())
     done.wait()
     sim.stop()
     return 0

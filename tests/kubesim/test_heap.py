@@ -7,16 +7,19 @@ from pathlib import Path
 from tests.support.probe import probe
 
 # The CLI in the probe's main thread (it installs signal handlers), watched from another,
-# which stops it with the SIGTERM a supervisor would send.
+# which stops it with the SIGTERM a supervisor would send. The server prints its URL just
+# after the freeze: its lines go to stderr, so that the watch's cannot land inside one.
 _SERVED = """
 import gc, json, os, signal, sys, threading, time
 from kubesim import cli
+
+out, sys.stdout = sys.stdout, sys.stderr
 
 def watch():
     deadline = time.time() + 30
     while gc.get_freeze_count() == 0 and time.time() < deadline:
         time.sleep(0.05)
-    print(json.dumps({"frozen": gc.get_freeze_count()}), flush=True)
+    print(json.dumps({"frozen": gc.get_freeze_count()}), file=out, flush=True)
     os.kill(os.getpid(), signal.SIGTERM)
 
 threading.Thread(target=watch, daemon=True).start()
