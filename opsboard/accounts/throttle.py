@@ -14,9 +14,14 @@ from axes.models import AccessAttempt
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
 from django.db.models import QuerySet
+from django.dispatch import Signal
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
+
+# Sent with username and address (either may be ""), cleared (how many failure records) and
+# by (how: "manage.py opsboard_unlock") when someone lifts a lockout early, for the audit.
+lockout_lifted = Signal()
 
 
 def client_address(request: HttpRequest) -> str:

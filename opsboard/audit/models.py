@@ -1,6 +1,6 @@
 """Audit entries: every change a person made through opsboard, and its result; every
 login lockout (no object: controller, kind, namespace and name are empty); every change
-to a person's roles, and every end put to their sessions by hand."""
+to a person's roles; every end put to their sessions and every lockout lifted, by hand."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ class AuditEntry(models.Model):
         LOCKOUT = "lockout", "login lockout"
         ROLE = "role", "role change"  # kind "User", name: the person, namespace "" everywhere
         REVOKE = "revoke", "sessions ended"  # kind "User", name: the person
+        UNLOCK = "unlock", "lockout lifted"  # name: the username, if one was given
 
     class Result(models.TextChoices):
         APPLIED = "applied"

@@ -123,6 +123,20 @@ def audit_lockout(*, username: str, address: str) -> AuditEntry | None:
     )  # fmt: skip
 
 
+def audit_lockout_lifted(*, username: str, address: str, cleared: int, by: str) -> AuditEntry:
+    """Records that someone lifted the lockout of `username` and/or `address`, through `by`."""
+    whose = " and ".join(
+        part for part in (username and f"user {username}", address and f"address {address}")
+        if part
+    )  # fmt: skip
+    return AuditEntry.objects.create(
+        username=by, action=AuditEntry.Action.UNLOCK, controller="", kind="", namespace="",
+        name=username, result=AuditEntry.Result.APPLIED,
+        message=f"Lifted the lockout of {whose}: cleared {cleared} failure record(s) "
+        f"(through {by})",
+    )  # fmt: skip
+
+
 def audit_sessions_revoked(*, target: User, by: str, ended: int) -> AuditEntry:
     """Records that someone ended every session `target` held, through `by`."""
     who = target.get_username()

@@ -1,5 +1,6 @@
 """Throttled logins: after five failures for one username or from one address, logins are
-refused with the time to wait, until the lockout expires; each lockout is audited once."""
+refused with the time to wait, until the lockout expires or an admin lifts it; each lockout,
+and each one lifted, is audited once."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from datetime import timedelta
 import pytest
 from axes.models import AccessAttempt
 from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
 from django.test import Client, RequestFactory
 
 from opsboard.accounts.throttle import client_address, wait_text
@@ -166,3 +168,39 @@ def test_a_lockout_spread_over_usernames_counts_down_to_when_it_really_ends(
     assert _login(client, operator.username, PASSWORD, address="10.0.5.1").status_code == 429
     _age(31, username="spray1")
     assert _login(client, operator.username, PASSWORD, address="10.0.5.1").status_code == 302
+
+
+def test_an_admin_lifts_a_username_s_lockout_and_the_audit_says_so(
+    viewer: User, admin_client_: Client
+) -> None:
+    client = Client()
+    for i in range(5):
+        _login(client, viewer.username, "wrong", address=f"10.0.4.{i}")
+    assert _login(client, viewer.username, PASSWORD).status_code == 429
+    call_command("opsboard_unlock", "--username", viewer.username)
+    assert _login(client, viewer.username, PASSWORD).status_code == 302
+    [entry] = AuditEntry.objects.filter(action=AuditEntry.Action.UNLOCK)
+    by = "manage.py opsboard_unlock"
+    assert (entry.username, entry.name, entry.result) == (by, "vera", "applied")
+    assert entry.message == (
+        f"Lifted the lockout of user vera: cleared 5 failure record(s) (through {by})"
+    )
+    html = admin_client_.get("/audit/").content.decode()
+    assert "lockout lifted" in html and "user vera" in html
+
+
+def test_an_admin_lifts_an_address_s_lockout(viewer: User, operator: User) -> None:
+    client = Client()
+    for i in range(5):
+        _login(client, f"guess{i}", "wrong", address="10.0.5.1")
+    assert _login(client, operator.username, PASSWORD, address="10.0.5.1").status_code == 429
+    call_command("opsboard_unlock", "--address", "10.0.5.1")
+    assert _login(client, operator.username, PASSWORD, address="10.0.5.1").status_code == 302
+    [entry] = AuditEntry.objects.filter(action=AuditEntry.Action.UNLOCK)
+    assert entry.name == "" and "of address 10.0.5.1: cleared 5 failure" in entry.message
+
+
+def test_unlocking_needs_a_username_or_an_address() -> None:
+    with pytest.raises(CommandError, match="--username NAME and/or --address ADDRESS"):
+        call_command("opsboard_unlock")
+    assert not AuditEntry.objects.filter(action=AuditEntry.Action.UNLOCK).exists()
