@@ -24,6 +24,12 @@ from django.utils import timezone
 lockout_lifted = Signal()
 
 
+def lockout_subject(username: str, address: str) -> str:
+    """Whose lockout is meant: "user tina", "address 10.0.0.7", or both."""
+    named = (username and f"user {username}", address and f"address {address}")
+    return " and ".join(part for part in named if part)
+
+
 def client_address(request: HttpRequest) -> str:
     """The client's address: REMOTE_ADDR, or behind N trusted proxies (an ingress), the
     address the outermost of them saw, from X-Forwarded-For."""

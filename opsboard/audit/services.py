@@ -12,6 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from opsboard.accounts.roles import Role
+from opsboard.accounts.throttle import lockout_subject
 from opsboard.audit.models import AuditEntry
 from opsboard.engine.models import ReconcileRun
 
@@ -125,10 +126,7 @@ def audit_lockout(*, username: str, address: str) -> AuditEntry | None:
 
 def audit_lockout_lifted(*, username: str, address: str, cleared: int, by: str) -> AuditEntry:
     """Records that someone lifted the lockout of `username` and/or `address`, through `by`."""
-    whose = " and ".join(
-        part for part in (username and f"user {username}", address and f"address {address}")
-        if part
-    )  # fmt: skip
+    whose = lockout_subject(username, address)
     return AuditEntry.objects.create(
         username=by, action=AuditEntry.Action.UNLOCK, controller="", kind="", namespace="",
         name=username, result=AuditEntry.Result.APPLIED,

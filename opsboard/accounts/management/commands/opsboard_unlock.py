@@ -14,7 +14,7 @@ from axes.utils import reset
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from opsboard.accounts.throttle import lockout_lifted
+from opsboard.accounts.throttle import lockout_lifted, lockout_subject
 
 BY = "manage.py opsboard_unlock"
 
@@ -37,8 +37,5 @@ class Command(BaseCommand):
         if username and not User.objects.filter(username=username).exists():
             self.stderr.write(f"Note: no account is named {username!r}")
         lockout_lifted.send(sender=User, username=username, address=address, cleared=cleared, by=BY)
-        what = " and ".join(
-            part for part in (username and f"user {username}", address and f"address {address}")
-            if part
-        )  # fmt: skip
-        self.stdout.write(f"Cleared {cleared} failure record(s) of {what}")
+        whose = lockout_subject(username, address)
+        self.stdout.write(f"Cleared {cleared} failure record(s) of {whose}")
