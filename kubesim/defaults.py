@@ -252,6 +252,23 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
         obj["type"] = "Opaque"
 
 
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def template_generation(new: dict[str, Any], old: dict[str, Any] | None) -> None:
+    """A DaemonSet's template generation, kept in this annotation as apps/v1 shows it: the
+    client's own number (1 if none) at create; then the old one, plus one when the pod
+    template changed, whatever the client sent (the registry's PrepareForUpdate)."""
+    annotations = new["metadata"].setdefault("annotations", {})
+    if old is None:
+        given = annotations.get(TEMPLATE_GENERATION, "")
+        annotations[TEMPLATE_GENERATION] = given if given.isdigit() and int(given) else "1"
+        return
+    kept = int((old["metadata"].get("annotations") or {}).get(TEMPLATE_GENERATION) or 1)
+    changed = new.get("spec", {}).get("template") != old.get("spec", {}).get("template")
+    annotations[TEMPLATE_GENERATION] = str(kept + changed)
+
+
 def _network_policy_defaults(spec: dict[str, Any]) -> None:
     spec.setdefault("podSelector", {})  # a struct, not a pointer: always serialised
     if not spec.get("policyTypes"):

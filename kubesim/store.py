@@ -605,6 +605,8 @@ class Store:
             if rt.key == crds.CRD:
                 crds.prepare_create(obj)
             self._prepare(rt, obj, strict=field_validation == "Strict", warnings=warnings)
+            if rt.key == "daemonsets.apps":
+                defaults.template_generation(obj, None)
             self._admit(rt.key, "CREATE", obj, None)
             if (ns, name) in bucket:
                 raise errors.already_exists(rt.key, name)
@@ -725,6 +727,8 @@ class Store:
             return self._write_update(rt, old, new, dry_run=dry_run)
 
     def _bump_generation(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if rt.key == "daemonsets.apps":
+            defaults.template_generation(new, old)
         if not rt.tracks_generation:
             return
         ignored = ("metadata", "status") if rt.status else ("metadata",)

@@ -34,6 +34,7 @@ from kubesim.cluster.workloads import (
     min_ready_seconds,
     write_status,
 )
+from kubesim.defaults import TEMPLATE_GENERATION
 from kubesim.errors import ApiError
 
 COMPONENT = "daemonset-controller"
@@ -174,7 +175,9 @@ class DaemonSetController(Controller[Key]):
         labels = dict(pod_template.get("metadata", {}).get("labels") or {})
         labels |= {
             REVISION_LABEL: revision,
-            GENERATION_LABEL: str(ds["metadata"].get("generation", 1)),
+            GENERATION_LABEL: (ds["metadata"].get("annotations") or {}).get(
+                TEMPLATE_GENERATION, "1"
+            ),
         }
         spec = pod_template.get("spec") or {}
         spec["affinity"] = {

@@ -84,6 +84,33 @@ def test_a_template_change_replaces_the_pods(apps, core, namespace):
     wait_for(updated, what="every daemon pod updated")
 
 
+def test_the_template_generation_counts_changes_of_the_pod_template_only(apps, core, namespace):
+    """apps/v1 shows it in an annotation, and the controller labels each pod with it."""
+    key = "deprecated.daemonset.template.generation"
+    nodes = len(schedulable_nodes(core))
+    apps.create_namespaced_daemon_set(namespace, daemonset("gen"))
+
+    def labels(generation: str) -> bool:
+        pods = core.list_namespaced_pod(namespace, label_selector="app=gen").items
+        return len(pods) == nodes and all(
+            p.metadata.labels["pod-template-generation"] == generation for p in pods
+        )
+
+    wait_for(lambda: labels("1"), what="a pod per node, template generation 1")
+    strategy = {"spec": {"updateStrategy": {"rollingUpdate": {"maxUnavailable": 2}}}}
+    ds = apps.patch_namespaced_daemon_set("gen", namespace, strategy)
+    assert (ds.metadata.generation, ds.metadata.annotations[key]) == (2, "1")
+    forged = {"metadata": {"annotations": {key: "7"}}}  # not the client's to set
+    assert (
+        apps.patch_namespaced_daemon_set("gen", namespace, forged).metadata.annotations[key] == "1"
+    )
+
+    image = {"containers": [{"name": "agent", "image": "busybox:1.37"}]}
+    ds = apps.patch_namespaced_daemon_set("gen", namespace, {"spec": {"template": {"spec": image}}})
+    assert (ds.metadata.generation, ds.metadata.annotations[key]) == (3, "2")
+    wait_for(lambda: labels("2"), what="every pod replaced, template generation 2")
+
+
 def _ready_names(core, namespace: str, selector: str) -> set[str]:
     return {p.metadata.name for p in pods_of(core, namespace, selector) if is_ready(p)}
 
