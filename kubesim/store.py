@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack, cast
 
-from kubesim import builtin_schema, crds, defaults, errors, scale, schema
+from kubesim import builtin_schema, crds, defaults, errors, immutable, scale, schema
 from kubesim.errors import ApiError, FieldError, GoLiteral
 from kubesim.jsonutil import clone, dumps, later, loads, loads_object, now
 from kubesim.patch import json_patch, merge_patch, strategic_merge
@@ -490,8 +490,9 @@ class Store:
         *,
         strict: bool,
         warnings: builtins.list[str] | None,
+        old: dict[str, Any] | None = None,
     ) -> None:
-        """Defaulting, pruning and validation shared by create and update."""
+        """Defaulting, pruning and validation shared by create and update (given `old`)."""
         errs: list[FieldError] = []
         if rt.crd:
             version = obj["apiVersion"].rpartition("/")[2]
@@ -514,6 +515,9 @@ class Store:
             errs = defaults.validate(rt.key, rt.kind, obj)
             if rt.key == crds.CRD:
                 errs += crds.validate(obj)
+            if old is not None:
+                before, after = immutable.update_errors(rt.key, obj, old)
+                errs = before + errs + after
         errs = defaults.validate_metadata(obj["metadata"]) + errs
         if errs:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), errs)
@@ -722,7 +726,9 @@ class Store:
                         new.pop("status", None)
                 if rt.key == "namespaces":
                     new["spec"] = old.get("spec", {})
-                self._prepare(rt, new, strict=field_validation == "Strict", warnings=warnings)
+                self._prepare(
+                    rt, new, strict=field_validation == "Strict", warnings=warnings, old=old
+                )
                 self._bump_generation(rt, old, new)
             return self._write_update(rt, old, new, dry_run=dry_run)
 
