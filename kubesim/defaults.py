@@ -7,6 +7,7 @@ common ones the same way. Validation covers names and the checks workloads hit i
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
@@ -248,8 +249,21 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
         spec.setdefault("volumeMode", "Filesystem")
     elif resource == "networkpolicies.networking.k8s.io":
         _network_policy_defaults(obj.setdefault("spec", {}))
-    elif resource == "secrets" and not obj.get("type"):
-        obj["type"] = "Opaque"
+    elif resource == "secrets":
+        _string_data(obj)
+        if not obj.get("type"):
+            obj["type"] = "Opaque"
+
+
+def _string_data(secret: dict[str, Any]) -> None:
+    """stringData is write-only: v1 conversion merges it into data (it wins a shared key)
+    and no client ever reads it back, so a pod or a client reading .data sees every key."""
+    string_data = secret.pop("stringData", None)
+    if isinstance(string_data, dict) and string_data:
+        data = secret.get("data")
+        data = data if isinstance(data, dict) else {}
+        encoded = {k: base64.b64encode(str(v).encode()).decode() for k, v in string_data.items()}
+        secret["data"] = {**data, **encoded}
 
 
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"

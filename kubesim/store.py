@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack, cast
 
-from kubesim import builtin_schema, crds, defaults, errors, immutable, scale, schema
+from kubesim import builtin_schema, crds, defaults, errors, immutable, omitempty, scale, schema
 from kubesim.errors import ApiError, FieldError, GoLiteral
 from kubesim.jsonutil import clone, dumps, later, loads, loads_object, now
 from kubesim.patch import json_patch, merge_patch, strategic_merge
@@ -518,6 +518,7 @@ class Store:
             if old is not None:
                 before, after = immutable.update_errors(rt.key, obj, old)
                 errs = before + errs + after
+        omitempty.drop_empty(obj, custom=bool(rt.crd))
         errs = defaults.validate_metadata(obj["metadata"]) + errs
         if errs:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), errs)
