@@ -491,8 +491,10 @@ class Store:
         strict: bool,
         warnings: builtins.list[str] | None,
         old: dict[str, Any] | None = None,
+        name_errors: builtins.list[FieldError] | None = None,
     ) -> None:
-        """Defaulting, pruning and validation shared by create and update (given `old`)."""
+        """Defaulting, pruning and validation shared by create and update (given `old`);
+        a create's name errors are reported with the rest, first, as ObjectMeta's are."""
         errs: list[FieldError] = []
         if rt.crd:
             version = obj["apiVersion"].rpartition("/")[2]
@@ -519,7 +521,7 @@ class Store:
                 before, after = immutable.update_errors(rt.key, obj, old)
                 errs = before + errs + after
         omitempty.drop_empty(obj, custom=bool(rt.crd))
-        errs = defaults.validate_metadata(obj["metadata"]) + errs
+        errs = (name_errors or []) + defaults.validate_metadata(obj["metadata"]) + errs
         if errs:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), errs)
 
@@ -587,10 +589,7 @@ class Store:
                     if (ns, meta["name"]) not in bucket:
                         break
             name = meta["name"]
-            name_errors = defaults.validate_name(rt.key, name)
-            if name_errors:
-                raise errors.invalid(rt.kind, rt.group, name, name_errors)
-            if rt.namespaced:
+            if rt.namespaced:  # NamespaceLifecycle admission comes before validation
                 self._check_namespace(rt, ns, name)
             for k in _SERVER_META:
                 meta.pop(k, None)
@@ -609,7 +608,13 @@ class Store:
                 obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
             if rt.key == crds.CRD:
                 crds.prepare_create(obj)
-            self._prepare(rt, obj, strict=field_validation == "Strict", warnings=warnings)
+            self._prepare(
+                rt,
+                obj,
+                strict=field_validation == "Strict",
+                warnings=warnings,
+                name_errors=defaults.validate_name(rt.key, name),
+            )
             if rt.key == "daemonsets.apps":
                 defaults.template_generation(obj, None)
             self._admit(rt.key, "CREATE", obj, None)
