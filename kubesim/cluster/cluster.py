@@ -45,6 +45,7 @@ RESOURCES = [
     "replicasets.apps",
     "statefulsets.apps",
     "daemonsets.apps",
+    "controllerrevisions.apps",
     "resourcequotas",
     BUDGETS,
 ]
