@@ -7,6 +7,7 @@ common ones the same way. Validation covers names and the checks workloads hit i
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
@@ -69,6 +70,12 @@ NAME_PART_MSG = (
     "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
     "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
 )
+QUALIFIED_MSG = (
+    "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must "
+    "start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
+    "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') "
+    "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+)
 LABEL_VALUE_MSG = (
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
     "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
@@ -78,11 +85,19 @@ LABEL_VALUE_MSG = (
 
 
 def _key_errors(path: str, key: str) -> list[FieldError]:
-    prefix, _, name = key.rpartition("/")
+    """IsQualifiedName: an optional subdomain prefix and '/', then a name part."""
+    parts = key.split("/")
+    if len(parts) > 2:
+        return [FieldError("Invalid", path, key, QUALIFIED_MSG)]
+    prefix, name = parts if len(parts) == 2 else (None, parts[0])
     errors = []
-    if prefix and not _SUBDOMAIN.match(prefix):
+    if prefix is not None and not prefix:
+        errors.append(FieldError("Invalid", path, key, "prefix part must be non-empty"))
+    elif prefix is not None and not _SUBDOMAIN.match(prefix):
         errors.append(FieldError("Invalid", path, key, "prefix part " + SUBDOMAIN_MSG))
-    if len(name) > 63:
+    if not name:
+        errors.append(FieldError("Invalid", path, key, "name part must be non-empty"))
+    elif len(name) > 63:
         errors.append(
             FieldError("Invalid", path, key, "name part must be no more than 63 characters")
         )
@@ -248,8 +263,21 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
         spec.setdefault("volumeMode", "Filesystem")
     elif resource == "networkpolicies.networking.k8s.io":
         _network_policy_defaults(obj.setdefault("spec", {}))
-    elif resource == "secrets" and not obj.get("type"):
-        obj["type"] = "Opaque"
+    elif resource == "secrets":
+        _string_data(obj)
+        if not obj.get("type"):
+            obj["type"] = "Opaque"
+
+
+def _string_data(secret: dict[str, Any]) -> None:
+    """stringData is write-only: v1 conversion merges it into data (it wins a shared key)
+    and no client ever reads it back, so a pod or a client reading .data sees every key."""
+    string_data = secret.pop("stringData", None)
+    if isinstance(string_data, dict) and string_data:
+        data = secret.get("data")
+        data = data if isinstance(data, dict) else {}
+        encoded = {k: base64.b64encode(str(v).encode()).decode() for k, v in string_data.items()}
+        secret["data"] = {**data, **encoded}
 
 
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
@@ -334,26 +362,13 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
     spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
     errors: list[FieldError] = []
     if resource == "pods":
-        errors += _validate_pod_spec(spec, "spec")
+        errors += _validate_pod_spec(spec, "spec", restart=("Always", "OnFailure", "Never"))
     elif resource in (
         "deployments.apps",
         "replicasets.apps",
         "statefulsets.apps",
         "daemonsets.apps",
     ):
-        selector = spec.get("selector")
-        tpl_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
-        if not selector:
-            errors.append(FieldError("Required", "spec.selector"))
-        elif not match_labels_dict(selector, tpl_labels):
-            errors.append(
-                FieldError(
-                    "Invalid",
-                    "spec.template.metadata.labels",
-                    _go_map(tpl_labels),
-                    "`selector` does not match template `labels`",
-                )
-            )
         if isinstance(spec.get("replicas"), int) and spec["replicas"] < 0:
             errors.append(
                 FieldError(
@@ -363,9 +378,27 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
                     "must be greater than or equal to 0",
                 )
             )
+        selector = spec.get("selector")
+        tpl_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+        if not selector:
+            errors.append(FieldError("Required", "spec.selector"))
+        if not selector or not match_labels_dict(selector, tpl_labels or {}):
+            # a missing selector selects nothing, so the template's labels never match it
+            errors.append(
+                FieldError(
+                    "Invalid",
+                    "spec.template.metadata.labels",
+                    _go_map(tpl_labels),
+                    "`selector` does not match template `labels`",
+                )
+            )
         tpl_spec = (spec.get("template") or {}).get("spec") or {}
-        errors += _validate_pod_spec(tpl_spec, "spec.template.spec")
+        errors += _validate_pod_spec(tpl_spec, "spec.template.spec", restart=("Always",))
     elif resource == "services":
+        if spec.get("type") not in _SERVICE_TYPES:
+            supported = ", ".join(render_value(t) for t in _SERVICE_TYPES)
+            detail = f"supported values: {supported}"
+            errors.append(FieldError("Unsupported", "spec.type", spec.get("type"), detail))
         for i, p in enumerate(spec.get("ports") or []):
             port = p.get("port")
             if not isinstance(port, int) or not 1 <= port <= 65535:
@@ -385,7 +418,7 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
                 errors.append(
                     FieldError(
                         "Invalid",
-                        "data",
+                        f"data[{k}]",
                         k,
                         "a valid config key must consist of alphanumeric "
                         "characters, '-', '_' or '.' (e.g. 'key.name',  or "
@@ -396,6 +429,8 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
     return errors
 
 
+_SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
+_PORT_RANGE = "must be between 1 and 65535, inclusive"
 _PERCENT = re.compile(r"^[0-9]+%$")
 PERCENT_MSG = (
     "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  "
@@ -431,24 +466,38 @@ def _int_or_string(value: str) -> GoLiteral:
     return GoLiteral(f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{render_value(value)}}}")
 
 
-def _validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:
+def _validate_pod_spec(
+    spec: dict[str, Any], path: str, *, restart: tuple[str, ...]
+) -> list[FieldError]:
+    """ValidatePodSpec's checks, in its order: containers (names, images, ports), then
+    restartPolicy, which a workload's template may only leave at Always."""
     errors: list[FieldError] = []
     containers = spec.get("containers")
     if not containers:
         errors.append(FieldError("Required", f"{path}.containers"))
         return errors
     for i, c in enumerate(containers):
+        where = f"{path}.containers[{i}]"
         if not c.get("name"):
-            errors.append(FieldError("Required", f"{path}.containers[{i}].name"))
+            errors.append(FieldError("Required", f"{where}.name"))
         elif not _LABEL.match(c["name"]):
-            errors.append(
-                FieldError("Invalid", f"{path}.containers[{i}].name", c["name"], LABEL_MSG)
-            )
+            errors.append(FieldError("Invalid", f"{where}.name", c["name"], LABEL_MSG))
         if not c.get("image"):
-            errors.append(FieldError("Required", f"{path}.containers[{i}].image"))
+            errors.append(FieldError("Required", f"{where}.image"))
+        for j, port in enumerate(c.get("ports") or []):
+            number = port.get("containerPort") if isinstance(port, dict) else None
+            if isinstance(number, int) and not 1 <= number <= 65535:
+                field = f"{where}.ports[{j}].containerPort"
+                errors.append(FieldError("Invalid", field, number, _PORT_RANGE))
+    policy = spec.get("restartPolicy")
+    if policy is not None and policy not in restart:
+        detail = "supported values: " + ", ".join(render_value(r) for r in restart)
+        errors.append(FieldError("Unsupported", f"{path}.restartPolicy", policy, detail))
     return errors
 
 
-def _go_map(labels: dict[str, Any]) -> Any:
+def _go_map(labels: dict[str, Any] | None) -> Any:
+    if labels is None:
+        return GoLiteral("map[string]string(nil)")
     inner = ", ".join(f'"{k}":"{v}"' for k, v in sorted(labels.items()))
     return GoLiteral(f"map[string]string{{{inner}}}")

@@ -23,7 +23,7 @@ from kubesim import errors
 MAGIC = b"k8s\x00"
 META = "k8s.io.apimachinery.pkg.apis.meta.v1"
 _RUNTIME = "k8s.io.apimachinery.pkg.runtime"
-_REPEATED, _KEEP_ZERO = 1, 2
+REPEATED, KEEP_ZERO = 1, 2  # Field flags: a list; Go marshals its zero value
 # Groups whose Go package is not the group's first label.
 _PACKAGES = {"rbac.authorization.k8s.io": "rbac", "meta.k8s.io": "meta"}
 
@@ -171,7 +171,7 @@ def _decode_message(name: str, data: bytes) -> Any:
             k, v = _map_entry(kind, _bytes(raw))
             obj.setdefault(key, {})[k] = v
             continue
-        if flags & _REPEATED:
+        if flags & REPEATED:
             items = obj.setdefault(key, [])
             if wire == 2 and kind in ("int", "bool"):  # packed scalars
                 data_ = _bytes(raw)
@@ -183,7 +183,7 @@ def _decode_message(name: str, data: bytes) -> Any:
                 items.append(_scalar(kind, wire, raw))
             continue
         decoded = _scalar(kind, wire, raw)
-        if decoded is None or (_zero(decoded) and not flags & _KEEP_ZERO):
+        if decoded is None or (_zero(decoded) and not flags & KEEP_ZERO):
             continue  # Go's zero value of an omitempty field: JSON would not carry it
         obj[key] = decoded
     return obj

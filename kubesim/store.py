@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack, cast
 
-from kubesim import builtin_schema, crds, defaults, errors, scale, schema
+from kubesim import builtin_schema, crds, defaults, errors, immutable, omitempty, scale, schema
 from kubesim.errors import ApiError, FieldError, GoLiteral
 from kubesim.jsonutil import clone, dumps, later, loads, loads_object, now
 from kubesim.patch import json_patch, merge_patch, strategic_merge
@@ -490,8 +490,11 @@ class Store:
         *,
         strict: bool,
         warnings: builtins.list[str] | None,
+        old: dict[str, Any] | None = None,
+        name_errors: builtins.list[FieldError] | None = None,
     ) -> None:
-        """Defaulting, pruning and validation shared by create and update."""
+        """Defaulting, pruning and validation shared by create and update (given `old`);
+        a create's name errors are reported with the rest, first, as ObjectMeta's are."""
         errs: list[FieldError] = []
         if rt.crd:
             version = obj["apiVersion"].rpartition("/")[2]
@@ -514,7 +517,11 @@ class Store:
             errs = defaults.validate(rt.key, rt.kind, obj)
             if rt.key == crds.CRD:
                 errs += crds.validate(obj)
-        errs = defaults.validate_metadata(obj["metadata"]) + errs
+            if old is not None:
+                before, after = immutable.update_errors(rt.key, obj, old)
+                errs = before + errs + after
+        omitempty.drop_empty(obj, custom=bool(rt.crd))
+        errs = (name_errors or []) + defaults.validate_metadata(obj["metadata"]) + errs
         if errs:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), errs)
 
@@ -582,10 +589,7 @@ class Store:
                     if (ns, meta["name"]) not in bucket:
                         break
             name = meta["name"]
-            name_errors = defaults.validate_name(rt.key, name)
-            if name_errors:
-                raise errors.invalid(rt.kind, rt.group, name, name_errors)
-            if rt.namespaced:
+            if rt.namespaced:  # NamespaceLifecycle admission comes before validation
                 self._check_namespace(rt, ns, name)
             for k in _SERVER_META:
                 meta.pop(k, None)
@@ -604,7 +608,13 @@ class Store:
                 obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
             if rt.key == crds.CRD:
                 crds.prepare_create(obj)
-            self._prepare(rt, obj, strict=field_validation == "Strict", warnings=warnings)
+            self._prepare(
+                rt,
+                obj,
+                strict=field_validation == "Strict",
+                warnings=warnings,
+                name_errors=defaults.validate_name(rt.key, name),
+            )
             if rt.key == "daemonsets.apps":
                 defaults.template_generation(obj, None)
             self._admit(rt.key, "CREATE", obj, None)
@@ -722,7 +732,9 @@ class Store:
                         new.pop("status", None)
                 if rt.key == "namespaces":
                     new["spec"] = old.get("spec", {})
-                self._prepare(rt, new, strict=field_validation == "Strict", warnings=warnings)
+                self._prepare(
+                    rt, new, strict=field_validation == "Strict", warnings=warnings, old=old
+                )
                 self._bump_generation(rt, old, new)
             return self._write_update(rt, old, new, dry_run=dry_run)
 

@@ -30,6 +30,7 @@ from kubesim.cluster.replicaset import ReplicaSetController
 from kubesim.cluster.scheduler import Scheduler
 from kubesim.cluster.services import ServiceAllocator
 from kubesim.cluster.statefulset import StatefulSetController
+from kubesim.cluster.tokens import TokenVolumeAdmission
 from kubesim.cluster.volumes import ClaimAdmission, VolumeController
 from kubesim.cluster.workqueue import WorkQueue
 
@@ -45,6 +46,7 @@ RESOURCES = [
     "replicasets.apps",
     "statefulsets.apps",
     "daemonsets.apps",
+    "controllerrevisions.apps",
     "resourcequotas",
     BUDGETS,
 ]
@@ -105,6 +107,7 @@ class Cluster:
         self.services.install()
         ClaimAdmission(self.store).install()
         QuotaAdmission(self.store).install()
+        TokenVolumeAdmission(self.store, self.ctx.random("token-volumes")).install()
         self._unsubscribe = self.store.subscribe(self._on_event, RESOURCES)
         for resource in RESOURCES:
             for obj in self.store.list(resource):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesim.cluster import daemonset_update as update
-from kubesim.cluster import names
+from kubesim.cluster import history, names
 from kubesim.cluster.controller import (
     Context,
     Controller,
@@ -71,6 +71,10 @@ class DaemonSetController(Controller[Key]):
         if ds is None:
             return None
         revision = names.template_hash(ds["spec"]["template"])
+        owned = self.ctx.cache.owned("pods", ds["metadata"]["uid"])
+        running = {labels_of(p).get(REVISION_LABEL) for p in owned}
+        live = {f"{ds['metadata']['name']}-{h}" for h in running if h}
+        history.record(self.ctx, ds, revision, REVISION_LABEL, live)
         template = daemon_template(ds)
         nodes = {n["metadata"]["name"]: n for n in self.ctx.cache.list("nodes")}
         placed = placement(template, nodes)

@@ -28,7 +28,9 @@ HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
-_NOT_COPIED = {REVISION, DESIRED, MAX_REPLICAS, "deployment.kubernetes.io/revision-history"}
+HISTORY = "deployment.kubernetes.io/revision-history"
+_HISTORY_CHARS = 2000
+_NOT_COPIED = {REVISION, DESIRED, MAX_REPLICAS, HISTORY}
 _NOT_COPIED.add("kubectl.kubernetes.io/last-applied-configuration")
 
 
@@ -246,14 +248,14 @@ class DeploymentController(Controller[Key]):
         return scaled
 
     def _sync_revision(self, d: Obj, new_rs: Obj, old_rs: list[Obj]) -> None:
-        """The new ReplicaSet holds the highest revision (a rollback moves an old one up)."""
-        wanted = max((revision(rs) for rs in old_rs), default=0) + 1
-        rev = revision(new_rs)
-        if rev < wanted and any(revision(rs) >= rev for rs in old_rs):
+        """The new ReplicaSet holds the highest revision (a rollback moves an old one up) and
+        the Deployment's own annotations (so `rollout history` shows its change-cause)."""
+        changed = new_rs_annotations(d, new_rs, old_rs)
+        if changed:
             meta = new_rs["metadata"]
-            body = {"metadata": {"annotations": {REVISION: str(wanted)}}}
+            body = {"metadata": {"annotations": changed}}
             new_rs = self.ctx.api.patch("replicasets.apps", meta["namespace"], meta["name"], body)
-            rev = wanted
+        rev = revision(new_rs)
         if (d["metadata"].get("annotations") or {}).get(REVISION) != str(rev):
             body = {"metadata": {"annotations": {REVISION: str(rev)}}}
             self.ctx.api.patch(
@@ -493,6 +495,30 @@ def max_surge(d: Obj) -> int:
 
 def max_unavailable(d: Obj) -> int:
     return _rolling_params(d)[1]
+
+
+def new_rs_annotations(d: Obj, rs: Obj, old_rs: list[Obj]) -> dict[str, str]:
+    """SetNewReplicaSetAnnotations on an existing new ReplicaSet: the annotations to change.
+
+    The Deployment's annotations are copied (added or changed, never removed); a set that
+    comes back by a rollback takes the next revision and keeps its former ones, oldest
+    first, in revision-history (at most 2000 characters, as kube-controller-manager)."""
+    have = rs["metadata"].get("annotations") or {}
+    changed = {
+        k: v
+        for k, v in (d["metadata"].get("annotations") or {}).items()
+        if k not in _NOT_COPIED and have.get(k) != v
+    }
+    wanted = max((revision(r) for r in old_rs), default=0) + 1
+    rev = revision(rs)
+    if rev < wanted and any(revision(r) >= rev for r in old_rs):
+        changed[REVISION] = str(wanted)
+        if REVISION in have:
+            former = [r for r in have.get(HISTORY, "").split(",") if r]
+            while former and len(",".join([*former, have[REVISION]])) > _HISTORY_CHARS:
+                former.pop(0)
+            changed[HISTORY] = ",".join([*former, have[REVISION]])
+    return changed
 
 
 def replica_annotations(d: Obj) -> dict[str, str]:

@@ -10,7 +10,7 @@ import ipaddress
 import random
 from typing import Any
 
-from kubesim.errors import FieldError, invalid
+from kubesim.errors import FieldError, GoLiteral, invalid, render_value
 
 Obj = dict[str, Any]
 
@@ -45,7 +45,8 @@ class ServiceAllocator:
             spec.get("clusterIP") or (spec.get("clusterIPs") or [None])[0] or old.get("clusterIP")
         )
         if wanted and old.get("clusterIP") and wanted != old["clusterIP"]:
-            return [FieldError("Invalid", "spec.clusterIPs[0]", wanted, "may not change once set")]
+            shown = GoLiteral(f"[]string{{{render_value(wanted)}}}")  # Go prints the list
+            return [FieldError("Invalid", "spec.clusterIPs[0]", shown, "may not change once set")]
         if wanted == "None":
             spec["clusterIP"], spec["clusterIPs"] = "None", ["None"]
             return []

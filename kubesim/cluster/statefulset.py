@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 
-from kubesim.cluster import names
+from kubesim.cluster import history, names
 from kubesim.cluster.api import is_status_error
 from kubesim.cluster.controller import (
     Context,
@@ -27,6 +27,7 @@ from kubesim.errors import ApiError
 
 COMPONENT = "statefulset-controller"
 REVISION_LABEL = "controller-revision-hash"
+HASH_LABEL = "controller.kubernetes.io/hash"  # on its ControllerRevisions
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 
@@ -44,9 +45,13 @@ class StatefulSetController(Controller[Key]):
         if sts is None:
             return None
         name = sts["metadata"]["name"]
-        update_revision = f"{name}-{names.template_hash(sts['spec']['template'])}"
+        template_hash = names.template_hash(sts["spec"]["template"])
+        update_revision = f"{name}-{template_hash}"
         pods = {ordinal(p, name): p for p in self.ctx.cache.owned("pods", sts["metadata"]["uid"])}
         pods.pop(None, None)
+        live = {p["metadata"].get("labels", {}).get(REVISION_LABEL, "") for p in pods.values()}
+        live.add((sts.get("status") or {}).get("currentRevision") or "")
+        history.record(self.ctx, sts, template_hash, HASH_LABEL, live)
         replicas = int(sts["spec"].get("replicas", 1))
         ordered = sts["spec"].get("podManagementPolicy", "OrderedReady") == "OrderedReady"
         try:

@@ -1,0 +1,108 @@
+"""Invalid objects as kube-apiserver refuses them: every error of the object in one 422, in
+its order and words, so what a person reads names everything they must fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes import client
+
+from tests.kubesim.support import raw
+
+Api = client.ApiClient
+SUBDOMAIN = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+
+
+def _refused(api: Api, path: str, body: dict[str, Any]) -> str:
+    resp = raw(api, "POST", path, body=body)
+    assert resp.status == 422, resp.data
+    return str(resp.json()["message"])
+
+
+def test_a_bad_name_is_reported_with_the_other_errors(kube_api_client: Api, namespace: str) -> None:
+    pod = {"metadata": {"name": "Bad"}, "spec": {"containers": [{"name": "c"}]}}
+    assert _refused(kube_api_client, f"/api/v1/namespaces/{namespace}/pods", pod) == (
+        f'Pod "Bad" is invalid: [metadata.name: Invalid value: "Bad": {SUBDOMAIN}, '
+        "spec.containers[0].image: Required value]"
+    )
+    # The namespace is looked up first: a missing one is a 404 whatever the name.
+    resp = raw(kube_api_client, "POST", "/api/v1/namespaces/no-such-ns/configmaps", body=pod)
+    assert (resp.status, resp.json()["message"]) == (404, 'namespaces "no-such-ns" not found')
+
+
+def test_pod_ports_and_restart_policy_are_checked(kube_api_client: Api, namespace: str) -> None:
+    container = {"name": "c", "image": "nginx:1.25", "ports": [{"containerPort": 70000}]}
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"containers": [container], "restartPolicy": "Sometimes"},
+    }
+    assert _refused(kube_api_client, f"/api/v1/namespaces/{namespace}/pods", pod) == (
+        'Pod "p" is invalid: [spec.containers[0].ports[0].containerPort: Invalid value: 70000: '
+        "must be between 1 and 65535, inclusive, spec.restartPolicy: Unsupported value: "
+        '"Sometimes": supported values: "Always", "OnFailure", "Never"]'
+    )
+    deployment = {
+        "metadata": {"name": "d"},
+        "spec": {
+            "template": {
+                "spec": {"containers": [container | {"ports": []}], "restartPolicy": "Never"}
+            }
+        },
+    }
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    assert _refused(kube_api_client, path, deployment) == (
+        'Deployment.apps "d" is invalid: [spec.selector: Required value, '
+        "spec.template.metadata.labels: Invalid value: map[string]string(nil): `selector` does "
+        "not match template `labels`, spec.template.spec.restartPolicy: Unsupported value: "
+        '"Never": supported values: "Always"]'
+    )
+
+
+def test_service_type_and_cluster_ip(kube_api_client: Api, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/services"
+    svc = {"metadata": {"name": "s"}, "spec": {"type": "Nope", "ports": [{"port": 80}]}}
+    assert _refused(kube_api_client, path, svc) == (
+        'Service "s" is invalid: spec.type: Unsupported value: "Nope": supported values: '
+        '"ClusterIP", "ExternalName", "LoadBalancer", "NodePort"'
+    )
+    svc["spec"]["type"] = "ClusterIP"
+    created = raw(kube_api_client, "POST", path, body=svc)
+    assert created.status == 201, created.data
+    ip = created.json()["spec"]["clusterIP"]
+    other = "10.96.0.99" if ip != "10.96.0.99" else "10.96.0.98"
+    resp = raw(
+        kube_api_client,
+        "PATCH",
+        f"{path}/s",
+        body={"spec": {"clusterIP": other, "clusterIPs": [other]}},
+        content_type="application/merge-patch+json",
+    )
+    assert (resp.status, resp.json()["message"]) == (
+        422,
+        f'Service "s" is invalid: spec.clusterIPs[0]: Invalid value: []string{{"{other}"}}: '
+        "may not change once set",
+    )
+
+
+def test_label_and_data_keys(kube_api_client: Api, namespace: str) -> None:
+    cm = {"metadata": {"name": "c", "labels": {"a/b/c": "x"}}, "data": {"bad key": "1"}}
+    assert _refused(kube_api_client, f"/api/v1/namespaces/{namespace}/configmaps", cm) == (
+        'ConfigMap "c" is invalid: [metadata.labels: Invalid value: "a/b/c": a qualified name '
+        "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+        "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+        "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS "
+        "subdomain prefix and '/' (e.g. 'example.com/MyName'), data[bad key]: Invalid value: "
+        '"bad key": a valid config key must consist of alphanumeric characters, '
+        "'-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for "
+        "validation is '[-._a-zA-Z0-9]+')]"
+    )
+    # Go walks a map in random order, so one bad label per object keeps the text stable.
+    cm = {"metadata": {"name": "c", "labels": {"/d": "y"}}}
+    assert _refused(kube_api_client, f"/api/v1/namespaces/{namespace}/configmaps", cm) == (
+        'ConfigMap "c" is invalid: metadata.labels: Invalid value: "/d": prefix part must be '
+        "non-empty"
+    )
