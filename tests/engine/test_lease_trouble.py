@@ -30,6 +30,30 @@ def _admin_kubeconfig(kubesim_server: Any) -> dict[str, Any]:
     return dict(yaml.safe_load(Path(kubesim_server.kubeconfig_path).read_text()))
 
 
+def _run_as(
+    engine: EngineProcesses, kubesim_server: Any, kube_api_client: client.ApiClient,
+    namespace: str, account: str, tmp_path: Path,
+) -> None:  # fmt: skip
+    """Sets the engine to run as this ServiceAccount, using the Lease in `namespace`."""
+    token = service_account_token(kube_api_client, namespace, account)
+    kubeconfig = tmp_path / f"kubeconfig-{account}"
+    config = kubeconfig_with_token(_admin_kubeconfig(kubesim_server), token, user=account)
+    write_kubeconfig(kubeconfig, config)
+    engine.kubeconfig = str(kubeconfig)
+    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
+
+
+def _exit_line(engine: EngineProcesses, watcher: Any, returncode: int, marker: str) -> str:
+    """Waits for the watcher to exit with `returncode` and no traceback; returns the one
+    line of its log that holds `marker`."""
+    wait_for(lambda: watcher.poll() is not None, what="the watcher to exit")
+    log = engine.logs()
+    assert watcher.returncode == returncode, log
+    assert "Traceback" not in log
+    [line] = [line for line in log.splitlines() if marker in line]
+    return line
+
+
 def test_a_403_on_the_lease_stops_the_watcher_in_one_line_naming_the_setting(
     engine: EngineProcesses,
     kube_api_client: client.ApiClient,
@@ -37,18 +61,9 @@ def test_a_403_on_the_lease_stops_the_watcher_in_one_line_naming_the_setting(
     namespace: str,
     tmp_path: Path,
 ) -> None:
-    token = service_account_token(kube_api_client, namespace, "no-grants")  # bound to nothing
-    kubeconfig = tmp_path / "kubeconfig-no-grants"
-    config = kubeconfig_with_token(_admin_kubeconfig(kubesim_server), token, user="no-grants")
-    write_kubeconfig(kubeconfig, config)
-    engine.kubeconfig = str(kubeconfig)
-    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
-    watcher = engine.start_watcher()
-    wait_for(lambda: watcher.poll() is not None, what="the watcher to exit")
-    log = engine.logs()
-    assert watcher.returncode == 1, log
-    assert "Traceback" not in log
-    [line] = [line for line in log.splitlines() if "OPSBOARD_LEASE_NAMESPACE" in line]
+    # A ServiceAccount bound to nothing.
+    _run_as(engine, kubesim_server, kube_api_client, namespace, "no-grants", tmp_path)
+    line = _exit_line(engine, engine.start_watcher(), 1, "OPSBOARD_LEASE_NAMESPACE")
     assert f"may not get the Lease {namespace}/opsboard-watcher" in line
     assert 'cannot get resource "leases"' in line
 
@@ -66,10 +81,7 @@ def lease_holder(
     use the Lease through a RoleBinding; yields what takes the binding away."""
     account, reader = "lease-holder", unique("lease-holder-reads")
     rbac = client.RbacAuthorizationV1Api(kube_api_client)
-    token = service_account_token(kube_api_client, namespace, account)
-    kubeconfig = tmp_path / "kubeconfig-lease-holder"
-    config = kubeconfig_with_token(_admin_kubeconfig(kubesim_server), token, user=account)
-    write_kubeconfig(kubeconfig, config)
+    _run_as(engine, kubesim_server, kube_api_client, namespace, account, tmp_path)
     subject = {"kind": "ServiceAccount", "name": account, "namespace": namespace}
     leases = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
               "verbs": ["get", "create", "update"]}  # fmt: skip
@@ -88,8 +100,6 @@ def lease_holder(
             "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "leases"},
         })  # fmt: skip
         engine.controllers = "tests.engine.toy"
-        engine.kubeconfig = str(kubeconfig)
-        engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
         yield lambda: rbac.delete_namespaced_role_binding("leases", namespace)
 
 
@@ -103,11 +113,7 @@ def test_a_leader_whose_grant_on_the_lease_is_taken_away_stops_in_one_line(
     watcher = engine.start_watcher()
     wait_for(_leads, what="the watcher to lead")
     lease_holder()
-    wait_for(lambda: watcher.poll() is not None, what="the watcher to exit")
-    log = engine.logs()
-    assert watcher.returncode == 1, log
-    assert "Traceback" not in log
-    [line] = [line for line in log.splitlines() if "OPSBOARD_LEASE_NAMESPACE" in line]
+    line = _exit_line(engine, watcher, 1, "OPSBOARD_LEASE_NAMESPACE")
     assert f"may not update the Lease {namespace}/opsboard-watcher" in line
     assert not _leads()  # its heartbeat no longer claims the lead
 
@@ -124,14 +130,10 @@ def test_a_leader_that_may_no_longer_release_the_lease_says_so_and_stops(
     wait_for(_leads, what="the watcher to lead")
     lease_holder()
     watcher.send_signal(signal.SIGTERM)
-    wait_for(lambda: watcher.poll() is not None, what="the watcher to exit")
-    log = engine.logs()
-    assert watcher.returncode == 0, log
-    assert "Traceback" not in log
-    [line] = [line for line in log.splitlines() if "Could not release the Lease" in line]
+    line = _exit_line(engine, watcher, 0, "Could not release the Lease")
     assert f"{namespace}/opsboard-watcher: PUT" in line
     assert 'cannot update resource "leases"' in line
-    assert "stopped and left the lease to expire" in log
+    assert "stopped and left the lease to expire" in engine.logs()
 
 
 def test_a_standby_that_cannot_reach_the_api_server_says_why_none_leads(
