@@ -11,6 +11,7 @@ import base64
 import re
 from typing import Any
 
+from kubesim import strategies
 from kubesim.errors import FieldError, GoLiteral, render_value
 from kubesim.selectors import match_labels_dict
 
@@ -369,6 +370,8 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
         "statefulsets.apps",
         "daemonsets.apps",
     ):
+        if resource == "statefulsets.apps":  # its spec's validation begins with them
+            errors += strategies.statefulset_strategy_errors(spec)
         if isinstance(spec.get("replicas"), int) and spec["replicas"] < 0:
             errors.append(
                 FieldError(
@@ -394,6 +397,10 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
             )
         tpl_spec = (spec.get("template") or {}).get("spec") or {}
         errors += _validate_pod_spec(tpl_spec, "spec.template.spec", restart=("Always",))
+        if resource == "deployments.apps":
+            errors += strategies.deployment_strategy_errors(spec)
+        elif resource == "daemonsets.apps":
+            errors += strategies.daemonset_strategy_errors(spec)
     elif resource == "services":
         if spec.get("type") not in _SERVICE_TYPES:
             supported = ", ".join(render_value(t) for t in _SERVICE_TYPES)
