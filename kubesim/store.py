@@ -90,6 +90,22 @@ def update_copy(obj: dict[str, Any], subresource: str | None) -> dict[str, Any]:
 
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # what generateName draws from
+# etcd keys that are not /registry/<resource>, for the messages that name them.
+_STORAGE_PREFIX = {
+    "services": "services/specs",
+    "endpoints": "services/endpoints",
+    "nodes": "minions",
+    "replicationcontrollers": "controllers",
+}
+IMMUTABLE = "field is immutable"
+
+
+def _storage_key(rt: ResourceType, ns: str, name: str) -> str:
+    """The object's etcd key, as kube-apiserver's storage errors name it."""
+    prefix = f"{rt.group}/{rt.plural}" if rt.crd else _STORAGE_PREFIX.get(rt.plural, rt.plural)
+    return f"/registry/{prefix}/{ns}/{name}" if ns else f"/registry/{prefix}/{name}"
+
+
 _SERVER_META = (
     "uid",
     "creationTimestamp",
@@ -677,6 +693,15 @@ class Store:
             old = current[0]
             if subresource == "scale":
                 return self._update_scale(rt, old, obj, dry_run=dry_run)
+            if meta.get("uid") not in (None, "", old["metadata"]["uid"]):
+                # The body's uid is a precondition, checked by storage before anything else.
+                raise errors.conflict(
+                    rt.key,
+                    name,
+                    f"StorageError: invalid object, Code: 4, Key: {_storage_key(rt, ns, name)}, "
+                    f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in "
+                    f"precondition: {meta['uid']}, UID in object meta: {old['metadata']['uid']}",
+                )
             rv = meta.get("resourceVersion")
             if rv and rv != old["metadata"]["resourceVersion"]:
                 raise errors.stale(rt.key, name)
@@ -872,12 +897,9 @@ class Store:
             if not isinstance(pmeta, dict):
                 raise errors.bad_request("metadata must be an object")
             if pmeta.get("uid") not in (None, old["metadata"]["uid"]):
-                raise errors.conflict(
-                    rt.key,
-                    name,
-                    f"Precondition failed: UID in precondition: {pmeta['uid']}, "
-                    f"UID in object meta: {old['metadata']['uid']}",
-                )
+                # A patch's precondition is the object it read, so a changed uid is a change.
+                immutable = FieldError("Invalid", "metadata.uid", pmeta["uid"], IMMUTABLE)
+                raise errors.invalid(rt.kind, rt.group, name, [immutable])
             if patch_type == "apply":
                 pmeta.pop("resourceVersion", None)
                 pmeta["resourceVersion"] = old["metadata"]["resourceVersion"]

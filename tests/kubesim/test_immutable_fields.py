@@ -183,3 +183,26 @@ def test_a_pod_update_changes_only_images_and_a_few_fields(
     )
     deadline = _patch(kube_api_client, f"{pods}/p", {"spec": {"activeDeadlineSeconds": 600}})
     assert deadline.status == 200, deadline.data
+
+
+def test_a_changed_uid_fails_a_put_s_precondition_and_is_immutable_to_a_patch(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    _create(kube_api_client, path, {"metadata": {"name": "c"}, "data": {"k": "v"}})
+    current = raw(kube_api_client, "GET", f"{path}/c").json()
+    uid = current["metadata"]["uid"]
+    current["metadata"]["uid"] = "1234"
+
+    put = raw(kube_api_client, "PUT", f"{path}/c", body=current)
+    assert put.status == 409, put.data
+    assert put.json()["message"] == (
+        'Operation cannot be fulfilled on configmaps "c": StorageError: invalid object, Code: '
+        f"4, Key: /registry/configmaps/{namespace}/c, ResourceVersion: 0, AdditionalErrorMsg: "
+        f"Precondition failed: UID in precondition: 1234, UID in object meta: {uid}"
+    )
+    patched = _patch(kube_api_client, f"{path}/c", {"metadata": {"uid": "1234"}})
+    assert _refused(patched) == (
+        'ConfigMap "c" is invalid: metadata.uid: Invalid value: "1234": field is immutable'
+    )
+    assert raw(kube_api_client, "GET", f"{path}/c").json()["metadata"]["uid"] == uid
