@@ -2,15 +2,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import override_settings
 
 from controllers.kube import ApiKube, Conflict, load_api_client
+from opsboard.embedded.redis import EmbeddedRedis
 from opsboard.engine.kubeclient import api_kube
 from tests.engine.toy import CRD, TOY
-from tests.fixtures.celery import EngineProcesses
+from tests.fixtures.celery import EngineProcesses, engine_processes
 from tests.support.waiting import wait_for
 
 CRD_KIND_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -41,3 +43,21 @@ def in_process(engine: EngineProcesses, kubesim_server: Any, toy_crd: None) -> I
         api_kube.cache_clear()
         yield
     api_kube.cache_clear()
+
+
+@pytest.fixture
+def toys_on_own_redis(
+    transactional_db: Any, kubesim_server: Any, toy_crd: None, namespace: str, tmp_path: Path
+) -> Iterator[tuple[EngineProcesses, EmbeddedRedis]]:
+    """The toy operator's engine on a Redis of its own, which the test may stop and start;
+    no process is started yet."""
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    engine = engine_processes(
+        server.url, kubesim_server=kubesim_server, tmp=tmp_path, namespace=namespace
+    )
+    engine.controllers = "tests.engine.toy"
+    try:
+        yield engine, server
+    finally:
+        engine.stop_all()
+        server.stop()

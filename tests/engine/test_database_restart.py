@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from controllers.kube import ApiKube
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
-from tests.engine.toy import CONFIGMAP, TOY, toy
+from tests.engine.toy import TOY, child_size, toy
 from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import wait_for
 
@@ -31,10 +31,6 @@ def drop_other_connections() -> int:
         return int(cursor.fetchone()[0])
 
 
-def size_in(api: ApiKube, namespace: str, name: str) -> str | None:
-    return ((api.get(CONFIGMAP, namespace, name) or {}).get("data") or {}).get("size")
-
-
 def test_the_watcher_connects_again_after_the_database_drops_its_connections(
     engine: EngineProcesses, toy_crd: None, api: ApiKube, namespace: str
 ) -> None:
@@ -44,7 +40,7 @@ def test_the_watcher_connects_again_after_the_database_drops_its_connections(
     engine.start_worker()
     watcher = engine.start_watcher()
     api.create(TOY, toy("a", namespace, size=1))
-    wait_for(lambda: size_in(api, namespace, "a") == "1", what="the first reconcile")
+    wait_for(lambda: child_size(api, namespace, "a") == "1", what="the first reconcile")
     leader = wait_for(
         lambda: WatcherHeartbeat.objects.filter(is_leader=True).first(), what="the leader"
     )
@@ -60,7 +56,7 @@ def test_the_watcher_connects_again_after_the_database_drops_its_connections(
     api.patch(TOY, namespace, "a", {"spec": {"size": 2}})
     mirrored = KubeObject.objects.filter(kind=TOY.kind, namespace=namespace, name="a")
     wait_for(lambda: mirrored.get().spec.get("size") == 2, what="the change mirrored")
-    wait_for(lambda: size_in(api, namespace, "a") == "2", what="the change reconciled")
+    wait_for(lambda: child_size(api, namespace, "a") == "2", what="the change reconciled")
     assert watcher.poll() is None, engine.logs()
     leaders = WatcherHeartbeat.objects.filter(is_leader=True).values_list("identity", flat=True)
     assert list(leaders) == [leader.identity]

@@ -8,7 +8,6 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,8 +23,8 @@ from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
 from opsboard.mirror.selectors import object_events
 from opsboard.mirror.writer import kind_watch_resume_point, mirror_apply
-from tests.engine.toy import CONFIGMAP, TOY, toy
-from tests.fixtures.celery import EngineProcesses, engine_processes
+from tests.engine.toy import CONFIGMAP, TOY, child_size, toy
+from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import consistently, settled, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -287,7 +286,7 @@ def _size_1_then_the_watcher_killed(
     api.create(TOY, toy("a", namespace, size=1))
 
     def size() -> str | None:
-        return (api.get(CONFIGMAP, namespace, "a") or {}).get("data", {}).get("size")
+        return child_size(api, namespace, "a")
 
     wait_for(lambda: size() == "1", what="size 1")
     toys.kill(watcher, signal.SIGKILL)
@@ -439,52 +438,39 @@ def test_a_worker_that_takes_no_task_while_tasks_wait_exits_to_be_restarted(
     assert api.get(CONFIGMAP, namespace, "a") is None  # nobody ran it meanwhile
     assert toys.restart_exited_workers() == [70]
     wait_for(
-        lambda: (api.get(CONFIGMAP, namespace, "a") or {}).get("data", {}).get("size") == "3",
+        lambda: child_size(api, namespace, "a") == "3",
         what="the restarted worker to run the key",
     )
 
 
 def test_everything_converges_after_redis_restarts(
-    transactional_db: Any,
-    kubesim_server: Any,
-    toy_crd: None,
-    api: ApiKube,
-    namespace: str,
-    tmp_path: Path,
+    toys_on_own_redis: tuple[EngineProcesses, EmbeddedRedis], api: ApiKube, namespace: str
 ) -> None:
-    server = EmbeddedRedis(tmp_path / "redis").start()
-    engine = engine_processes(
-        server.url, kubesim_server=kubesim_server, tmp=tmp_path, namespace=namespace
-    )
-    engine.controllers = "tests.engine.toy"
+    engine, server = toys_on_own_redis
     engine.extra_env["OPSBOARD_RESYNC_SECONDS"] = "2"
     engine.extra_env["OPSBOARD_QUEUE_STALE_SECONDS"] = "3"
     client = redis.Redis.from_url(server.url)
 
     def converged(name: str, size: str) -> bool:
         engine.restart_exited_workers()  # as make run's supervisor, or the kubelet, would
-        return (api.get(CONFIGMAP, namespace, name) or {}).get("data", {}).get("size") == size
+        return child_size(api, namespace, name) == size
 
-    try:
-        engine.start_worker(concurrency=2)
-        engine.start_watcher()
-        engine.start_beat()
-        api.create(TOY, toy("a", namespace, size=1))
-        wait_for(lambda: api.get(CONFIGMAP, namespace, "a"), what="the ConfigMap")
-        # A reconcile still running when Redis goes down cannot release its key's lock.
-        api.create(TOY, toy("slow", namespace, size=4, sleep=1.5))
-        running = lambda: any(client.hlen(k) for k in client.keys("opsboard:*:running"))  # noqa: E731
-        wait_for(running, what="slow to run")
-        server.stop()
-        api.patch(TOY, namespace, "a", {"spec": {"size": 2}})  # queued nowhere: Redis is down
-        api.create(TOY, toy("b", namespace, size=7))
-        time.sleep(2.0)  # an outage of some length: the changes above wait in no queue
-        server.start()
-        for name, size in (("a", "2"), ("b", "7"), ("slow", "4")):
-            try:
-                wait_for(lambda n=name, s=size: converged(n, s), timeout=40, what=f"{name}")
-            except AssertionError as exc:
-                raise AssertionError(f"{exc}\n{engine.logs()}") from None
-    finally:
-        engine.stop_all()
-        server.stop()
+    engine.start_worker(concurrency=2)
+    engine.start_watcher()
+    engine.start_beat()
+    api.create(TOY, toy("a", namespace, size=1))
+    wait_for(lambda: api.get(CONFIGMAP, namespace, "a"), what="the ConfigMap")
+    # A reconcile still running when Redis goes down cannot release its key's lock.
+    api.create(TOY, toy("slow", namespace, size=4, sleep=1.5))
+    running = lambda: any(client.hlen(k) for k in client.keys("opsboard:*:running"))  # noqa: E731
+    wait_for(running, what="slow to run")
+    server.stop()
+    api.patch(TOY, namespace, "a", {"spec": {"size": 2}})  # queued nowhere: Redis is down
+    api.create(TOY, toy("b", namespace, size=7))
+    time.sleep(2.0)  # an outage of some length: the changes above wait in no queue
+    server.start()
+    for name, size in (("a", "2"), ("b", "7"), ("slow", "4")):
+        try:
+            wait_for(lambda n=name, s=size: converged(n, s), timeout=40, what=f"{name}")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{engine.logs()}") from None

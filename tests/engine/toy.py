@@ -10,6 +10,7 @@ Its spec can make it misbehave, so tests can drive the engine's error paths:
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from controllers.base import (
     Body,
@@ -49,6 +50,11 @@ CRD: Body = {
         ],
     },
 }
+
+
+def child_size(api: Any, namespace: str, name: str) -> str | None:
+    """The size the Toy's ConfigMap holds, None before it exists (`api`: an ApiKube)."""
+    return ((api.get(CONFIGMAP, namespace, name) or {}).get("data") or {}).get("size")
 
 
 def toy(name: str, namespace: str, **spec: object) -> Body:
