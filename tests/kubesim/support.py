@@ -84,6 +84,23 @@ def memcached_crd(
     }
 
 
+def workload(kind: str, name: str, selector: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An apps/v1 Deployment, ReplicaSet, StatefulSet or DaemonSet of no replicas, its pods
+    labelled app=`name`; `selector` defaults to that label."""
+    spec: dict[str, Any] = {
+        "selector": selector or {"matchLabels": {"app": name}},
+        "template": {
+            "metadata": {"labels": {"app": name}},
+            "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]},
+        },
+    }
+    if kind != "DaemonSet":
+        spec["replicas"] = 0
+    if kind == "StatefulSet":
+        spec["serviceName"] = name
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
 def to_yaml(*docs: dict[str, Any]) -> str:
     return yaml.safe_dump_all(docs, sort_keys=False)
 

@@ -8,26 +8,11 @@ from typing import Any
 
 from kubernetes import client
 
-from tests.kubesim.support import Raw, raw
+from tests.kubesim.support import Raw, raw, workload
 
 Api = client.ApiClient
 MERGE = "application/merge-patch+json"
 WHEN_SET = "Forbidden: field is immutable when `immutable` is set"
-
-
-def _workload(kind: str, name: str, selector: dict[str, Any]) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "selector": selector,
-        "template": {
-            "metadata": {"labels": {"app": name}},
-            "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]},
-        },
-    }
-    if kind != "DaemonSet":
-        spec["replicas"] = 0
-    if kind == "StatefulSet":
-        spec["serviceName"] = name
-    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name}, "spec": spec}
 
 
 def _create(api: Api, path: str, body: dict[str, Any]) -> None:
@@ -52,7 +37,7 @@ def test_a_workload_selector_is_immutable(kube_api_client: Api, namespace: str) 
     _create(
         kube_api_client,
         f"{apps}/deployments",
-        _workload("Deployment", "web", {"matchLabels": {"app": "web"}}),
+        workload("Deployment", "web", {"matchLabels": {"app": "web"}}),
     )
     both = {
         "spec": {
@@ -75,7 +60,7 @@ def test_a_workload_selector_is_immutable(kube_api_client: Api, namespace: str) 
         "field is immutable]"
     )
     by_expression = {"matchExpressions": [{"key": "app", "operator": "In", "values": ["rs"]}]}
-    _create(kube_api_client, f"{apps}/replicasets", _workload("ReplicaSet", "rs", by_expression))
+    _create(kube_api_client, f"{apps}/replicasets", workload("ReplicaSet", "rs", by_expression))
     swap = [{"op": "replace", "path": "/spec/selector", "value": {"matchLabels": {"app": "rs"}}}]
     assert _refused(_patch(kube_api_client, f"{apps}/replicasets/rs", swap)) == (
         'ReplicaSet.apps "rs" is invalid: spec.selector: Invalid value: '
@@ -85,7 +70,7 @@ def test_a_workload_selector_is_immutable(kube_api_client: Api, namespace: str) 
     _create(
         kube_api_client,
         f"{apps}/daemonsets",
-        _workload("DaemonSet", "ds", {"matchLabels": {"app": "ds"}}),
+        workload("DaemonSet", "ds", {"matchLabels": {"app": "ds"}}),
     )
     narrower = {"spec": {"selector": by_expression | {"matchLabels": None}}}
     narrower["spec"]["selector"]["matchExpressions"][0]["values"] = ["ds"]
@@ -104,7 +89,7 @@ def test_a_statefulset_spec_changes_only_in_its_mutable_fields(
     kube_api_client: Api, namespace: str
 ) -> None:
     path = f"/apis/apps/v1/namespaces/{namespace}/statefulsets"
-    _create(kube_api_client, path, _workload("StatefulSet", "db", {"matchLabels": {"app": "db"}}))
+    _create(kube_api_client, path, workload("StatefulSet", "db", {"matchLabels": {"app": "db"}}))
     forbidden = (
         'StatefulSet.apps "db" is invalid: spec: Forbidden: updates to statefulset spec for '
         "fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', "

@@ -9,32 +9,17 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.kubesim.support import Raw, raw
+from tests.kubesim.support import Raw, raw, workload
 
 Api = client.ApiClient
 MERGE = "application/merge-patch+json"
 ZERO = 'intstr.IntOrString{Type:0, IntVal:0, StrVal:""}'
 
 
-def _workload(kind: str, name: str) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "selector": {"matchLabels": {"app": name}},
-        "template": {
-            "metadata": {"labels": {"app": name}},
-            "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]},
-        },
-    }
-    if kind != "DaemonSet":
-        spec["replicas"] = 0
-    if kind == "StatefulSet":
-        spec["serviceName"] = name
-    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name}, "spec": spec}
-
-
 def _made(api: Api, namespace: str, kind: str, name: str) -> str:
     """Creates the workload; returns its path."""
     collection = f"/apis/apps/v1/namespaces/{namespace}/{kind.lower()}s"
-    resp = raw(api, "POST", collection, body=_workload(kind, name))
+    resp = raw(api, "POST", collection, body=workload(kind, name))
     assert resp.status == 201, resp.data
     return f"{collection}/{name}"
 
