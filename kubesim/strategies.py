@@ -19,9 +19,7 @@ _ADDRESS = "0xc000a2c000"
 
 
 def deployment_strategy_errors(spec: Obj) -> list[FieldError]:
-    strategy = _dict(spec.get("strategy"))
-    kind, rolling = strategy.get("type"), strategy.get("rollingUpdate")
-    path = "spec.strategy"
+    kind, rolling, path = _parts(spec, "strategy")
     if kind == "Recreate":
         if rolling is not None:
             detail = "may not be specified when strategy `type` is 'Recreate'"
@@ -29,7 +27,8 @@ def deployment_strategy_errors(spec: Obj) -> list[FieldError]:
         return []
     if kind == "RollingUpdate":
         rolling = _dict(rolling)
-        unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
+        limits = _dict(rolling)
+        unavailable, surge = limits.get("maxUnavailable"), limits.get("maxSurge")
         if _amount(unavailable) == 0 and _amount(surge) == 0:
             value = _int_or_string(unavailable)
             detail = "may not be 0 when `maxSurge` is 0"
@@ -41,9 +40,7 @@ def deployment_strategy_errors(spec: Obj) -> list[FieldError]:
 
 
 def statefulset_strategy_errors(spec: Obj) -> list[FieldError]:
-    strategy = _dict(spec.get("updateStrategy"))
-    kind, rolling = strategy.get("type"), strategy.get("rollingUpdate")
-    path = "spec.updateStrategy"
+    kind, rolling, path = _parts(spec, "updateStrategy")
     if kind == "OnDelete":
         if rolling is not None:
             value = _rolling_statefulset(_dict(rolling))
@@ -65,15 +62,14 @@ def statefulset_strategy_errors(spec: Obj) -> list[FieldError]:
 
 
 def daemonset_strategy_errors(spec: Obj) -> list[FieldError]:
-    strategy = _dict(spec.get("updateStrategy"))
-    kind, rolling = strategy.get("type"), strategy.get("rollingUpdate")
-    path = "spec.updateStrategy"
+    kind, rolling, path = _parts(spec, "updateStrategy")
     if kind == "OnDelete":
         return []  # a rollingUpdate left beside it is kept, and not checked
     if kind == "RollingUpdate":
         if rolling is None:
             return [FieldError("Required", f"{path}.rollingUpdate")]
-        unavailable, surge = _dict(rolling).get("maxUnavailable"), _dict(rolling).get("maxSurge")
+        limits = _dict(rolling)
+        unavailable, surge = limits.get("maxUnavailable"), limits.get("maxSurge")
         if _amount(unavailable) and _amount(surge):
             detail = "may not be set when maxUnavailable is non-zero"
             value = _int_or_string(surge)
@@ -85,6 +81,12 @@ def daemonset_strategy_errors(spec: Obj) -> list[FieldError]:
     value = _struct("apps.DaemonSetUpdateStrategy", kind, rolling, "apps.RollingUpdateDaemonSet")
     detail = 'supported values: "RollingUpdate", "OnDelete"'
     return [FieldError("Unsupported", path, value, detail)]
+
+
+def _parts(spec: Obj, field: str) -> tuple[Any, Any, str]:
+    """The strategy's type, its rollingUpdate (None when absent), and its path."""
+    strategy = _dict(spec.get(field))
+    return strategy.get("type"), strategy.get("rollingUpdate"), f"spec.{field}"
 
 
 def _dict(value: Any) -> Obj:
