@@ -4,7 +4,6 @@ other Python client. kubesim keeps no managedFields: its request log shows what 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -13,15 +12,14 @@ from django.test import Client
 from controllers.kube import ApiKube
 from opsboard.dashboard.crclient import WEB_FIELD_MANAGER
 from tests.dashboard.test_patch_cluster import cache_a
+from tests.support.review import review_and_apply
 
 pytestmark = [pytest.mark.django_db, pytest.mark.kubesim_only]
 __all__ = ["cache_a"]
 
 
 def _apply(client: Client, url: str, size: str, image: str) -> None:
-    html = client.post(url + "patch/", {"size": size, "image": image}).content.decode()
-    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', html))
-    assert "Applied:" in client.post(url + "patch/apply/", hidden).content.decode()
+    assert "Applied:" in review_and_apply(client, url, {"size": size, "image": image})
 
 
 def test_a_size_through_scale_and_an_image_patch_name_opsboard_web(

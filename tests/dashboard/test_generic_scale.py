@@ -19,6 +19,7 @@ from opsboard.dashboard.kinds import all_kinds
 from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import mirror_object
 from tests.fixtures.celery import EngineProcesses
+from tests.support.review import hidden_fields
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -94,7 +95,7 @@ def test_a_generic_kind_is_listed_and_scaled_through_its_scale_subresource(
     ).content.decode()
     assert "through the <code>/scale</code> subresource" in html
     assert re.search(r"spec\.count</td><td><del>2</del></td><td><ins>5</ins>", html)
-    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', html))
+    hidden = hidden_fields(html)
     html = operator_client.post(
         url + "patch/apply/", hidden, HTTP_HX_REQUEST="true"
     ).content.decode()

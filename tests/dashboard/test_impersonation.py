@@ -6,7 +6,6 @@ once it does): elsewhere these tests skip, saying so."""
 
 from __future__ import annotations
 
-import re
 from html import unescape
 from typing import Any
 
@@ -20,6 +19,7 @@ from opsboard.accounts.models import SsoIdentity
 from opsboard.accounts.roles import Role, role_assign
 from opsboard.audit.models import AuditEntry
 from tests.dashboard.cluster_fixtures import IMPERSONATION_SPEC, operator_in_group
+from tests.support.review import review_and_apply
 
 pytestmark = pytest.mark.django_db
 SPEC = IMPERSONATION_SPEC
@@ -56,10 +56,7 @@ def test_a_group_with_patch_changes_the_cr_as_that_person(
     rbac = impersonation_rbac
     person = operator_in_group(settings, f"{namespace}-writers")
     assert 'name="size"' in person.get(rbac).content.decode()
-    html = person.post(rbac + "patch/", {"size": 5, "image": SPEC["image"]}).content.decode()
-    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', html))
-    applied = person.post(rbac + "patch/apply/", hidden).content.decode()
-    assert "Applied:" in applied
+    assert "Applied:" in review_and_apply(person, rbac, {"size": 5, "image": SPEC["image"]})
     assert cluster_kube.get(MEMCACHED, namespace, "cache-a")["spec"]["size"] == 5
 
 

@@ -4,7 +4,6 @@ its audit entry has the object's uid and before values; without htmx it is a 403
 
 from __future__ import annotations
 
-import re
 from html import unescape
 from typing import Any
 
@@ -15,6 +14,7 @@ from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
 from tests.dashboard.cluster_fixtures import IMPERSONATION_SPEC, operator_in_group
+from tests.support.review import review
 
 pytestmark = pytest.mark.django_db
 GRANT = "A cluster admin can grant it with a RoleBinding there (to memcached-editor-role"
@@ -26,9 +26,8 @@ def test_a_binding_removed_after_the_review_refuses_the_patch_and_says_what_to_d
 ) -> None:  # fmt: skip
     url = impersonation_rbac
     person = operator_in_group(settings, f"{namespace}-writers")
-    html = person.post(url + "patch/", {"size": 5, "image": IMPERSONATION_SPEC["image"]},
-                       HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
-    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', html))
+    form = {"size": 5, "image": IMPERSONATION_SPEC["image"]}
+    _, hidden = review(person, url, form, HTTP_HX_REQUEST="true")
     client.RbacAuthorizationV1Api(kube_api_client).delete_namespaced_role_binding(
         "memcached-writers", namespace
     )

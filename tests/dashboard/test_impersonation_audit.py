@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from html import unescape
 from typing import Any
 
@@ -17,8 +16,10 @@ from kubernetes import client
 from opsboard.accounts.models import SsoIdentity
 from opsboard.accounts.roles import Role, grant_assign
 from opsboard.audit.models import AuditEntry
+from tests.support.review import review_and_apply
 
 pytestmark = pytest.mark.django_db
+FORM = {"size": 4, "image": "memcached:1.4.36-alpine"}  # the patch form as posted
 
 
 def _bind(kube_api_client: Any, namespace: str, group: str, role: str) -> None:
@@ -44,10 +45,7 @@ def test_an_impersonated_change_records_the_user_and_groups_the_cluster_saw(
     person = Client()
     person.force_login(tina)
     url = impersonation_rbac
-    html = person.post(url + "patch/", {"size": 4, "image": "memcached:1.4.36-alpine"})
-    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">',
-                             html.content.decode()))  # fmt: skip
-    assert "Applied:" in person.post(url + "patch/apply/", hidden).content.decode()
+    assert "Applied:" in review_and_apply(person, url, FORM)
 
     entry = AuditEntry.objects.get()
     assert (entry.username, entry.result) == ("tina", "applied")
@@ -65,9 +63,6 @@ def test_without_impersonation_the_entry_names_no_cluster_identity(
 ) -> None:
     settings.OPSBOARD_KUBE_IMPERSONATE = False
     url = impersonation_rbac
-    html = operator_client.post(url + "patch/", {"size": 4, "image": "memcached:1.4.36-alpine"})
-    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">',
-                             html.content.decode()))  # fmt: skip
-    assert "Applied:" in operator_client.post(url + "patch/apply/", hidden).content.decode()
+    assert "Applied:" in review_and_apply(operator_client, url, FORM)
     entry = AuditEntry.objects.get()
     assert (entry.kube_user, entry.kube_groups) == ("", [])

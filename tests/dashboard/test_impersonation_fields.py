@@ -16,6 +16,7 @@ from kubernetes import client
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from tests.dashboard.cluster_fixtures import IMPERSONATION_SPEC, operator_in_group
+from tests.support.review import review_and_apply
 
 pytestmark = pytest.mark.django_db
 GROUP = "cache.example.com"
@@ -47,9 +48,7 @@ def _field(page: str, name: str) -> str:
 
 
 def _apply(person: Client, url: str, size: int, image: str) -> str:
-    html = person.post(url + "patch/", {"size": size, "image": image}).content.decode()
-    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', html))
-    return unescape(person.post(url + "patch/apply/", hidden).content.decode())
+    return unescape(review_and_apply(person, url, {"size": size, "image": image}))
 
 
 def test_patch_without_scale_holds_the_size_and_changes_the_image(

@@ -16,6 +16,7 @@ from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
 from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import MEMCACHED_API, mirror_object
+from tests.support.review import hidden_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -45,8 +46,7 @@ def _size(kube: ApiKube, namespace: str) -> int:
 def _review(client: Client, url: str, size: str = "5") -> tuple[str, dict[str, str]]:
     html = client.post(url + "patch/", {"size": size, "image": "memcached:1.4.36-alpine"},
                        HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
-    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', html))
-    return html, hidden
+    return html, hidden_fields(html)
 
 
 def test_review_shows_the_dry_run_diff_and_changes_nothing(

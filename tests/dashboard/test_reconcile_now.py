@@ -4,8 +4,6 @@ as that run is recorded (nobody has to open the audit page)."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from django.test import Client
 
@@ -18,6 +16,7 @@ from opsboard.engine.models import ReconcileRun
 from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.support.review import hidden_fields
 from tests.support.waiting import settled, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -65,7 +64,7 @@ def test_a_patch_is_linked_to_the_run_that_observed_it_without_opening_the_audit
     url = _settled_cache(cluster_kube, namespace)
     review = operator_client.post(url + "patch/", {"size": "2", "image": IMAGE},
                                   HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
-    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', review))
+    hidden = hidden_fields(review)
     applied = operator_client.post(url + "patch/apply/", hidden, HTTP_HX_REQUEST="true")
     assert "Applied:" in applied.content.decode()
     entry = AuditEntry.objects.get(action="patch", result="applied")

@@ -17,6 +17,7 @@ from opsboard.mirror.history import changed_by, spec_versions_record
 from opsboard.mirror.models import KubeObject, SpecVersion
 from opsboard.mirror.writer import mirror_apply, spec_writers
 from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.support.review import hidden_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -83,10 +84,6 @@ def _mirror(kube: ApiKube, namespace: str) -> None:
     spec_versions_record(mirror_apply(kind=MEMCACHED, events=[("MODIFIED", body)]))
 
 
-def _hidden(html: str) -> dict[str, str]:
-    return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', html))
-
-
 def test_a_change_made_with_kubectl_is_reverted_through_the_review(
     operator_client: Client, cluster_kube: ApiKube, namespace: str, cache: KubeObject
 ) -> None:
@@ -108,7 +105,7 @@ def test_a_change_made_with_kubectl_is_reverted_through_the_review(
     assert cluster_kube.get(MEMCACHED, namespace, "cache")["spec"]["image"] == "memcached:nope"
 
     html = operator_client.post(
-        url + "patch/apply/", _hidden(html), HTTP_HX_REQUEST="true"
+        url + "patch/apply/", hidden_fields(html), HTTP_HX_REQUEST="true"
     ).content.decode()
     assert "Applied:" in html
     live = cluster_kube.get(MEMCACHED, namespace, "cache")["spec"]
@@ -177,7 +174,7 @@ def test_a_refused_apply_says_what_changed_meanwhile_and_reviews_again(
     url = f"/k/memcached/{namespace}/cache/"
     html = operator_client.post(url + "patch/", {"size": "5", "image": "memcached:1.6"},
                                 HTTP_HX_REQUEST="true").content.decode()  # fmt: skip
-    reviewed = _hidden(html)
+    reviewed = hidden_fields(html)
     assert reviewed["reviewed"] == "spec.size" and reviewed["reviewed_generation"] == "1"
     cluster_kube.patch(MEMCACHED, namespace, "cache", {"spec": {"image": "memcached:1.6.21"}})
     _mirror(cluster_kube, namespace)
@@ -197,7 +194,7 @@ def test_a_refused_apply_says_what_changed_meanwhile_and_reviews_again(
     by = f"{manager} (field manager)" if manager else "outside opsboard"
     assert f"generation 2: {by}" in conflict
     # The new review sends the person's size only: the other person's image stays.
-    again = _hidden(html)
+    again = hidden_fields(html)
     assert again["reviewed"] == "spec.size" and again["reviewed_generation"] == "2"
     html = operator_client.post(
         url + "patch/apply/", again, HTTP_HX_REQUEST="true"
