@@ -97,7 +97,6 @@ _STORAGE_PREFIX = {
     "nodes": "minions",
     "replicationcontrollers": "controllers",
 }
-IMMUTABLE = "field is immutable"
 
 
 def _storage_key(rt: ResourceType, ns: str, name: str) -> str:
@@ -898,8 +897,8 @@ class Store:
                 raise errors.bad_request("metadata must be an object")
             if pmeta.get("uid") not in (None, old["metadata"]["uid"]):
                 # A patch's precondition is the object it read, so a changed uid is a change.
-                immutable = FieldError("Invalid", "metadata.uid", pmeta["uid"], IMMUTABLE)
-                raise errors.invalid(rt.kind, rt.group, name, [immutable])
+                changed = FieldError("Invalid", "metadata.uid", pmeta["uid"], immutable.IMMUTABLE)
+                raise errors.invalid(rt.kind, rt.group, name, [changed])
             if patch_type == "apply":
                 pmeta.pop("resourceVersion", None)
                 pmeta["resourceVersion"] = old["metadata"]["resourceVersion"]
