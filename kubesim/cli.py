@@ -42,7 +42,9 @@ def _serve(args: argparse.Namespace) -> int:
     )
     done = threading.Event()  # a stop asked for during start-up is kept for after it
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: done.set())
+        # Set from a thread: the handler runs in the main thread, which may hold the
+        # event's lock just then (as opsboard.stopsignal explains).
+        signal.signal(sig, lambda *_: threading.Thread(target=done.set, daemon=True).start())
     sim.start()
     _freeze_start_up()
     if args.kubeconfig_out:

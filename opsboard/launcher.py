@@ -35,6 +35,7 @@ from opsboard.core.identities import NAMESPACE, OPERATOR, WEB
 from opsboard.embedded import leftovers
 from opsboard.embedded.redis import EmbeddedRedis, free_port
 from opsboard.env import env_bool
+from opsboard.stopsignal import stop_on
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -267,8 +268,7 @@ class Launcher:
         for what in leftovers.stop_leftovers(self.state):
             log(f"stopped {what}, left running by a start that was not stopped cleanly")
         self.clear_metrics()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: self.stopping.set())
+        stop_on(self.stopping, (signal.SIGINT, signal.SIGTERM))
         signal.signal(signal.SIGUSR1, lambda *_: self.banner())
         (self.state / leftovers.LAUNCHER).write_text(str(os.getpid()))
         try:

@@ -27,6 +27,7 @@ from opsboard.engine.registered import controllers
 from opsboard.engine.runner import resync_all
 from opsboard.engine.watcher import Watcher
 from opsboard.heap import freeze_startup_objects
+from opsboard.stopsignal import stop_on
 
 log = logging.getLogger("opsboard.watcher")
 LEASE_NAME = "opsboard-watcher"
@@ -39,8 +40,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         identity = f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
         stop = threading.Event()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: stop.set())
+        stop_on(stop, (signal.SIGTERM, signal.SIGINT))
         elector = LeaseElector(
             api_kube(),
             namespace=settings.OPSBOARD_LEASE_NAMESPACE,
