@@ -43,7 +43,7 @@ def _serve(args: argparse.Namespace) -> int:
     done = threading.Event()  # a stop asked for during start-up is kept for after it
     for sig in (signal.SIGINT, signal.SIGTERM):
         # Set from a thread: the handler runs in the main thread, which may hold the
-        # event's lock just then (as opsboard.stopsignal explains).
+        # event's lock just then (as opsboard.signal_actions explains).
         signal.signal(sig, lambda *_: threading.Thread(target=done.set, daemon=True).start())
     sim.start()
     _freeze_start_up()

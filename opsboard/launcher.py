@@ -35,7 +35,7 @@ from opsboard.core.identities import NAMESPACE, OPERATOR, WEB
 from opsboard.embedded import leftovers
 from opsboard.embedded.redis import EmbeddedRedis, free_port
 from opsboard.env import env_bool
-from opsboard.stopsignal import stop_on
+from opsboard.signal_actions import on_signals
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -268,8 +268,8 @@ class Launcher:
         for what in leftovers.stop_leftovers(self.state):
             log(f"stopped {what}, left running by a start that was not stopped cleanly")
         self.clear_metrics()
-        stop_on(self.stopping, (signal.SIGINT, signal.SIGTERM))
-        signal.signal(signal.SIGUSR1, lambda *_: self.banner())
+        on_signals((signal.SIGINT, signal.SIGTERM), self.stopping.set)
+        on_signals((signal.SIGUSR1,), self.banner)
         (self.state / leftovers.LAUNCHER).write_text(str(os.getpid()))
         try:
             self.start_redis()

@@ -27,7 +27,7 @@ from opsboard.engine.registered import controllers
 from opsboard.engine.runner import resync_all
 from opsboard.engine.watcher import Watcher
 from opsboard.heap import freeze_startup_objects
-from opsboard.stopsignal import stop_on
+from opsboard.signal_actions import on_signals
 
 log = logging.getLogger("opsboard.watcher")
 LEASE_NAME = "opsboard-watcher"
@@ -40,7 +40,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         identity = f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
         stop = threading.Event()
-        stop_on(stop, (signal.SIGTERM, signal.SIGINT))
+        on_signals((signal.SIGTERM, signal.SIGINT), stop.set)
         elector = LeaseElector(
             api_kube(),
             namespace=settings.OPSBOARD_LEASE_NAMESPACE,

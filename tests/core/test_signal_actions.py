@@ -1,6 +1,6 @@
-"""A stop signal sets the event its process waits on (opsboard.stopsignal), even when it lands
-while the waiting thread holds the event's lock; each case in a fresh interpreter, whose
-signal handlers are its own."""
+"""A stop signal sets the event its process waits on (opsboard.signal_actions), even when it
+lands while the waiting thread holds the event's lock; each case in a fresh interpreter,
+whose signal handlers are its own."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from tests.support.probe import probe
 
 _SIGNAL = """
 import faulthandler, json, signal, sys, threading
-from opsboard.stopsignal import stop_on
+from opsboard.signal_actions import on_signals
 
 faulthandler.dump_traceback_later(10, exit=True)  # a deadlock ends the probe, not the suite
 stop = threading.Event()
-stop_on(stop, (signal.SIGTERM, signal.SIGINT))
+on_signals((signal.SIGTERM, signal.SIGINT), stop.set)
 held = sys.argv[1] == "held"
 if held:
     stop._cond.acquire()  # where Event.wait holds it, just before and after each wait
