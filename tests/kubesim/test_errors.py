@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from kubernetes import client
@@ -293,3 +294,46 @@ def test_wrong_json_types_are_400(kube_api_client: Api, namespace: str) -> None:
         'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal '
         "string into Go struct field DeploymentSpec.spec.replicas of type int32"
     )
+
+
+def test_label_selector_syntax_errors_are_400_in_the_parsers_words(
+    kube_api_client: Api, namespace: str
+) -> None:
+    requirement = "unable to parse requirement: "
+    cases = {
+        "a in (b": f"{requirement}found '', expected: ',' or ')'",
+        "a in (b,": f"{requirement}found '', expected: ',', or identifier",
+        "a in ((": f"{requirement}found '(', expected: ',', ')' or identifier",
+        "a in (b c)": f"{requirement}found 'c', expected: ',' or ')'",
+        "a in b": f"{requirement}found 'b' expected: '('",
+        "a in": f"{requirement}found '' expected: '('",
+        "a=(": f"{requirement}found '(', expected: identifier",
+        "!": f"{requirement}found '', expected: identifier",
+        "!!a": f"{requirement}found '!', expected: identifier",
+        "a b": f"{requirement}found 'b', expected: in, notin, =, ==, !=, gt, lt",
+        "a>x": f"{requirement}values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the "
+        "value must be an integer",
+        "/a": f'{requirement}<nil>: Invalid value: "/a": prefix part must be non-empty',
+        "a=b=c": "found '=', expected: ',' or 'end of string'",
+        "a=b c": "found 'c', expected: ',' or 'end of string'",
+        "=b": "found '=', expected: !, identifier, or 'end of string'",
+        ",": "found ',', expected: !, identifier, or 'end of string'",
+        "a,": "found '', expected: identifier after ','",
+        "a,,b": "found ',', expected: identifier after ','",
+    }
+    for selector, message in cases.items():
+        resp = raw(
+            kube_api_client,
+            "GET",
+            f"/api/v1/namespaces/{namespace}/pods?{urlencode({'labelSelector': selector})}",
+        )
+        assert _status(resp, 400, "BadRequest")["message"] == message, selector
+    resp = raw(kube_api_client, "GET", f"{_cms(namespace)}?labelSelector=a%3Db%40d")
+    assert _status(resp, 400, "BadRequest")["message"].startswith(
+        f'{requirement}values[0][a]: Invalid value: "b@d": a valid label must be an empty string'
+    )
+    for fine in ("a in (,)", "a==", "a notin (b,,c)", "!a,b"):
+        resp = raw(
+            kube_api_client, "GET", f"{_cms(namespace)}?{urlencode({'labelSelector': fine})}"
+        )
+        assert resp.status == 200, (fine, resp.data)
