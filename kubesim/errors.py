@@ -33,9 +33,10 @@ class ApiError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
         }
+        if self.reason:  # omitempty: an error that never became a Status has no reason
+            body["reason"] = self.reason
+        body["code"] = self.code
         if self.details is not None:
             body["details"] = self.details
         return body
@@ -140,6 +141,12 @@ def internal(message: str) -> ApiError:
         f"Internal error occurred: {message}",
         {"causes": [{"message": message}]},
     )
+
+
+def unconverted(message: str) -> ApiError:
+    """A plain Go error that reached kube-apiserver's responder as it was (ErrorToAPIStatus's
+    default): a 500 with no reason and no details, its text as the message."""
+    return ApiError(500, "", message)
 
 
 def unavailable(message: str = "the server is currently unable to handle the request") -> ApiError:

@@ -12,6 +12,7 @@ import builtins
 import logging
 import queue
 import random
+import re
 import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ Subscriber = Callable[[str, str, dict[str, Any]], None]
 Admission = Callable[[str, "dict[str, Any] | None", "dict[str, Any] | None"], None]
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+_DIGITS = re.compile(r"[0-9]+")
 _UIDS = random.Random()  # seeded from os.urandom; uids need to be unique, not secret
 
 
@@ -97,6 +99,13 @@ _STORAGE_PREFIX = {
     "nodes": "minions",
     "replicationcontrollers": "controllers",
 }
+
+
+def _uint64_error(text: str) -> str | None:
+    """What strconv.ParseUint(text, 10, 64) says is wrong with text, if anything."""
+    if not _DIGITS.fullmatch(text):
+        return "invalid syntax"
+    return "value out of range" if int(text) >= 1 << 64 else None
 
 
 def _storage_key(rt: ResourceType, ns: str, name: str) -> str:
@@ -702,6 +711,9 @@ class Store:
                     f"precondition: {meta['uid']}, UID in object meta: {old['metadata']['uid']}",
                 )
             rv = meta.get("resourceVersion")
+            if isinstance(rv, str) and rv and (why := _uint64_error(rv)):
+                # storage parses the version before comparing, and passes its error on as is
+                raise errors.unconverted(f'strconv.ParseUint: parsing "{rv}": {why}')
             if rv and rv != old["metadata"]["resourceVersion"]:
                 raise errors.stale(rt.key, name)
             if not rv and rt.crd:  # custom resources do not allow unconditional updates

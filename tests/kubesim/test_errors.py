@@ -296,6 +296,42 @@ def test_wrong_json_types_are_400(kube_api_client: Api, namespace: str) -> None:
     )
 
 
+def _unconverted(resp: Any, message: str) -> None:
+    """A plain Go error kube-apiserver passed on: 500, no reason, no details."""
+    assert resp.status == 500, resp.data
+    assert resp.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "code": 500,
+    }
+
+
+def test_a_resource_version_that_is_not_a_number_is_500(
+    kube_api_client: Api, namespace: str
+) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    cm = core.create_namespaced_config_map(namespace, {"metadata": {"name": "rv"}})
+    body = client.ApiClient().sanitize_for_serialization(cm)
+    for version in ("abc", "-1", "1e3"):
+        body["metadata"]["resourceVersion"] = version
+        resp = raw(kube_api_client, "PUT", f"{_cms(namespace)}/rv", body=body)
+        _unconverted(resp, f'strconv.ParseUint: parsing "{version}": invalid syntax')
+    for content_type in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
+        resp = raw(
+            kube_api_client,
+            "PATCH",
+            f"{_cms(namespace)}/rv",
+            body={"metadata": {"resourceVersion": "abc"}},
+            content_type=content_type,
+        )
+        _unconverted(resp, 'strconv.ParseUint: parsing "abc": invalid syntax')
+    body["metadata"]["resourceVersion"] = "99999999999"  # a number: only stale
+    _status(raw(kube_api_client, "PUT", f"{_cms(namespace)}/rv", body=body), 409, "Conflict")
+
+
 def test_label_selector_syntax_errors_are_400_in_the_parsers_words(
     kube_api_client: Api, namespace: str
 ) -> None:
