@@ -10,7 +10,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubesim.errors import ApiError, bad_request
+from kubesim.errors import ApiError, bad_request, unconverted
+from kubesim.gojson import printed
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -159,6 +160,15 @@ MERGE_KEYS: dict[tuple[str, str | None], str] = {
 PRIMITIVE_MERGE = {"finalizers"}
 
 
+# strategicpatch's errors are plain Go errors, which kube-apiserver answers with a bare 500.
+def _no_merge_key(item: dict[str, Any], key: str) -> ApiError:
+    return unconverted(f"map: {printed(item)} does not contain declared merge key: {key}")
+
+
+def _bad_patch_type(directive: Any, where: dict[str, Any]) -> ApiError:
+    return unconverted(f"unknown patch type: {printed(directive)} in map: {printed(where)}")
+
+
 def _merge_key(field: str, parent: str | None) -> str | None:
     return MERGE_KEYS.get((field, parent)) or MERGE_KEYS.get((field, None))
 
@@ -166,6 +176,8 @@ def _merge_key(field: str, parent: str | None) -> str | None:
 def strategic_merge(original: Any, patch: Any, parent: str | None = None) -> Any:
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
+    # Go merges only into what the object has: a new subtree is taken as sent, unchecked.
+    checked = isinstance(original, dict)
     if not isinstance(original, dict):
         original = {}
     directive = patch.get("$patch")
@@ -173,6 +185,8 @@ def strategic_merge(original: Any, patch: Any, parent: str | None = None) -> Any
         return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
     if directive == "delete":
         return None
+    if directive is not None and checked:
+        raise _bad_patch_type(directive, patch)
     result = dict(original)
     retain = patch.get("$retainKeys")
     for key, value in patch.items():
@@ -206,6 +220,7 @@ def strategic_merge(original: Any, patch: Any, parent: str | None = None) -> Any
 
 
 def _merge_list(original: Any, patch: list[Any], field: str, parent: str | None) -> list[Any]:
+    checked = isinstance(original, list)  # as for maps: a new list is not checked
     original = original if isinstance(original, list) else []
     if field in PRIMITIVE_MERGE:
         out = list(original)
@@ -214,8 +229,19 @@ def _merge_list(original: Any, patch: list[Any], field: str, parent: str | None)
     key = _merge_key(field, parent)
     if key is None or not all(isinstance(p, dict) for p in patch):
         return [copy.deepcopy(v) for v in patch if not (isinstance(v, dict) and v.get("$patch"))]
-    if any(isinstance(p, dict) and p.get("$patch") == "replace" for p in patch):
+    for item in patch if checked else ():  # mergeSliceWithSpecialElements: directives first
+        directive = item.get("$patch")
+        if directive == "delete" and key not in item:
+            raise _no_merge_key(item, key)
+        if directive == "merge":
+            raise unconverted("merging lists cannot yet be specified in the patch")
+        if directive not in (None, "delete", "replace"):
+            raise _bad_patch_type(directive, item)
+    if any(p.get("$patch") == "replace" for p in patch):
         return [copy.deepcopy(p) for p in patch if p.get("$patch") != "replace"]
+    for item in patch if checked else ():
+        if key not in item:
+            raise _no_merge_key(item, key)
     out = [copy.deepcopy(o) for o in original]
     for item in patch:
         kv = item.get(key)

@@ -296,6 +296,21 @@ def test_wrong_json_types_are_400(kube_api_client: Api, namespace: str) -> None:
     )
 
 
+def _deployment(kube_api_client: Api, namespace: str, name: str) -> str:
+    dep = {
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    client.AppsV1Api(kube_api_client).create_namespaced_deployment(namespace, dep)
+    return f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}"
+
+
 def _unconverted(resp: Any, message: str) -> None:
     """A plain Go error kube-apiserver passed on: 500, no reason, no details."""
     assert resp.status == 500, resp.data
@@ -307,6 +322,45 @@ def _unconverted(resp: Any, message: str) -> None:
         "message": message,
         "code": 500,
     }
+
+
+def test_a_strategic_list_item_without_its_merge_key_is_500(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = _deployment(kube_api_client, namespace, "mk")
+    for item in ({"image": "busybox"}, {"image": "busybox", "$patch": "delete"}):
+        resp = raw(
+            kube_api_client,
+            "PATCH",
+            path,
+            body={"spec": {"template": {"spec": {"containers": [item]}}}},
+            content_type="application/strategic-merge-patch+json",
+        )
+        shown = " ".join(f"{k}:{v}" for k, v in sorted(item.items()))
+        _unconverted(resp, f"map: map[{shown}] does not contain declared merge key: name")
+
+
+def test_an_unknown_patch_directive_is_500(kube_api_client: Api, namespace: str) -> None:
+    client.CoreV1Api(kube_api_client).create_namespaced_config_map(
+        namespace, {"metadata": {"name": "frob"}, "data": {"k": "v"}}
+    )
+    resp = raw(
+        kube_api_client,
+        "PATCH",
+        f"{_cms(namespace)}/frob",
+        body={"data": {"$patch": "frob"}},
+        content_type="application/strategic-merge-patch+json",
+    )
+    _unconverted(resp, "unknown patch type: frob in map: map[$patch:frob]")
+    path = _deployment(kube_api_client, namespace, "frob")
+    resp = raw(
+        kube_api_client,
+        "PATCH",
+        path,
+        body={"spec": {"template": {"spec": {"containers": [{"name": "c", "$patch": "frob"}]}}}},
+        content_type="application/strategic-merge-patch+json",
+    )
+    _unconverted(resp, "unknown patch type: frob in map: map[$patch:frob name:c]")
 
 
 def test_a_resource_version_that_is_not_a_number_is_500(
