@@ -363,6 +363,67 @@ def test_an_unknown_patch_directive_is_500(kube_api_client: Api, namespace: str)
     _unconverted(resp, "unknown patch type: frob in map: map[$patch:frob name:c]")
 
 
+def test_a_json_patch_that_does_not_apply_is_one_generic_422(
+    kube_api_client: Api, namespace: str
+) -> None:
+    client.CoreV1Api(kube_api_client).create_namespaced_config_map(
+        namespace, {"metadata": {"name": "jp"}, "data": {"k": "v"}}
+    )
+    for op in (
+        {"op": "test", "path": "/data/k", "value": "no"},
+        {"op": "test", "path": "/data/missing", "value": "no"},
+        {"op": "remove", "path": "/data/missing"},
+        {"op": "add", "path": "/nope/missing", "value": "x"},
+        {"op": "replace", "path": "/nope/missing", "value": "x"},
+        {"op": "move", "from": "/data/missing", "path": "/data/x"},
+        {"op": "remove", "path": "/metadata/finalizers/5"},
+        {"op": "frob", "path": "/data/k"},
+        {"op": "add"},
+    ):
+        resp = raw(
+            kube_api_client,
+            "PATCH",
+            f"{_cms(namespace)}/jp",
+            body=[op],
+            content_type="application/json-patch+json",
+        )
+        body = _status(resp, 422, "Invalid")
+        assert body["message"] == "the server rejected our request due to an error in our request"
+        assert body["details"] == {}, op
+    for sent, what in (
+        ({"op": "add"}, "object into Go value of type []"),
+        ([1], "number into Go value of type "),
+    ):
+        resp = raw(
+            kube_api_client,
+            "PATCH",
+            f"{_cms(namespace)}/jp",
+            body=sent,
+            content_type="application/json-patch+json",
+        )
+        assert _status(resp, 400, "BadRequest")["message"] == (
+            f"error decoding patch: json: cannot unmarshal {what}handlers.jsonPatchOp"
+        )
+
+
+def test_a_json_patch_reads_a_missing_key_as_null(kube_api_client: Api, namespace: str) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    core.create_namespaced_config_map(namespace, {"metadata": {"name": "jn"}, "data": {"k": "v"}})
+    ops = [
+        {"op": "test", "path": "/data/missing", "value": None},
+        {"op": "replace", "path": "/data/new", "value": "n"},  # json-patch v4 adds it
+    ]
+    resp = raw(
+        kube_api_client,
+        "PATCH",
+        f"{_cms(namespace)}/jn",
+        body=ops,
+        content_type="application/json-patch+json",
+    )
+    assert resp.status == 200, resp.data
+    assert core.read_namespaced_config_map("jn", namespace).data == {"k": "v", "new": "n"}
+
+
 def test_a_resource_version_that_is_not_a_number_is_500(
     kube_api_client: Api, namespace: str
 ) -> None:
