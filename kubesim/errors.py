@@ -232,3 +232,10 @@ def invalid(kind: str, group: str, name: str, errors: list[FieldError]) -> ApiEr
     details["kind"] = kind
     details["causes"] = [e.cause() for e in errors]
     return ApiError(422, "Invalid", f'{qkind} "{name}" is invalid: {agg}', details)
+
+
+def patch_invalid(value: Any, why: str) -> ApiError:
+    """A patch whose result the kind's Go type cannot hold: patch.go's NewInvalid with neither
+    kind nor name (hence the message's leading ` ""`), the offending value under "patch"."""
+    cause = FieldError("Invalid", "patch", value, why)
+    return ApiError(422, "Invalid", f' "" is invalid: {cause.text()}', {"causes": [cause.cause()]})

@@ -311,6 +311,62 @@ def _deployment(kube_api_client: Api, namespace: str, name: str) -> str:
     return f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}"
 
 
+def test_wrong_json_types_in_a_patch_are_422(kube_api_client: Api, namespace: str) -> None:
+    path = _deployment(kube_api_client, namespace, "pt")
+    # merge and JSON patches: the patched JSON is decoded, and shown whole in the message
+    go_error = (
+        "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of "
+        "type int32"
+    )
+    for content_type, body in (
+        ("application/merge-patch+json", {"spec": {"replicas": "three"}}),
+        (
+            "application/json-patch+json",
+            [{"op": "replace", "path": "/spec/replicas", "value": "three"}],
+        ),
+    ):
+        resp = raw(kube_api_client, "PATCH", path, body=body, content_type=content_type)
+        body = _status(resp, 422, "Invalid")
+        assert body["message"].startswith(' "" is invalid: patch: Invalid value: "{\\"')
+        assert body["message"].endswith(f'}}": {go_error}')
+        assert '\\"replicas\\":\\"three\\"' in body["message"]
+        assert [c["field"] for c in body["details"]["causes"]] == ["patch"]
+    # a strategic merge patch: the merged map is converted, and the patch shown
+    for sent, why in (
+        (
+            {"spec": {"replicas": "three"}},
+            'map[spec:map[replicas:three]]": unrecognized type: int32',
+        ),
+        ({"spec": {"paused": 1}}, 'map[spec:map[paused:1]]": unrecognized type: bool'),
+        (
+            {"metadata": {"labels": {"x": 1}}},
+            'map[metadata:map[labels:map[x:1]]]": cannot convert int64 to string',
+        ),
+        (
+            {"spec": {"selector": "x"}},
+            'map[spec:map[selector:x]]": cannot restore struct from: string',
+        ),
+    ):
+        resp = raw(
+            kube_api_client,
+            "PATCH",
+            path,
+            body=sent,
+            content_type="application/strategic-merge-patch+json",
+        )
+        body = _status(resp, 422, "Invalid")
+        assert body["message"] == f' "" is invalid: patch: Invalid value: "{why}'
+        assert body["details"] == {
+            "causes": [
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": f'Invalid value: "{why}',
+                    "field": "patch",
+                }
+            ]
+        }
+
+
 def _unconverted(resp: Any, message: str) -> None:
     """A plain Go error kube-apiserver passed on: 500, no reason, no details."""
     assert resp.status == 500, resp.data
