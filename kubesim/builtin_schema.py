@@ -71,11 +71,30 @@ def _fields(model: str) -> dict[str, str] | None:
 class TypeMismatch(Exception):
     """A value of the wrong JSON type, worded like Go's json.UnmarshalTypeError."""
 
-    def __init__(self, json_kind: str, struct: str, path: str, go_type: str) -> None:
+    def __init__(self, value: Any, struct: str, path: str, go_type: str) -> None:
         super().__init__(
-            f"json: cannot unmarshal {json_kind} into Go struct field "
+            f"json: cannot unmarshal {_json_kind(value)} into Go struct field "
             f"{struct}.{path} of type {go_type}"
         )
+        self.value = value
+        self.go_type = go_type
+
+    def unstructured(self) -> str:
+        """The same mismatch as runtime.DefaultUnstructuredConverter words it, which is what
+        a strategic merge patch's result goes through instead of json.Unmarshal."""
+        source = _go_kind(self.value)
+        if self.go_type.startswith("[]"):
+            return f"cannot restore slice from {source}"
+        if self.go_type.startswith("map["):
+            return f"cannot restore map from {source}"
+        if self.go_type.startswith("v1."):
+            return f"cannot restore struct from: {source}"
+        # Go converts an int64 to a string, and a float64 to an int type, before it checks
+        if (source, self.go_type) == ("int64", "string") or (
+            source == "float64" and self.go_type.startswith("int")
+        ):
+            return f"cannot convert {source} to {self.go_type}"
+        return f"unrecognized type: {self.go_type}"
 
 
 def prune(resource: str, obj: dict[str, Any]) -> list[str]:
@@ -108,6 +127,19 @@ _PRIMITIVES = {
     "datetime": "v1.Time",
     "bytes": "[]uint8",
 }
+
+
+def _go_kind(value: Any) -> str:
+    """The reflect.Kind of a JSON value decoded into interface{}, integers kept as int64."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    return "slice" if isinstance(value, list) else "map"
 
 
 def _json_kind(value: Any) -> str:
@@ -199,7 +231,7 @@ def _check(type_name: str, value: Any, struct: str, path: str) -> None:
         ok = isinstance(value, dict)
     if not ok:
         field = path.rpartition(".")[2]
-        raise TypeMismatch(_json_kind(value), struct, path, _go_type(type_name, field))
+        raise TypeMismatch(value, struct, path, _go_type(type_name, field))
 
 
 def _walk(

@@ -11,19 +11,13 @@ import base64
 import re
 from typing import Any
 
-from kubesim import strategies
+from kubesim import names, strategies
 from kubesim.errors import FieldError, GoLiteral, render_value
 from kubesim.selectors import match_labels_dict
 
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
-SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
-    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
 LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
@@ -53,7 +47,7 @@ def validate_name(resource: str, name: str) -> list[FieldError]:
     elif resource in ("services",):
         ok, msg, limit = _DNS1035.match(name), DNS1035_MSG, 63
     else:
-        ok, msg, limit = _SUBDOMAIN.match(name), SUBDOMAIN_MSG, 253
+        ok, msg, limit = names.SUBDOMAIN.match(name), names.SUBDOMAIN_MSG, 253
     errors = []
     if len(name) > limit:
         errors.append(
@@ -64,47 +58,8 @@ def validate_name(resource: str, name: str) -> list[FieldError]:
     return errors
 
 
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-NAME_PART_MSG = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
-    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-QUALIFIED_MSG = (
-    "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
-    "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') "
-    "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-)
-LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-    "'my_value',  or '12345', regex used for validation is "
-    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-)
-
-
 def _key_errors(path: str, key: str) -> list[FieldError]:
-    """IsQualifiedName: an optional subdomain prefix and '/', then a name part."""
-    parts = key.split("/")
-    if len(parts) > 2:
-        return [FieldError("Invalid", path, key, QUALIFIED_MSG)]
-    prefix, name = parts if len(parts) == 2 else (None, parts[0])
-    errors = []
-    if prefix is not None and not prefix:
-        errors.append(FieldError("Invalid", path, key, "prefix part must be non-empty"))
-    elif prefix is not None and not _SUBDOMAIN.match(prefix):
-        errors.append(FieldError("Invalid", path, key, "prefix part " + SUBDOMAIN_MSG))
-    if not name:
-        errors.append(FieldError("Invalid", path, key, "name part must be non-empty"))
-    elif len(name) > 63:
-        errors.append(
-            FieldError("Invalid", path, key, "name part must be no more than 63 characters")
-        )
-    if not _QUALIFIED_NAME.match(name):
-        errors.append(FieldError("Invalid", path, key, NAME_PART_MSG))
-    return errors
+    return [FieldError("Invalid", path, key, why) for why in names.qualified_name_errors(key)]
 
 
 def validate_metadata(meta: dict[str, Any]) -> list[FieldError]:
@@ -116,11 +71,11 @@ def validate_metadata(meta: dict[str, Any]) -> list[FieldError]:
         return [FieldError("Invalid", "metadata", None, "labels and annotations are maps")]
     for key, value in labels.items():
         errors += _key_errors("metadata.labels", key)
-        if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.match(value):
+        if not isinstance(value, str) or len(value) > 63 or not names.LABEL_VALUE.match(value):
             detail = (
                 "must be no more than 63 characters"
                 if isinstance(value, str) and len(value) > 63
-                else LABEL_VALUE_MSG
+                else names.LABEL_VALUE_MSG
             )
             errors.append(FieldError("Invalid", "metadata.labels", value, detail))
     for key in annotations:

@@ -33,9 +33,10 @@ class ApiError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
         }
+        if self.reason:  # omitempty: an error that never became a Status has no reason
+            body["reason"] = self.reason
+        body["code"] = self.code
         if self.details is not None:
             body["details"] = self.details
         return body
@@ -142,6 +143,12 @@ def internal(message: str) -> ApiError:
     )
 
 
+def unconverted(message: str) -> ApiError:
+    """A plain Go error that reached kube-apiserver's responder as it was (ErrorToAPIStatus's
+    default): a 500 with no reason and no details, its text as the message."""
+    return ApiError(500, "", message)
+
+
 def unavailable(message: str = "the server is currently unable to handle the request") -> ApiError:
     return ApiError(503, "ServiceUnavailable", message)
 
@@ -225,3 +232,10 @@ def invalid(kind: str, group: str, name: str, errors: list[FieldError]) -> ApiEr
     details["kind"] = kind
     details["causes"] = [e.cause() for e in errors]
     return ApiError(422, "Invalid", f'{qkind} "{name}" is invalid: {agg}', details)
+
+
+def patch_invalid(value: Any, why: str) -> ApiError:
+    """A patch whose result the kind's Go type cannot hold: patch.go's NewInvalid with neither
+    kind nor name (hence the message's leading ` ""`), the offending value under "patch"."""
+    cause = FieldError("Invalid", "patch", value, why)
+    return ApiError(422, "Invalid", f' "" is invalid: {cause.text()}', {"causes": [cause.cause()]})

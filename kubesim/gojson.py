@@ -7,6 +7,8 @@ is walked again here by a checker that follows encoding/json's scanner states.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 _WS = b" \t\r\n"
 _DIGITS = b"0123456789"
 _HEX = b"0123456789abcdefABCDEF"
@@ -196,3 +198,32 @@ class _Scanner:
             if self.peek() != expected:
                 self.bad(f"in literal {word.decode()} (expecting {quote_char(expected)})")
             self.i += 1
+
+
+def printed(value: object) -> str:
+    """fmt's %v of a value json.Unmarshal decoded (integers kept as int64): `map[a:1 b:[x y]]`,
+    its keys sorted, strings bare, null as <nil>."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{printed(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(printed(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _printed_float(value)
+    return str(value)
+
+
+def _printed_float(value: float) -> str:
+    """strconv.FormatFloat(v, 'g', -1, 64): the shortest digits, in exponent form from 1e+06
+    up and below 1e-04."""
+    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
+    assert isinstance(exponent, int)  # finite: JSON has no NaN or Infinity
+    power = len(digits) + exponent - 1
+    if -4 <= power < 6:
+        return format(Decimal(repr(value)).normalize(), "f")
+    mantissa = "".join(map(str, digits))
+    mantissa = mantissa[0] + ("." + mantissa[1:] if len(mantissa) > 1 else "")
+    return f"{'-' if sign else ''}{mantissa}e{'-' if power < 0 else '+'}{abs(power):02d}"

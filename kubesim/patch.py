@@ -10,7 +10,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubesim.errors import ApiError, bad_request
+from kubesim.errors import ApiError, bad_request, unconverted
+from kubesim.gojson import printed, unmarshal_type_error
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -26,15 +27,24 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 # --- JSON patch -------------------------------------------------------------------------------
+# As kube-apiserver 1.28 applies it, with evanphx/json-patch v4: a missing object key reads as
+# null (so `replace` adds it, `copy` copies null, `test` against null passes), and an operation
+# that does not apply is one generic 422 that keeps json-patch's own words out of the Status.
 
 
 def _unescape(token: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
 
 
-def _walk(doc: Any, path: str) -> tuple[Any, str | int]:
-    if not path.startswith("/"):
-        raise _jp_error(f'add operation does not apply: doc is missing path: "{path}"')
+def _does_not_apply() -> ApiError:
+    return ApiError(
+        422, "Invalid", "the server rejected our request due to an error in our request", {}
+    )
+
+
+def _walk(doc: Any, path: Any) -> tuple[Any, str]:
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise _does_not_apply()
     parts = [_unescape(p) for p in path[1:].split("/")]
     cur = doc
     for p in parts[:-1]:
@@ -43,93 +53,77 @@ def _walk(doc: Any, path: str) -> tuple[Any, str | int]:
         elif isinstance(cur, list) and p.isdigit() and int(p) < len(cur):
             cur = cur[int(p)]
         else:
-            raise _jp_error(f'doc is missing path: "{path}": missing value')
+            raise _does_not_apply()
     return cur, parts[-1]
-
-
-def _jp_error(msg: str) -> ApiError:
-    return ApiError(422, "Invalid", msg)
 
 
 def _index(container: list[Any], key: str, *, allow_end: bool) -> int:
     if key == "-" and allow_end:
         return len(container)
     if not key.isdigit():
-        raise _jp_error(f"Unable to access invalid index: {key}")
+        raise _does_not_apply()
     i = int(key)
     if i > len(container) or (i == len(container) and not allow_end):
-        raise _jp_error(f"Unable to access invalid index: {i}")
+        raise _does_not_apply()
     return i
 
 
-def _get(doc: Any, path: str) -> Any:
-    if path == "":
-        return doc
+def _get(doc: Any, path: Any) -> Any:
+    parent, key = _walk(doc, path)
+    if isinstance(parent, dict):
+        return parent.get(key)
+    if isinstance(parent, list):
+        return parent[_index(parent, key, allow_end=False)]
+    raise _does_not_apply()
+
+
+def _remove(doc: Any, path: Any) -> Any:
     parent, key = _walk(doc, path)
     if isinstance(parent, dict) and key in parent:
-        return parent[key]
-    if isinstance(parent, list):
-        return parent[_index(parent, str(key), allow_end=False)]
-    raise _jp_error(f'doc is missing path: "{path}": missing value')
-
-
-def _remove(doc: Any, path: str) -> Any:
-    parent, key = _walk(doc, path)
-    if isinstance(parent, dict):
-        if key not in parent:
-            raise _jp_error(
-                f"remove operation does not apply: doc is missing key: {path}: missing value"
-            )
         return parent.pop(key)
     if isinstance(parent, list):
-        return parent.pop(_index(parent, str(key), allow_end=False))
-    raise _jp_error(f'remove operation does not apply: doc is missing path: "{path}"')
+        return parent.pop(_index(parent, key, allow_end=False))
+    raise _does_not_apply()
 
 
-def _add(doc: Any, path: str, value: Any, *, replace: bool = False) -> Any:
-    if path == "":
-        return value
+def _add(doc: Any, path: Any, value: Any, *, replace: bool = False) -> None:
     parent, key = _walk(doc, path)
     if isinstance(parent, dict):
-        if replace and key not in parent:
-            raise _jp_error(
-                f"replace operation does not apply: doc is missing key: {path}: missing value"
-            )
         parent[key] = value
     elif isinstance(parent, list):
         if replace:
-            parent[_index(parent, str(key), allow_end=False)] = value
+            parent[_index(parent, key, allow_end=False)] = value
         else:
-            parent.insert(_index(parent, str(key), allow_end=True), value)
+            parent.insert(_index(parent, key, allow_end=True), value)
     else:
-        raise _jp_error(f'add operation does not apply: doc is missing path: "{path}"')
-    return doc
+        raise _does_not_apply()
 
 
 def json_patch(target: Any, ops: Any) -> Any:
     if not isinstance(ops, list):
-        raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+        raise bad_request(
+            "error decoding patch: " + unmarshal_type_error(ops, "[]handlers.jsonPatchOp")
+        )
+    for op in ops:
+        if op is not None and not isinstance(op, dict):
+            raise bad_request(
+                "error decoding patch: " + unmarshal_type_error(op, "handlers.jsonPatchOp")
+            )
     doc = copy.deepcopy(target)
     for op in ops:
-        if not isinstance(op, dict) or "op" not in op:
-            raise bad_request("the server rejected our request due to an error in our request")
-        kind, path = op["op"], op.get("path", "")
+        kind, path = (op or {}).get("op"), (op or {}).get("path")
         if kind == "add":
-            doc = _add(doc, path, copy.deepcopy(op.get("value")))
+            _add(doc, path, copy.deepcopy(op.get("value")))
         elif kind == "remove":
             _remove(doc, path)
         elif kind == "replace":
-            doc = _add(doc, path, copy.deepcopy(op.get("value")), replace=True)
+            _add(doc, path, copy.deepcopy(op.get("value")), replace=True)
         elif kind == "move":
-            value = _remove(doc, op["from"])
-            doc = _add(doc, path, value)
+            _add(doc, path, _remove(doc, op.get("from")))
         elif kind == "copy":
-            doc = _add(doc, path, copy.deepcopy(_get(doc, op["from"])))
-        elif kind == "test":
-            if _get(doc, path) != op.get("value"):
-                raise _jp_error(f"testing value {path} failed: test failed")
-        else:
-            raise _jp_error(f"Unexpected kind: {kind}")
+            _add(doc, path, copy.deepcopy(_get(doc, op.get("from"))))
+        elif kind != "test" or _get(doc, path) != op.get("value"):
+            raise _does_not_apply()  # an unknown op, or a test that failed
     return doc
 
 
@@ -159,6 +153,15 @@ MERGE_KEYS: dict[tuple[str, str | None], str] = {
 PRIMITIVE_MERGE = {"finalizers"}
 
 
+# strategicpatch's errors are plain Go errors, which kube-apiserver answers with a bare 500.
+def _no_merge_key(item: dict[str, Any], key: str) -> ApiError:
+    return unconverted(f"map: {printed(item)} does not contain declared merge key: {key}")
+
+
+def _bad_patch_type(directive: Any, where: dict[str, Any]) -> ApiError:
+    return unconverted(f"unknown patch type: {printed(directive)} in map: {printed(where)}")
+
+
 def _merge_key(field: str, parent: str | None) -> str | None:
     return MERGE_KEYS.get((field, parent)) or MERGE_KEYS.get((field, None))
 
@@ -166,6 +169,8 @@ def _merge_key(field: str, parent: str | None) -> str | None:
 def strategic_merge(original: Any, patch: Any, parent: str | None = None) -> Any:
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
+    # Go merges only into what the object has: a new subtree is taken as sent, unchecked.
+    checked = isinstance(original, dict)
     if not isinstance(original, dict):
         original = {}
     directive = patch.get("$patch")
@@ -173,6 +178,8 @@ def strategic_merge(original: Any, patch: Any, parent: str | None = None) -> Any
         return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
     if directive == "delete":
         return None
+    if directive is not None and checked:
+        raise _bad_patch_type(directive, patch)
     result = dict(original)
     retain = patch.get("$retainKeys")
     for key, value in patch.items():
@@ -206,6 +213,7 @@ def strategic_merge(original: Any, patch: Any, parent: str | None = None) -> Any
 
 
 def _merge_list(original: Any, patch: list[Any], field: str, parent: str | None) -> list[Any]:
+    checked = isinstance(original, list)  # as for maps: a new list is not checked
     original = original if isinstance(original, list) else []
     if field in PRIMITIVE_MERGE:
         out = list(original)
@@ -214,8 +222,19 @@ def _merge_list(original: Any, patch: list[Any], field: str, parent: str | None)
     key = _merge_key(field, parent)
     if key is None or not all(isinstance(p, dict) for p in patch):
         return [copy.deepcopy(v) for v in patch if not (isinstance(v, dict) and v.get("$patch"))]
-    if any(isinstance(p, dict) and p.get("$patch") == "replace" for p in patch):
+    for item in patch if checked else ():  # mergeSliceWithSpecialElements: directives first
+        directive = item.get("$patch")
+        if directive == "delete" and key not in item:
+            raise _no_merge_key(item, key)
+        if directive == "merge":
+            raise unconverted("merging lists cannot yet be specified in the patch")
+        if directive not in (None, "delete", "replace"):
+            raise _bad_patch_type(directive, item)
+    if any(p.get("$patch") == "replace" for p in patch):
         return [copy.deepcopy(p) for p in patch if p.get("$patch") != "replace"]
+    for item in patch if checked else ():
+        if key not in item:
+            raise _no_merge_key(item, key)
     out = [copy.deepcopy(o) for o in original]
     for item in patch:
         kv = item.get(key)

@@ -6,122 +6,169 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kubesim.errors import bad_request
+from kubesim.errors import bad_request, render_value
+from kubesim.names import label_value_errors, qualified_name_errors
 
 Matcher = Callable[[dict[str, Any]], bool]
 
-_TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|[^\s!=(),]+)")
-_LABEL_KEY = re.compile(
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-    r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
-)
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+# --- label selectors: a port of labels.Parse's lexer and parser, for its words ---------------
+
+_WHITESPACE = " \t\r\n"
+_SPECIAL = "=!(),<>"
+_SYMBOLS = {"!", "!=", "(", ")", ",", "<", "=", "==", ">"}
+_ID, _END = "identifier", "end of string"  # every other token's kind is its text
 
 
-def _tokens(s: str) -> list[str]:
-    out, pos = [], 0
-    while pos < len(s):
-        m = _TOKEN.match(s, pos)
-        if not m:
-            break
-        if m.group(1):
-            out.append(m.group(1))
-        pos = m.end()
-        if pos < len(s) and not s[pos:].strip():
-            break
-    return out
+class _ParseError(Exception):
+    pass
 
 
-def _check_key(key: str) -> None:
-    if not _LABEL_KEY.match(key) or len(key.rpartition("/")[2]) > 63:
-        raise bad_request(
-            f'unable to parse requirement: invalid label key "{key}": name part must consist of '
-            "alphanumeric characters, '-', '_' or '.', and must start and end with an "
-            "alphanumeric character"
-        )
+def _lex(selector: str) -> list[tuple[str, str]]:
+    """(kind, text) tokens; a run of symbols is split into the longest symbols it starts with."""
+    tokens: list[tuple[str, str]] = []
+    i, n = 0, len(selector)
+    while True:
+        while i < n and selector[i] in _WHITESPACE:
+            i += 1
+        if i == n:
+            tokens.append((_END, ""))
+            return tokens
+        j = i
+        if selector[i] in _SPECIAL:
+            while j < n and selector[j] in _SPECIAL and selector[i : j + 1] in _SYMBOLS:
+                j += 1
+            tokens.append((selector[i:j], selector[i:j]))
+        else:
+            while j < n and selector[j] not in _WHITESPACE and selector[j] not in _SPECIAL:
+                j += 1
+            word = selector[i:j]
+            tokens.append((word if word in ("in", "notin") else _ID, word))
+        i = j
 
 
-def _check_value(value: str) -> None:
-    if len(value) > 63 or not _LABEL_VALUE.match(value):
-        raise bad_request(
-            f'unable to parse requirement: values[0][{value}]: Invalid value: "{value}": a valid '
-            "label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-            "'.', and must start and end with an alphanumeric character"
-        )
+class _Parser:
+    def __init__(self, selector: str) -> None:
+        self.tokens = _lex(selector)
+        self.at = 0
+
+    def peek(self) -> tuple[str, str]:
+        """The next token, with `in` and `notin` read as identifiers (the Values context)."""
+        kind, text = self.tokens[self.at]
+        return (_ID if kind in ("in", "notin") else kind), text
+
+    def take(self, *, operator: bool = False) -> tuple[str, str]:
+        token = self.tokens[self.at] if operator else self.peek()
+        self.at += 1
+        return token
+
+    def requirements(self) -> list[Matcher]:
+        found: list[Matcher] = []
+        while True:
+            kind, text = self.peek()
+            if kind == _END:
+                return found
+            if kind not in (_ID, "!"):
+                raise _ParseError(f"found '{text}', expected: !, identifier, or 'end of string'")
+            try:
+                found.append(self.requirement())
+            except _ParseError as exc:
+                raise _ParseError(f"unable to parse requirement: {exc}") from None
+            kind, text = self.take()
+            if kind == _END:
+                return found
+            if kind != ",":
+                raise _ParseError(f"found '{text}', expected: ',' or 'end of string'")
+            kind, text = self.peek()
+            if kind not in (_ID, "!"):
+                raise _ParseError(f"found '{text}', expected: identifier after ','")
+
+    def requirement(self) -> Matcher:
+        kind, key = self.take()
+        absent = kind == "!"
+        if absent:
+            kind, key = self.take()
+        if kind != _ID:
+            raise _ParseError(f"found '{key}', expected: identifier")
+        if why := qualified_name_errors(key):
+            raise _ParseError(f"<nil>: Invalid value: {render_value(key)}: {'; '.join(why)}")
+        if absent or self.peek()[0] in (_END, ","):
+            return _exists(key, not absent)
+        op, text = self.take(operator=True)
+        if op not in ("in", "notin", "=", "==", "!=", ">", "<"):
+            raise _ParseError(f"found '{text}', expected: in, notin, =, ==, !=, gt, lt")
+        values = sorted(self.values() if op in ("in", "notin") else self.exact_value())
+        errors = [  # NewRequirement's field errors, as one aggregate
+            f"values[{i}]: Invalid value: {render_value(v)}: for 'Gt', 'Lt' operators, the value "
+            "must be an integer"
+            for i, v in enumerate(values)
+            if op in ("<", ">") and not re.fullmatch(r"[+-]?[0-9]+", v)
+        ]
+        errors += [
+            f"values[{i}][{key}]: Invalid value: {render_value(v)}: {'; '.join(why)}"
+            for i, v in enumerate(values)
+            if (why := label_value_errors(v))
+        ]
+        if errors:
+            raise _ParseError(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
+        if op in ("in", "notin"):
+            return _member(key, set(values), op == "in")
+        if op in ("<", ">"):
+            return _compare(key, int(values[0]), op == ">")
+        return _equals(key, values[0], op != "!=")
+
+    def values(self) -> set[str]:
+        kind, text = self.take()
+        if kind != "(":
+            raise _ParseError(f"found '{text}' expected: '('")
+        kind, text = self.peek()
+        if kind == ")":
+            self.take()
+            return {""}
+        if kind not in (_ID, ","):
+            raise _ParseError(f"found '{text}', expected: ',', ')' or identifier")
+        found = self.identifiers()
+        if self.take()[0] != ")":
+            raise _ParseError(f"found '{text}', expected: ')'")
+        return found
+
+    def identifiers(self) -> set[str]:
+        found: set[str] = set()
+        while True:
+            kind, text = self.take()
+            if kind == _ID:
+                found.add(text)
+                after, after_text = self.peek()
+                if after == ")":
+                    return found
+                if after != ",":
+                    raise _ParseError(f"found '{after_text}', expected: ',' or ')'")
+            elif kind == ",":  # an empty value when a comma opens or closes the list, or doubles
+                if not found or self.peek()[0] in (")", ","):
+                    found.add("")
+                if self.peek()[0] == ")":
+                    return found
+                if self.peek()[0] == ",":
+                    self.take()
+            else:
+                raise _ParseError(f"found '{text}', expected: ',', or identifier")
+
+    def exact_value(self) -> set[str]:
+        if self.peek()[0] in (_END, ","):
+            return {""}
+        kind, text = self.take()
+        if kind != _ID:
+            raise _ParseError(f"found '{text}', expected: identifier")
+        return {text}
 
 
 def parse_labels(selector: str | None) -> Matcher | None:
-    """Parse a label selector (=, ==, !=, in, notin, exists, !exists, gt, lt)."""
+    """Parse a label selector (=, ==, !=, in, notin, exists, !exists, >, <)."""
     if not selector or not selector.strip():
         return None
-    toks = _tokens(selector.replace(">", " > ").replace("<", " < "))
-    reqs: list[Matcher] = []
-    i = 0
-
-    def need(t: str) -> None:
-        nonlocal i
-        if i >= len(toks) or toks[i] != t:
-            found = toks[i] if i < len(toks) else "EOF"
-            raise bad_request(f"unable to parse requirement: found '{found}', expected: '{t}'")
-        i += 1
-
-    while i < len(toks):
-        if toks[i] == "!":
-            i += 1
-            key = toks[i] if i < len(toks) else ""
-            _check_key(key)
-            i += 1
-            reqs.append(_exists(key, False))
-        else:
-            key = toks[i]
-            _check_key(key)
-            i += 1
-            op = toks[i] if i < len(toks) else ","
-            if op == ",":
-                reqs.append(_exists(key, True))
-            elif op in ("=", "==", "!="):
-                i += 1
-                value = toks[i] if i < len(toks) and toks[i] != "," else ""
-                if value:
-                    i += 1
-                _check_value(value)
-                if op == "!=":
-                    reqs.append(_equals(key, value, False))
-                else:
-                    reqs.append(_equals(key, value, True))
-            elif op in ("in", "notin"):
-                i += 1
-                need("(")
-                values: set[str] = set()
-                while i < len(toks) and toks[i] != ")":
-                    if toks[i] != ",":
-                        _check_value(toks[i])
-                        values.add(toks[i])
-                    i += 1
-                need(")")
-                if op == "in":
-                    reqs.append(_member(key, values, True))
-                else:
-                    reqs.append(_member(key, values, False))
-            elif op in (">", "<"):
-                i += 1
-                raw = toks[i] if i < len(toks) else ""
-                i += 1
-                try:
-                    bound = int(raw)
-                except ValueError:
-                    raise bad_request(
-                        "unable to parse requirement: for 'Gt', 'Lt' operators, the value must "
-                        "be an integer"
-                    ) from None
-                reqs.append(_compare(key, bound, op == ">"))
-            else:
-                raise bad_request(
-                    f"unable to parse requirement: found '{op}', expected: in, notin, =, ==, "
-                    "!=, gt, lt"
-                )
-        if i < len(toks):
-            need(",")
+    try:
+        reqs = _Parser(selector).requirements()
+    except _ParseError as exc:
+        raise bad_request(str(exc)) from None
     return lambda labels: all(r(labels) for r in reqs)
 
 

@@ -9,16 +9,28 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import functools
 import logging
 import queue
 import random
+import re
 import threading
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack, cast
 
-from kubesim import builtin_schema, crds, defaults, errors, immutable, omitempty, scale, schema
+from kubesim import (
+    builtin_schema,
+    crds,
+    defaults,
+    errors,
+    gojson,
+    immutable,
+    omitempty,
+    scale,
+    schema,
+)
 from kubesim.errors import ApiError, FieldError, GoLiteral
 from kubesim.jsonutil import clone, dumps, later, loads, loads_object, now
 from kubesim.patch import json_patch, merge_patch, strategic_merge
@@ -65,6 +77,7 @@ Subscriber = Callable[[str, str, dict[str, Any]], None]
 Admission = Callable[[str, "dict[str, Any] | None", "dict[str, Any] | None"], None]
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+_DIGITS = re.compile(r"[0-9]+")
 _UIDS = random.Random()  # seeded from os.urandom; uids need to be unique, not secret
 
 
@@ -97,6 +110,27 @@ _STORAGE_PREFIX = {
     "nodes": "minions",
     "replicationcontrollers": "controllers",
 }
+
+
+def _uint64_error(text: str) -> str | None:
+    """What strconv.ParseUint(text, 10, 64) says is wrong with text, if anything."""
+    if not _DIGITS.fullmatch(text):
+        return "invalid syntax"
+    return "value out of range" if int(text) >= 1 << 64 else None
+
+
+def _wrong_type_in_patch(
+    patch_type: str, old: dict[str, Any], body: Any, exc: builtin_schema.TypeMismatch
+) -> ApiError:
+    """kube-apiserver decodes a patch's result itself, and blames the patch for a value of the
+    wrong type: 422, not the 400 of a create or update."""
+    if patch_type == "strategic":  # the merged map is converted, and the patch shown
+        return errors.patch_invalid(gojson.printed(body), exc.unstructured())
+    # merge and JSON patches decode the patched JSON, which is shown before any pruning
+    patched = (
+        merge_patch(clone(old), body) if patch_type == "merge" else json_patch(clone(old), body)
+    )
+    return errors.patch_invalid(dumps(patched).decode(), str(exc))
 
 
 def _storage_key(rt: ResourceType, ns: str, name: str) -> str:
@@ -477,9 +511,11 @@ class Store:
         *,
         strict: bool,
         warnings: builtins.list[str] | None,
+        wrong_type: Callable[[builtin_schema.TypeMismatch], ApiError] | None = None,
     ) -> None:
         """What decoding into kube-apiserver's Go types does to a built-in object: wrong
-        JSON types are 400, unknown fields are dropped with a warning (400 when Strict)."""
+        JSON types are 400 (or `wrong_type`'s error), unknown fields are dropped with a
+        warning (400 when Strict)."""
         version = obj.get("apiVersion", rt.api_version).rpartition("/")[2]
         prefix = f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: '
         try:
@@ -488,7 +524,9 @@ class Store:
             else:
                 unknown = builtin_schema.prune(rt.key, obj)
         except builtin_schema.TypeMismatch as exc:
-            raise errors.bad_request(prefix + str(exc)) from None
+            raise (
+                wrong_type(exc) if wrong_type else errors.bad_request(prefix + str(exc))
+            ) from None
         if unknown and strict:
             raise errors.bad_request(
                 prefix
@@ -702,6 +740,9 @@ class Store:
                     f"precondition: {meta['uid']}, UID in object meta: {old['metadata']['uid']}",
                 )
             rv = meta.get("resourceVersion")
+            if isinstance(rv, str) and rv and (why := _uint64_error(rv)):
+                # storage parses the version before comparing, and passes its error on as is
+                raise errors.unconverted(f'strconv.ParseUint: parsing "{rv}": {why}')
             if rv and rv != old["metadata"]["resourceVersion"]:
                 raise errors.stale(rt.key, name)
             if not rv and rt.crd:  # custom resources do not allow unconditional updates
@@ -892,6 +933,11 @@ class Store:
                 )
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patched object is not an object")
+            if not (decoded or rt.crd) and subresource is None and patch_type != "apply":
+                strict = field_validation == "Strict"
+                wrong_type = functools.partial(_wrong_type_in_patch, patch_type, old, body)
+                self._decode(rt, patched, strict=strict, warnings=warnings, wrong_type=wrong_type)
+                decoded = True
             pmeta = patched.setdefault("metadata", {})
             if not isinstance(pmeta, dict):
                 raise errors.bad_request("metadata must be an object")

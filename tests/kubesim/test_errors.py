@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from kubernetes import client
@@ -293,3 +294,253 @@ def test_wrong_json_types_are_400(kube_api_client: Api, namespace: str) -> None:
         'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal '
         "string into Go struct field DeploymentSpec.spec.replicas of type int32"
     )
+
+
+def _deployment(kube_api_client: Api, namespace: str, name: str) -> str:
+    dep = {
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {
+                "metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    client.AppsV1Api(kube_api_client).create_namespaced_deployment(namespace, dep)
+    return f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}"
+
+
+def test_wrong_json_types_in_a_patch_are_422(kube_api_client: Api, namespace: str) -> None:
+    path = _deployment(kube_api_client, namespace, "pt")
+    # merge and JSON patches: the patched JSON is decoded, and shown whole in the message
+    go_error = (
+        "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of "
+        "type int32"
+    )
+    for content_type, body in (
+        ("application/merge-patch+json", {"spec": {"replicas": "three"}}),
+        (
+            "application/json-patch+json",
+            [{"op": "replace", "path": "/spec/replicas", "value": "three"}],
+        ),
+    ):
+        resp = raw(kube_api_client, "PATCH", path, body=body, content_type=content_type)
+        body = _status(resp, 422, "Invalid")
+        assert body["message"].startswith(' "" is invalid: patch: Invalid value: "{\\"')
+        assert body["message"].endswith(f'}}": {go_error}')
+        assert '\\"replicas\\":\\"three\\"' in body["message"]
+        assert [c["field"] for c in body["details"]["causes"]] == ["patch"]
+    # a strategic merge patch: the merged map is converted, and the patch shown
+    for sent, why in (
+        (
+            {"spec": {"replicas": "three"}},
+            'map[spec:map[replicas:three]]": unrecognized type: int32',
+        ),
+        ({"spec": {"paused": 1}}, 'map[spec:map[paused:1]]": unrecognized type: bool'),
+        (
+            {"metadata": {"labels": {"x": 1}}},
+            'map[metadata:map[labels:map[x:1]]]": cannot convert int64 to string',
+        ),
+        (
+            {"spec": {"selector": "x"}},
+            'map[spec:map[selector:x]]": cannot restore struct from: string',
+        ),
+    ):
+        resp = raw(
+            kube_api_client,
+            "PATCH",
+            path,
+            body=sent,
+            content_type="application/strategic-merge-patch+json",
+        )
+        body = _status(resp, 422, "Invalid")
+        assert body["message"] == f' "" is invalid: patch: Invalid value: "{why}'
+        assert body["details"] == {
+            "causes": [
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": f'Invalid value: "{why}',
+                    "field": "patch",
+                }
+            ]
+        }
+
+
+def _unconverted(resp: Any, message: str) -> None:
+    """A plain Go error kube-apiserver passed on: 500, no reason, no details."""
+    assert resp.status == 500, resp.data
+    assert resp.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "code": 500,
+    }
+
+
+def test_a_strategic_list_item_without_its_merge_key_is_500(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = _deployment(kube_api_client, namespace, "mk")
+    for item in ({"image": "busybox"}, {"image": "busybox", "$patch": "delete"}):
+        resp = raw(
+            kube_api_client,
+            "PATCH",
+            path,
+            body={"spec": {"template": {"spec": {"containers": [item]}}}},
+            content_type="application/strategic-merge-patch+json",
+        )
+        shown = " ".join(f"{k}:{v}" for k, v in sorted(item.items()))
+        _unconverted(resp, f"map: map[{shown}] does not contain declared merge key: name")
+
+
+def test_an_unknown_patch_directive_is_500(kube_api_client: Api, namespace: str) -> None:
+    client.CoreV1Api(kube_api_client).create_namespaced_config_map(
+        namespace, {"metadata": {"name": "frob"}, "data": {"k": "v"}}
+    )
+    resp = raw(
+        kube_api_client,
+        "PATCH",
+        f"{_cms(namespace)}/frob",
+        body={"data": {"$patch": "frob"}},
+        content_type="application/strategic-merge-patch+json",
+    )
+    _unconverted(resp, "unknown patch type: frob in map: map[$patch:frob]")
+    path = _deployment(kube_api_client, namespace, "frob")
+    resp = raw(
+        kube_api_client,
+        "PATCH",
+        path,
+        body={"spec": {"template": {"spec": {"containers": [{"name": "c", "$patch": "frob"}]}}}},
+        content_type="application/strategic-merge-patch+json",
+    )
+    _unconverted(resp, "unknown patch type: frob in map: map[$patch:frob name:c]")
+
+
+def test_a_json_patch_that_does_not_apply_is_one_generic_422(
+    kube_api_client: Api, namespace: str
+) -> None:
+    client.CoreV1Api(kube_api_client).create_namespaced_config_map(
+        namespace, {"metadata": {"name": "jp"}, "data": {"k": "v"}}
+    )
+    for op in (
+        {"op": "test", "path": "/data/k", "value": "no"},
+        {"op": "test", "path": "/data/missing", "value": "no"},
+        {"op": "remove", "path": "/data/missing"},
+        {"op": "add", "path": "/nope/missing", "value": "x"},
+        {"op": "replace", "path": "/nope/missing", "value": "x"},
+        {"op": "move", "from": "/data/missing", "path": "/data/x"},
+        {"op": "remove", "path": "/metadata/finalizers/5"},
+        {"op": "frob", "path": "/data/k"},
+        {"op": "add"},
+    ):
+        resp = raw(
+            kube_api_client,
+            "PATCH",
+            f"{_cms(namespace)}/jp",
+            body=[op],
+            content_type="application/json-patch+json",
+        )
+        body = _status(resp, 422, "Invalid")
+        assert body["message"] == "the server rejected our request due to an error in our request"
+        assert body["details"] == {}, op
+    for sent, what in (
+        ({"op": "add"}, "object into Go value of type []"),
+        ([1], "number into Go value of type "),
+    ):
+        resp = raw(
+            kube_api_client,
+            "PATCH",
+            f"{_cms(namespace)}/jp",
+            body=sent,
+            content_type="application/json-patch+json",
+        )
+        assert _status(resp, 400, "BadRequest")["message"] == (
+            f"error decoding patch: json: cannot unmarshal {what}handlers.jsonPatchOp"
+        )
+
+
+def test_a_json_patch_reads_a_missing_key_as_null(kube_api_client: Api, namespace: str) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    core.create_namespaced_config_map(namespace, {"metadata": {"name": "jn"}, "data": {"k": "v"}})
+    ops = [
+        {"op": "test", "path": "/data/missing", "value": None},
+        {"op": "replace", "path": "/data/new", "value": "n"},  # json-patch v4 adds it
+    ]
+    resp = raw(
+        kube_api_client,
+        "PATCH",
+        f"{_cms(namespace)}/jn",
+        body=ops,
+        content_type="application/json-patch+json",
+    )
+    assert resp.status == 200, resp.data
+    assert core.read_namespaced_config_map("jn", namespace).data == {"k": "v", "new": "n"}
+
+
+def test_a_resource_version_that_is_not_a_number_is_500(
+    kube_api_client: Api, namespace: str
+) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    cm = core.create_namespaced_config_map(namespace, {"metadata": {"name": "rv"}})
+    body = client.ApiClient().sanitize_for_serialization(cm)
+    for version in ("abc", "-1", "1e3"):
+        body["metadata"]["resourceVersion"] = version
+        resp = raw(kube_api_client, "PUT", f"{_cms(namespace)}/rv", body=body)
+        _unconverted(resp, f'strconv.ParseUint: parsing "{version}": invalid syntax')
+    for content_type in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
+        resp = raw(
+            kube_api_client,
+            "PATCH",
+            f"{_cms(namespace)}/rv",
+            body={"metadata": {"resourceVersion": "abc"}},
+            content_type=content_type,
+        )
+        _unconverted(resp, 'strconv.ParseUint: parsing "abc": invalid syntax')
+    body["metadata"]["resourceVersion"] = "99999999999"  # a number: only stale
+    _status(raw(kube_api_client, "PUT", f"{_cms(namespace)}/rv", body=body), 409, "Conflict")
+
+
+def test_label_selector_syntax_errors_are_400_in_the_parsers_words(
+    kube_api_client: Api, namespace: str
+) -> None:
+    requirement = "unable to parse requirement: "
+    cases = {
+        "a in (b": f"{requirement}found '', expected: ',' or ')'",
+        "a in (b,": f"{requirement}found '', expected: ',', or identifier",
+        "a in ((": f"{requirement}found '(', expected: ',', ')' or identifier",
+        "a in (b c)": f"{requirement}found 'c', expected: ',' or ')'",
+        "a in b": f"{requirement}found 'b' expected: '('",
+        "a in": f"{requirement}found '' expected: '('",
+        "a=(": f"{requirement}found '(', expected: identifier",
+        "!": f"{requirement}found '', expected: identifier",
+        "!!a": f"{requirement}found '!', expected: identifier",
+        "a b": f"{requirement}found 'b', expected: in, notin, =, ==, !=, gt, lt",
+        "a>x": f"{requirement}values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the "
+        "value must be an integer",
+        "/a": f'{requirement}<nil>: Invalid value: "/a": prefix part must be non-empty',
+        "a=b=c": "found '=', expected: ',' or 'end of string'",
+        "a=b c": "found 'c', expected: ',' or 'end of string'",
+        "=b": "found '=', expected: !, identifier, or 'end of string'",
+        ",": "found ',', expected: !, identifier, or 'end of string'",
+        "a,": "found '', expected: identifier after ','",
+        "a,,b": "found ',', expected: identifier after ','",
+    }
+    for selector, message in cases.items():
+        resp = raw(
+            kube_api_client,
+            "GET",
+            f"/api/v1/namespaces/{namespace}/pods?{urlencode({'labelSelector': selector})}",
+        )
+        assert _status(resp, 400, "BadRequest")["message"] == message, selector
+    resp = raw(kube_api_client, "GET", f"{_cms(namespace)}?labelSelector=a%3Db%40d")
+    assert _status(resp, 400, "BadRequest")["message"].startswith(
+        f'{requirement}values[0][a]: Invalid value: "b@d": a valid label must be an empty string'
+    )
+    for fine in ("a in (,)", "a==", "a notin (b,,c)", "!a,b"):
+        resp = raw(
+            kube_api_client, "GET", f"{_cms(namespace)}?{urlencode({'labelSelector': fine})}"
+        )
+        assert resp.status == 200, (fine, resp.data)

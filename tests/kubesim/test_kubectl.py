@@ -195,6 +195,16 @@ def test_delete(kubectl: Kubectl, namespace: str) -> None:
     assert 'deployments.apps "web" not found' in proc.stderr
 
 
+def test_get_with_a_malformed_label_selector(kubectl: Kubectl, namespace: str) -> None:
+    proc = kubectl("get", "pods", "-l", "a in (b", namespace=namespace, check=False)
+    assert proc.returncode != 0
+    assert proc.stderr.strip() == (
+        'Error from server (BadRequest): Unable to find "/v1, Resource=pods" that match label '
+        'selector "a in (b", field selector "": unable to parse requirement: found \'\', '
+        "expected: ',' or ')'"
+    )
+
+
 def test_api_resources_and_versions(kubectl: Kubectl) -> None:
     out = kubectl("api-resources").stdout
     for line in ("deployments", "customresourcedefinitions", "leases", "endpointslices"):
