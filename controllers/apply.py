@@ -88,6 +88,11 @@ def ensure_child(
         if patch is None:
             return fresh
         updated = ctx.kube.patch(kind, namespace, name, patch)
+    had_owner = controlling_ref(have["metadata"].get("ownerReferences"))
+    if had_owner is None and controlling_ref(want["metadata"].get("ownerReferences")):
+        # Someone else's object of the name we want, taken over as controller-runtime does
+        # (problems.ownership_problem): say so, as its fields below become ours.
+        ctx.report.action(f"Adopted {kind} {name}: it had no controller (created outside opsboard)")
     for line in describe_patch(kind.kind, name, patch, have):
         ctx.report.action(line)
     return updated

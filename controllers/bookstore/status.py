@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from controllers.base import Body
 from controllers.bookstore.desired import (
+    APP_PORT_NAME,
     app_image,
     app_labels,
     app_name,
@@ -15,7 +16,7 @@ from controllers.bookstore.desired import (
 )
 from controllers.bookstore.quantity import parse_quantity
 from controllers.conditions import conditions_from, find_condition
-from controllers.fields import deep_get
+from controllers.fields import deep_get, node_port
 from controllers.problems import Problem
 from controllers.workload import workload_status
 
@@ -135,7 +136,6 @@ def compute_status(
         "observedGeneration": generation,
         "conditions": conditions,
     }
-    ports = deep_get(app_service, "spec.ports", [])
-    if ports and ports[0].get("nodePort") is not None:
-        status["nodePort"] = ports[0]["nodePort"]
+    if (port := node_port(app_service, APP_PORT_NAME)) is not None:
+        status["nodePort"] = port
     return status

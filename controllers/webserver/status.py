@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from controllers.base import Body
-from controllers.fields import deep_get
+from controllers.fields import node_port
 from controllers.problems import Problem
-from controllers.webserver.desired import labels_for, service_name, spec_image, spec_replicas
+from controllers.webserver.desired import (
+    PORT_NAME,
+    labels_for,
+    service_name,
+    spec_image,
+    spec_replicas,
+)
 from controllers.workload import workload_status
 
 
@@ -23,8 +29,6 @@ def compute_status(
         problem=problem,
     )
     status["serviceName"] = service_name(cr)
-    ports = deep_get(service, "spec.ports", [])
-    node_port = ports[0].get("nodePort") if ports else None
-    if node_port is not None:
-        status["nodePort"] = node_port
+    if (port := node_port(service, PORT_NAME)) is not None:
+        status["nodePort"] = port
     return status

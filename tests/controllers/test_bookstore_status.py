@@ -53,7 +53,14 @@ def test_nodes_are_the_app_and_db_pods_sorted() -> None:
 
 
 def test_selector_and_services_are_the_apps() -> None:
-    service = {"spec": {"ports": [{"port": 80, "nodePort": 31001}]}}
+    service = {
+        "spec": {
+            "ports": [
+                {"name": "mine", "port": 8080, "nodePort": 31000},
+                {"name": "http", "port": 80, "nodePort": 31001},
+            ]
+        }
+    }
     status = _status(app_service=service)
     assert "app.kubernetes.io/component=app" in status["selector"]
     assert (status["serviceName"], status["dbServiceName"]) == ("s-app", "s-db")
