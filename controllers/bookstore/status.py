@@ -62,9 +62,11 @@ def compute_status(
     claims: list[Body],
     now: str,
     problem: Problem | None = None,
+    app_deployment: Body | None = None,
 ) -> Body:
     """Available when the app and the DB have all their pods ready; Progressing while either
-    scales or rolls out, or while a claim grows; Degraded when pods cannot start or the CR
+    scales or rolls out, or while a claim grows; Degraded when pods cannot start or be
+    scheduled, the API server refuses the app's (`app_deployment` says so), or the CR
     cannot be served as asked (`problem`)."""
     fresh = {"metadata": cr["metadata"]}  # each part's conditions, told from scratch
     app = workload_status(
@@ -74,6 +76,7 @@ def compute_status(
         image=app_image(cr),
         labels=app_labels(cr),
         now=now,
+        workload=app_deployment,
     )
     db = workload_status(
         fresh,

@@ -16,7 +16,13 @@ from controllers.workload import workload_status
 
 
 def compute_status(
-    cr: Body, *, pods: list[Body], service: Body | None, now: str, problem: Problem | None = None
+    cr: Body,
+    *,
+    pods: list[Body],
+    service: Body | None,
+    now: str,
+    problem: Problem | None = None,
+    deployment: Body | None = None,
 ) -> Body:
     """As for Memcached, plus where to reach it: the Service's name and its nodePort."""
     status = workload_status(
@@ -27,6 +33,7 @@ def compute_status(
         labels=labels_for(cr),
         now=now,
         problem=problem,
+        workload=deployment,
     )
     status["serviceName"] = service_name(cr)
     if (port := node_port(service, PORT_NAME)) is not None:
