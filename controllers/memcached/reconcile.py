@@ -29,7 +29,8 @@ def reconcile(ctx: Context) -> Result:
         deployment = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
     status = compute_status(cr, pods=pods, now=now(), problem=problem, deployment=deployment)
-    # Told from its pods, each of whose changes wakes this CR: no recheck on a timer.
+    # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
+    # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer.
     return finish(ctx, MEMCACHED, cr, status, problem, recheck=False)
 
 

@@ -46,7 +46,8 @@ def reconcile(ctx: Context) -> Result:
     status = compute_status(
         cr, pods=pods, service=service, now=now(), problem=problem, deployment=deployment
     )
-    # Told from its pods, each of whose changes wakes this CR: no recheck on a timer.
+    # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
+    # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer.
     return finish(ctx, WEBSERVER, cr, status, problem, recheck=False)
 
 
