@@ -24,7 +24,7 @@ from controllers.describe import describe_patch, describe_status
 from controllers.drift import owned_diff
 from controllers.fields import controlling_ref, deep_get
 from controllers.kube import Conflict
-from controllers.problems import CHILD_CONFLICT, INVALID_SPEC, Problem
+from controllers.problems import CHILD_CONFLICT, INVALID_SPEC, PODS_REFUSED, Problem
 from controllers.progress import progress_wait
 
 log = logging.getLogger(__name__)
@@ -88,6 +88,11 @@ def ensure_child(
         if patch is None:
             return fresh
         updated = ctx.kube.patch(kind, namespace, name, patch)
+    had_owner = controlling_ref(have["metadata"].get("ownerReferences"))
+    if had_owner is None and controlling_ref(want["metadata"].get("ownerReferences")):
+        # Someone else's object of the name we want, taken over as controller-runtime does
+        # (problems.ownership_problem): say so, as its fields below become ours.
+        ctx.report.action(f"Adopted {kind} {name}: it had no controller (created outside opsboard)")
     for line in describe_patch(kind.kind, name, patch, have):
         ctx.report.action(line)
     return updated
@@ -160,7 +165,9 @@ def settle(ctx: Context, cr: Body, status: Body, *, recheck: bool = True) -> Res
         if (before.get("status"), before.get("reason")) != ("True", degraded["reason"]):
             ctx.report.event("Warning", degraded["reason"], degraded["message"])
             log.warning("Degraded %s: %s: %s", ctx.key, degraded["reason"], degraded["message"])
-        if degraded["reason"] == CHILD_CONFLICT:  # its deletion would not bring us back
+        # Neither's end brings us back: the other owner's child deleted; a Deployment's
+        # ReplicaFailure gone (a status change of it wakes no one; a scale-down creates no pod).
+        if degraded["reason"] in (CHILD_CONFLICT, PODS_REFUSED):
             return Result(requeue_after=RECHECK_MAX_SECONDS)
         return Result.done()  # waiting on the user or the registry, not on us: no retry loop
     progressing = find_condition(status["conditions"], "Progressing") or {}

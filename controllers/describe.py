@@ -5,6 +5,7 @@ from __future__ import annotations
 from controllers.base import Body
 from controllers.conditions import find_condition
 from controllers.fields import deep_get
+from controllers.wording import count
 
 
 def describe_patch(kind: str, name: str, patch: Body, observed: Body) -> list[str]:
@@ -35,9 +36,9 @@ def describe_status(old: Body, new: Body) -> list[str]:
     """ "Updated status.nodes: 5 pods", then the other fields and conditions that changed."""
     lines = []
     if old.get("nodes") != new.get("nodes"):
-        lines.append(f"Updated status.nodes: {len(new.get('nodes') or [])} pods")
+        lines.append(f"Updated status.nodes: {count(len(new.get('nodes') or []), 'pod')}")
     changes = [
-        f"{key} {new[key]}"
+        f"{key} {readable(new[key])}"
         for key in new
         if key not in ("nodes", "conditions") and old.get(key) != new[key]
     ]
@@ -51,6 +52,20 @@ def describe_status(old: Body, new: Body) -> list[str]:
     if changes:
         lines.append(f"Updated status: {', '.join(changes)}")
     return lines
+
+
+def readable(value: object) -> str:
+    """A status value as a person reads it, not as Python prints it: a list's items
+    comma-separated in brackets, an entry by its name then its other fields:
+    `[data-db-0 (requested 2Gi, state Bound), data-db-1 (…)]`."""
+    if isinstance(value, list):
+        return f"[{', '.join(readable(item) for item in value)}]"
+    if isinstance(value, dict):
+        fields = ", ".join(f"{k} {readable(v)}" for k, v in value.items() if k != "name")
+        if "name" not in value:
+            return f"({fields})"
+        return f"{value['name']} ({fields})" if fields else str(value["name"])
+    return str(value)
 
 
 def _leaf_paths(patch: Body, prefix: str = "") -> list[str]:

@@ -1,5 +1,5 @@
 """Facts about pods, and the one list of reasons a pod is stuck: it will not start
-without someone's help (an image that cannot be pulled, a crash loop)."""
+without someone's help (an image that cannot be pulled, a crash loop, no node for it)."""
 
 from __future__ import annotations
 
@@ -45,3 +45,13 @@ def waiting(pods: list[Body], reasons: tuple[str, ...]) -> list[tuple[Body, Body
         for status in deep_get(pod, "status.containerStatuses", [])
         if deep_get(status, "state.waiting.reason") in reasons
     ]
+
+
+def unschedulable(pods: list[Body]) -> list[tuple[Body, str]]:
+    """(pod, the scheduler's message) for each pod the scheduler could place nowhere."""
+    found = []
+    for pod in pods:
+        scheduled = condition_of(pod, "PodScheduled")
+        if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
+            found.append((pod, str(scheduled.get("message") or "")))
+    return found

@@ -9,6 +9,7 @@ from controllers.images import is_valid_image
 Problem = tuple[str, str]
 INVALID_SPEC = "InvalidSpec"
 CHILD_CONFLICT = "ChildConflict"
+PODS_REFUSED = "PodsRefused"  # the API server refuses a workload's pods (a quota)
 
 
 def spec_problem(*, image: str, size: int, size_field: str) -> Problem | None:

@@ -5,11 +5,46 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from controllers.base import Body
-from controllers.conditions import conditions_from
+from controllers.conditions import conditions_from, find_condition
 from controllers.fields import deep_get
 from controllers.ownership import selector_string
-from controllers.pods import CRASHING, PULL_FAILURES, pod_images, pod_is_ready, spec_image, waiting
-from controllers.problems import Problem
+from controllers.pods import (
+    CRASHING,
+    PULL_FAILURES,
+    pod_images,
+    pod_is_ready,
+    spec_image,
+    unschedulable,
+    waiting,
+)
+from controllers.problems import PODS_REFUSED, Problem
+from controllers.wording import count, plural
+
+UNSCHEDULABLE = "PodsUnschedulable"
+
+
+def unschedulable_problem(pods: list[Body], *, noun: str = "pod") -> Problem | None:
+    """Degraded for pods no node can take, in the scheduler's words: the cluster will not
+    get there on its own (a node must be added or freed, or the pods ask for less)."""
+    if not (stuck := unschedulable(pods)):
+        return None
+    pod, message = stuck[0]
+    return UNSCHEDULABLE, (
+        f"{count(len(stuck), noun)} cannot be scheduled, e.g. {pod['metadata']['name']}: {message}"
+    )
+
+
+def refused_problem(workload: Body | None) -> Problem | None:
+    """Degraded when the API server refuses the workload's pods (a ResourceQuota, a
+    LimitRange, admission): its ReplicaFailure condition (FailedCreate), which the
+    Deployment carries over from its ReplicaSet; it stays until a create succeeds."""
+    failure = find_condition(deep_get(workload, "status.conditions"), "ReplicaFailure")
+    if workload is None or failure is None or failure.get("status") != "True":
+        return None
+    return PODS_REFUSED, (
+        f"{workload.get('kind', 'Deployment')} {workload['metadata']['name']} cannot create "
+        f"its pods ({failure.get('reason')}): {failure.get('message')}"
+    )
 
 
 def workload_status(
@@ -21,12 +56,14 @@ def workload_status(
     labels: Mapping[str, str],
     now: str,
     problem: Problem | None = None,
+    workload: Body | None = None,
 ) -> Body:
     """The CR's status, told from its pods: nodes, readyReplicas, selector and conditions.
 
     Available: the ready pods reach the size. Progressing: a scale or rollout is under way.
-    Degraded: pods cannot start (the image cannot be pulled, a container crashes), or a
-    `problem` found before anything was written (an invalid spec, a child in the way).
+    Degraded: pods cannot start (the image cannot be pulled, a container crashes, no node
+    can take them), the API server refuses them (`workload`, their Deployment, says so), or
+    a `problem` found before anything was written (an invalid spec, a child in the way).
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
     live = sorted(
@@ -37,15 +74,17 @@ def workload_status(
     current = [p for p in live if image in pod_images(p)]
     outdated = len(live) - len(current)
 
+    # Worded by the size: "0/1 pod ready", "1/3 pods ready", "1 pod runs nginx".
+    pods_of_size, runs = plural(size, "pod"), plural(size, "runs", "run")
     progressing: tuple[str, str] | None = None
     if outdated:
-        progressing = ("RollingOut", f"{len(current)}/{size} pods run {image}")
+        progressing = ("RollingOut", f"{len(current)}/{size} {pods_of_size} {runs} {image}")
     elif len(live) < size:
-        progressing = ("ScalingUp", f"{len(live)}/{size} pods created")
+        progressing = ("ScalingUp", f"{len(live)}/{size} {pods_of_size} created")
     elif len(live) > size:
-        progressing = ("ScalingDown", f"{len(live)} pods for size {size}")
+        progressing = ("ScalingDown", f"{count(len(live), 'pod')} for size {size}")
     elif ready < size:
-        progressing = ("PodsStarting", f"{ready}/{size} pods ready")
+        progressing = ("PodsStarting", f"{ready}/{size} {pods_of_size} ready")
 
     degraded: tuple[str, str] | None = None
     if problem:
@@ -56,24 +95,30 @@ def workload_status(
         pod, status = pulls[0]
         degraded = (
             "ImagePullFailed",
-            f"Image {spec_image(pod, status)} cannot be pulled: {len(pulls)} pod(s) wait "
-            f"for it, e.g. {pod['metadata']['name']}",
+            f"Image {spec_image(pod, status)} cannot be pulled: {count(len(pulls), 'pod')} "
+            f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}",
         )
     elif crashes := waiting(live, CRASHING):
         pod, status = crashes[0]
         degraded = (
             "PodsCrashing",
-            f"Container {status.get('name')} keeps crashing: {len(crashes)} pod(s) "
+            f"Container {status.get('name')} keeps crashing: {count(len(crashes), 'pod')} "
             f"in CrashLoopBackOff, e.g. {pod['metadata']['name']}",
         )
+    else:
+        # Pending for good until someone frees a node or a quota: not "Progressing".
+        degraded = unschedulable_problem(live) or refused_problem(workload)
 
-    available = ("PodsReady" if ready >= size else "PodsNotReady", f"{ready}/{size} pods ready")
+    available = (
+        "PodsReady" if ready >= size else "PodsNotReady",
+        f"{ready}/{size} {pods_of_size} ready",
+    )
     verdicts = (
         ("Available", ready >= size, available),
         (
             "Progressing",
             progressing is not None,
-            progressing or ("RolloutComplete", f"{size} pods run {image}"),
+            progressing or ("RolloutComplete", f"{size} {pods_of_size} {runs} {image}"),
         ),
         ("Degraded", degraded is not None, degraded or ("AsExpected", "Pods start as expected")),
     )

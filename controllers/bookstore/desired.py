@@ -18,6 +18,7 @@ DEFAULT_APP_REPLICAS = 1
 DEFAULT_APP_IMAGE = "akash125/pyapp:latest"
 DEFAULT_APP_PORT = 80  # the Service's port
 DEFAULT_APP_TARGET_PORT = 3000  # the container's port
+APP_PORT_NAME = "http"  # the Service's port, found by it in an adopted Service's other ports
 DEFAULT_SERVICE_TYPE = "NodePort"
 DEFAULT_DB_REPLICAS = 1
 DEFAULT_DB_IMAGE = "mongo:7.0"
@@ -165,7 +166,7 @@ def desired_app_service(cr: Body) -> Manifest:
             "selector": app_labels(cr),
             "ports": [
                 {
-                    "name": "http",
+                    "name": APP_PORT_NAME,
                     "port": app_port(cr),
                     "targetPort": app_target_port(cr),
                     "protocol": "TCP",

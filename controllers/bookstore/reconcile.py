@@ -63,7 +63,7 @@ def reconcile(ctx: Context) -> Result:
         or ownership_problem(cr, db_service, kind=SERVICE.kind)
     )
     if problem is None:
-        ensure_child(ctx, DEPLOYMENT, desired_app_deployment(cr), deployment)
+        deployment = ensure_child(ctx, DEPLOYMENT, desired_app_deployment(cr), deployment)
         app_service = ensure_child(
             ctx, SERVICE, desired_app_service(cr), app_service, exact=SERVICE_EXACT
         )
@@ -85,6 +85,7 @@ def reconcile(ctx: Context) -> Result:
         claims=claims,
         now=now(),
         problem=problem,
+        app_deployment=deployment,
     )
     return finish(ctx, BOOKSTORE, cr, status, problem, permanent=(INVALID_SPEC, EXPANSION_FAILED))
 

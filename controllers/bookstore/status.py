@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from controllers.base import Body
 from controllers.bookstore.desired import (
+    APP_PORT_NAME,
     app_image,
     app_labels,
     app_name,
@@ -15,7 +16,7 @@ from controllers.bookstore.desired import (
 )
 from controllers.bookstore.quantity import parse_quantity
 from controllers.conditions import conditions_from, find_condition
-from controllers.fields import deep_get
+from controllers.fields import deep_get, node_port
 from controllers.problems import Problem
 from controllers.workload import workload_status
 
@@ -61,9 +62,11 @@ def compute_status(
     claims: list[Body],
     now: str,
     problem: Problem | None = None,
+    app_deployment: Body | None = None,
 ) -> Body:
     """Available when the app and the DB have all their pods ready; Progressing while either
-    scales or rolls out, or while a claim grows; Degraded when pods cannot start or the CR
+    scales or rolls out, or while a claim grows; Degraded when pods cannot start or be
+    scheduled, the API server refuses the app's (`app_deployment` says so), or the CR
     cannot be served as asked (`problem`)."""
     fresh = {"metadata": cr["metadata"]}  # each part's conditions, told from scratch
     app = workload_status(
@@ -73,6 +76,7 @@ def compute_status(
         image=app_image(cr),
         labels=app_labels(cr),
         now=now,
+        workload=app_deployment,
     )
     db = workload_status(
         fresh,
@@ -135,7 +139,6 @@ def compute_status(
         "observedGeneration": generation,
         "conditions": conditions,
     }
-    ports = deep_get(app_service, "spec.ports", [])
-    if ports and ports[0].get("nodePort") is not None:
-        status["nodePort"] = ports[0]["nodePort"]
+    if (port := node_port(app_service, APP_PORT_NAME)) is not None:
+        status["nodePort"] = port
     return status

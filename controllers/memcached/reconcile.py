@@ -26,10 +26,11 @@ def reconcile(ctx: Context) -> Result:
         image=spec_image(cr), size=spec_size(cr), size_field="spec.size"
     ) or ownership_problem(cr, deployment, kind=DEPLOYMENT.kind)
     if problem is None:
-        ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
+        deployment = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
-    status = compute_status(cr, pods=pods, now=now(), problem=problem)
-    # Told from its pods, each of whose changes wakes this CR: no recheck on a timer.
+    status = compute_status(cr, pods=pods, now=now(), problem=problem, deployment=deployment)
+    # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
+    # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer.
     return finish(ctx, MEMCACHED, cr, status, problem, recheck=False)
 
 

@@ -8,8 +8,16 @@ from controllers.problems import Problem
 from controllers.workload import workload_status
 
 
-def compute_status(cr: Body, *, pods: list[Body], now: str, problem: Problem | None = None) -> Body:
-    """status.nodes (the pod names, sorted: the tutorial's contract), readiness, conditions."""
+def compute_status(
+    cr: Body,
+    *,
+    pods: list[Body],
+    now: str,
+    problem: Problem | None = None,
+    deployment: Body | None = None,
+) -> Body:
+    """status.nodes (the pod names, sorted: the tutorial's contract), readiness, conditions;
+    `deployment` tells of pods the API server refuses (a quota)."""
     return workload_status(
         cr,
         pods=pods,
@@ -18,4 +26,5 @@ def compute_status(cr: Body, *, pods: list[Body], now: str, problem: Problem | N
         labels=labels_for(cr),
         now=now,
         problem=problem,
+        workload=deployment,
     )

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from controllers.base import Body
-from controllers.conditions import condition_of, conditions_from
+from controllers.conditions import conditions_from
 from controllers.fields import deep_get
-from controllers.pods import CRASHING, PULL_FAILURES, pod_is_ready, waiting
+from controllers.pods import (
+    CRASHING,
+    PULL_FAILURES,
+    pod_is_ready,
+    unschedulable,
+    waiting,
+)
 from controllers.problems import Problem
 from controllers.ptemplate.desired import (
     module_name,
@@ -14,20 +20,11 @@ from controllers.ptemplate.desired import (
     spec_image,
     spec_node_selector,
 )
+from controllers.wording import count, plural
+from controllers.workload import unschedulable_problem
 
 NO_MATCHING_NODES = "NoMatchingNodes"
 NO_DEVICE_CAPACITY = "NoDeviceCapacity"
-UNSCHEDULABLE = "PodsUnschedulable"
-
-
-def _unschedulable(pods: list[Body]) -> list[tuple[Body, str]]:
-    """(pod, the scheduler's message) for each pod the scheduler could place nowhere."""
-    found = []
-    for pod in pods:
-        scheduled = condition_of(pod, "PodScheduled")
-        if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
-            found.append((pod, str(scheduled.get("message") or "")))
-    return found
 
 
 def _selector_text(cr: Body) -> str:
@@ -37,29 +34,26 @@ def _selector_text(cr: Body) -> str:
 def _degraded(cr: Body, live: list[Body], desired: int | None) -> tuple[str, str] | None:
     if desired == 0:
         return NO_MATCHING_NODES, f"No node matches the node selector {_selector_text(cr)}"
-    if stuck := _unschedulable(live):
+    if stuck := unschedulable(live):
         pod, message = stuck[0]
         resource = spec_device_resource(cr)
         if f"Insufficient {resource}" in message:
             return NO_DEVICE_CAPACITY, (
-                f"{len(stuck)} consumer pod(s) pending: no selected node has "
+                f"{count(len(stuck), 'consumer pod')} pending: no selected node has "
                 f"{spec_device_count(cr)} free {resource} (is the device plugin running?), "
                 f"e.g. {pod['metadata']['name']}: {message}"
             )
-        return UNSCHEDULABLE, (
-            f"{len(stuck)} consumer pod(s) cannot be scheduled, "
-            f"e.g. {pod['metadata']['name']}: {message}"
-        )
+        return unschedulable_problem(live, noun="consumer pod")
     if pulls := waiting(live, PULL_FAILURES):
         pod, _ = pulls[0]
         return "ImagePullFailed", (
-            f"Image {spec_image(cr)} cannot be pulled: {len(pulls)} pod(s) wait for it, "
-            f"e.g. {pod['metadata']['name']}"
+            f"Image {spec_image(cr)} cannot be pulled: {count(len(pulls), 'pod')} "
+            f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}"
         )
     if crashes := waiting(live, CRASHING):
         pod, status = crashes[0]
         return "PodsCrashing", (
-            f"Container {status.get('name')} keeps crashing: {len(crashes)} pod(s) in "
+            f"Container {status.get('name')} keeps crashing: {count(len(crashes), 'pod')} in "
             f"CrashLoopBackOff, e.g. {pod['metadata']['name']}"
         )
     return None
@@ -96,14 +90,15 @@ def compute_status(
 
     # A previous generation's 0 may be what a new node selector fixes: not yet "no node".
     degraded = problem or _degraded(cr, live, desired if counted else None)
+    consumers, runs = plural(desired or 0, "consumer pod"), plural(desired or 0, "runs", "run")
     if desired is None:
         progressing: tuple[str, str] | None = ("Creating", "The consumer DaemonSet is starting")
     elif not counted or len(current) < len(live) or updated < desired:
         # Updated as the DaemonSet counts it: a change of deviceCount keeps the image.
         done = min(updated, len(current))
-        progressing = ("RollingOut", f"{done}/{desired} consumer pods updated")
+        progressing = ("RollingOut", f"{done}/{desired} {consumers} updated")
     elif ready < desired:
-        progressing = ("PodsStarting", f"{ready}/{desired} consumer pods ready")
+        progressing = ("PodsStarting", f"{ready}/{desired} {consumers} ready")
     else:
         progressing = None
     available = desired is not None and desired > 0 and ready >= desired
@@ -112,12 +107,12 @@ def compute_status(
         (
             "Available",
             available,
-            ("PodsReady" if available else "PodsNotReady", f"{ready}/{shown} consumer pods ready"),
+            ("PodsReady" if available else "PodsNotReady", f"{ready}/{shown} {consumers} ready"),
         ),
         (
             "Progressing",
             progressing is not None,
-            progressing or ("RolloutComplete", f"{shown} consumer pods run {image}"),
+            progressing or ("RolloutComplete", f"{shown} {consumers} {runs} {image}"),
         ),
         (
             "Degraded",

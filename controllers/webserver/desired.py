@@ -11,6 +11,7 @@ WEBSERVER = Kind("my.domain", "v1", "WebServer", "webservers")
 DEFAULT_REPLICAS = 1
 DEFAULT_IMAGE = "nginx:1.23.1"
 DEFAULT_PORT = 80
+PORT_NAME = "http"  # the Service's port, found by it in an adopted Service's other ports
 # A key added to the Service's selector would select other pods (or none): it is ours whole.
 SERVICE_EXACT = frozenset({"spec.selector"})
 
@@ -86,7 +87,7 @@ def desired_deployment(cr: Body) -> Manifest:
 def desired_service(cr: Body) -> Manifest:
     """A NodePort Service; the cluster allocates the nodePort unless the spec names one."""
     port: Body = {
-        "name": "http",
+        "name": PORT_NAME,
         "port": spec_port(cr),
         "targetPort": spec_port(cr),
         "protocol": "TCP",

@@ -40,11 +40,14 @@ def reconcile(ctx: Context) -> Result:
         or ownership_problem(cr, service, kind=SERVICE.kind)
     )
     if problem is None:
-        ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
+        deployment = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
         service = ensure_child(ctx, SERVICE, desired_service(cr), service, exact=SERVICE_EXACT)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
-    status = compute_status(cr, pods=pods, service=service, now=now(), problem=problem)
-    # Told from its pods, each of whose changes wakes this CR: no recheck on a timer.
+    status = compute_status(
+        cr, pods=pods, service=service, now=now(), problem=problem, deployment=deployment
+    )
+    # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
+    # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer.
     return finish(ctx, WEBSERVER, cr, status, problem, recheck=False)
 
 

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 from controllers.base import Body
-from controllers.fields import deep_get
+from controllers.fields import node_port
 from controllers.problems import Problem
-from controllers.webserver.desired import labels_for, service_name, spec_image, spec_replicas
+from controllers.webserver.desired import (
+    PORT_NAME,
+    labels_for,
+    service_name,
+    spec_image,
+    spec_replicas,
+)
 from controllers.workload import workload_status
 
 
 def compute_status(
-    cr: Body, *, pods: list[Body], service: Body | None, now: str, problem: Problem | None = None
+    cr: Body,
+    *,
+    pods: list[Body],
+    service: Body | None,
+    now: str,
+    problem: Problem | None = None,
+    deployment: Body | None = None,
 ) -> Body:
     """As for Memcached, plus where to reach it: the Service's name and its nodePort."""
     status = workload_status(
@@ -21,10 +33,9 @@ def compute_status(
         labels=labels_for(cr),
         now=now,
         problem=problem,
+        workload=deployment,
     )
     status["serviceName"] = service_name(cr)
-    ports = deep_get(service, "spec.ports", [])
-    node_port = ports[0].get("nodePort") if ports else None
-    if node_port is not None:
-        status["nodePort"] = node_port
+    if (port := node_port(service, PORT_NAME)) is not None:
+        status["nodePort"] = port
     return status

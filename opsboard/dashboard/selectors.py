@@ -14,6 +14,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from controllers.base import Body
+from controllers.wording import count
 from opsboard.dashboard.kinds import KindInfo, value_at
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror import selectors as mirror
@@ -244,7 +245,7 @@ def _tree_node(owner_node: mirror.OwnerNode) -> TreeNode:
     children = [_tree_node(child) for child in owner_node.children]
     if obj.kind == "Service":
         children = [_tree_node(mirror.OwnerNode(p)) for p in mirror.service_pods(service=obj)]
-        detail = f"selects {len(children)} pods"
+        detail = f"selects {count(len(children), 'pod')}"
     return TreeNode(obj.kind, obj.name, obj, health, detail, children)
 
 

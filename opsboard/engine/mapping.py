@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from controllers.base import EVENT, POD, Controller, Key
-from controllers.fields import controlling_ref
+from controllers.base import EVENT, POD, Body, Controller, Key
+from controllers.fields import controlling_ref, deep_get
 from controllers.registry import primary_owner
 from opsboard.mirror.models import KubeObject
 from opsboard.mirror.writer import ADDED, DELETED, Change, snapshot
@@ -37,7 +37,16 @@ def is_meaningful(change: Change, *, owned: bool = False) -> bool:
         or before.labels != after.labels
         or annotations(before.annotations) != annotations(after.annotations)
         or before.deleting != after.deleting
+        or (owned and _refusing_pods(change.body))
     )
+
+
+def _refusing_pods(body: Body) -> bool:
+    """A Deployment whose pods the API server refuses (a quota): the one status of it its
+    CR's Degraded is told from, and no pod event would tell (no pod is created). Its end is
+    noticed by the CR's own recheck (controllers.apply.settle)."""
+    conditions = deep_get(body, "status.conditions") or []
+    return any(c.get("type") == "ReplicaFailure" and c.get("status") == "True" for c in conditions)
 
 
 def _not_reserved(annotations: dict[str, str]) -> dict[str, str]:

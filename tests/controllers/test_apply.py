@@ -1,13 +1,17 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
 from controllers.apply import (
     RECHECK_MAX_SECONDS,
     RECHECK_MIN_SECONDS,
     TIME_FORMAT,
     recheck_after,
+    settle,
 )
+from controllers.base import Context, Key
+from tests.controllers.cluster import RecordingReporter
 
 
 def _ago(seconds: float) -> str:
@@ -26,3 +30,20 @@ def test_recheck_after_grows_with_the_age_of_the_rollout_up_to_a_bound() -> None
 def test_recheck_after_an_unreadable_time_is_soon() -> None:
     assert recheck_after(None) == RECHECK_MIN_SECONDS
     assert recheck_after("yesterday") == RECHECK_MIN_SECONDS
+
+
+def test_pods_refused_is_looked_at_again_as_its_end_wakes_nothing() -> None:
+    """A Deployment's ReplicaFailure that goes (a scale-down within the quota creates no pod,
+    and a status change of it wakes no one) is found by a recheck; other trouble, which a
+    pod's change ends, waits for it."""
+    report = RecordingReporter()
+    ctx = Context(Key("memcached", "ns", "m"), cast(Any, None), cast(Any, None), report)
+
+    def degraded(reason: str) -> dict[str, Any]:
+        condition = {"type": "Degraded", "status": "True", "reason": reason, "message": "m"}
+        return {"conditions": [condition]}
+
+    cr = {"metadata": {"name": "m"}}
+    assert settle(ctx, cr, degraded("PodsRefused")).requeue_after == RECHECK_MAX_SECONDS
+    assert settle(ctx, cr, degraded("PodsUnschedulable")).requeue_after is None
+    assert [reason for _, reason, _ in report.events] == ["PodsRefused", "PodsUnschedulable"]

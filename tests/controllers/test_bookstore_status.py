@@ -53,7 +53,14 @@ def test_nodes_are_the_app_and_db_pods_sorted() -> None:
 
 
 def test_selector_and_services_are_the_apps() -> None:
-    service = {"spec": {"ports": [{"port": 80, "nodePort": 31001}]}}
+    service = {
+        "spec": {
+            "ports": [
+                {"name": "mine", "port": 8080, "nodePort": 31000},
+                {"name": "http", "port": 80, "nodePort": 31001},
+            ]
+        }
+    }
     status = _status(app_service=service)
     assert "app.kubernetes.io/component=app" in status["selector"]
     assert (status["serviceName"], status["dbServiceName"]) == ("s-app", "s-db")
@@ -64,7 +71,7 @@ def test_a_db_pod_not_ready_makes_the_cr_unavailable_naming_the_db() -> None:
     status = _status(db_pods=[pod("s-db-0", image="mongo:7.0", ready=False)])
     assert _condition(status, "Available") == ("False", "PodsNotReady")
     available = find_condition(status["conditions"], "Available") or {}
-    assert available["message"] == "DB: 0/1 pods ready"
+    assert available["message"] == "DB: 0/1 pod ready"
     assert _condition(status, "Progressing") == ("True", "PodsStarting")
 
 
@@ -72,6 +79,43 @@ def test_an_app_image_that_cannot_be_pulled_is_degraded() -> None:
     app = [pod("s-app-1", image="shop/app:1", ready=False, waiting="ImagePullBackOff")]
     status = _status(app_pods=app)
     assert _condition(status, "Degraded") == ("True", "ImagePullFailed")
+
+
+def test_a_db_pod_no_node_can_take_is_degraded_naming_the_db() -> None:
+    pending = pod("s-db-0", image="mongo:7.0", ready=False)
+    pending["status"]["conditions"].append(
+        {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": "0/3 nodes are available: 3 Too many pods.",
+        }
+    )
+    status = _status(db_pods=[pending])
+    assert _condition(status, "Degraded") == ("True", "PodsUnschedulable")
+    degraded = find_condition(status["conditions"], "Degraded") or {}
+    assert degraded["message"] == (
+        "DB: 1 pod cannot be scheduled, e.g. s-db-0: 0/3 nodes are available: 3 Too many pods."
+    )
+
+
+def test_a_quota_refusing_the_apps_pods_is_degraded() -> None:
+    deployment = {
+        "kind": "Deployment",
+        "metadata": {"name": "s-app"},
+        "status": {
+            "conditions": [
+                {
+                    "type": "ReplicaFailure",
+                    "status": "True",
+                    "reason": "FailedCreate",
+                    "message": 'pods "s-app-x" is forbidden: exceeded quota: q',
+                }
+            ]
+        },
+    }
+    status = _status(app_pods=[pod("s-app-1", image="shop/app:1")], app_deployment=deployment)
+    assert _condition(status, "Degraded") == ("True", "PodsRefused")
 
 
 def test_claims_report_requested_capacity_and_state() -> None:

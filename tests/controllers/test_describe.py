@@ -29,6 +29,16 @@ def test_describe_patch_names_other_fields_it_corrected() -> None:
     ]
 
 
+def test_describe_status_tells_lists_and_entries_in_words_not_python_repr() -> None:
+    claim = {"name": "data-db-0", "requested": "2Gi", "state": "Bound", "capacity": "2Gi"}
+    new = {"nodes": ["a"], "claims": [claim, {"name": "data-db-1", "requested": "2Gi"}]}
+    assert describe_status({}, new) == [
+        "Updated status.nodes: 1 pod",
+        "Updated status: claims [data-db-0 (requested 2Gi, state Bound, capacity 2Gi), "
+        "data-db-1 (requested 2Gi)]",
+    ]
+
+
 def test_describe_status_counts_nodes_and_names_flipped_conditions() -> None:
     old = {
         "nodes": ["a"],

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from django.utils import timezone
+from kubernetes import client
 
 from controllers.base import DEPLOYMENT, EVENT, POD, Key
 from controllers.conditions import condition_of, find_condition
@@ -23,6 +24,7 @@ from controllers.webserver.desired import WEBSERVER
 from opsboard.engine.enqueue import reconcile_enqueue
 from tests.controllers.cluster import kubectl, list_objects
 from tests.controllers.runs import actions_since, run_count
+from tests.kubesim.cluster.helpers import create_quota
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("running_engine")]
@@ -288,6 +290,36 @@ def test_a_missing_image_is_degraded_with_a_warning_event(kube: ApiKube, namespa
 
     [event] = wait_for(warning, what="a Warning Event on the CR")
     assert "memcached:does-not-exist" in event["message"]
+
+
+def _degraded(kube: ApiKube, namespace: str, name: str) -> dict[str, Any]:
+    status = _cr(kube, namespace, name).get("status") or {}
+    return find_condition(status.get("conditions"), "Degraded") or {}
+
+
+def test_pods_a_quota_refuses_are_degraded_until_the_quota_is_raised(
+    kube: ApiKube, namespace: str, kube_api_client: Any
+) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    create_quota(core, namespace, {"pods": "1"})
+    _create(kube, namespace, "m", size=1)
+    _wait_settled(kube, namespace, "m", 1)
+    # A scale-up the quota refuses creates no pod: only the Deployment's ReplicaFailure tells.
+    kube.patch(MEMCACHED, namespace, "m", {"spec": {"size": 3}})
+    condition = wait_for(
+        lambda: (c := _degraded(kube, namespace, "m")).get("status") == "True" and c,
+        what="Degraded=True",
+    )
+    assert condition["reason"] == "PodsRefused"
+    assert "Deployment m cannot create its pods (FailedCreate)" in condition["message"]
+    assert "exceeded quota: q" in condition["message"]
+
+    core.patch_namespaced_resource_quota("q", namespace, {"spec": {"hard": {"pods": "3"}}})
+    _wait_settled(kube, namespace, "m", 3)
+    wait_for(
+        lambda: _degraded(kube, namespace, "m").get("status") == "False",
+        what="Degraded=False once the pods are created",
+    )
 
 
 def test_two_crs_in_one_namespace_keep_their_own_pods(kube: ApiKube, namespace: str) -> None:

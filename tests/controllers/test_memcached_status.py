@@ -62,6 +62,76 @@ def test_status_is_degraded_naming_the_image_when_it_cannot_be_pulled() -> None:
     assert degraded is not None and bad in degraded["message"]
 
 
+def _unschedulable(name: str) -> dict:
+    pending = pod(name, image=IMAGE, ready=False)
+    pending["status"]["conditions"].append(
+        {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": "0/3 nodes are available: 3 Too many pods.",
+        }
+    )
+    return pending
+
+
+def test_status_is_degraded_when_no_node_can_take_its_pods() -> None:
+    """Pending for good, as Ptemplate says it: not "Progressing" towards anything."""
+    pods = [pod("m-0", image=IMAGE), _unschedulable("m-1"), _unschedulable("m-2")]
+    status = compute_status(memcached(size=3), pods=pods, now="T")
+    assert _condition(status, "Degraded") == ("True", "PodsUnschedulable")
+    degraded = find_condition(status["conditions"], "Degraded")
+    assert degraded is not None and degraded["message"] == (
+        "2 pods cannot be scheduled, e.g. m-1: 0/3 nodes are available: 3 Too many pods."
+    )
+    assert _condition(status, "Progressing") == ("True", "PodsStarting")
+
+
+def _refusing_deployment() -> dict:
+    failure = {
+        "type": "ReplicaFailure",
+        "status": "True",
+        "reason": "FailedCreate",
+        "message": 'pods "m-x" is forbidden: exceeded quota: q, requested: pods=1',
+    }
+    return {"kind": "Deployment", "metadata": {"name": "m"}, "status": {"conditions": [failure]}}
+
+
+def test_status_is_degraded_when_the_api_server_refuses_its_pods() -> None:
+    pods = [pod("m-0", image=IMAGE)]
+    status = compute_status(
+        memcached(size=3), pods=pods, now="T", deployment=_refusing_deployment()
+    )
+    assert _condition(status, "Degraded") == ("True", "PodsRefused")
+    degraded = find_condition(status["conditions"], "Degraded")
+    assert degraded is not None and degraded["message"] == (
+        'Deployment m cannot create its pods (FailedCreate): pods "m-x" is forbidden: '
+        "exceeded quota: q, requested: pods=1"
+    )
+
+
+def test_a_deployment_without_replica_failure_leaves_the_status_as_expected() -> None:
+    deployment = {"kind": "Deployment", "metadata": {"name": "m"}, "status": {}}
+    status = compute_status(memcached(size=1), pods=[pod("m-0", image=IMAGE)], now="T",
+                            deployment=deployment)  # fmt: skip
+    assert _condition(status, "Degraded") == ("False", "AsExpected")
+
+
+def test_messages_count_one_pod_in_the_singular() -> None:
+    status = compute_status(memcached(size=1), pods=[pod("m-0", image=IMAGE)], now="T")
+    progressing = find_condition(status["conditions"], "Progressing")
+    available = find_condition(status["conditions"], "Available")
+    assert progressing is not None and progressing["message"] == f"1 pod runs {IMAGE}"
+    assert available is not None and available["message"] == "1/1 pod ready"
+    bad = [pod("m-0", image="x:1", ready=False, waiting="ImagePullBackOff")]
+    degraded = find_condition(
+        compute_status(memcached(size=1, image="x:1"), pods=bad, now="T")["conditions"],
+        "Degraded",
+    )
+    assert degraded is not None
+    assert degraded["message"] == "Image x:1 cannot be pulled: 1 pod waits for it, e.g. m-0"
+
+
 def test_status_is_degraded_with_the_reason_of_an_invalid_spec() -> None:
     status = compute_status(
         memcached(image="UPPER CASE:bad"),

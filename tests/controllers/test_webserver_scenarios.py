@@ -10,13 +10,15 @@ import random
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
-from controllers.base import DEPLOYMENT, POD, SERVICE
+from controllers.base import DEPLOYMENT, POD, SERVICE, Key
 from controllers.conditions import condition_of, find_condition
 from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from controllers.webserver.desired import WEBSERVER, labels_for
 from tests.controllers.cluster import list_objects
+from tests.controllers.runs import actions_since
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("running_engine")]
@@ -124,6 +126,35 @@ def test_an_edited_service_is_corrected(kube: ApiKube, namespace: str) -> None:
 
     service = wait_for(corrected, what="the Service's selector restored")
     assert service["metadata"]["annotations"]["team"] == "web"  # not ours: kept
+
+
+def test_a_persons_own_service_is_adopted_saying_so_and_reports_its_http_node_port(
+    kube: ApiKube, namespace: str
+) -> None:
+    """`kubectl create service nodeport web-service --tcp=8080:8080` before the WebServer:
+    opsboard adopts it (it has no controller), adds its own port beside the person's, and
+    reports the nodePort of its own port, not of the first."""
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web-service", "namespace": namespace, "labels": {"app": "mine"}},
+        "spec": {
+            "type": "NodePort",
+            "selector": {"app": "mine"},
+            "ports": [{"name": "8080-8080", "port": 8080, "targetPort": 8080}],
+        },
+    }
+    kube.create(SERVICE, service)
+    started = timezone.now()
+    _create(kube, namespace, "web", replicas=1)
+    cr = _wait_settled(kube, namespace, "web", 1)
+    adopted = kube.get(SERVICE, namespace, "web-service")
+    assert adopted is not None
+    ports = {p["name"]: p["nodePort"] for p in adopted["spec"]["ports"]}
+    assert set(ports) == {"8080-8080", "http"}
+    assert cr["status"]["nodePort"] == ports["http"]
+    actions = actions_since(Key("webserver", namespace, "web"), started)
+    assert "Adopted Service web-service: it had no controller (created outside opsboard)" in actions
 
 
 def test_a_deleted_deployment_is_restored(kube: ApiKube, namespace: str) -> None:

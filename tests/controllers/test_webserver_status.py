@@ -12,6 +12,20 @@ def test_status_names_the_service_and_its_allocated_node_port() -> None:
     assert status["nodePort"] == 31555
 
 
+def test_status_reports_the_node_port_of_its_http_port_in_an_adopted_service() -> None:
+    """A person's Service, adopted, keeps its own ports, which may come first."""
+    service = {
+        "spec": {
+            "ports": [
+                {"name": "8080-8080", "port": 8080, "nodePort": 32139},
+                {"name": "http", "port": 80, "nodePort": 30926},
+            ]
+        }
+    }
+    status = compute_status(webserver("web"), pods=[], service=service, now="T")
+    assert status["nodePort"] == 30926
+
+
 def test_status_has_no_node_port_before_the_service_exists() -> None:
     status = compute_status(webserver("web"), pods=[], service=None, now="T")
     assert status["serviceName"] == "web-service"

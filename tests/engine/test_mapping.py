@@ -185,6 +185,18 @@ def test_a_status_only_change_of_a_spec_only_owned_kind_wakes_nobody() -> None:
     assert [k for k, _ in keys_for([change], [TOYS])] == [Key("toy", "default", "a")]
 
 
+def test_a_spec_only_owned_deployment_refusing_its_pods_wakes_its_owner() -> None:
+    """A quota refusing a scale-up creates no pod: the Deployment's ReplicaFailure is the one
+    change that tells its CR to turn Degraded."""
+    deployment = _owned_deployment()
+    refused = modified(deployment)
+    refused["status"] = {
+        "conditions": [{"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate"}]
+    }
+    [change] = changes_for(DEPLOYMENT, ("MODIFIED", refused))
+    assert [k for k, _ in keys_for([change], [SPEC_ONLY])] == [Key("toy", "default", "a")]
+
+
 @pytest.mark.parametrize(
     "meta",
     [
