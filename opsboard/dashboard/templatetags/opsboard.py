@@ -289,7 +289,8 @@ def _compact_run_row(run: ReconcileRun, show_key: bool) -> SafeString:
 
 
 @register.inclusion_tag("dashboard/_mirror_banner.html", takes_context=True)
-def mirror_banner(context: Context) -> dict[str, Any]:
+def mirror_banner(context: Context, oob: bool = False) -> dict[str, Any]:
     """Every page says how fresh the mirror it shows is, and warns when no watcher runs;
-    a view that has read the freshness already passes it as `freshness`."""
-    return {"mirror": context.get("freshness") or mirror_freshness()}
+    a view that has read the freshness already passes it as `freshness`. A live fragment
+    sends it `oob` (htmx's out-of-band swap), so it is renewed whenever the fragment is."""
+    return {"mirror": context.get("freshness") or mirror_freshness(), "oob": oob}
