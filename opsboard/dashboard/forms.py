@@ -106,6 +106,8 @@ def _image_field(schema: dict[str, Any]) -> forms.CharField:
 
 
 class AuditFilterForm(forms.Form):
+    # The number the diagnosis and the change history cite an entry by ("change #10").
+    entry = forms.IntegerField(required=False, min_value=1, label="Entry #")
     user = forms.CharField(required=False, max_length=150)
     kind = forms.CharField(required=False, max_length=100)
     namespace = forms.CharField(required=False, max_length=253)

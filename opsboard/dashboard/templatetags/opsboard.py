@@ -16,6 +16,7 @@ from django.template import Context
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
@@ -286,6 +287,20 @@ def _compact_run_row(run: ReconcileRun, show_key: bool) -> SafeString:
         run_result_cells(run),
         what,
     )
+
+
+# The diagnosis's advice is written for the CR's page, whose change history is below it.
+_HISTORY_BELOW = " in the history below"
+
+
+@register.simple_tag
+def advice_away_from_cr(todo: str, cr_url: str) -> SafeString:
+    """A finding's advice on a page other than the CR's (the overview): the history it
+    points to is a link to the CR's page."""
+    head, found, tail = todo.partition(_HISTORY_BELOW)
+    if not found:
+        return conditional_escape(todo)
+    return format_html('{} in <a href="{}#history">its change history</a>{}', head, cr_url, tail)
 
 
 @register.inclusion_tag("dashboard/_mirror_banner.html", takes_context=True)
