@@ -189,3 +189,6 @@ class Controller:
     # controller-runtime's Owns(..., WithPredicates(GenerationChangedPredicate)). Only
     # kinds whose generation follows their spec (Deployment, StatefulSet; not Service).
     owns_spec_only: tuple[Kind, ...] = ()
+    # Which part of the CR size_path and image_path size and set, when it has several
+    # ("App": the form says "App replicas", not a "Size" that reads as the whole CR's).
+    patched_part: str = ""

@@ -79,6 +79,8 @@ class Child:
         assert process.stdout
         prefix = f"\033[{self.colour}m{self.name:>8}\033[0m | "
         for line in process.stdout:
+            if not line.strip():  # a bare "worker |" (Celery's blank line as it stops)
+                continue
             sys.stdout.write(prefix + line)
             sys.stdout.flush()
             self.printed_at = time.monotonic()

@@ -20,6 +20,7 @@ CONTROLLER = Controller(
     expected_children=expected_children,
     size_path="spec.bookApp.replicas",
     image_path="spec.bookApp.image",
+    patched_part="App",  # not the DB (spec.bookDB)
     # Its pods tell the status; the StatefulSet's updateRevision is read (stuck pods).
     owns_spec_only=(DEPLOYMENT,),
 )

@@ -69,6 +69,8 @@ def groups_changed(
 ) -> None:
     if action not in {"post_add", "post_remove", "pre_clear"}:
         return
+    if action != "pre_clear" and not pk_set:  # Django signals an add of groups already held
+        return
     if isinstance(instance, User):
         sessions_end(user_id=instance.pk)
     elif action != "pre_clear":  # a group's members changed: each of them

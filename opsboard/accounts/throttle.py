@@ -1,11 +1,14 @@
 """Throttled password logins through django-axes: after OPSBOARD_LOGIN_FAILURE_LIMIT failures
 for one username (from any address) or from one address (for any username), password logins
-for it are refused until the lockout expires; the refusal says when that is. The audit
-records each lockout (opsboard.audit.receivers); password_throttle keeps SSO out of it."""
+for it are refused until the lockout expires; the refusal says which limit holds, until
+when, and how an admin lifts it early (manage.py opsboard_unlock). The audit records each
+lockout (opsboard.audit.receivers); password_throttle keeps SSO out of it."""
 
 from __future__ import annotations
 
 import math
+import shlex
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -40,16 +43,31 @@ def client_address(request: HttpRequest) -> str:
     return str(request.META.get("REMOTE_ADDR", ""))
 
 
-def locked_until(*, username: str, address: str) -> datetime | None:
-    """When the lockout of this username or address ends (None: not locked)."""
+@dataclass(frozen=True)
+class Lockout:
+    """Which of the two limits hold for a login, and until when (None: not reached)."""
+
+    username: str
+    address: str
+    username_until: datetime | None
+    address_until: datetime | None
+
+    @property
+    def until(self) -> datetime | None:
+        ends = (self.username_until, self.address_until)
+        return max((end for end in ends if end is not None), default=None)
+
+
+def lockout_of(*, username: str, address: str) -> Lockout:
+    """The lockouts of this username and of this address, as the failures stand now."""
     cool_off = get_cool_off()
     if cool_off is None:
-        return None
+        return Lockout(username, address, None, None)
     recent = AccessAttempt.objects.filter(attempt_time__gte=timezone.now() - cool_off)
-    ends = [_lockout_end(recent.filter(ip_address=address), cool_off)]
-    if username:
-        ends.append(_lockout_end(recent.filter(username=username), cool_off))
-    return max((end for end in ends if end is not None), default=None)
+    by_name = _lockout_end(recent.filter(username=username), cool_off) if username else None
+    return Lockout(
+        username, address, by_name, _lockout_end(recent.filter(ip_address=address), cool_off)
+    )
 
 
 def _lockout_end(attempts: QuerySet[AccessAttempt], cool_off: timedelta) -> datetime | None:
@@ -72,19 +90,42 @@ def wait_text(delta: timedelta) -> str:
     return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
 
 
+def _which_limit(lockout: Lockout) -> str:
+    """Whose failures refuse this login: one who shares an address (a laptop, an office
+    behind one NAT) is refused for the failures of others, and should be told so."""
+    if lockout.username_until and lockout.address_until:
+        return f"for the username {lockout.username} and from your address ({lockout.address})"
+    if lockout.username_until:
+        return f"for the username {lockout.username}, from any address"
+    if lockout.address_until:
+        return f"from your address ({lockout.address}), whatever the username"
+    return "for this username or from this address"
+
+
+def _how_to_lift(lockout: Lockout) -> str:
+    options = [
+        f"--username {shlex.quote(lockout.username)}" if lockout.username_until else "",
+        f"--address {shlex.quote(lockout.address)}" if lockout.address_until else "",
+    ]
+    if not any(options):
+        return "."
+    command = " ".join(["manage.py opsboard_unlock", *filter(None, options)])
+    return f", or ask an admin to lift it now: {command}."
+
+
 def lockout_response(
     request: HttpRequest, original_response: Any = None, credentials: Any = None
 ) -> HttpResponse:
     """The login page again, with status 429 and when to try again."""
     username = get_client_username(request, credentials) or ""
-    until = locked_until(username=username, address=client_address(request))
-    now = timezone.now()
+    lockout = lockout_of(username=username, address=client_address(request))
+    until, now = lockout.until, timezone.now()
     if until is None or until <= now:  # unlocked since axes refused: the full cool-off
         until = now + (get_cool_off() or timedelta(0))
     wait = until - now
     message = (
-        f"Too many failed logins for this account or from this address. "
-        f"Try again in {wait_text(wait)} (at {until:%H:%M:%S} UTC)."
+        f"Too many failed logins {_which_limit(lockout)}. "
+        f"Try again in {wait_text(wait)} (at {until:%H:%M:%S} UTC){_how_to_lift(lockout)}"
     )
     form = AuthenticationForm(request, initial={"username": username})
     context = {"form": form, "lockout": message, "retry_after": math.ceil(wait.total_seconds())}

@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from opsboard.audit.models import AuditEntry
 
 COLUMNS = [
-    "at", "username", "action", "controller", "kind", "namespace", "name", "before",
+    "entry", "at", "username", "action", "controller", "kind", "namespace", "name", "before",
     "after", "result", "message", "generation", "observed_by_run", "observed_at",
     "kube_user", "kube_groups",
 ]  # fmt: skip
@@ -42,7 +42,7 @@ def audit_csv_rows(entries: QuerySet[AuditEntry]) -> Iterable[str]:
     for e in _iterate(entries):
         run = e.observed_by
         row = [
-            e.at.isoformat(), e.username, e.action, e.controller, e.kind, e.namespace,
+            e.pk, e.at.isoformat(), e.username, e.action, e.controller, e.kind, e.namespace,
             e.name, json.dumps(e.before, sort_keys=True), json.dumps(e.after, sort_keys=True),
             e.result, e.message, e.generation if e.generation is not None else "",
             run.pk if run else "", run.started_at.isoformat() if run else "",

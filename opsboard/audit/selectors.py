@@ -15,6 +15,7 @@ from opsboard.engine.models import ReconcileRun
 def audit_entries(
     *,
     scope: Q,
+    entry: int | None = None,
     user: str = "",
     kind: str = "",
     namespace: str = "",
@@ -24,6 +25,8 @@ def audit_entries(
 ) -> QuerySet[AuditEntry]:
     """`scope`: the namespaces whose entries the person may read (Access.scope)."""
     entries = AuditEntry.objects.filter(scope).select_related("observed_by").order_by("-at")
+    if entry:
+        entries = entries.filter(pk=entry)
     if user:
         entries = entries.filter(username=user)
     if kind:

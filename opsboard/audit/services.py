@@ -10,9 +10,10 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
+from django.utils.text import Truncator
 
 from opsboard.accounts.roles import Role
-from opsboard.accounts.throttle import lockout_subject
+from opsboard.accounts.throttle import lockout_of, lockout_subject
 from opsboard.audit.models import AuditEntry
 from opsboard.engine.models import ReconcileRun
 
@@ -104,9 +105,21 @@ def audit_link_run(*, run: ReconcileRun, started_at: datetime) -> int:
 
 def audit_lockout(*, username: str, address: str) -> AuditEntry | None:
     """Records a login lockout once per lockout: attempts refused while it lasts (each of
-    which axes signals again) add nothing, so a flood of guesses cannot flood the audit."""
+    which axes signals again) add nothing, so a flood of guesses cannot flood the audit.
+    It says what is locked, and the name tried; a name a stranger posted is not an account,
+    so it is not the entry's username, and it is quoted, cut short and marked as such."""
+    lockout = lockout_of(username=username, address=address)
+    name = username
     if not User.objects.filter(username=username).exists():
-        username = ""  # a name a stranger posted is not theirs to write into the audit
+        username = ""
+        name = f'"{Truncator(name).chars(40)}" (not an account)' if name else ""
+    locked = [
+        f"user {name}" if lockout.username_until else "",
+        f"address {address}" if lockout.address_until else "",
+    ]
+    what = " and ".join(filter(None, locked)) or "nothing now"
+    if name and not lockout.username_until:
+        what += f"; the last name tried: {name}"
     cool_off = get_cool_off()
     recent = AuditEntry.objects.filter(
         action=AuditEntry.Action.LOCKOUT, username=username, message__contains=f"from {address} "
@@ -120,7 +133,7 @@ def audit_lockout(*, username: str, address: str) -> AuditEntry | None:
         controller="", kind="", namespace="", name="",
         result=AuditEntry.Result.REJECTED,
         message=f"Logins locked out after {settings.AXES_FAILURE_LIMIT} failures "
-        f"from {address} {lasts}",
+        f"from {address} {lasts}: locked {what}",
     )  # fmt: skip
 
 

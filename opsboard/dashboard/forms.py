@@ -48,10 +48,13 @@ class PatchForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.info = info
         controller = info.controller
+        part = controller.patched_part
         if controller.size_path:
-            self.fields["size"] = _size_field(info.field_schema(controller.size_path))
+            size = _size_field(info.field_schema(controller.size_path))
+            self.fields["size"] = _of_part(size, part, "replicas", controller.size_path)
         if controller.image_path:
-            self.fields["image"] = _image_field(info.field_schema(controller.image_path))
+            image = _image_field(info.field_schema(controller.image_path))
+            self.fields["image"] = _of_part(image, part, "image", controller.image_path)
 
     def refuse(self, refusals: dict[str, str]) -> None:
         """Fields the cluster would refuse to change: read-only (still sent, at the current
@@ -77,6 +80,14 @@ class PatchForm(forms.Form):
             if (path := self.paths.get(f))
             and (path in reviewed if reviewed is not None else v != self.current.get(f))
         }
+
+
+def _of_part(field: forms.Field, part: str, what: str, path: str) -> forms.Field:
+    """The field labelled for the part of the CR it changes ("App replicas"), if not all."""
+    if part:
+        field.label = f"{part} {what}"
+        field.help_text = f"{field.help_text} Sets {path} only."
+    return field
 
 
 def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
@@ -106,6 +117,8 @@ def _image_field(schema: dict[str, Any]) -> forms.CharField:
 
 
 class AuditFilterForm(forms.Form):
+    # The number the diagnosis and the change history cite an entry by ("change #10").
+    entry = forms.IntegerField(required=False, min_value=1, label="Entry #")
     user = forms.CharField(required=False, max_length=150)
     kind = forms.CharField(required=False, max_length=100)
     namespace = forms.CharField(required=False, max_length=253)

@@ -33,10 +33,11 @@ _TRUE_CONDITION = re.compile(r"\b\w+=True \(\w+\)")
 def reconcile_line(
     key: Key, trigger: str, outcome: RunOutcome, actions: list[str], seconds: float
 ) -> str | None:
-    """The console line of one run, or None when it changed nothing and failed in nothing."""
-    if not actions and not outcome.error:
-        return None
+    """The console line of one run, or None when it changed nothing worth telling (a status
+    update that turned no condition True, say) and failed in nothing."""
     said = ", ".join(short for action in actions if (short := _shorten(action)))
+    if not said and not outcome.error:
+        return None
     if outcome.error:
         said = f"{said}; {outcome.error}" if said else outcome.error
     status = _WORDS[outcome.status]

@@ -86,6 +86,24 @@ def test_the_overview_counts_only_what_the_person_can_see(tina_client: Client,
     assert context["engine"].runs_last_hour == 2
 
 
+def test_the_overview_says_which_namespaces_it_shows_and_that_they_hold_nothing(
+    tina_client: Client, viewer_client: Client
+) -> None:
+    memcached_with_pods("cache-c", size=1, namespace="team-c")  # not tina's to see
+    html = tina_client.get("/").content.decode()
+    assert (
+        "You see only the namespaces where you hold a role: team-a, team-b, "
+        "which hold no resources."
+    ) in html
+    assert "No resources in team-a, team-b." in html
+    assert "Every resource is Available" not in html, "zeros are not an all-clear"
+    memcached_with_pods("cache-a", size=1, namespace="team-a")
+    html = tina_client.get("/").content.decode()
+    assert "You see only the namespaces where you hold a role: team-a, team-b." in html
+    assert "Every resource is Available and settled." in html
+    assert 'id="overview-scope"' not in viewer_client.get("/").content.decode()  # everywhere
+
+
 def test_a_cr_in_a_namespace_without_a_role_is_a_404(tina_client: Client, teams: None) -> None:
     base = "/k/memcached/team-c/cache-c/"
     assert tina_client.get(base).status_code == 404

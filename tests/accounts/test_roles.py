@@ -4,6 +4,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.management import CommandError, call_command
 
+from opsboard.accounts.management.commands.opsboard_user import Command
 from opsboard.accounts.roles import Role, has_role, role_assign, user_role
 
 pytestmark = pytest.mark.django_db
@@ -62,3 +63,24 @@ def test_opsboard_user_refuses_a_weak_password(tmp_path) -> None:
 def test_opsboard_user_refuses_an_unknown_role() -> None:
     with pytest.raises(CommandError):
         call_command("opsboard_user", "dave", "--role", "root")
+
+
+def test_opsboard_user_says_when_the_user_it_made_has_no_password(
+    tmp_path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPSBOARD_USER_PASSWORD", raising=False)
+    call_command("opsboard_user", "vera", "--role", "viewer")
+    out = capsys.readouterr().out
+    assert out.startswith("Created user vera with role viewer\n")
+    assert (
+        "no password set: vera can log in only through single sign-on, which is not configured "
+        "here; give one with --password-file or OPSBOARD_USER_PASSWORD"
+    ) in out
+    monkeypatch.setenv("OPSBOARD_USER_PASSWORD", "a sturdy passphrase 42")
+    call_command("opsboard_user", "vera", "--role", "viewer")
+    assert "no password set" not in capsys.readouterr().out
+
+
+def test_opsboard_user_help_names_the_password_variable() -> None:
+    parser = Command().create_parser("manage.py", "opsboard_user")
+    assert "OPSBOARD_USER_PASSWORD" in " ".join(parser.format_help().split())

@@ -4,6 +4,8 @@ their sessions at once; logout ends the session on the server; --revoke ends the
 from __future__ import annotations
 
 from importlib import import_module
+from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -124,3 +126,22 @@ def test_a_page_whose_session_ended_is_sent_to_the_login_page_not_fed_it(viewer:
     )
     plain = page.get("/k/memcached/default/cache/")  # a page load: Django's redirect, as before
     assert plain.status_code == 302 and "HX-Redirect" not in plain
+
+
+def _bootstrap_admin(tmp_path: Path, password: str) -> None:
+    """What each `make run` start does: bootstrap with the admin's password (no cluster here)."""
+    secret = tmp_path / "admin_password"
+    secret.write_text(password)
+    call_command("bootstrap", "--admin-password-file", str(secret), stdout=StringIO())
+
+
+def test_a_restart_with_the_same_admin_password_ends_no_session(tmp_path: Path,
+                                                                settings) -> None:  # fmt: skip
+    settings.KUBECONFIG_IN_CLUSTER, settings.KUBECONFIG = False, str(tmp_path / "none")
+    _bootstrap_admin(tmp_path, PASSWORD)
+    client = _logged_in(User.objects.get(username="admin"))
+    _bootstrap_admin(tmp_path, PASSWORD)
+    assert _signed_in(client)
+    _bootstrap_admin(tmp_path, PASSWORD + " changed")  # the documented: the setting wins
+    assert not _signed_in(client)
+    assert User.objects.get(username="admin").check_password(PASSWORD + " changed")

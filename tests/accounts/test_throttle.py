@@ -83,7 +83,10 @@ def test_each_lockout_is_audited_once_with_the_address(viewer: User) -> None:
         _login(client, viewer.username, "wrong", address="10.0.3.7")
     entries = AuditEntry.objects.filter(action=AuditEntry.Action.LOCKOUT)
     assert [(e.username, e.result) for e in entries] == [(viewer.username, "rejected")]
-    assert "after 5 failures from 10.0.3.7 for 300 s" in entries[0].message
+    assert entries[0].message == (
+        "Logins locked out after 5 failures from 10.0.3.7 for 300 s: "
+        "locked user vera and address 10.0.3.7"
+    )
 
 
 def test_the_lockout_settings_come_from_the_environment(viewer: User, settings) -> None:
@@ -134,13 +137,49 @@ def test_other_names_posted_during_an_address_lockout_add_no_audit_entry(
     assert [e.username for e in entries] == [viewer.username]
 
 
-def test_a_lockout_by_names_that_are_no_account_is_audited_without_them() -> None:
+def test_a_lockout_by_names_that_are_no_account_names_the_last_as_no_account() -> None:
     client = Client()
     for i in range(5):
-        _login(client, f"=cmd|' /C calc'!A{i}", "wrong", address="10.0.4.2")
+        _login(client, f"=cmd|' /C calc'!A{i} and a long tail to cut {'x' * 200}", "wrong",
+               address="10.0.4.2")  # fmt: skip
     entries = AuditEntry.objects.filter(action=AuditEntry.Action.LOCKOUT)
-    assert [e.username for e in entries] == [""]
-    assert "from 10.0.4.2" in entries[0].message
+    assert [e.username for e in entries] == [""], "not an account: not the entry's user"
+    assert entries[0].message == (
+        "Logins locked out after 5 failures from 10.0.4.2 for 300 s: locked address 10.0.4.2;"
+        """ the last name tried: "=cmd|' /C calc'!A4 and a long tail to c…" (not an account)"""
+    )
+
+
+def test_a_lockout_by_a_name_shared_by_everyone_on_an_address_says_which_and_who_lifts_it(
+    operator: User,
+) -> None:
+    """The walk-through's laptop: five failures as "ghost" lock the address, and with it
+    everyone on it; the page says it is the address, not their account."""
+    client = Client()
+    for _ in range(5):
+        _login(client, "ghost", "wrong", address="10.0.6.1")
+    [entry] = AuditEntry.objects.filter(action=AuditEntry.Action.LOCKOUT)
+    assert entry.username == ""
+    assert entry.message.endswith('locked user "ghost" (not an account) and address 10.0.6.1'), (
+        entry.message
+    )
+    refused = _login(client, operator.username, PASSWORD, address="10.0.6.1")
+    assert refused.status_code == 429
+    text = refused.content.decode()
+    assert "Too many failed logins from your address (10.0.6.1), whatever the username." in text
+    assert "ask an admin to lift it now: manage.py opsboard_unlock --address 10.0.6.1." in text
+    assert AuditEntry.objects.filter(action=AuditEntry.Action.LOCKOUT).count() == 1
+
+
+def test_a_username_lockout_says_it_is_that_name_s_from_any_address(viewer: User) -> None:
+    client = Client()
+    for i in range(5):
+        _login(client, viewer.username, "wrong", address=f"10.0.7.{i}")
+    text = _login(client, viewer.username, PASSWORD, address="10.0.7.9").content.decode()
+    assert "Too many failed logins for the username vera, from any address." in text
+    assert "manage.py opsboard_unlock --username vera." in text
+    [entry] = AuditEntry.objects.filter(action=AuditEntry.Action.LOCKOUT)
+    assert entry.username == "vera" and entry.message.endswith(": locked user vera")
 
 
 def test_a_lockout_spread_over_usernames_counts_down_to_when_it_really_ends(

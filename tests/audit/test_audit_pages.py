@@ -146,3 +146,16 @@ def test_django_admin_lists_audit_and_runs_read_only(admin_client_: Client) -> N
     response = admin_client_.post(f"/admin/audit/auditentry/{entry.pk}/delete/", {"post": "yes"})
     assert response.status_code == 403
     assert AuditEntry.objects.filter(pk=entry.pk).exists()
+
+
+def test_entries_show_the_number_the_diagnosis_cites_and_are_found_by_it(
+    admin_client_: Client,
+) -> None:
+    cited, other = _entry("otto"), _entry("ada")
+    html = admin_client_.get("/audit/").content.decode()
+    assert f'<tr id="entry-{cited.pk}">\n    <td><a href="?entry={cited.pk}">{cited.pk}</a>' in html
+    found = admin_client_.get(f"/audit/?entry={cited.pk}").context["page"]
+    assert [e.pk for e in found] == [cited.pk] and other.pk != cited.pk
+    response = admin_client_.get(f"/audit/export.csv?entry={other.pk}")
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [(r["entry"], r["username"]) for r in rows] == [(str(other.pk), "ada")]

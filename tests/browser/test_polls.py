@@ -12,6 +12,7 @@ from playwright.sync_api import Response
 
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
+from tests.browser.conftest import log_in, screenshot
 from tests.dashboard.mirror_factory import memcached_with_pods
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -143,3 +144,30 @@ def test_a_hidden_tab_sends_no_poll_and_polls_again_once_shown(
     with page.expect_response(_is_poll) as resumed:
         pass
     assert resumed.value.status == 204
+
+
+def test_a_page_says_while_opsboard_is_out_of_reach_and_stops_once_it_is_back(
+    browser, stoppable_server, viewer
+) -> None:
+    """While nothing answers, the page must not go on saying "Mirror live" as if current."""
+    memcached_with_pods("cache-a", size=1)
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        log_in(page, stoppable_server.url, viewer)
+        page.goto(f"{stoppable_server.url}/k/memcached/default/cache-a/")
+        with page.expect_response(lambda r: "/live/?shown=" in r.url):
+            pass  # polling
+        lost = page.get_by_role("alert").filter(has_text="Lost contact with opsboard")
+        assert lost.count() == 0
+
+        stoppable_server.stop()
+        lost.wait_for()
+        assert "retrying; what you see may be out of date" in lost.inner_text()
+        screenshot(page, "contact-lost")
+        stoppable_server.start()
+        lost.wait_for(state="detached")
+        page.get_by_text("Mirror live").or_(page.get_by_text("The watcher is down")).wait_for()
+    finally:
+        context.close()

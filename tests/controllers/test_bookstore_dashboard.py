@@ -11,7 +11,7 @@ from django.test import Client
 
 from controllers.bookstore.desired import BOOKSTORE
 from opsboard.dashboard.kinds import all_kinds
-from tests.dashboard.mirror_factory import mirror_object, running_pod
+from tests.dashboard.mirror_factory import memcached_with_pods, mirror_object, running_pod
 
 pytestmark = pytest.mark.django_db
 SPEC = {
@@ -79,3 +79,21 @@ def test_the_patch_form_takes_its_bounds_from_the_nested_schema(
         "/k/bookstore/default/shop/patch/", {"size": "101"}, HTTP_HX_REQUEST="true"
     ).content.decode()
     assert "less than or equal to 100" in html
+
+
+def test_the_patch_form_says_it_changes_the_app_not_the_db(
+    with_bookstore: None, operator_client: Client
+) -> None:
+    _mirror_shop()
+    form = operator_client.get("/k/bookstore/default/shop/").context["form"]
+    assert (form["size"].label, form["image"].label) == ("App replicas", "App image")
+    assert form["image"].help_text.endswith("Sets spec.bookApp.image only.")
+    html = operator_client.get("/k/bookstore/default/shop/").content.decode()
+    assert ">App replicas</label>" in html and ">App image</label>" in html
+    assert ">Size (replicas)</label>" not in html
+
+
+def test_a_kind_of_one_part_keeps_the_plain_labels(operator_client: Client) -> None:
+    memcached_with_pods("cache-a", size=1)
+    form = operator_client.get("/k/memcached/default/cache-a/").context["form"]
+    assert (form["size"].label, form["image"].label) == ("Size (replicas)", "Image")

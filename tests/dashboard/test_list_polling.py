@@ -93,3 +93,26 @@ def test_a_cr_beyond_the_page_renders_the_count_again(viewer_client: Client) -> 
     assert 'href="?search=-&amp;page=2" hx-get="?search=-&amp;page=2"' in first, "the pager"
     status, table = poll(viewer_client, url)
     assert status == 200 and "51 resources · page 1 of 2" in table and "zz-last" not in table
+
+
+def test_rendered_rows_renew_the_mirrors_freshness_with_them(viewer_client: Client) -> None:
+    """The banner above ("Mirror live · last change 40s ago") is outside the rows: they
+    carry it out of band (htmx's hx-swap-oob), or it would stay as the page was loaded."""
+    from opsboard.mirror.models import KindWatch, WatcherHeartbeat
+
+    now = timezone.now()
+    WatcherHeartbeat.objects.create(identity="w", is_leader=True, started_at=now, heartbeat_at=now)
+    watch = KindWatch.objects.create(
+        api_version="v1", kind="Memcached", last_event_at=now - timedelta(seconds=40)
+    )
+    cr = memcached_with_pods("cache-a", size=1)
+    page = viewer_client.get("/k/memcached/").content.decode()
+    assert page.count('id="mirror-banner"') == 1 and "hx-swap-oob" not in page
+    assert "last change 40s ago" in page
+    KubeObject.objects.filter(pk=cr.pk).update(health="Degraded")
+    watch.last_event_at = timezone.now()
+    watch.save()
+    status, rows = poll(viewer_client, poll_url(POLL, page))
+    assert status == 200
+    assert '<div id="mirror-banner" hx-swap-oob="true">' in rows
+    assert "Mirror live · last change 0s ago" in rows

@@ -225,7 +225,7 @@ def test_list_query_count_does_not_grow_with_the_page(viewer_client: Client) -> 
     with CaptureQueriesContext(connection) as large:
         viewer_client.get("/k/memcached/", HTTP_HX_REQUEST="true")
     assert len(large) == len(small)
-    assert len(large) <= 8
+    assert len(large) <= 9  # the mirror's freshness included, renewed with the rows
 
 
 def test_list_marks_a_cr_being_deleted_terminating_and_the_poll_sees_it(

@@ -36,6 +36,22 @@ def test_viewer_sees_no_patch_form_and_the_actions_disabled_with_the_reason(
     assert f"Ask an admin ({admin_user.username}) to grant it." in html  # as the 403 says
 
 
+def test_the_disabled_reconcile_button_says_why_beside_it_too(
+    viewer_client: Client, admin_user: User
+) -> None:
+    html = viewer_client.get("/k/memcached/default/cache-a/").content.decode()
+    section = html[html.index('aria-labelledby="reconcile-h"') :]
+    section = section[: section.index("</section>")]
+    button = re.search(r'<button type="button" disabled aria-describedby="([^"]+)"', section)
+    assert button, section
+    why = re.search(rf'<p class="muted why" id="{button.group(1)}">([^<]+)</p>', section)
+    assert why, section
+    assert why.group(1) == (
+        "Not allowed: this needs operator in default; you are viewer. "
+        f"Ask an admin ({admin_user.username}) to grant it."
+    )
+
+
 def test_viewer_gets_403_on_forged_posts(viewer_client: Client) -> None:
     for url in (PATCH, APPLY, RECONCILE):
         response = viewer_client.post(url, {"size": 5, "image": "memcached:1.6"})

@@ -22,6 +22,13 @@ def test_a_run_that_changed_nothing_prints_nothing() -> None:
     assert reconcile_line(KEY, "resync", RunOutcome(Outcome.SUCCESS), [], 0.002) is None
 
 
+def test_a_run_that_only_updated_status_fields_prints_nothing() -> None:
+    """Of a status update only the conditions turned True are told: with none, the line
+    would tell nothing ("webserver default/web  event → Success    2 ms")."""
+    actions = ["Updated status: readyReplicas 1, observedGeneration 2"]
+    assert reconcile_line(KEY, "event", RunOutcome(Outcome.SUCCESS), actions, 0.002) is None
+
+
 def test_an_error_is_printed_in_full_with_its_retry() -> None:
     error = "ApiException: (403)\nReason: Forbidden\ndeployments.apps is forbidden"
     outcome = RunOutcome(Outcome.ERROR, error=error, requeue_after=0.4)

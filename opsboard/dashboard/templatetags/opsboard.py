@@ -16,6 +16,7 @@ from django.template import Context
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
@@ -288,8 +289,23 @@ def _compact_run_row(run: ReconcileRun, show_key: bool) -> SafeString:
     )
 
 
+# The diagnosis's advice is written for the CR's page, whose change history is below it.
+_HISTORY_BELOW = " in the history below"
+
+
+@register.simple_tag
+def advice_away_from_cr(todo: str, cr_url: str) -> SafeString:
+    """A finding's advice on a page other than the CR's (the overview): the history it
+    points to is a link to the CR's page."""
+    head, found, tail = todo.partition(_HISTORY_BELOW)
+    if not found:
+        return conditional_escape(todo)
+    return format_html('{} in <a href="{}#history">its change history</a>{}', head, cr_url, tail)
+
+
 @register.inclusion_tag("dashboard/_mirror_banner.html", takes_context=True)
-def mirror_banner(context: Context) -> dict[str, Any]:
+def mirror_banner(context: Context, oob: bool = False) -> dict[str, Any]:
     """Every page says how fresh the mirror it shows is, and warns when no watcher runs;
-    a view that has read the freshness already passes it as `freshness`."""
-    return {"mirror": context.get("freshness") or mirror_freshness()}
+    a view that has read the freshness already passes it as `freshness`. A live fragment
+    sends it `oob` (htmx's out-of-band swap), so it is renewed whenever the fragment is."""
+    return {"mirror": context.get("freshness") or mirror_freshness(), "oob": oob}

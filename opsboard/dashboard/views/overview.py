@@ -34,10 +34,15 @@ def overview(request: DashboardRequest) -> HttpResponse:
     if polling.nothing_to_swap(request, shown):
         return HttpResponse(status=HTTPStatus.NO_CONTENT)  # htmx keeps the page as it is
     attention, attention_total = needs_attention(kinds=kinds, scope=scope, freshness=freshness)
+    counts = selectors.kind_counts(kinds=kinds, scope=scope)
+    seen = access.namespaces()  # None: every namespace
     context = {
         "attention": attention,
         "attention_total": attention_total,
-        "counts": selectors.kind_counts(kinds=kinds, scope=scope),
+        "counts": counts,
+        # Zeros in a view limited to some namespaces must not read as an empty cluster.
+        "namespaces": None if seen is None else sorted(seen),
+        "total": sum(c.total for c in counts),
         "engine": engine,
         "freshness": freshness,
         "recent_runs": runs,

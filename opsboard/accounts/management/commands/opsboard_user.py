@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
@@ -39,7 +40,11 @@ class Command(BaseCommand):
             "--namespace", action="append", default=[], metavar="NS",
             help="give the role in this namespace only (repeatable); without it, everywhere",
         )  # fmt: skip
-        parser.add_argument("--password-file", type=Path, help="file holding the password")
+        parser.add_argument(
+            "--password-file", type=Path,
+            help="file holding the password (else the OPSBOARD_USER_PASSWORD variable; "
+            "with neither, a new user can log in only through single sign-on)",
+        )  # fmt: skip
         parser.add_argument("--email", default="")
         parser.add_argument(
             "--revoke", action="store_true", help="end every session the user holds, now"
@@ -75,6 +80,8 @@ class Command(BaseCommand):
         verb = "Created" if created else "Updated"
         where = f" in {', '.join(namespaces)}" if namespaces else ""
         self.stdout.write(f"{verb} user {username} with role {role}{where}")
+        if not user.has_usable_password():  # else it looks done, and the login page refuses
+            self.stdout.write(self._no_password(username))
 
     def _revoke(self, username: str) -> None:
         user = User.objects.filter(username=username).first()
@@ -83,6 +90,14 @@ class Command(BaseCommand):
         ended = sessions_end(user_id=user.pk)
         sessions_revoked.send(sender=User, target=user, by=BY, ended=ended)
         self.stdout.write(f"Ended {ended} session(s) of {username}")
+
+    @staticmethod
+    def _no_password(username: str) -> str:
+        sso = "" if settings.OPSBOARD_OIDC_ISSUER else ", which is not configured here"
+        return (
+            f"Note: no password set: {username} can log in only through single sign-on{sso}; "
+            "give one with --password-file or OPSBOARD_USER_PASSWORD"
+        )
 
     def _password(self, path: Path | None) -> str:
         if path is None:

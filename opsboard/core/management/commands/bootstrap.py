@@ -61,7 +61,9 @@ class Command(BaseCommand):
             username="admin", defaults={"is_staff": True, "is_superuser": True}
         )
         user.is_staff = user.is_superuser = True
-        user.set_password(password)
+        # Only when it differs: a new hash (new salt) ends every admin session at each start.
+        if not user.check_password(password):
+            user.set_password(password)
         user.save()
         group, _ = Group.objects.get_or_create(name="admin")
         user.groups.add(group)
