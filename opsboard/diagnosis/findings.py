@@ -671,7 +671,9 @@ def _explained(observed: Observed, error: ClassifiedError) -> ClassifiedError:
             error,
             what=f"{child} already exists and was not created by opsboard (it has no owner). "
             f"opsboard adopts such a {error.refused[0]}, but {cannot}.",
-            todo=f"Delete it to let opsboard create its own ({command}), or rename this {kind}.",
+            # Its deletion wakes no CR (it has no owner), and the error waits for a change.
+            todo=f"Delete it ({command}), then press Reconcile now: opsboard creates its own. "
+            f"Or rename this {kind}.",
         )
     if error.code == "PortTaken":
         user = observed.port_users.get(error.port, "another Service")

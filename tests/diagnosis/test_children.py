@@ -16,6 +16,7 @@ from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from controllers.webserver.desired import WEBSERVER
 from opsboard.engine.models import ReconcileRun
+from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import MEMCACHED_API
 from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import wait_for
@@ -34,8 +35,9 @@ def _findings(client: Client, path: str) -> dict[str, Any]:
 
 
 def test_a_deployment_made_by_kubectl_in_the_crs_way_is_named_with_what_to_do(
-    engine: EngineProcesses, cluster_kube: ApiKube, namespace: str, viewer_client: Client
-) -> None:
+    engine: EngineProcesses, cluster_kube: ApiKube, namespace: str, viewer_client: Client,
+    operator_client: Client,
+) -> None:  # fmt: skip
     # What `kubectl create deployment squatter --image=nginx:1.25` makes: no owner, and a
     # selector (immutable) that is not the operator's.
     labels = {"app": "squatter"}
@@ -65,7 +67,7 @@ def test_a_deployment_made_by_kubectl_in_the_crs_way_is_named_with_what_to_do(
     assert "Deployment squatter already exists and was not created by opsboard" in refused.what
     assert "cannot change its spec.selector, which is immutable" in refused.what
     assert f"kubectl -n {namespace} delete deployment squatter" in refused.todo
-    assert "rename this Memcached" in refused.todo
+    assert "then press Reconcile now" in refused.todo and "rename this Memcached" in refused.todo
     assert "Change spec.selector" not in refused.todo  # a Memcached has no spec.selector
     assert "MissingChild" not in findings and "UnownedChild" not in findings
     tree = viewer_client.get(path).context["tree"]
@@ -75,6 +77,20 @@ def test_a_deployment_made_by_kubectl_in_the_crs_way_is_named_with_what_to_do(
             "exists, created outside opsboard (no owner), not adopted yet: see the Diagnosis",
         )
     ]
+
+    # The advice, followed: its deletion wakes no CR (it has no owner), Reconcile now does.
+    cluster_kube.delete(DEPLOYMENT, namespace, "squatter")
+    wait_for(
+        lambda: not KubeObject.objects.filter(kind="Deployment", namespace=namespace).exists(),
+        timeout=60, what="the deletion mirrored",
+    )  # fmt: skip
+    queued = operator_client.post(path + "reconcile/", HTTP_HX_REQUEST="true")
+    assert "Queued" in queued.content.decode()
+    ours = wait_for(
+        lambda: cluster_kube.get(DEPLOYMENT, namespace, "squatter"),
+        timeout=90, what="the operator's own Deployment",
+    )  # fmt: skip
+    assert ours["metadata"]["ownerReferences"][0]["kind"] == "Memcached"
 
 
 def test_a_nodeport_in_use_names_its_service_and_is_retried_once_it_is_free(

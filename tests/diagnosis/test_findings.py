@@ -499,8 +499,8 @@ def test_an_unowned_child_whose_adoption_is_refused_gets_one_finding_saying_what
         "immutable."
     )
     assert finding.todo == (
-        "Delete it to let opsboard create its own (kubectl -n shop delete deployment cache), "
-        "or rename this Memcached."
+        "Delete it (kubectl -n shop delete deployment cache), then press Reconcile now: "
+        "opsboard creates its own. Or rename this Memcached."
     )
 
 
