@@ -392,11 +392,13 @@ def _replica_failure(workload: Body) -> Body | None:
     return failure if failure and failure.get("status") == "True" else None
 
 
-def _refusal_todo(namespace: str, message: str) -> str:
+def _refusal_todo(namespace: str, message: str, field: str | None) -> str:
+    """`field`: the CR's field that sets how much its pods ask for in all, if it has one."""
     if quota := _QUOTA.search(message):
+        lower = f"lower the CR's {field}" if field else "lower what the pods request"
         return (
             f"Raise ResourceQuota {quota[1]} (kubectl -n {namespace} describe resourcequota "
-            f"{quota[1]}) or lower the CR's size; the pods already there count against it."
+            f"{quota[1]}) or {lower}; the pods already there count against it."
         )
     return (
         "Change what refuses the pods in the namespace: a ResourceQuota, a LimitRange, "
@@ -444,7 +446,7 @@ def _refused_pods_findings(observed: Observed) -> list[Finding]:
     if failing:
         workload, failure = failing[0]
         message = str(failure.get("message") or "")
-        found.append(_refused(workload, f"({failure.get('reason')})", message))
+        found.append(_refused(observed, workload, f"({failure.get('reason')})", message))
     for workload in [
         *_of_kind(observed.objects, "StatefulSet"),
         *_of_kind(observed.objects, "DaemonSet"),
@@ -462,17 +464,21 @@ def _refused_pods_findings(observed: Observed) -> list[Finding]:
             continue
         message = str(event.get("message") or "").removeprefix(_COMBINED)
         ago = _ago(when, observed.now)
-        found.append(_refused(workload, f"(FailedCreate, last {ago} ago)", message))
+        found.append(_refused(observed, workload, f"(FailedCreate, last {ago} ago)", message))
     return found
 
 
-def _refused(workload: Body, how: str, message: str) -> Finding:
+def _refused(observed: Observed, workload: Body, how: str, message: str) -> Finding:
     kind, name = workload.get("kind"), _name(workload)
     return Finding(
         RANK_PODS_REFUSED,
         "ReplicaFailure" if kind in ("ReplicaSet", "Deployment") else "FailedCreate",
         f"{kind} {name} cannot create its pods: the API server refuses them {how}: {message}",
-        _refusal_todo(str(deep_get(workload, "metadata.namespace", "")), message),
+        _refusal_todo(
+            str(deep_get(workload, "metadata.namespace", "")),
+            message,
+            observed.requests_path or observed.size_path,
+        ),
         subject=f"{kind} {name}",
     )
 

@@ -381,6 +381,10 @@ def test_an_aggregated_daemonset_refusal_is_shown_without_the_correlators_prefix
                                   now=NOW))  # fmt: skip
     assert finding.subject == "DaemonSet agent"
     assert finding.what.endswith(f"last 10 s ago): {message}")
+    # A Ptemplate's DaemonSet: no size to lower, but what each pod requests.
+    ptemplate = Observed({**_cr(), "kind": "Ptemplate"}, objects=[daemonset], refusals=[event],
+                         engine=LIVE, now=NOW, requests_path="spec.deviceCount")  # fmt: skip
+    assert "or lower the CR's spec.deviceCount;" in diagnose(ptemplate)[0].todo
 
 
 def test_a_stuck_rollout_with_no_cause_found_says_where_to_look_not_above() -> None:
