@@ -183,6 +183,9 @@ class Controller:
     # Dotted paths into the CR of the fields the dashboard may patch.
     size_path: str | None = None  # "spec.size"
     image_path: str | None = None  # "spec.image"
+    # The field that sets what each pod requests, where the CR has one ("spec.deviceCount"):
+    # the advice for pods that fit on no node names it.
+    requests_path: str | None = None
     # Owned kinds whose status the reconcile never reads (it compares their spec, and
     # tells the CR's status from pods): a change of their status alone, the same
     # generation, labels, annotations and deletion, is no reason to run.

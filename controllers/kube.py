@@ -6,7 +6,8 @@ implements `controllers.base.Kube` with optimistic concurrency, lists and watche
 for the engine's watcher, and posts Events aggregated as client-go's recorder does. API
 failures become the contract's errors: a 409 is a `Conflict` (temporary: retry from fresh
 state), 429/5xx and network trouble are temporary, an invalid or forbidden write is
-permanent, because retrying it cannot help until someone changes something.
+permanent, because retrying it cannot help until someone changes something; but a port or
+IP another Service holds is temporary: it clears when that Service goes.
 """
 
 from __future__ import annotations
@@ -66,6 +67,16 @@ class NamespaceTerminating(Forbidden):
 
 # kube-apiserver's NamespaceLifecycle admission, word for word.
 _TERMINATING = "because it is being terminated"
+
+
+class AlreadyAllocated(TemporaryError):
+    """422 for a NodePort or ClusterIP that another Service holds: a valid write that
+    succeeds once that Service lets go of it, so retried with the key's backoff rather than
+    left waiting for a change of the CR (a permanent error would be)."""
+
+
+# kube-apiserver's Service allocators, word for word.
+_ALLOCATED = ("provided port is already allocated", "provided IP is already allocated")
 
 
 class Gone(Exception):
@@ -166,6 +177,8 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
         retry_after = headers.get("retry-after") if headers else None
         delay = float(retry_after) if retry_after and retry_after.isdigit() else None
         return TemporaryError(text, delay=delay)
+    if status == 422 and any(taken in message for taken in _ALLOCATED):
+        return AlreadyAllocated(text)
     # 400, 403, 405, 415, 422: the request itself is wrong; the user (or RBAC) must change.
     return PermanentError(text)
 

@@ -21,4 +21,5 @@ CONTROLLER = Controller(
     # per-pod request, not a replica count (the form would call it "Size (replicas)").
     size_path=None,
     image_path="spec.image",
+    requests_path="spec.deviceCount",
 )

@@ -258,17 +258,41 @@ def owner_tree(
     root = _tree_node(mirrored or mirror.owner_tree(root=cr))
     root.health, root.detail = "ok", ""
     present = {(n.kind, n.name) for n in root.children}
-    for expected in info.controller.expected_children(cr.body):
-        if (expected.kind.kind, expected.name) not in present:
-            root.children.append(
-                TreeNode(
-                    kind=expected.kind.kind,
-                    name=expected.name,
-                    health="missing",
-                    detail=f"{expected.kind.kind} deleted — reconcile pending",
-                )
+    absent = [
+        e
+        for e in info.controller.expected_children(cr.body)
+        if (e.kind.kind, e.name) not in present
+    ]
+    # Not in the tree is not gone: one of that name may exist that this CR does not control
+    # (kubectl's, not adopted yet or not adoptable, or another CR's).
+    elsewhere = (
+        {
+            (o.kind, o.name): o
+            for o in KubeObject.objects.filter(
+                namespace=cr.namespace,
+                kind__in={e.kind.kind for e in absent},
+                name__in={e.name for e in absent},
             )
+        }
+        if absent
+        else {}
+    )
+    for expected in absent:
+        kind = expected.kind.kind
+        if (found := elsewhere.get((kind, expected.name))) is not None:
+            node = TreeNode(kind, expected.name, found, "failed", _not_ours(found, cr.kind))
+        else:
+            # Deleted, or never created: the mirror cannot tell which.
+            detail = "not there: the next reconcile creates it; if it does not, see the Diagnosis"
+            node = TreeNode(kind, expected.name, health="missing", detail=detail)
+        root.children.append(node)
     return root
+
+
+def _not_ours(obj: KubeObject, cr_kind: str) -> str:
+    if obj.owner_uid:
+        return f"exists, controlled by another owner, not by this {cr_kind}: see the Diagnosis"
+    return "exists, created outside opsboard (no owner), not adopted yet: see the Diagnosis"
 
 
 def tree_rows(tree: TreeNode) -> list[tuple[int, TreeNode]]:

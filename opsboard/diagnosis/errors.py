@@ -19,7 +19,23 @@ _FORBIDDEN = re.compile(
     r'(?: in API group "(?P<group>[^"]*)")?'
 )
 _STATUS = re.compile(r"^(?P<call>[A-Z]+ \S+): (?P<code>\d{3})\b ?(?P<message>.*)$", re.S)
-_INVALID = re.compile(r"is invalid: (?P<field>[\w.\[\]-]+): (?P<message>.+)", re.S)
+# kube-apiserver's 422: 'Deployment.apps "web" is invalid: spec.selector: Invalid value: …'.
+_INVALID = re.compile(
+    r'^(?:(?P<kind>[\w.]+) "(?P<name>[^"]+)" )?is invalid: (?P<field>[\w.\[\]-]+): '
+    r"(?P<message>.+)",
+    re.S,
+)
+# One field error: "Invalid value: <the value, Go-printed>: <why>"; a long value is elided.
+_VALUE = re.compile(
+    r"^(?P<label>(?:Invalid|Unsupported|Duplicate) value): (?P<value>.+): (?P<why>[^:]+)$", re.S
+)
+_LONG_VALUE = 40
+IMMUTABLE = "field is immutable"
+# A Service's NodePort taken by another Service: a conflict that clears when that one goes.
+PORT_TAKEN = re.compile(
+    r"nodePort: Invalid value: (?P<port>\d+): provided port is already allocated"
+)
+_CLIP = 300
 _UNREACHABLE = (
     "Connection refused",
     "Max retries exceeded",
@@ -39,6 +55,30 @@ class ClassifiedError:
     verb: str = ""
     resource: str = ""
     group: str = ""
+    # A 422's object (kind, name) as the API server named it, the field it refused and why.
+    refused: tuple[str, str] = ("", "")
+    field: str = ""
+    why: str = ""
+    port: int = 0  # a NodePort another Service holds
+
+
+def clip(text: str, limit: int = _CLIP) -> str:
+    """`text` cut to `limit` characters at a word boundary, with an ellipsis if cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,:;") + "…"
+
+
+def _field_error(message: str) -> tuple[str, str]:
+    """A field error's text with a long value elided, and its last words (why)."""
+    found = _VALUE.match(message)
+    if found is None:
+        return message, message
+    value = found["value"]
+    shown = value if len(value) <= _LONG_VALUE else value[:_LONG_VALUE] + "…"
+    return f"{found['label']}: {shown}: {found['why']}", found["why"].strip()
 
 
 def _forbidden(message: str, call: str, role_name: str) -> ClassifiedError:
@@ -46,7 +86,7 @@ def _forbidden(message: str, call: str, role_name: str) -> ClassifiedError:
     if found is None:
         return ClassifiedError(
             "Forbidden",
-            f"The API server refused {call}: 403 {message}"[:300],
+            clip(f"The API server refused {call}: 403 {message}"),
             f"Grant the operator's identity this call in the ClusterRole {role_name}.",
         )
     user, verb, resource = found["user"], found["verb"], found["resource"]
@@ -70,11 +110,69 @@ def _forbidden(message: str, call: str, role_name: str) -> ClassifiedError:
     )
 
 
+def _invalid(
+    code: int, call: str, message: str, *, kind: str, namespace: str, then: str
+) -> ClassifiedError:
+    """A 400/422. The API server names the object it refused: the CR (a controller writes
+    only its status) or, most often, a child, whose fields are not the CR's: the advice
+    then says what to do about that child."""
+    found = _INVALID.search(message)
+    if found is None:
+        return ClassifiedError(
+            "Invalid",
+            clip(f"{code} Invalid on {call}: {message}"),
+            f"Read the reconcile log below; {then}.",
+        )
+    field, (detail, why) = found["field"], _field_error(found["message"].strip())
+    refused_kind, name = (found["kind"] or "").split(".", 1)[0], found["name"] or ""
+    said = ClassifiedError("Invalid", "", "", refused=(refused_kind, name), field=field, why=why)
+    if not refused_kind or refused_kind == kind or not kind:
+        return replace(
+            said,
+            what=clip(f"{code} Invalid on {call}: {field}: {detail}"),
+            todo=f"Change {field} to a value the schema accepts; {then}.",
+        )
+    child = f"{refused_kind} {name}"
+    if taken := PORT_TAKEN.search(message):
+        port = int(taken["port"])
+        return replace(
+            said,
+            code="PortTaken",
+            what=f"NodePort {port} is already in use by another Service, so the API server "
+            f"refused {child} ({call}).",
+            todo=f"Set another NodePort in this {kind}'s spec, or remove it to let the cluster "
+            f"choose one; {then}.",
+            port=port,
+        )
+    if why == IMMUTABLE:
+        todo = (
+            f"The {field} of an existing {refused_kind} cannot be changed: delete {child} "
+            f"(kubectl -n {namespace} delete {refused_kind.lower()} {name}) and the operator "
+            f"creates it anew, or rename this {kind}."
+        )
+    else:
+        todo = (
+            f"The operator builds {child} from this {kind}'s spec: change what in the spec "
+            f"sets its {field}; {then}."
+        )
+    return replace(
+        said,
+        what=clip(f"{code} Invalid: the API server refused {child} ({call}): {field}: {detail}"),
+        todo=todo,
+    )
+
+
 def classify_error(
-    text: str, *, role: str = OPERATOR_CLUSTER_ROLE, permanent: bool = False
+    text: str,
+    *,
+    role: str = OPERATOR_CLUSTER_ROLE,
+    permanent: bool = False,
+    kind: str = "",
+    namespace: str = "",
 ) -> ClassifiedError:
     """What the last error of a run means. Unknown texts are passed on as they are.
-    `permanent`: the run ended in a PermanentError, which the engine does not retry."""
+    `permanent`: the run ended in a PermanentError, which the engine does not retry.
+    `kind`, `namespace`: the CR's, to tell a refused write of a child from one of the CR."""
     text = text.strip()
     then = (
         "it is not retried until the object changes or someone presses Reconcile now"
@@ -86,12 +184,12 @@ def classify_error(
         if any(marker in text for marker in _UNREACHABLE):
             return ClassifiedError(
                 "Unreachable",
-                f"The API server could not be reached: {text}"[:300],
+                clip(f"The API server could not be reached: {text}"),
                 f"Check that the cluster is up and that KUBECONFIG points at it; {then}.",
             )
         return ClassifiedError(
             "Error",
-            f"The last reconcile failed: {text}"[:300],
+            clip(f"The last reconcile failed: {text}"),
             f"Read the reconcile log below; {then}.",
         )
     call, code, message = status["call"], int(status["code"]), status["message"].strip()
@@ -109,22 +207,15 @@ def classify_error(
             "Nothing to do unless it repeats: the next run starts from the fresh object.",
         )
     if code in (400, 422):
-        invalid = _INVALID.search(message)
-        field, detail = (invalid["field"], invalid["message"]) if invalid else ("", message)
-        return ClassifiedError(
-            "Invalid",
-            f"{code} Invalid on {call}: {field + ': ' if field else ''}{detail}"[:300],
-            f"Change {field or 'the spec'} to a value the schema accepts; "
-            "the operator retries once the object changes.",
-        )
+        return _invalid(code, call, message, kind=kind, namespace=namespace, then=then)
     if code == 429 or code >= 500:
         return ClassifiedError(
             "ServerError",
-            f"{code} from the API server on {call}: {message}"[:300],
+            clip(f"{code} from the API server on {call}: {message}"),
             f"The API server is overloaded or failing; {then}.",
         )
     return ClassifiedError(
         "Error",
-        f"{code} on {call}: {message}"[:300],
+        clip(f"{code} on {call}: {message}"),
         f"Read the reconcile log below; {then}.",
     )

@@ -7,7 +7,7 @@ first. No database, no Redis, no API server: `gather.py` fills `Observed` from t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +15,12 @@ from controllers.base import Body
 from controllers.conditions import find_condition
 from controllers.fields import controlling_ref, deep_get
 from controllers.pods import CRASHING, PULL_FAILURES, pod_claims
-from opsboard.diagnosis.errors import OPERATOR_CLUSTER_ROLE, classify_error
+from opsboard.diagnosis.errors import (
+    IMMUTABLE,
+    OPERATOR_CLUSTER_ROLE,
+    ClassifiedError,
+    classify_error,
+)
 
 # Lower ranks are more likely causes and are shown first.
 RANK_ENGINE_DOWN = 5
@@ -46,6 +51,9 @@ _COMBINED = "(combined from similar events): "
 # How long a refusal is taken as the reason a workload is short: while refusals go on, the
 # event correlator's spam filter lets one through every 5 minutes after the first 25.
 REFUSAL_FRESH_SECONDS = 600
+# How long after the mirror saw a CR change a stale status with nothing queued yet reads as
+# "being picked up": the watcher writes the mirror, then queues the key.
+PICKUP_GRACE_SECONDS = 10.0
 _NODE_MISMATCH = re.compile(r"(?:(\d+) )?node\(s\) didn't match Pod's node affinity/selector")
 
 
@@ -98,6 +106,13 @@ class Observed:
     objects: list[Body] = field(default_factory=list)  # the owner tree and the claims it mounts
     missing: list[tuple[str, str]] = field(default_factory=list)  # (kind, name) expected
     foreign: list[Body] = field(default_factory=list)  # expected children another owner controls
+    unowned: list[Body] = field(default_factory=list)  # expected children no one controls (yet)
+    # The Services holding a NodePort the last run was refused, by port: "Service ns/name".
+    port_users: dict[int, str] = field(default_factory=dict)
+    changed_at: datetime | None = None  # when the mirror last saw the CR change
+    # The CR's fields that set how many pods run and what each requests (Controller's).
+    size_path: str | None = None
+    requests_path: str | None = None
     image_changes: list[ImageChange] = field(default_factory=list)  # newest first
     last_run: LastRun | None = None
     engine: EngineState = field(default_factory=EngineState)
@@ -221,7 +236,17 @@ def _requested(pod: Body, resource: str) -> str:
     return "+".join(asked)
 
 
-def _short_of(pod: Body, message: str) -> tuple[str, str] | None:
+def _lower(observed: Observed) -> str:
+    """How to ask for less, in the CR's own fields: a Ptemplate's pods each request its
+    spec.deviceCount and it has no size; a Memcached's requests are the operator's."""
+    if observed.requests_path:
+        return f"Lower {observed.requests_path} (what each pod requests)"
+    if observed.size_path:
+        return f"Lower what each pod requests (or the CR's {observed.size_path})"
+    return "Lower what each pod requests"
+
+
+def _short_of(pod: Body, message: str, lower: str) -> tuple[str, str] | None:
     """(what, todo) when nodes the pod may run on were excluded for lack of a resource:
     the cause to name, whatever else excluded the other nodes."""
     short: dict[str, int] = {}
@@ -244,7 +269,7 @@ def _short_of(pod: Body, message: str) -> tuple[str, str] | None:
         if extended
         else f"free {names} on the nodes, or add nodes"
     )
-    return what, f"Lower what each pod requests (or the CR's size), or {more}."
+    return what, f"{lower}, or {more}."
 
 
 def _matches_no_node(message: str) -> bool:
@@ -257,7 +282,7 @@ def _matches_no_node(message: str) -> bool:
     return mismatch[1] == nodes[1]
 
 
-def _unschedulable_findings(pods: list[Body]) -> list[Finding]:
+def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
     stuck = []
     for pod in pods:
         scheduled = find_condition(deep_get(pod, "status.conditions"), "PodScheduled") or {}
@@ -268,7 +293,7 @@ def _unschedulable_findings(pods: list[Body]) -> list[Finding]:
     pod, message = stuck[0]
     selector = deep_get(pod, "spec.nodeSelector") or {}
     selector_text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-    if short := _short_of(pod, message):
+    if short := _short_of(pod, message, _lower(observed)):
         what, todo = short
     elif selector and _matches_no_node(message):
         what = f"no node matches the node selector {selector_text}"
@@ -367,11 +392,13 @@ def _replica_failure(workload: Body) -> Body | None:
     return failure if failure and failure.get("status") == "True" else None
 
 
-def _refusal_todo(namespace: str, message: str) -> str:
+def _refusal_todo(namespace: str, message: str, field: str | None) -> str:
+    """`field`: the CR's field that sets how much its pods ask for in all, if it has one."""
     if quota := _QUOTA.search(message):
+        lower = f"lower the CR's {field}" if field else "lower what the pods request"
         return (
             f"Raise ResourceQuota {quota[1]} (kubectl -n {namespace} describe resourcequota "
-            f"{quota[1]}) or lower the CR's size; the pods already there count against it."
+            f"{quota[1]}) or {lower}; the pods already there count against it."
         )
     return (
         "Change what refuses the pods in the namespace: a ResourceQuota, a LimitRange, "
@@ -419,7 +446,7 @@ def _refused_pods_findings(observed: Observed) -> list[Finding]:
     if failing:
         workload, failure = failing[0]
         message = str(failure.get("message") or "")
-        found.append(_refused(workload, f"({failure.get('reason')})", message))
+        found.append(_refused(observed, workload, f"({failure.get('reason')})", message))
     for workload in [
         *_of_kind(observed.objects, "StatefulSet"),
         *_of_kind(observed.objects, "DaemonSet"),
@@ -437,17 +464,21 @@ def _refused_pods_findings(observed: Observed) -> list[Finding]:
             continue
         message = str(event.get("message") or "").removeprefix(_COMBINED)
         ago = _ago(when, observed.now)
-        found.append(_refused(workload, f"(FailedCreate, last {ago} ago)", message))
+        found.append(_refused(observed, workload, f"(FailedCreate, last {ago} ago)", message))
     return found
 
 
-def _refused(workload: Body, how: str, message: str) -> Finding:
+def _refused(observed: Observed, workload: Body, how: str, message: str) -> Finding:
     kind, name = workload.get("kind"), _name(workload)
     return Finding(
         RANK_PODS_REFUSED,
         "ReplicaFailure" if kind in ("ReplicaSet", "Deployment") else "FailedCreate",
         f"{kind} {name} cannot create its pods: the API server refuses them {how}: {message}",
-        _refusal_todo(str(deep_get(workload, "metadata.namespace", "")), message),
+        _refusal_todo(
+            str(deep_get(workload, "metadata.namespace", "")),
+            message,
+            observed.requests_path or observed.size_path,
+        ),
         subject=f"{kind} {name}",
     )
 
@@ -520,9 +551,24 @@ def _children_findings(observed: Observed) -> list[Finding]:
                 subject=f"{child.get('kind')} {_name(child)}",
             )
         )
-    foreign = {(c.get("kind"), _name(c)) for c in observed.foreign}
+    refused = _last_error(observed)
+    for child in observed.unowned:
+        if refused is not None and refused.refused == (child.get("kind"), _name(child)):
+            continue  # its adoption failed: the error finding says why
+        found.append(
+            Finding(
+                RANK_MISSING_CHILD,
+                "UnownedChild",
+                f"{child.get('kind')} {_name(child)} exists but was not created by opsboard "
+                "(it has no owner): the next reconcile adopts it, as controller-runtime does.",
+                f"Nothing to do if it is meant for this {kind}; if not, delete it or rename "
+                f"this {kind}.",
+                subject=f"{child.get('kind')} {_name(child)}",
+            )
+        )
+    there = {(c.get("kind"), _name(c)) for c in [*observed.foreign, *observed.unowned]}
     for child_kind, name in observed.missing:
-        if (child_kind, name) in foreign:
+        if (child_kind, name) in there:
             continue
         found.append(
             Finding(
@@ -583,35 +629,97 @@ def _finalizer_findings(observed: Observed) -> list[Finding]:
 _ERROR_RANKS = {
     "Forbidden": RANK_REFUSED,
     "Invalid": RANK_REFUSED,
+    "PortTaken": RANK_REFUSED,
     "Unreachable": RANK_UNREACHABLE,
     "Conflict": RANK_QUEUE,
 }
 
 
+def _last_error(observed: Observed) -> ClassifiedError | None:
+    run = observed.last_run
+    if run is None or run.outcome not in ("error", "permanent") or not run.error:
+        return None
+    return classify_error(
+        run.error,
+        role=observed.operator_role,
+        permanent=run.outcome == "permanent",
+        kind=str(observed.cr.get("kind", "")),
+        namespace=str(deep_get(observed.cr, "metadata.namespace", "")),
+    )
+
+
+def _spec_path(value: object, spec: object, path: str = "spec") -> str | None:
+    """The dotted path of the CR's spec field that holds `value` (the NodePort it asks for)."""
+    if spec == value:
+        return path
+    if isinstance(spec, dict):
+        for key, inner in spec.items():
+            if found := _spec_path(value, inner, f"{path}.{key}"):
+                return found
+    return None
+
+
+def _explained(observed: Observed, error: ClassifiedError) -> ClassifiedError:
+    """The error told with what the mirror knows: a refused child that opsboard did not
+    create (its adoption failed), the Service that holds a NodePort and the CR's field."""
+    kind = observed.cr.get("kind", "CR")
+    child = f"{error.refused[0]} {error.refused[1]}"
+    unowned = {(c.get("kind"), _name(c)) for c in observed.unowned}
+    if error.code == "Invalid" and error.refused in unowned:
+        cannot = (
+            f"cannot change its {error.field}, which is immutable"
+            if error.why == IMMUTABLE
+            else f"cannot change its {error.field}: {error.why}"
+        )
+        namespace = deep_get(observed.cr, "metadata.namespace", "")
+        command = f"kubectl -n {namespace} delete {error.refused[0].lower()} {error.refused[1]}"
+        return replace(
+            error,
+            what=f"{child} already exists and was not created by opsboard (it has no owner). "
+            f"opsboard adopts such a {error.refused[0]}, but {cannot}.",
+            # Its deletion wakes no CR (it has no owner), and the error waits for a change.
+            todo=f"Delete it ({command}), then press Reconcile now: opsboard creates its own. "
+            f"Or rename this {kind}.",
+        )
+    if error.code == "PortTaken":
+        user = observed.port_users.get(error.port, "another Service")
+        where = _spec_path(error.port, observed.cr.get("spec"))
+        return replace(
+            error,
+            what=f"NodePort {error.port} is already in use by {user}, so {child} cannot get it.",
+            todo=f"Set another {where or 'NodePort'}, or remove it to let the cluster choose "
+            "one; the engine retries with backoff and succeeds once the port is free.",
+        )
+    return error
+
+
+def _due(at: datetime, now: datetime | None) -> str:
+    """How soon `at` comes: 'in 9 s (17:00:09 UTC)', or 'now (…)' once it has passed."""
+    wait = (at - now).total_seconds() if now else 0
+    return f"{f'in {wait:.0f} s' if wait > 0 else 'now'} ({at:%H:%M:%S} UTC)"
+
+
 def _error_findings(observed: Observed) -> list[Finding]:
     run, engine = observed.last_run, observed.engine
     found = []
-    if run is not None and run.outcome in ("error", "permanent") and run.error:
-        error = classify_error(
-            run.error, role=observed.operator_role, permanent=run.outcome == "permanent"
-        )
+    if run is not None and (error := _last_error(observed)) is not None:
+        error = _explained(observed, error)
         found.append(
             Finding(
                 _ERROR_RANKS.get(error.code, RANK_ERROR),
                 error.code,
                 f"{error.what} (last run, {_ago(run.started_at, observed.now)} ago)",
                 error.todo,
+                subject=" ".join(error.refused) if all(error.refused) else "",
             )
         )
     if engine.failures and engine.next_retry_at is not None:
-        wait = (engine.next_retry_at - observed.now).total_seconds() if observed.now else 0
-        due = f"in {wait:.0f} s" if wait > 0 else "now"
         found.append(
             Finding(
                 RANK_BACKOFF,
                 "Backoff",
                 f"Backoff in effect: {engine.failures} failure(s) in a row; "
-                f"the next retry is due {due} ({engine.next_retry_at:%H:%M:%S} UTC).",
+                f"the next retry is due {_due(engine.next_retry_at, observed.now)}.",
                 "Fix the error above, then press Reconcile now instead of waiting.",
             )
         )
@@ -712,14 +820,31 @@ def _stale_findings(observed: Observed) -> list[Finding]:
         return []
     if deep_get(observed.cr, "metadata.deletionTimestamp"):
         return []  # the deletion raised the generation: not a spec for a reconcile to observe
-    engine = observed.engine
+    engine, now = observed.engine, observed.now
     # Said only from the key's state in Redis: a key nothing queued (its change lost, or
     # not queued yet) must not read as "pending".
+    just_changed = (
+        observed.changed_at is not None
+        and now is not None
+        and (now - observed.changed_at).total_seconds() < PICKUP_GRACE_SECONDS
+    )
     if engine.running_since:
         where, todo = " A reconcile is running.", "Wait for it to finish."
     elif engine.queued_since:
         where = " A reconcile is queued."
         todo = "Wait for the next reconcile; if it never comes, see the engine findings."
+    elif engine.failures and engine.next_retry_at is not None:
+        where = f" The next retry is due {_due(engine.next_retry_at, now)}."
+        todo = "Fix the error above, then press Reconcile now instead of waiting."
+    elif just_changed:  # before a permanent mark: the change may be the fix
+        where = " The change is being picked up."
+        todo = "Nothing to do: the next reconcile observes it in a moment."
+    elif engine.next_retry_at is not None:  # a requeue-after
+        where = f" The next reconcile is due {_due(engine.next_retry_at, now)}."
+        todo = "Wait for it; if it does not run, see the engine findings."
+    elif engine.permanent:
+        where = " The last reconcile failed and is not retried until the object changes."
+        todo = "Fix the error above, then press Reconcile now."
     else:
         where = " No reconcile is queued for it." if engine.redis_up else ""
         todo = "Press Reconcile now; if it does not run, see the engine findings."
@@ -741,7 +866,7 @@ def diagnose(observed: Observed) -> list[Finding]:
         *_refused_pods_findings(observed),
         *_pull_findings(observed, pods),
         *_crash_findings(pods),
-        *_unschedulable_findings(pods),
+        *_unschedulable_findings(observed, pods),
         *_daemonset_findings(observed.objects),
         *_volume_findings(observed.objects),
     ]

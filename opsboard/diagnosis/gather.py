@@ -20,6 +20,7 @@ from controllers.base import Body, Key
 from controllers.fields import deep_get
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
+from opsboard.diagnosis.errors import PORT_TAKEN
 from opsboard.diagnosis.findings import (
     EngineState,
     Finding,
@@ -120,6 +121,21 @@ def _refusals(children: list[Body]) -> list[Body]:
     return [e.body for e in events if e.body.get("reason") == "FailedCreate"]
 
 
+def _port_users(error: str) -> dict[int, str]:
+    """The mirrored Service that holds the NodePort `error` says is taken: NodePorts are
+    cluster-wide, so every Service is read, but only when a run was refused one."""
+    taken = PORT_TAKEN.search(error)
+    if taken is None:
+        return {}
+    port = int(taken["port"])
+    for row in KubeObject.objects.filter(kind="Service", api_version="v1").only(
+        "namespace", "name", "spec"
+    ):
+        if any(p.get("nodePort") == port for p in row.spec.get("ports") or []):
+            return {port: f"Service {row.namespace}/{row.name}"}
+    return {}
+
+
 def cr_diagnosis(
     *,
     info: KindInfo,
@@ -138,13 +154,17 @@ def cr_diagnosis(
         if (e.kind.kind, e.name) not in present
     ]
     foreign: list[Body] = []
+    unowned: list[Body] = []
     if missing:
         rows = KubeObject.objects.filter(
             namespace=cr.namespace,
             kind__in={k for k, _ in missing},
             name__in={n for _, n in missing},
         ).exclude(owner_uid=cr.uid)
-        foreign = [r.body for r in rows if (r.kind, r.name) in set(missing) and r.owner_uid]
+        there = [r for r in rows if (r.kind, r.name) in set(missing)]
+        # Another owner's is in the way; one with no owner (kubectl's) is adopted, or why not.
+        foreign = [r.body for r in there if r.owner_uid]
+        unowned = [r.body for r in there if not r.owner_uid]
     run = (
         ReconcileRun.objects.filter(controller=info.name, namespace=cr.namespace, name=cr.name)
         .order_by("-started_at")
@@ -158,6 +178,11 @@ def cr_diagnosis(
         objects=list({c.uid: c.body for c in children}.values()),
         missing=missing,
         foreign=foreign,
+        unowned=unowned,
+        port_users=_port_users(run.error if run else ""),
+        changed_at=cr.mirrored_at,
+        size_path=info.controller.size_path,
+        requests_path=info.controller.requests_path,
         image_changes=_image_changes(info, cr),
         last_run=LastRun(run.outcome, run.error, run.started_at) if run else None,
         engine=_engine_state(Key(info.name, cr.namespace, cr.name), engine or engine_wide()),

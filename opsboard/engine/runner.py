@@ -28,7 +28,7 @@ from controllers.base import (
 )
 from controllers.conditions import condition_of, set_condition
 from controllers.fields import deep_get
-from controllers.kube import Conflict, NamespaceTerminating
+from controllers.kube import AlreadyAllocated, Conflict, NamespaceTerminating
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
 from opsboard.engine.console import reconcile_line
@@ -299,6 +299,8 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
         degrade(controller, ctx, str(exc))
         return RunOutcome(Outcome.PERMANENT, error=str(exc))
     except TemporaryError as exc:
+        if isinstance(exc, AlreadyAllocated):  # retried, but the user may need to act: say so
+            degrade(controller, ctx, str(exc))
         return RunOutcome(
             Outcome.ERROR,
             error=str(exc),
@@ -315,7 +317,8 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
 
 def degrade(controller: Controller, ctx: Context, error: str) -> None:
     """A reconcile that cannot succeed until someone changes something (a 403 naming the
-    missing grant, a 422) says so on the CR too: Degraded=True, the error as its message."""
+    missing grant, a 422, a NodePort another Service holds) says so on the CR too:
+    Degraded=True, the error as its message."""
     try:
         cr = ctx.kube.get(controller.primary, ctx.key.namespace, ctx.key.name)
         if cr is None:

@@ -33,7 +33,7 @@ def test_a_new_controller_gets_its_nav_link_list_and_detail(
     assert 'href="/k/widget/"' in overview
     assert [row.cr.name for row in operator_client.get("/k/widget/").context["page"]] == ["w-1"]
     detail = operator_client.get("/k/widget/default/w-1/").content.decode()
-    assert "Deployment deleted — reconcile pending" in detail
+    assert "not there: the next reconcile creates it" in detail
     assert 'name="size"' in detail and 'name="image"' not in detail
 
 

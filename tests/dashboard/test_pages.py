@@ -26,6 +26,7 @@ from tests.dashboard.mirror_factory import (
 )
 
 pytestmark = pytest.mark.django_db
+MISSING = "not there: the next reconcile creates it; if it does not, see the Diagnosis"
 
 
 def test_anonymous_users_are_sent_to_login(client: Client) -> None:
@@ -260,8 +261,23 @@ def test_detail_shows_nodes_tree_and_marks_missing_children(viewer_client: Clien
     assert "ReplicaSet" in html and "cache-a-7d9f" in html
     assert "kubesim-node-1" in html
     web_html = viewer_client.get(f"/k/webserver/default/{web.name}/").content.decode()
-    assert "Service deleted — reconcile pending" in web_html
-    assert "Deployment deleted — reconcile pending" in web_html
+    assert web_html.count("not there: the next reconcile creates it") == 2  # Deployment, Service
+
+
+def test_the_tree_tells_an_expected_child_that_exists_unowned_from_a_missing_one(
+    viewer_client: Client,
+) -> None:
+    mirror_object("WebServer", "web", api_version="my.domain/v1")
+    mirror_object("Deployment", "web", api_version="apps/v1")  # kubectl's: no owner
+    rows = viewer_client.get("/k/webserver/default/web/").context["tree"]
+    shown = {(n.kind, n.name): (n.health, n.detail) for _, n in rows[1:]}
+    assert shown == {
+        ("Deployment", "web"): (
+            "failed",
+            "exists, created outside opsboard (no owner), not adopted yet: see the Diagnosis",
+        ),
+        ("Service", "web-service"): ("missing", MISSING),
+    }
 
 
 def test_detail_rows_describe_each_pod_in_status_nodes_and_each_tree_node(
@@ -300,7 +316,7 @@ def test_the_tree_counts_a_daemonsets_ready_pods_and_none_selected_is_not_ok(
         "none": ("progressing", "on no node"),
         "half": ("progressing", "1/2 ready"),
         "all": ("ok", "2/2 ready"),
-        "dev-consumer": ("missing", "DaemonSet deleted — reconcile pending"),  # the expected one
+        "dev-consumer": ("missing", MISSING),  # the expected one
     }
 
 

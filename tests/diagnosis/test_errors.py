@@ -65,3 +65,47 @@ def test_a_permanent_error_never_says_the_engine_retries() -> None:
             "retries" not in todo
             and "not retried until the object changes or someone presses Reconcile now." in todo
         ), text
+
+
+# kube-apiserver's 422 when the operator's patch would change a Deployment's selector.
+IMMUTABLE_SELECTOR = (
+    'PATCH /apis/apps/v1/namespaces/shop/deployments/cache: 422 Deployment.apps "cache" is '
+    'invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app'
+    '.kubernetes.io/instance":"cache", "app.kubernetes.io/name":"memcached"}, MatchExpressions:'
+    "[]v1.LabelSelectorRequirement(nil)}: field is immutable"
+)
+PORT_TAKEN = (
+    'POST /api/v1/namespaces/shop/services: 422 Service "web-service" is invalid: '
+    "spec.ports[0].nodePort: Invalid value: 32361: provided port is already allocated"
+)
+
+
+def test_a_422_on_a_child_names_the_child_and_never_a_field_of_the_cr() -> None:
+    error = classify_error(IMMUTABLE_SELECTOR, kind="Memcached", namespace="shop", permanent=True)
+    assert (error.code, error.refused, error.field) == (
+        "Invalid", ("Deployment", "cache"), "spec.selector",
+    )  # fmt: skip
+    assert error.what.startswith("422 Invalid: the API server refused Deployment cache (PATCH")
+    # The long Go-printed value is elided; the reason stays.
+    assert "spec.selector: Invalid value: v1.LabelSelector{" in error.what
+    assert error.what.endswith("…: field is immutable")
+    assert "Change spec.selector" not in error.todo
+
+
+def test_an_immutable_field_of_a_child_says_to_delete_and_recreate_it() -> None:
+    todo = classify_error(IMMUTABLE_SELECTOR, kind="Memcached", namespace="shop").todo
+    assert "The spec.selector of an existing Deployment cannot be changed" in todo
+    assert "delete Deployment cache (kubectl -n shop delete deployment cache)" in todo
+    assert "or rename this Memcached" in todo
+
+
+def test_a_nodeport_in_use_is_told_as_such_with_the_port() -> None:
+    error = classify_error(PORT_TAKEN, kind="WebServer", namespace="shop")
+    assert (error.code, error.port) == ("PortTaken", 32361)
+    assert "NodePort 32361 is already in use by another Service" in error.what
+    assert "the engine retries with backoff" in error.todo
+
+
+def test_a_long_error_is_cut_at_a_word_with_an_ellipsis() -> None:
+    error = classify_error("GET /api/v1/x: 500 " + "word " * 100)
+    assert len(error.what) <= 300 and error.what.endswith("word…")

@@ -381,6 +381,10 @@ def test_an_aggregated_daemonset_refusal_is_shown_without_the_correlators_prefix
                                   now=NOW))  # fmt: skip
     assert finding.subject == "DaemonSet agent"
     assert finding.what.endswith(f"last 10 s ago): {message}")
+    # A Ptemplate's DaemonSet: no size to lower, but what each pod requests.
+    ptemplate = Observed({**_cr(), "kind": "Ptemplate"}, objects=[daemonset], refusals=[event],
+                         engine=LIVE, now=NOW, requests_path="spec.deviceCount")  # fmt: skip
+    assert "or lower the CR's spec.deviceCount;" in diagnose(ptemplate)[0].todo
 
 
 def test_a_stuck_rollout_with_no_cause_found_says_where_to_look_not_above() -> None:
@@ -424,3 +428,96 @@ def test_a_stale_status_says_a_reconcile_is_queued_only_when_the_key_is() -> Non
     running = EngineState(watcher_leader="w1", workers=("h:1",), running_since=NOW)
     assert "A reconcile is running." in stale(running)
     assert "queued" not in stale(EngineState(redis_up=False))
+
+
+def test_a_ptemplates_pods_short_of_a_device_say_to_lower_spec_device_count() -> None:
+    message = "0/3 nodes are available: 3 Insufficient example.com/accel."
+    cr = {**_cr(), "kind": "Ptemplate"}
+    found = Observed(cr, objects=[_consumer_pod(message)], engine=LIVE, now=NOW,
+                     requests_path="spec.deviceCount")  # fmt: skip
+    [finding] = diagnose(found)
+    assert finding.todo.startswith("Lower spec.deviceCount (what each pod requests), or add")
+    assert "size" not in finding.todo
+    sized = Observed(_cr(), objects=[_consumer_pod(message)], engine=LIVE, now=NOW,
+                     size_path="spec.size")  # fmt: skip
+    assert "(or the CR's spec.size)" in diagnose(sized)[0].todo
+
+
+def _stale(engine: EngineState, **observed: Any) -> tuple[str, str]:
+    cr = _cr()
+    cr["metadata"]["generation"] = 3
+    [finding] = [f for f in diagnose(Observed(cr, engine=engine, now=NOW, **observed))
+                 if f.code == "StatusStale"]  # fmt: skip
+    return finding.what, finding.todo
+
+
+def test_a_spec_changed_a_moment_ago_is_being_picked_up_not_for_a_person_to_act_on() -> None:
+    what, todo = _stale(LIVE, changed_at=NOW - timedelta(seconds=1))
+    assert "The change is being picked up." in what and "No reconcile is queued" not in what
+    assert "Press Reconcile now" not in todo
+    what, todo = _stale(LIVE, changed_at=NOW - timedelta(minutes=5))  # lost, not late
+    assert "No reconcile is queued for it." in what and "Press Reconcile now" in todo
+
+
+def test_a_stale_status_waiting_for_a_backoff_retry_says_when_it_is_due() -> None:
+    backoff = EngineState(watcher_leader="w1", workers=("h:1",), failures=4,
+                          next_retry_at=NOW + timedelta(seconds=9))  # fmt: skip
+    what, todo = _stale(backoff)
+    assert "The next retry is due in 9 s (17:00:09 UTC)." in what
+    assert "No reconcile is queued" not in what and "Fix the error above" in todo
+    permanent = EngineState(watcher_leader="w1", workers=("h:1",), permanent=True)
+    what, todo = _stale(permanent)
+    assert "not retried until the object changes" in what and "Fix the error above" in todo
+
+
+def _deployment(name: str, **meta: Any) -> dict[str, Any]:
+    return {"kind": "Deployment", "metadata": {"name": name, "namespace": "shop", **meta}}
+
+
+def test_a_child_made_outside_opsboard_is_not_called_missing() -> None:
+    found = Observed(_cr(), missing=[("Deployment", "cache")], unowned=[_deployment("cache")],
+                     engine=LIVE, now=NOW)  # fmt: skip
+    [finding] = diagnose(found)
+    assert finding.code == "UnownedChild" and finding.subject == "Deployment cache"
+    assert "exists but was not created by opsboard" in finding.what
+    assert "the next reconcile adopts it" in finding.what
+
+
+SELECTOR_REFUSED = (
+    'PATCH /apis/apps/v1/namespaces/shop/deployments/cache: 422 Deployment.apps "cache" is '
+    "invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"
+    '"app":"cache"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable'
+)
+
+
+def test_an_unowned_child_whose_adoption_is_refused_gets_one_finding_saying_what_to_do() -> None:
+    found = Observed(
+        _cr(), missing=[("Deployment", "cache")], unowned=[_deployment("cache")],
+        last_run=LastRun("permanent", SELECTOR_REFUSED, NOW), engine=LIVE, now=NOW,
+    )  # fmt: skip
+    [finding] = diagnose(found)
+    assert (finding.code, finding.subject) == ("Invalid", "Deployment cache")
+    assert finding.what.startswith(
+        "Deployment cache already exists and was not created by opsboard (it has no owner). "
+        "opsboard adopts such a Deployment, but cannot change its spec.selector, which is "
+        "immutable."
+    )
+    assert finding.todo == (
+        "Delete it (kubectl -n shop delete deployment cache), then press Reconcile now: "
+        "opsboard creates its own. Or rename this Memcached."
+    )
+
+
+def test_a_nodeport_in_use_names_the_service_holding_it_and_the_crs_field() -> None:
+    text = ("POST /api/v1/namespaces/shop/services: 422 Service \"web-service\" is invalid: "
+            "spec.ports[0].nodePort: Invalid value: 32361: provided port is already allocated")  # fmt: skip
+    cr = {**_cr(), "kind": "WebServer", "spec": {"replicas": 1, "nodePort": 32361}}
+    found = Observed(cr, last_run=LastRun("error", text, NOW), engine=LIVE, now=NOW,
+                     port_users={32361: "Service shop/other"})  # fmt: skip
+    [finding] = diagnose(found)
+    assert finding.code == "PortTaken" and finding.subject == "Service web-service"
+    assert finding.what.startswith(
+        "NodePort 32361 is already in use by Service shop/other, so Service web-service cannot "
+        "get it."
+    )
+    assert finding.todo.startswith("Set another spec.nodePort, or remove it to let the cluster")

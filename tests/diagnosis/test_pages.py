@@ -4,6 +4,7 @@ served from mirror rows: no API call, and a fixed number of queries whatever the
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from io import StringIO
 from typing import Any
 
@@ -150,12 +151,33 @@ def test_the_command_explains_a_wrong_kind_or_name() -> None:
         call_command("opsboard_diagnose", "memcached", "shop/absent")
 
 
+def test_a_spec_change_just_mirrored_reads_as_being_picked_up_then_as_a_due_retry(
+    viewer_client: Client, engine_up: None
+) -> None:
+    cr = memcached_with_pods("applied", size=1)
+    cr.body["metadata"]["generation"] = cr.generation = 2  # the watcher mirrored it just now
+    cr.save()
+    [stale] = viewer_client.get("/k/memcached/default/applied/").context["diagnosis"].findings
+    assert stale.code == "StatusStale" and "The change is being picked up." in stale.what
+    assert "Reconcile now" not in stale.todo
+
+    key = Key("memcached", "default", "applied")  # a run failed: in backoff, not queued
+    queue_for("memcached").failed(key)
+    queue_for("memcached").add_after(key, 30, Why("retry", "attempt 2", time.time() + 30))
+    findings = viewer_client.get("/k/memcached/default/applied/").context["diagnosis"].findings
+    [stale] = [f for f in findings if f.code == "StatusStale"]
+    assert "The next retry is due in " in stale.what and "No reconcile is queued" not in stale.what
+    assert "Backoff" in {f.code for f in findings}
+
+
 def test_a_stale_status_is_said_pending_only_while_its_key_is_queued(
     viewer_client: Client, engine_up: None
 ) -> None:
     cr = memcached_with_pods("behind", size=1)
     cr.body["metadata"]["generation"] = cr.generation = 2  # a spec change not yet observed
     cr.save()
+    # Mirrored a while ago: the change was lost, not late.
+    KubeObject.objects.filter(pk=cr.pk).update(mirrored_at=timezone.now() - timedelta(minutes=5))
     html = viewer_client.get("/k/memcached/default/behind/").content.decode()
     assert "Status is stale" in html
     assert "pending" not in html and "A reconcile is queued" not in html

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+import random
 import threading
 from typing import Any
 
 import pytest
 
-from controllers.base import PermanentError
-from controllers.kube import ApiKube, Conflict, EventRecorder, Gone
+from controllers.base import SERVICE, PermanentError, TemporaryError
+from controllers.kube import AlreadyAllocated, ApiKube, Conflict, EventRecorder, Gone
 from tests.engine.toy import CONFIGMAP, TOY, toy
 
 EVENTS = CONFIGMAP.__class__("", "v1", "Event", "events")
@@ -53,6 +54,23 @@ def test_creating_an_existing_object_is_a_conflict(api: ApiKube, namespace: str)
 def test_an_invalid_request_is_permanent(api: ApiKube, namespace: str) -> None:
     with pytest.raises(PermanentError):
         api.create(CONFIGMAP, {"metadata": {"namespace": namespace}})  # no name
+
+
+def test_a_nodeport_another_service_holds_is_temporary_not_permanent(
+    api: ApiKube, namespace: str
+) -> None:
+    port = random.randint(30100, 32700)
+
+    def service(name: str) -> dict[str, Any]:
+        return {"metadata": {"name": name, "namespace": namespace},
+                "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": port}]}}  # fmt: skip
+
+    api.create(SERVICE, service("first"))
+    with pytest.raises(AlreadyAllocated) as refused:
+        api.create(SERVICE, service("second"))
+    assert isinstance(refused.value, TemporaryError)  # it clears once "first" goes
+    api.delete(SERVICE, namespace, "first")
+    assert api.create(SERVICE, service("second"))["spec"]["ports"][0]["nodePort"] == port
 
 
 def test_list_pages_through_everything(api: ApiKube, namespace: str) -> None:
