@@ -15,6 +15,7 @@ from controllers.base import Body
 from controllers.conditions import find_condition
 from controllers.fields import controlling_ref, deep_get
 from controllers.pods import CRASHING, PULL_FAILURES, pod_claims
+from controllers.wording import count
 from opsboard.diagnosis.errors import (
     IMMUTABLE,
     OPERATOR_CLUSTER_ROLE,
@@ -190,7 +191,7 @@ def _pull_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
             Finding(
                 RANK_PODS,
                 "ImagePullBackOff",
-                f"{len(stuck)} pod(s) cannot pull image {image} ({reason}), "
+                f"{count(len(stuck), 'pod')} cannot pull image {image} ({reason}), "
                 f"e.g. {_name(pod)}.{set_by}",
                 todo,
                 subject=f"Pod {_name(pod)}",
@@ -214,8 +215,8 @@ def _crash_findings(pods: list[Body]) -> list[Finding]:
         Finding(
             RANK_PODS,
             "CrashLoopBackOff",
-            f"CrashLoopBackOff: container {container} of {len(crashes)} pod(s) keeps crashing, "
-            f"e.g. {_name(pod)}, {status.get('restartCount', 0)} restarts{exit_text}.",
+            f"CrashLoopBackOff: container {container} of {count(len(crashes), 'pod')} keeps "
+            f"crashing, e.g. {_name(pod)}, {status.get('restartCount', 0)} restarts{exit_text}.",
             f"Read its logs: kubectl logs -n {namespace} {_name(pod)} -c {container} --previous",
             subject=f"Pod {_name(pod)}",
         )
@@ -250,8 +251,8 @@ def _short_of(pod: Body, message: str, lower: str) -> tuple[str, str] | None:
     """(what, todo) when nodes the pod may run on were excluded for lack of a resource:
     the cause to name, whatever else excluded the other nodes."""
     short: dict[str, int] = {}
-    for count, resource in _INSUFFICIENT.findall(message):
-        short[resource] = max(short.get(resource, 0), int(count or 0))
+    for needed, resource in _INSUFFICIENT.findall(message):
+        short[resource] = max(short.get(resource, 0), int(needed or 0))
     if not short:
         return None
     names = ", ".join(short)
@@ -305,7 +306,8 @@ def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Findin
         Finding(
             RANK_PODS,
             "Unschedulable",
-            f"Pending: {len(stuck)} pod(s) unschedulable, {what}, e.g. {_name(pod)}: {message}",
+            f"Pending: {count(len(stuck), 'pod')} unschedulable, {what}, e.g. {_name(pod)}: "
+            f"{message}",
             todo,
             subject=f"Pod {_name(pod)}",
         )

@@ -55,7 +55,7 @@ def test_image_pull_backoff_names_the_image_and_the_audit_entry_that_set_it() ->
     )
     first = findings[0]
     assert first.code == "ImagePullBackOff"
-    assert "2 pod(s) cannot pull image memcached:nope" in first.what
+    assert "2 pods cannot pull image memcached:nope" in first.what
     assert "change #7 of the audit (otto, 3 min ago)" in first.what
     assert "revert change #7" in first.todo
 
