@@ -55,6 +55,11 @@ REFUSAL_FRESH_SECONDS = 600
 # How long after the mirror saw a CR change a stale status with nothing queued yet reads as
 # "being picked up": the watcher writes the mirror, then queues the key.
 PICKUP_GRACE_SECONDS = 10.0
+# How long a workload's new generation may wait for the cluster's controller before the
+# diagnosis says it is not acting: a kube-controller-manager at its default client limit (20
+# requests a second) takes tens of seconds to reach the last of a thousand new Deployments.
+CONTROLLER_GRACE_SECONDS = 60.0
+_CONTROLLED = {"Deployment": "deployment", "StatefulSet": "statefulset", "DaemonSet": "daemonset"}
 _NODE_MISMATCH = re.compile(r"(?:(\d+) )?node\(s\) didn't match Pod's node affinity/selector")
 
 
@@ -121,6 +126,8 @@ class Observed:
     refusals: list[Body] = field(default_factory=list)
     running_controllers: tuple[str, ...] = ()  # finalizer domains opsboard's controllers own
     operator_role: str = OPERATOR_CLUSTER_ROLE  # the ClusterRole a 403 says to change
+    # When the mirror last saw each object of `objects` change, by uid.
+    objects_changed_at: dict[str, datetime] = field(default_factory=dict)
     now: datetime | None = None
 
 
@@ -538,6 +545,42 @@ def _daemonset_findings(objects: list[Body]) -> list[Finding]:
     return found
 
 
+def _unobserved_findings(observed: Observed) -> list[Finding]:
+    """A workload whose controller has not observed its generation, and nothing about it has
+    changed for a while: the cluster's controller is not acting on it (kube-controller-manager
+    down, or far behind). Nothing else would say so: its pods simply never come."""
+    found = []
+    for workload in observed.objects:
+        controller = _CONTROLLED.get(str(workload.get("kind")))
+        since = observed.objects_changed_at.get(str(deep_get(workload, "metadata.uid", "")))
+        if (
+            controller is None
+            or since is None
+            or observed.now is None
+            or deep_get(workload, "metadata.deletionTimestamp")
+        ):
+            continue
+        generation = int(deep_get(workload, "metadata.generation", 0) or 0)
+        seen = int(deep_get(workload, "status.observedGeneration", 0) or 0)
+        if seen >= generation or (observed.now - since).total_seconds() < CONTROLLER_GRACE_SECONDS:
+            continue
+        kind, name = workload["kind"], _name(workload)
+        described = f"its status describes generation {seen}" if seen else "it has no status"
+        found.append(
+            Finding(
+                RANK_PODS,
+                "NotObserved",
+                f"{kind} {name} is at generation {generation} and {described}: the cluster's "
+                f"{controller} controller has not acted on it for {_ago(since, observed.now)}.",
+                "Check the cluster's kube-controller-manager (kubectl -n kube-system get pods, "
+                "or the provider's status page for a managed cluster): it is not running, or "
+                f"far behind. opsboard's part is done: it wrote the {kind}.",
+                subject=f"{kind} {name}",
+            )
+        )
+    return found
+
+
 def _children_findings(observed: Observed) -> list[Finding]:
     kind = observed.cr.get("kind", "CR")
     found = []
@@ -870,6 +913,7 @@ def diagnose(observed: Observed) -> list[Finding]:
         *_crash_findings(pods),
         *_unschedulable_findings(observed, pods),
         *_daemonset_findings(observed.objects),
+        *_unobserved_findings(observed),
         *_volume_findings(observed.objects),
     ]
     found = [

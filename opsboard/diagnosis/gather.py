@@ -176,6 +176,7 @@ def cr_diagnosis(
         refusals=_refusals([c.body for c in children]),
         # Once each: a claim two pods mount stands under both in the tree.
         objects=list({c.uid: c.body for c in children}.values()),
+        objects_changed_at={c.uid: c.mirrored_at for c in children},
         missing=missing,
         foreign=foreign,
         unowned=unowned,

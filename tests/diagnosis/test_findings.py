@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from opsboard.diagnosis.findings import (
+    CONTROLLER_GRACE_SECONDS,
     REFUSAL_FRESH_SECONDS,
     EngineState,
     ImageChange,
@@ -521,3 +522,37 @@ def test_a_nodeport_in_use_names_the_service_holding_it_and_the_crs_field() -> N
         "get it."
     )
     assert finding.todo.startswith("Set another spec.nodePort, or remove it to let the cluster")
+
+
+def _workload(kind: str, generation: int, observed: int | None) -> dict[str, Any]:
+    status = {} if observed is None else {"observedGeneration": observed}
+    meta = {"name": "cache", "namespace": "shop", "uid": f"{kind}-uid", "generation": generation}
+    return {"kind": kind, "metadata": meta, "status": status}
+
+
+def test_a_workload_its_controller_leaves_unobserved_says_the_cluster_is_not_acting() -> None:
+    quiet = NOW - timedelta(seconds=CONTROLLER_GRACE_SECONDS + 30)
+    deployment = _workload("Deployment", 3, 2)
+    found = Observed(_cr(), objects=[deployment], objects_changed_at={"Deployment-uid": quiet},
+                     engine=LIVE, now=NOW)  # fmt: skip
+    [finding] = diagnose(found)
+    assert (finding.code, finding.subject) == ("NotObserved", "Deployment cache")
+    assert finding.what == (
+        "Deployment cache is at generation 3 and its status describes generation 2: the "
+        "cluster's deployment controller has not acted on it for 90 s."
+    )
+    assert "kube-controller-manager" in finding.todo
+    new = _workload("StatefulSet", 1, None)  # never seen by its controller at all
+    found = Observed(_cr(), objects=[new], objects_changed_at={"StatefulSet-uid": quiet},
+                     engine=LIVE, now=NOW)  # fmt: skip
+    assert "it has no status: the cluster's statefulset controller" in diagnose(found)[0].what
+
+
+def test_a_workload_changed_a_moment_ago_or_observed_is_no_finding() -> None:
+    recent = {"Deployment-uid": NOW - timedelta(seconds=CONTROLLER_GRACE_SECONDS - 10)}
+    quiet = {"Deployment-uid": NOW - timedelta(hours=1)}
+    for workload, changed in ((_workload("Deployment", 3, 2), recent),
+                              (_workload("Deployment", 3, 3), quiet)):  # fmt: skip
+        found = Observed(_cr(), objects=[workload], objects_changed_at=changed, engine=LIVE,
+                         now=NOW)  # fmt: skip
+        assert diagnose(found) == []
