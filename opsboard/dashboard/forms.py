@@ -11,7 +11,7 @@ from django.core.validators import RegexValidator
 
 from controllers.images import IMAGE_PATTERN
 from opsboard.dashboard.kinds import KindInfo, value_at
-from opsboard.dashboard.selectors import HEALTHS, SORTS
+from opsboard.dashboard.selectors import ATTENTION, HEALTHS, SORTS
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 
@@ -24,7 +24,12 @@ class ListFilterForm(forms.Form):
     namespace = forms.CharField(required=False, max_length=253)
     health = forms.ChoiceField(
         required=False,
-        choices=[("", "Any health"), *((h, h) for h in HEALTHS), ("stale", "Stale status")],
+        choices=[
+            ("", "Any health"),
+            *((h, h) for h in HEALTHS),
+            ("stale", "Stale status"),
+            (ATTENTION, "Needs attention"),
+        ],
     )
     search = forms.CharField(required=False, max_length=300, label="Name or label=value")
     # A built-in column, or a printer column's "col-N" (the kind decides if it is sortable).

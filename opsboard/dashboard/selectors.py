@@ -21,6 +21,7 @@ from opsboard.mirror import selectors as mirror
 from opsboard.mirror.models import STALE, KubeObject
 
 HEALTHS = ("Available", "Progressing", "Degraded", "Unknown")
+ATTENTION = "attention"  # the health filter's choice for what the overview lists
 SORTS = {
     "name": ("name", "namespace"),
     "namespace": ("namespace", "name"),
@@ -52,6 +53,18 @@ def _search_filter(text: str) -> Q:
     return Q(name__icontains=text)
 
 
+def needing_attention(kinds: list[KindInfo]) -> Q:
+    """The CRs not Available and settled, or being deleted: the overview's *Needs attention*.
+    A generic kind's (no operator of ours: its status may say nothing of availability) only
+    when Degraded."""
+    unsettled_of_ours = ~Q(health="Available") | STALE | Q(deleted_at__isnull=False)
+    query = Q(pk__in=[])
+    for info in kinds:
+        of_kind = Q(api_version=info.kind.api_version, kind=info.kind.kind)
+        query |= of_kind & (Q(health="Degraded") if info.generic else unsettled_of_ours)
+    return query
+
+
 def cr_queryset(
     *, kinds: list[KindInfo], scope: Q, namespace: str = "", health: str = "", search: str = ""
 ) -> QuerySet[KubeObject]:
@@ -59,7 +72,9 @@ def cr_queryset(
     qs = KubeObject.objects.filter(_kind_filter(kinds), scope)
     if namespace:
         qs = qs.filter(namespace=namespace)
-    if health == "stale":
+    if health == ATTENTION:
+        qs = qs.filter(needing_attention(kinds))
+    elif health == "stale":
         qs = qs.filter(STALE)
     elif health in HEALTHS:
         qs = qs.filter(health=health)

@@ -20,6 +20,7 @@ from controllers.base import Body, Key
 from controllers.fields import deep_get
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
+from opsboard.dashboard.selectors import needing_attention
 from opsboard.diagnosis.errors import PORT_TAKEN
 from opsboard.diagnosis.findings import (
     EngineState,
@@ -34,7 +35,7 @@ from opsboard.engine.models import ReconcileRun
 from opsboard.engine.pump import workers_alive
 from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror import selectors as mirror
-from opsboard.mirror.models import STALE, KubeObject, WatcherHeartbeat
+from opsboard.mirror.models import KubeObject, WatcherHeartbeat
 
 log = logging.getLogger(__name__)
 _IMAGE_CHANGES = 20  # the newest applied patches looked at to say who set an image
@@ -227,18 +228,12 @@ def needs_attention(
     freshness: mirror.Freshness | None = None,
     limit: int = 10,
 ) -> tuple[list[Attention], int]:
-    """The CRs that are not Available and settled, or are being deleted, each with its
+    """The CRs that need attention (dashboard.selectors.needing_attention), each with its
     diagnosis (Degraded first, then the longest waiting); and how many there are in all.
-    A generic kind's (no operator of ours: its status may say nothing of availability)
-    only when Degraded. `scope`: the namespaces the person may see
+    `scope`: the namespaces the person may see
     (opsboard.accounts.access.Access.scope); `freshness` as for engine_wide."""
     by_kind = {(i.kind.api_version, i.kind.kind): i for i in kinds}
-    unsettled_of_ours = ~Q(health="Available") | STALE | Q(deleted_at__isnull=False)
-    query = Q(pk__in=[])
-    for info in kinds:
-        of_kind = Q(api_version=info.kind.api_version, kind=info.kind.kind)
-        query |= of_kind & (Q(health="Degraded") if info.generic else unsettled_of_ours)
-    unsettled = KubeObject.objects.filter(query, scope)
+    unsettled = KubeObject.objects.filter(needing_attention(kinds), scope)
     total = unsettled.count()
     if not total:  # a converged fleet, the usual case: no rows to read, nothing to diagnose
         return [], 0

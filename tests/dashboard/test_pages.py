@@ -179,6 +179,25 @@ def test_list_filters_by_namespace_health_name_and_label(viewer_client: Client) 
     assert names("sort=-name") == ["beta", "alpha"]
 
 
+def test_the_overviews_link_lists_every_resource_that_needs_attention(
+    viewer_client: Client,
+) -> None:
+    mirror_object("Memcached", "fine", api_version=MEMCACHED_API, health="Available")
+    for n in range(12):  # more than the overview lists
+        mirror_object("Memcached", f"waiting-{n:02}", api_version=MEMCACHED_API,
+                      health="Progressing")  # fmt: skip
+    mirror_object("Memcached", "stale", api_version=MEMCACHED_API, health="Available",
+                  generation=2, observed_generation=1)  # fmt: skip
+    overview = viewer_client.get("/").content.decode()
+    assert '<a href="/crs/?health=attention">All 13 that need attention</a>' in overview
+
+    page = viewer_client.get("/crs/?health=attention").context["page"]
+    names = sorted(row.cr.name for row in page)
+    assert names == sorted(["stale", *(f"waiting-{n:02}" for n in range(12))])
+    listed = viewer_client.get("/k/memcached/?health=attention").content.decode()
+    assert '<option value="attention" selected>Needs attention</option>' in listed
+
+
 def test_list_sorts_by_a_printer_column(viewer_client: Client) -> None:
     for name, size in (("small", 2), ("large", 9), ("medium", 5)):
         mirror_object("Memcached", name, api_version=MEMCACHED_API, spec={"size": size})
