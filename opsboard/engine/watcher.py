@@ -187,6 +187,7 @@ class Watcher:
 
     def _stream(self, kind: Kind, namespace: str, version: str) -> None:
         delay, fields = 0.1, self.fields.get(kind, "")
+        resuming = bool(version)  # from a predecessor's resume point, which may have expired
         while not self.stop.is_set():
             try:
                 if not version:
@@ -203,10 +204,15 @@ class Watcher:
                         return
                     version = str(body["metadata"].get("resourceVersion") or version)
                     self._put(Streamed(kind, type_, body))
-                    delay = 0.1
+                    delay, resuming = 0.1, False
+                resuming = False  # the watch ran its course: the point had not expired
             except Gone:
-                log.info("Watch of %s expired (410 Gone): listing again", kind)
-                version = ""
+                # After a restart the usual case, once per kind (the server kept no history
+                # that old): not news. Expiring while it runs is.
+                (log.debug if resuming else log.info)(
+                    "Watch of %s expired (410 Gone): listing again", kind
+                )
+                version, resuming = "", False
             except (TemporaryError, ValueError, KeyError) as exc:
                 log.warning("Watch of %s failed (%s); reconnecting in %.1fs", kind, exc, delay)
                 self.stop.wait(delay)
