@@ -448,13 +448,60 @@ def _validate_pod_spec(
             errors.append(FieldError("Required", f"{where}.image"))
         for j, port in enumerate(c.get("ports") or []):
             number = port.get("containerPort") if isinstance(port, dict) else None
-            if isinstance(number, int) and not 1 <= number <= 65535:
-                field = f"{where}.ports[{j}].containerPort"
+            field = f"{where}.ports[{j}].containerPort"
+            if not number:  # Go's zero value: left out
+                errors.append(FieldError("Required", field))
+            elif isinstance(number, int) and not 1 <= number <= 65535:
                 errors.append(FieldError("Invalid", field, number, _PORT_RANGE))
+        errors += _validate_env(c.get("env") or [], f"{where}.env")
     policy = spec.get("restartPolicy")
     if policy is not None and policy not in restart:
         detail = "supported values: " + ", ".join(render_value(r) for r in restart)
         errors.append(FieldError("Unsupported", f"{path}.restartPolicy", policy, detail))
+    return errors
+
+
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+ENV_NAME_MSG = (
+    "a valid environment variable name must consist of alphabetic characters, digits, '_', "
+    "'-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or "
+    "'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"
+)
+_ENV_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef")
+
+
+def _validate_env(env: list[Any], path: str) -> list[FieldError]:
+    """ValidateEnv: each variable's name (IsEnvVarName, then the chdir prefixes) and that its
+    valueFrom names one source, and only without a value. (The sources' own fields, a
+    fieldRef's path or a key's name, are not checked.)"""
+    errors: list[FieldError] = []
+    for i, var in enumerate(env):
+        if not isinstance(var, dict):
+            continue
+        where, name = f"{path}[{i}]", var.get("name") or ""
+        if not name:
+            errors.append(FieldError("Required", f"{where}.name"))
+        else:
+            problems = [] if _ENV_NAME.match(name) else [ENV_NAME_MSG]
+            if name in (".", ".."):
+                problems.append(f"must not be '{name}'")
+            elif name.startswith(".."):
+                problems.append("must not start with '..'")
+            errors += [FieldError("Invalid", f"{where}.name", name, p) for p in problems]
+        source = var.get("valueFrom")
+        if source is None:
+            continue
+        named = sum(1 for s in _ENV_SOURCES if isinstance(source, dict) and source.get(s))
+        if not named:
+            why = "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or "
+            why += "`secretKeyRef`"
+        elif var.get("value"):
+            why = "may not be specified when `value` is not empty"
+        elif named > 1:
+            why = "may not have more than one field specified at a time"
+        else:
+            continue
+        errors.append(FieldError("Invalid", f"{where}.valueFrom", "", why))
     return errors
 
 

@@ -62,6 +62,42 @@ def test_pod_ports_and_restart_policy_are_checked(kube_api_client: Api, namespac
     )
 
 
+ENV_NAME = (
+    "a valid environment variable name must consist of alphabetic characters, digits, '_', "
+    "'-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or "
+    "'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"
+)
+
+
+def test_container_env_and_a_zero_port_are_checked(kube_api_client: Api, namespace: str) -> None:
+    ref = {"configMapKeyRef": {"name": "cm", "key": "k"}}
+    env = [
+        {"value": "a"},
+        {"name": "1abc", "value": "a"},
+        {"name": "..", "value": "a"},
+        {"name": "..x", "value": "a"},
+        {"name": "A", "value": "v", "valueFrom": ref},
+        {"name": "B", "valueFrom": ref | {"secretKeyRef": {"name": "s", "key": "k"}}},
+        {"name": "C", "valueFrom": {}},
+        {"name": "my.env-name", "valueFrom": ref},  # valid
+    ]
+    container = {"name": "c", "image": "busybox", "ports": [{"containerPort": 0}], "env": env}
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [container]}}
+    assert _refused(kube_api_client, f"/api/v1/namespaces/{namespace}/pods", pod) == (
+        'Pod "p" is invalid: [spec.containers[0].ports[0].containerPort: Required value, '
+        "spec.containers[0].env[0].name: Required value, "
+        f'spec.containers[0].env[1].name: Invalid value: "1abc": {ENV_NAME}, '
+        "spec.containers[0].env[2].name: Invalid value: \"..\": must not be '..', "
+        "spec.containers[0].env[3].name: Invalid value: \"..x\": must not start with '..', "
+        'spec.containers[0].env[4].valueFrom: Invalid value: "": may not be specified when '
+        "`value` is not empty, "
+        'spec.containers[0].env[5].valueFrom: Invalid value: "": may not have more than one '
+        "field specified at a time, "
+        'spec.containers[0].env[6].valueFrom: Invalid value: "": must specify one of: '
+        "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`]"
+    )
+
+
 def test_service_type_and_cluster_ip(kube_api_client: Api, namespace: str) -> None:
     path = f"/api/v1/namespaces/{namespace}/services"
     svc = {"metadata": {"name": "s"}, "spec": {"type": "Nope", "ports": [{"port": 80}]}}
