@@ -11,18 +11,12 @@ import base64
 import re
 from typing import Any
 
-from kubesim import names, strategies
+from kubesim import names, podspec, strategies
 from kubesim.errors import FieldError, GoLiteral, render_value
 from kubesim.selectors import match_labels_dict
 
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
-LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
-    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
-    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
 DNS1035_MSG = (
     "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
     "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
@@ -43,7 +37,7 @@ def validate_name(resource: str, name: str) -> list[FieldError]:
             if bad
         ]
     if resource in ("namespaces",):
-        ok, msg, limit = _LABEL.match(name), LABEL_MSG, 63
+        ok, msg, limit = names.LABEL.match(name), names.LABEL_MSG, 63
     elif resource in ("services",):
         ok, msg, limit = _DNS1035.match(name), DNS1035_MSG, 63
     else:
@@ -116,6 +110,8 @@ def pod_spec_defaults(spec: dict[str, Any]) -> None:
         if isinstance(c, dict):
             _container_defaults(c)
     for v in spec.get("volumes") or []:
+        if isinstance(v, dict) and not any(v.get(s) is not None for s in podspec.VOLUME_SOURCES):
+            v["emptyDir"] = {}  # SetDefaults_Volume
         for src in ("configMap", "secret"):
             if isinstance(v.get(src), dict):
                 v[src].setdefault("defaultMode", 420)
@@ -318,7 +314,7 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
     spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
     errors: list[FieldError] = []
     if resource == "pods":
-        errors += _validate_pod_spec(spec, "spec", restart=("Always", "OnFailure", "Never"))
+        errors += podspec.validate_pod_spec(spec, "spec")
     elif resource in (
         "deployments.apps",
         "replicasets.apps",
@@ -351,7 +347,12 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
                 )
             )
         tpl_spec = (spec.get("template") or {}).get("spec") or {}
-        errors += _validate_pod_spec(tpl_spec, "spec.template.spec", restart=("Always",))
+        if resource != "statefulsets.apps":  # v1.28 leaves a StatefulSet's pod spec unchecked
+            errors += podspec.validate_pod_spec(tpl_spec, "spec.template.spec")
+        policy = tpl_spec.get("restartPolicy")
+        if policy is not None and policy != "Always":  # after the template's own checks
+            field = "spec.template.spec.restartPolicy"
+            errors.append(FieldError("Unsupported", field, policy, 'supported values: "Always"'))
         if resource == "deployments.apps":
             errors += strategies.deployment_strategy_errors(spec)
         elif resource == "daemonsets.apps":
@@ -392,7 +393,6 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
 
 
 _SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
-_PORT_RANGE = "must be between 1 and 65535, inclusive"
 _PERCENT = re.compile(r"^[0-9]+%$")
 PERCENT_MSG = (
     "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  "
@@ -426,83 +426,6 @@ def _validate_budget(spec: dict[str, Any]) -> list[FieldError]:
 def _int_or_string(value: str) -> GoLiteral:
     """A string IntOrString as field.Invalid prints it (%#v of the struct)."""
     return GoLiteral(f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{render_value(value)}}}")
-
-
-def _validate_pod_spec(
-    spec: dict[str, Any], path: str, *, restart: tuple[str, ...]
-) -> list[FieldError]:
-    """ValidatePodSpec's checks, in its order: containers (names, images, ports), then
-    restartPolicy, which a workload's template may only leave at Always."""
-    errors: list[FieldError] = []
-    containers = spec.get("containers")
-    if not containers:
-        errors.append(FieldError("Required", f"{path}.containers"))
-        return errors
-    for i, c in enumerate(containers):
-        where = f"{path}.containers[{i}]"
-        if not c.get("name"):
-            errors.append(FieldError("Required", f"{where}.name"))
-        elif not _LABEL.match(c["name"]):
-            errors.append(FieldError("Invalid", f"{where}.name", c["name"], LABEL_MSG))
-        if not c.get("image"):
-            errors.append(FieldError("Required", f"{where}.image"))
-        for j, port in enumerate(c.get("ports") or []):
-            number = port.get("containerPort") if isinstance(port, dict) else None
-            field = f"{where}.ports[{j}].containerPort"
-            if not number:  # Go's zero value: left out
-                errors.append(FieldError("Required", field))
-            elif isinstance(number, int) and not 1 <= number <= 65535:
-                errors.append(FieldError("Invalid", field, number, _PORT_RANGE))
-        errors += _validate_env(c.get("env") or [], f"{where}.env")
-    policy = spec.get("restartPolicy")
-    if policy is not None and policy not in restart:
-        detail = "supported values: " + ", ".join(render_value(r) for r in restart)
-        errors.append(FieldError("Unsupported", f"{path}.restartPolicy", policy, detail))
-    return errors
-
-
-_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-ENV_NAME_MSG = (
-    "a valid environment variable name must consist of alphabetic characters, digits, '_', "
-    "'-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or "
-    "'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"
-)
-_ENV_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef")
-
-
-def _validate_env(env: list[Any], path: str) -> list[FieldError]:
-    """ValidateEnv: each variable's name (IsEnvVarName, then the chdir prefixes) and that its
-    valueFrom names one source, and only without a value. (The sources' own fields, a
-    fieldRef's path or a key's name, are not checked.)"""
-    errors: list[FieldError] = []
-    for i, var in enumerate(env):
-        if not isinstance(var, dict):
-            continue
-        where, name = f"{path}[{i}]", var.get("name") or ""
-        if not name:
-            errors.append(FieldError("Required", f"{where}.name"))
-        else:
-            problems = [] if _ENV_NAME.match(name) else [ENV_NAME_MSG]
-            if name in (".", ".."):
-                problems.append(f"must not be '{name}'")
-            elif name.startswith(".."):
-                problems.append("must not start with '..'")
-            errors += [FieldError("Invalid", f"{where}.name", name, p) for p in problems]
-        source = var.get("valueFrom")
-        if source is None:
-            continue
-        named = sum(1 for s in _ENV_SOURCES if isinstance(source, dict) and source.get(s))
-        if not named:
-            why = "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or "
-            why += "`secretKeyRef`"
-        elif var.get("value"):
-            why = "may not be specified when `value` is not empty"
-        elif named > 1:
-            why = "may not have more than one field specified at a time"
-        else:
-            continue
-        errors.append(FieldError("Invalid", f"{where}.valueFrom", "", why))
-    return errors
 
 
 def _go_map(labels: dict[str, Any] | None) -> Any:

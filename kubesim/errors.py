@@ -159,7 +159,7 @@ class FieldError:
     __slots__ = ("detail", "field", "kind", "value")
 
     def __init__(self, kind: str, field: str, value: Any = None, detail: str = "") -> None:
-        self.kind = kind  # "Invalid" | "Required" | "Unsupported" | "Forbidden" | "TooLong" ...
+        self.kind = kind  # "Invalid" | "Required" | "Unsupported" | "NotFound" | "Forbidden" ...
         self.field = field
         self.value = value
         self.detail = detail
@@ -172,6 +172,7 @@ class FieldError:
         "TooLong": ("FieldValueTooLong", "Too long"),
         "TooMany": ("FieldValueTooMany", "Too many"),
         "Duplicate": ("FieldValueDuplicate", "Duplicate value"),
+        "NotFound": ("FieldValueNotFound", "Not found"),
         "TypeInvalid": ("FieldValueTypeInvalid", "Invalid value"),
     }
 

@@ -1,10 +1,16 @@
-"""Subdomain names, label keys and label values as k8s.io/apimachinery's validation words
+"""Labels and subdomain names, label keys and label values as k8s.io/apimachinery's validation words
 its complaints: object validation and label selectors both quote them."""
 
 from __future__ import annotations
 
 import re
 
+LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
 SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
@@ -50,6 +56,14 @@ def qualified_name_errors(key: str) -> list[str]:
     if not _QUALIFIED_NAME.match(name):
         errors.append(NAME_PART_MSG)
     return errors
+
+
+def dns_label_errors(value: str) -> list[str]:
+    """IsDNS1123Label: container, volume and port-free names."""
+    errors = ["must be no more than 63 characters"] if len(value) > 63 else []
+    if LABEL.match(value):
+        return errors
+    return [*errors, "must not contain dots" if SUBDOMAIN.match(value) else LABEL_MSG]
 
 
 def label_value_errors(value: str) -> list[str]:

@@ -14,8 +14,8 @@ from typing import Any
 from kubesim import errors
 from kubesim.cluster import names
 from kubesim.cluster.controller import Controller, Key, Obj, Watch
-from kubesim.cluster.quantity import parse_quantity
 from kubesim.cluster.workloads import write_status
+from kubesim.quantity import parse_quantity
 
 PODS, POD_COUNT = "pods", "count/pods"
 COUNTED = (POD_COUNT, PODS)  # sorted, as the admission's messages list resources

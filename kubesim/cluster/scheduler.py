@@ -10,7 +10,6 @@ from kubesim.cluster.api import is_status_error
 from kubesim.cluster.cache import controller_uid
 from kubesim.cluster.controller import Context, Controller, Key, Obj, Watch, is_deleting, key_of
 from kubesim.cluster.nodes import is_extended_resource
-from kubesim.cluster.quantity import parse_quantity
 from kubesim.cluster.selectors import (
     labels_of,
     matches_map,
@@ -18,6 +17,7 @@ from kubesim.cluster.selectors import (
     untolerated_taint,
 )
 from kubesim.cluster.workloads import set_condition
+from kubesim.quantity import parse_quantity
 
 COMPONENT = "default-scheduler"
 _AFFINITY = "node(s) didn't match Pod's node affinity/selector"

@@ -14,9 +14,9 @@ from typing import Any
 
 from kubesim.cluster.api import is_status_error
 from kubesim.cluster.controller import Controller, Key, Obj, Watch, condition, is_deleting, key_of
-from kubesim.cluster.quantity import parse_quantity
 from kubesim.cluster.workloads import set_condition
 from kubesim.errors import FieldError, forbidden, invalid
+from kubesim.quantity import parse_quantity
 
 STORAGE_CLASSES = "storageclasses.storage.k8s.io"
 DEFAULT_CLASS = "standard"

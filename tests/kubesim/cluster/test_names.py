@@ -3,7 +3,7 @@ from __future__ import annotations
 import random
 
 from kubesim.cluster import names
-from kubesim.cluster.quantity import parse_quantity
+from kubesim.quantity import parse_quantity
 
 
 def test_random_suffix_uses_the_real_alphabet():
