@@ -14,6 +14,9 @@ import re
 import threading
 from typing import Any
 
+from kubesim import protobuf
+from kubesim.quantity import canonical_quantity
+
 MODELS = {
     "pods": "V1Pod",
     "services": "V1Service",
@@ -25,6 +28,7 @@ MODELS = {
     "nodes": "V1Node",
     "persistentvolumeclaims": "V1PersistentVolumeClaim",
     "persistentvolumes": "V1PersistentVolume",
+    "resourcequotas": "V1ResourceQuota",
     "serviceaccounts": "V1ServiceAccount",
     "deployments.apps": "V1Deployment",
     "replicasets.apps": "V1ReplicaSet",
@@ -66,6 +70,36 @@ def _fields(model: str) -> dict[str, str] | None:
     if not isinstance(types, dict) or not isinstance(names, dict):
         return None
     return {names[k]: t for k, t in types.items() if k in names}
+
+
+_QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity"
+
+
+@functools.cache
+def _quantity_fields() -> dict[str, frozenset[str]]:
+    """Each Go struct's resource.Quantity fields, alone or as a map's values (limits, hard,
+    sizeLimit), by the struct's name: from the protobuf schema, which names the type where
+    the client's models only say "str"."""
+    found: dict[str, set[str]] = {}
+    for message, fields in protobuf.schema().items():
+        for name, kind, _ in fields.values():
+            if kind in (_QUANTITY, f"map:string:{_QUANTITY}"):
+                found.setdefault(message.rpartition(".")[2], set()).add(name)
+    return {struct: frozenset(names) for struct, names in found.items()}
+
+
+def _as_quantity(value: Any) -> Any:
+    """What a Quantity decodes from (a string, or a bare JSON number: `cpu: 1` in YAML) and
+    encodes to: its canonical string ("0.5" and 0.5 are "500m"). Anything else, or a string
+    that is no quantity, is left for the type check and validation to refuse."""
+    if isinstance(value, dict):
+        return {key: _as_quantity(item) for key, item in value.items()}
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return value
+    try:
+        return canonical_quantity(value)
+    except ValueError:
+        return value
 
 
 class TypeMismatch(Exception):
@@ -256,6 +290,7 @@ def _walk(
     if fields is None:  # not a model of the client
         return
     struct = _go_type(type_name)[3:]
+    quantities = _quantity_fields().get(struct, frozenset())
     for key in list(value):
         sub = f"{path}.{key}" if path else key
         if key not in fields:
@@ -263,5 +298,7 @@ def _walk(
             del value[key]
             continue
         sub_go = f"{go_path}.{key}" if go_path else key
+        if key in quantities:
+            value[key] = _as_quantity(value[key])
         _check(fields[key], value[key], struct, sub_go)
         _walk(fields[key], value[key], sub, struct, unknown, sub_go)

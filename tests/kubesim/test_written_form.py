@@ -102,3 +102,33 @@ def test_custom_resource_metadata_drops_empties_but_its_spec_keeps_them(
         assert got["spec"]["extra"] == {"m": {}, "l": []}
     finally:
         ext.delete_custom_resource_definition(crd["metadata"]["name"])
+
+
+def test_quantities_come_back_in_their_canonical_form(kube_api_client: Api, namespace: str) -> None:
+    # JSON numbers (YAML's `cpu: 1`) are quantities too, as resource.Quantity decodes them.
+    resources = {
+        "requests": {"cpu": 0.25, "memory": "128974848"},
+        "limits": {"cpu": "1000m", "memory": 129e6},
+    }
+    container = {"name": "c", "image": "busybox", "resources": resources}
+    volume = {"name": "v", "emptyDir": {"sizeLimit": "0.5Gi"}}
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [container], "volumes": [volume]}}
+    created = raw(kube_api_client, "POST", f"/api/v1/namespaces/{namespace}/pods", body=pod)
+    assert created.status == 201, created.data
+    spec = created.json()["spec"]
+    assert spec["containers"][0]["resources"] == {
+        "requests": {"cpu": "250m", "memory": "128974848"},
+        "limits": {"cpu": "1", "memory": "129M"},
+    }
+    assert spec["volumes"][0]["emptyDir"] == {"sizeLimit": "512Mi"}
+
+    hard = {"pods": 10, "requests.cpu": "0.5", "requests.memory": "1024Mi",
+            "limits.memory": "1.5Gi", "requests.storage": 2e3}  # fmt: skip
+    quota = {"metadata": {"name": "q"}, "spec": {"hard": hard}}
+    path = f"/api/v1/namespaces/{namespace}/resourcequotas"
+    created = raw(kube_api_client, "POST", path, body=quota)
+    assert created.status == 201, created.data
+    assert created.json()["spec"]["hard"] == {
+        "pods": "10", "requests.cpu": "500m", "requests.memory": "1Gi",
+        "limits.memory": "1536Mi", "requests.storage": "2k",
+    }  # fmt: skip
