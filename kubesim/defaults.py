@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from kubesim import names, podspec, strategies
-from kubesim.errors import FieldError, GoLiteral, render_value
+from kubesim.errors import FieldError, GoLiteral, render_value, unsupported
 from kubesim.selectors import match_labels_dict
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -352,27 +352,19 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
         policy = tpl_spec.get("restartPolicy")
         if policy is not None and policy != "Always":  # after the template's own checks
             field = "spec.template.spec.restartPolicy"
-            errors.append(FieldError("Unsupported", field, policy, 'supported values: "Always"'))
+            errors.append(unsupported(field, policy, ("Always",)))
         if resource == "deployments.apps":
             errors += strategies.deployment_strategy_errors(spec)
         elif resource == "daemonsets.apps":
             errors += strategies.daemonset_strategy_errors(spec)
     elif resource == "services":
         if spec.get("type") not in _SERVICE_TYPES:
-            supported = ", ".join(render_value(t) for t in _SERVICE_TYPES)
-            detail = f"supported values: {supported}"
-            errors.append(FieldError("Unsupported", "spec.type", spec.get("type"), detail))
+            errors.append(unsupported("spec.type", spec.get("type"), _SERVICE_TYPES))
         for i, p in enumerate(spec.get("ports") or []):
             port = p.get("port")
             if not isinstance(port, int) or not 1 <= port <= 65535:
-                errors.append(
-                    FieldError(
-                        "Invalid",
-                        f"spec.ports[{i}].port",
-                        port,
-                        "must be between 1 and 65535, inclusive",
-                    )
-                )
+                field = f"spec.ports[{i}].port"
+                errors.append(FieldError("Invalid", field, port, podspec.PORT_RANGE))
     elif resource == "poddisruptionbudgets.policy":
         errors += _validate_budget(spec)
     elif resource == "configmaps":

@@ -223,6 +223,12 @@ def render_value(value: Any) -> str:
     return str(value)
 
 
+def unsupported(path: str, value: Any, supported: tuple[str, ...]) -> FieldError:
+    """field.NotSupported: the value, and the values the field takes."""
+    detail = "supported values: " + ", ".join(render_value(s) for s in supported)
+    return FieldError("Unsupported", path, value, detail)
+
+
 def invalid(kind: str, group: str, name: str, errors: list[FieldError]) -> ApiError:
     qkind = f"{kind}.{group}" if group else kind
     texts = [e.text() for e in errors]

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from kubesim import names
-from kubesim.errors import FieldError, GoLiteral, render_value
+from kubesim.errors import FieldError, GoLiteral, render_value, unsupported
 from kubesim.quantity import canonical_quantity, parse_quantity
 
 PORT_RANGE = "must be between 1 and 65535, inclusive"
@@ -95,11 +95,6 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
-def _unsupported(path: str, value: Any, supported: tuple[str, ...]) -> FieldError:
-    detail = "supported values: " + ", ".join(render_value(s) for s in supported)
-    return FieldError("Unsupported", path, value, detail)
-
-
 def validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:
     """ValidatePodSpec's checks, in its order."""
     errors, volumes = _volumes(_dicts(spec.get("volumes")), f"{path}.volumes")
@@ -108,12 +103,12 @@ def validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:
     policy = spec.get("restartPolicy")
     if policy is not None and policy not in ("Always", "OnFailure", "Never"):
         errors.append(
-            _unsupported(f"{path}.restartPolicy", policy, ("Always", "OnFailure", "Never"))
+            unsupported(f"{path}.restartPolicy", policy, ("Always", "OnFailure", "Never"))
         )
     dns = spec.get("dnsPolicy")
     dns_policies = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
     if dns is not None and dns not in dns_policies:
-        errors.append(_unsupported(f"{path}.dnsPolicy", dns, dns_policies))
+        errors.append(unsupported(f"{path}.dnsPolicy", dns, dns_policies))
     selector = spec.get("nodeSelector")
     for key, value in (selector if isinstance(selector, dict) else {}).items():
         where = f"{path}.nodeSelector"
@@ -232,7 +227,7 @@ def _container_common(c: dict[str, Any], volumes: set[str], where: str) -> list[
     policy = c.get("terminationMessagePolicy")
     if policy is not None and policy not in ("File", "FallbackToLogsOnError"):
         errors.append(
-            _unsupported(
+            unsupported(
                 f"{where}.terminationMessagePolicy", policy, ("File", "FallbackToLogsOnError")
             )
         )
@@ -242,7 +237,7 @@ def _container_common(c: dict[str, Any], volumes: set[str], where: str) -> list[
     pull = c.get("imagePullPolicy")
     if pull is not None and pull not in ("Always", "IfNotPresent", "Never"):
         errors.append(
-            _unsupported(f"{where}.imagePullPolicy", pull, ("Always", "IfNotPresent", "Never"))
+            unsupported(f"{where}.imagePullPolicy", pull, ("Always", "IfNotPresent", "Never"))
         )
     if isinstance(c.get("resources"), dict):
         errors += _resources(c["resources"], f"{where}.resources")
@@ -290,7 +285,7 @@ def _ports(ports: list[dict[str, Any]], path: str) -> list[FieldError]:
             errors.append(FieldError("Invalid", f"{where}.hostPort", host, PORT_RANGE))
         protocol = port.get("protocol")
         if protocol is not None and protocol not in ("SCTP", "TCP", "UDP"):
-            errors.append(_unsupported(f"{where}.protocol", protocol, ("SCTP", "TCP", "UDP")))
+            errors.append(unsupported(f"{where}.protocol", protocol, ("SCTP", "TCP", "UDP")))
     return errors
 
 
@@ -418,7 +413,7 @@ def _handler(kind: str, action: Any, path: str) -> list[FieldError]:
         errors += [FieldError("Invalid", f"{path}.port", port, m) for m in port_name_errors(port)]
     scheme = action.get("scheme")
     if kind == "httpGet" and scheme is not None and scheme not in ("HTTP", "HTTPS"):
-        errors.append(_unsupported(f"{path}.scheme", scheme, ("HTTP", "HTTPS")))
+        errors.append(unsupported(f"{path}.scheme", scheme, ("HTTP", "HTTPS")))
     return errors
 
 
@@ -474,10 +469,10 @@ def _tolerations(tolerations: list[dict[str, Any]], path: str) -> list[FieldErro
                 why = "value must be empty when `operator` is 'Exists'"
                 errors.append(FieldError("Invalid", f"{where}.operator", literal, why))
         else:
-            errors.append(_unsupported(f"{where}.operator", operator, ("Equal", "Exists")))
+            errors.append(unsupported(f"{where}.operator", operator, ("Equal", "Exists")))
         if effect and effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
             supported = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-            errors.append(_unsupported(f"{where}.effect", effect, supported))
+            errors.append(unsupported(f"{where}.effect", effect, supported))
     return errors
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesim.errors import FieldError, GoLiteral, render_value
+from kubesim.errors import FieldError, GoLiteral, render_value, unsupported
 
 Obj = dict[str, Any]
 
@@ -35,8 +35,7 @@ def deployment_strategy_errors(spec: Obj) -> list[FieldError]:
             return [FieldError("Invalid", f"{path}.rollingUpdate.maxUnavailable", value, detail)]
         return []
     value = _struct("apps.DeploymentStrategy", kind, rolling, "apps.RollingUpdateDeployment")
-    detail = 'supported values: "Recreate", "RollingUpdate"'
-    return [FieldError("Unsupported", path, value, detail)]
+    return [unsupported(path, value, ("Recreate", "RollingUpdate"))]
 
 
 def statefulset_strategy_errors(spec: Obj) -> list[FieldError]:
@@ -79,8 +78,7 @@ def daemonset_strategy_errors(spec: Obj) -> list[FieldError]:
             return [FieldError("Required", f"{path}.rollingUpdate.maxUnavailable", detail=detail)]
         return []
     value = _struct("apps.DaemonSetUpdateStrategy", kind, rolling, "apps.RollingUpdateDaemonSet")
-    detail = 'supported values: "RollingUpdate", "OnDelete"'
-    return [FieldError("Unsupported", path, value, detail)]
+    return [unsupported(path, value, ("RollingUpdate", "OnDelete"))]
 
 
 def _parts(spec: Obj, field: str) -> tuple[Any, Any, str]:
