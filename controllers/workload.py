@@ -23,10 +23,11 @@ from controllers.wording import count, plural
 UNSCHEDULABLE = "PodsUnschedulable"
 
 
-def unschedulable_problem(pods: list[Body], *, noun: str = "pod") -> Problem | None:
-    """Degraded for pods no node can take, in the scheduler's words: the cluster will not
-    get there on its own (a node must be added or freed, or the pods ask for less)."""
-    if not (stuck := unschedulable(pods)):
+def unschedulable_problem(stuck: list[tuple[Body, str]], *, noun: str = "pod") -> Problem | None:
+    """Degraded for pods no node can take (`stuck`: pods.unschedulable's), in the
+    scheduler's words: the cluster will not get there on its own (a node must be added or
+    freed, or the pods ask for less)."""
+    if not stuck:
         return None
     pod, message = stuck[0]
     return UNSCHEDULABLE, (
@@ -107,7 +108,7 @@ def workload_status(
         )
     else:
         # Pending for good until someone frees a node or a quota: not "Progressing".
-        degraded = unschedulable_problem(live) or refused_problem(workload)
+        degraded = unschedulable_problem(unschedulable(live)) or refused_problem(workload)
 
     available = (
         "PodsReady" if ready >= size else "PodsNotReady",

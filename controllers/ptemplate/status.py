@@ -43,7 +43,7 @@ def _degraded(cr: Body, live: list[Body], desired: int | None) -> tuple[str, str
                 f"{spec_device_count(cr)} free {resource} (is the device plugin running?), "
                 f"e.g. {pod['metadata']['name']}: {message}"
             )
-        return unschedulable_problem(live, noun="consumer pod")
+        return unschedulable_problem(stuck, noun="consumer pod")
     if pulls := waiting(live, PULL_FAILURES):
         pod, _ = pulls[0]
         return "ImagePullFailed", (
