@@ -581,7 +581,8 @@ def _unobserved_findings(observed: Observed) -> list[Finding]:
     return found
 
 
-def _children_findings(observed: Observed) -> list[Finding]:
+def _children_findings(observed: Observed, refused: ClassifiedError | None) -> list[Finding]:
+    """`refused`: the last run's error, classified (_last_error)."""
     kind = observed.cr.get("kind", "CR")
     found = []
     for child in observed.foreign:
@@ -596,7 +597,6 @@ def _children_findings(observed: Observed) -> list[Finding]:
                 subject=f"{child.get('kind')} {_name(child)}",
             )
         )
-    refused = _last_error(observed)
     for child in observed.unowned:
         if refused is not None and refused.refused == (child.get("kind"), _name(child)):
             continue  # its adoption failed: the error finding says why
@@ -744,10 +744,11 @@ def _due(at: datetime, now: datetime | None) -> str:
     return f"{f'in {wait:.0f} s' if wait > 0 else 'now'} ({at:%H:%M:%S} UTC)"
 
 
-def _error_findings(observed: Observed) -> list[Finding]:
+def _error_findings(observed: Observed, error: ClassifiedError | None) -> list[Finding]:
+    """`error`: the last run's, classified (_last_error)."""
     run, engine = observed.last_run, observed.engine
     found = []
-    if run is not None and (error := _last_error(observed)) is not None:
+    if run is not None and error is not None:
         error = _explained(observed, error)
         found.append(
             Finding(
@@ -916,10 +917,11 @@ def diagnose(observed: Observed) -> list[Finding]:
         *_unobserved_findings(observed),
         *_volume_findings(observed.objects),
     ]
+    last_error = _last_error(observed)  # read by two rules: classified once
     found = [
         *_engine_findings(observed),
-        *_error_findings(observed),
-        *_children_findings(observed),
+        *_error_findings(observed, last_error),
+        *_children_findings(observed, last_error),
         *pod_causes,
         *_rollout_findings(observed.objects, explained=bool(pod_causes)),
         *_finalizer_findings(observed),
