@@ -12,7 +12,7 @@ import hashlib
 from typing import Any
 
 from kubesim.jsonutil import dumps
-from kubesim.patch import MERGE_KEYS
+from kubesim.strategic import MERGE_KEYS
 from kubesim.resources import Registry, ResourceType
 
 _PARAMS = ("dryRun", "fieldManager", "fieldValidation", "pretty")
