@@ -88,6 +88,13 @@ def _container_defaults(c: dict[str, Any]) -> None:
     c.setdefault("resources", {})
     for p in c.get("ports") or []:
         p.setdefault("protocol", "TCP")
+    for var in c.get("env") or []:
+        source = var.get("valueFrom") if isinstance(var, dict) else None
+        if isinstance(source, dict) and isinstance(source.get("fieldRef"), dict):
+            if not source["fieldRef"].get("apiVersion"):  # SetDefaults_ObjectFieldSelector
+                source["fieldRef"]["apiVersion"] = "v1"
+        if isinstance(source, dict) and isinstance(source.get("resourceFieldRef"), dict):
+            source["resourceFieldRef"].setdefault("divisor", "0")  # a Quantity, never omitted
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         if isinstance(c.get(probe), dict):
             pr = c[probe]
