@@ -118,6 +118,10 @@ def validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:
                 FieldError("Invalid", where, value, m) for m in names.label_value_errors(value)
             ]
     errors += _pod_security_context(spec.get("securityContext"), f"{path}.securityContext")
+    deadline = spec.get("activeDeadlineSeconds")
+    if isinstance(deadline, int) and not 1 <= deadline <= 2**31 - 1:
+        why = "must be between 1 and 2147483647, inclusive"
+        errors.append(FieldError("Invalid", f"{path}.activeDeadlineSeconds", deadline, why))
     errors += _tolerations(_dicts(spec.get("tolerations")), f"{path}.tolerations")
     return errors
 
