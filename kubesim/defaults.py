@@ -89,11 +89,12 @@ def _container_defaults(c: dict[str, Any]) -> None:
         p.setdefault("protocol", "TCP")
     for var in c.get("env") or []:
         source = var.get("valueFrom") if isinstance(var, dict) else None
-        if isinstance(source, dict) and isinstance(source.get("fieldRef"), dict):
-            if not source["fieldRef"].get("apiVersion"):  # SetDefaults_ObjectFieldSelector
-                source["fieldRef"]["apiVersion"] = "v1"
-        if isinstance(source, dict) and isinstance(source.get("resourceFieldRef"), dict):
-            source["resourceFieldRef"].setdefault("divisor", "0")  # a Quantity, never omitted
+        ref = source.get("fieldRef") if isinstance(source, dict) else None
+        if isinstance(ref, dict) and not ref.get("apiVersion"):
+            ref["apiVersion"] = "v1"  # SetDefaults_ObjectFieldSelector
+        ref = source.get("resourceFieldRef") if isinstance(source, dict) else None
+        if isinstance(ref, dict):
+            ref.setdefault("divisor", "0")  # a Quantity, never omitted
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         if isinstance(c.get(probe), dict):
             pr = c[probe]
@@ -389,4 +390,3 @@ def _validate_budget(spec: dict[str, Any]) -> list[FieldError]:
 def _int_or_string(value: str) -> GoLiteral:
     """A string IntOrString as field.Invalid prints it (%#v of the struct)."""
     return GoLiteral(f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{render_value(value)}}}")
-

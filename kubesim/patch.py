@@ -124,4 +124,3 @@ def json_patch(target: Any, ops: Any) -> Any:
         elif kind != "test" or _get(doc, path) != op.get("value"):
             raise _does_not_apply()  # an unknown op, or a test that failed
     return doc
-

@@ -554,7 +554,9 @@ def validate_env(env: list[Any], path: str) -> list[FieldError]:
                 problems.append("must not start with '..'")
             errors += [FieldError("Invalid", f"{where}.name", name, p) for p in problems]
         if isinstance(var.get("valueFrom"), dict):
-            errors += _env_value_from(var["valueFrom"], bool(var.get("value")), f"{where}.valueFrom")
+            errors += _env_value_from(
+                var["valueFrom"], bool(var.get("value")), f"{where}.valueFrom"
+            )
     return errors
 
 
@@ -585,10 +587,14 @@ def _key_ref(ref: dict[str, Any], path: str) -> list[FieldError]:
     """validateConfigMapKeySelector / validateSecretKeySelector: a subdomain name (an empty one
     is invalid, not missing), then a key."""
     name, key = str(ref.get("name") or ""), str(ref.get("key") or "")
-    errors = [FieldError("Invalid", f"{path}.name", name, m) for m in names.dns_subdomain_errors(name)]
+    errors = [
+        FieldError("Invalid", f"{path}.name", name, m) for m in names.dns_subdomain_errors(name)
+    ]
     if not key:
         return [*errors, FieldError("Required", f"{path}.key")]
-    return errors + [FieldError("Invalid", f"{path}.key", key, m) for m in names.config_key_errors(key)]
+    return errors + [
+        FieldError("Invalid", f"{path}.key", key, m) for m in names.config_key_errors(key)
+    ]
 
 
 def _subscripted(field_path: str) -> tuple[str, str] | None:

@@ -167,7 +167,9 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], field: str | Non
 
 
 def _kind(value: Any) -> str:
-    return "map" if isinstance(value, dict) else "list" if isinstance(value, list) else go_type(value)
+    return (
+        "map" if isinstance(value, dict) else "list" if isinstance(value, list) else go_type(value)
+    )
 
 
 def _directive_field(key: str, prefix: str, bad: str) -> str:
@@ -397,7 +399,10 @@ def _sort_by(items: list[Any], order: list[Any], key: str) -> list[Any]:
 
 
 def _normalize_order(
-    in_patch: list[Any], server_only: list[Any], patch_order: list[Any], server_order: list[Any],
+    in_patch: list[Any],
+    server_only: list[Any],
+    patch_order: list[Any],
+    server_order: list[Any],
     key: str,
 ) -> list[Any]:
     """normalizeElementOrder: the patch's items in the patch's order, the server's others in
@@ -428,7 +433,9 @@ def _normalize_order(
 # --- $setElementOrder ---------------------------------------------------------------------------
 
 
-def _set_element_orders(original: dict[str, Any], patch: dict[str, Any], parent: str | None) -> None:
+def _set_element_orders(
+    original: dict[str, Any], patch: dict[str, Any], parent: str | None
+) -> None:
     """mergePatchIntoOriginal: each `$setElementOrder/field` merges its field's list now and
     orders it as listed (the live list's order for the items it does not list)."""
     for directive in [k for k in patch if k.startswith(_SET_ORDER)]:

@@ -90,7 +90,9 @@ def selector_errors(selector: Any, path: str) -> list[FieldError]:
         where = f"{path}.matchLabels"
         errors += [FieldError("Invalid", where, key, m) for m in names.qualified_name_errors(key)]
         if isinstance(value, str):
-            errors += [FieldError("Invalid", where, value, m) for m in names.label_value_errors(value)]
+            errors += [
+                FieldError("Invalid", where, value, m) for m in names.label_value_errors(value)
+            ]
     exprs = selector.get("matchExpressions")
     for i, expr in enumerate(exprs if isinstance(exprs, list) else ()):
         if isinstance(expr, dict):
@@ -108,13 +110,19 @@ def _requirement(expr: Obj, path: str) -> list[FieldError]:
         why = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
         errors.append(FieldError("Forbidden", f"{path}.values", None, why))
     elif op not in _OPERATORS:
-        errors.append(FieldError("Invalid", f"{path}.operator", op, "not a valid selector operator"))
+        errors.append(
+            FieldError("Invalid", f"{path}.operator", op, "not a valid selector operator")
+        )
     key = str(expr.get("key") or "")
-    errors += [FieldError("Invalid", f"{path}.key", key, m) for m in names.qualified_name_errors(key)]
+    errors += [
+        FieldError("Invalid", f"{path}.key", key, m) for m in names.qualified_name_errors(key)
+    ]
     for j, value in enumerate(values if isinstance(values, list) else ()):
         if isinstance(value, str):
             where = f"{path}.values[{j}]"
-            errors += [FieldError("Invalid", where, value, m) for m in names.label_value_errors(value)]
+            errors += [
+                FieldError("Invalid", where, value, m) for m in names.label_value_errors(value)
+            ]
     return errors
 
 
