@@ -268,7 +268,8 @@ def _merge_slice(
         merged = _dedupe(original + patch)
     else:
         if not key:
-            raise unconverted(f"cannot merge lists without merge key for {field}")
+            # Go names the kind of the list's Go elements, which for objects is a struct
+            raise unconverted("cannot merge lists without merge key for struct")
         original, patch = _special_elements(original, patch, key)
         merged = _merge_items(original, patch, key, field)
     if key:

@@ -138,6 +138,9 @@ def test_delete_from_primitive_list(kube_api_client: Api, namespace: str) -> Non
     assert _pod_spec(resp)["containers"][0]["args"] == ["a", "c"]
     resp = _container(kube_api_client, path, **{"$deleteFromPrimitiveListargs": ["a"]})
     _failed(resp, 400, "invalid patch format of primitive list")
+    # a list of objects without a merge key cannot be deleted from
+    resp = _patch(kube_api_client, path, {"$deleteFromPrimitiveList/tolerations": [{"key": "k"}]})
+    _failed(resp, 500, "cannot merge lists without merge key for struct")
 
 
 def test_set_element_order(kube_api_client: Api, namespace: str) -> None:
