@@ -11,9 +11,8 @@ import base64
 import re
 from typing import Any
 
-from kubesim import names, podspec, strategies
+from kubesim import names, podspec, workload_spec
 from kubesim.errors import FieldError, GoLiteral, render_value, unsupported
-from kubesim.selectors import match_labels_dict
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
@@ -88,6 +87,14 @@ def _container_defaults(c: dict[str, Any]) -> None:
     c.setdefault("resources", {})
     for p in c.get("ports") or []:
         p.setdefault("protocol", "TCP")
+    for var in c.get("env") or []:
+        source = var.get("valueFrom") if isinstance(var, dict) else None
+        ref = source.get("fieldRef") if isinstance(source, dict) else None
+        if isinstance(ref, dict) and not ref.get("apiVersion"):
+            ref["apiVersion"] = "v1"  # SetDefaults_ObjectFieldSelector
+        ref = source.get("resourceFieldRef") if isinstance(source, dict) else None
+        if isinstance(ref, dict):
+            ref.setdefault("divisor", "0")  # a Quantity, never omitted
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         if isinstance(c.get(probe), dict):
             pr = c[probe]
@@ -321,42 +328,7 @@ def validate(resource: str, kind: str, obj: dict[str, Any]) -> list[FieldError]:
         "statefulsets.apps",
         "daemonsets.apps",
     ):
-        if resource == "statefulsets.apps":  # its spec's validation begins with them
-            errors += strategies.statefulset_strategy_errors(spec)
-        if isinstance(spec.get("replicas"), int) and spec["replicas"] < 0:
-            errors.append(
-                FieldError(
-                    "Invalid",
-                    "spec.replicas",
-                    spec["replicas"],
-                    "must be greater than or equal to 0",
-                )
-            )
-        selector = spec.get("selector")
-        tpl_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
-        if not selector:
-            errors.append(FieldError("Required", "spec.selector"))
-        if not selector or not match_labels_dict(selector, tpl_labels or {}):
-            # a missing selector selects nothing, so the template's labels never match it
-            errors.append(
-                FieldError(
-                    "Invalid",
-                    "spec.template.metadata.labels",
-                    _go_map(tpl_labels),
-                    "`selector` does not match template `labels`",
-                )
-            )
-        tpl_spec = (spec.get("template") or {}).get("spec") or {}
-        if resource != "statefulsets.apps":  # v1.28 leaves a StatefulSet's pod spec unchecked
-            errors += podspec.validate_pod_spec(tpl_spec, "spec.template.spec")
-        policy = tpl_spec.get("restartPolicy")
-        if policy is not None and policy != "Always":  # after the template's own checks
-            field = "spec.template.spec.restartPolicy"
-            errors.append(unsupported(field, policy, ("Always",)))
-        if resource == "deployments.apps":
-            errors += strategies.deployment_strategy_errors(spec)
-        elif resource == "daemonsets.apps":
-            errors += strategies.daemonset_strategy_errors(spec)
+        errors += workload_spec.validate_workload(resource, spec)
     elif resource == "services":
         if spec.get("type") not in _SERVICE_TYPES:
             errors.append(unsupported("spec.type", spec.get("type"), _SERVICE_TYPES))
@@ -418,10 +390,3 @@ def _validate_budget(spec: dict[str, Any]) -> list[FieldError]:
 def _int_or_string(value: str) -> GoLiteral:
     """A string IntOrString as field.Invalid prints it (%#v of the struct)."""
     return GoLiteral(f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{render_value(value)}}}")
-
-
-def _go_map(labels: dict[str, Any] | None) -> Any:
-    if labels is None:
-        return GoLiteral("map[string]string(nil)")
-    inner = ", ".join(f'"{k}":"{v}"' for k, v in sorted(labels.items()))
-    return GoLiteral(f"map[string]string{{{inner}}}")

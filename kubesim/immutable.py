@@ -52,15 +52,35 @@ def update_errors(resource: str, new: Obj, old: Obj) -> tuple[list[FieldError], 
     if resource in _SELECTOR_KEPT:
         # Each strategy's ValidateUpdate appends this after validating the whole object.
         if not _same(spec.get("selector"), old_spec.get("selector")):
-            value = _label_selector(spec.get("selector"))
+            value = label_selector_literal(spec.get("selector"))
             return [], [FieldError("Invalid", "spec.selector", value, IMMUTABLE)]
     elif resource == "statefulsets.apps":
         if not _same(_without(spec, _STS_MUTABLE), _without(old_spec, _STS_MUTABLE)):
             return [], [FieldError("Forbidden", "spec", detail=STS_FORBIDDEN)]
-    elif resource == "pods" and not _same(_pod_munged(spec, old_spec), old_spec):
-        # Go adds a cmp.Diff of the two specs on further lines; kubesim names no diff.
-        return [], [FieldError("Forbidden", "spec", detail=POD_FORBIDDEN)]
+    elif resource == "pods":
+        errors, stop = _deadline_update(spec.get("activeDeadlineSeconds"), old_spec)
+        if not stop and not _same(_pod_munged(spec, old_spec), old_spec):
+            # Go adds a cmp.Diff of the two specs on further lines; kubesim names no diff.
+            errors.append(FieldError("Forbidden", "spec", detail=POD_FORBIDDEN))
+        return [], errors
     return [], []
+
+
+def _deadline_update(new: Any, old_spec: Obj) -> tuple[list[FieldError], bool]:
+    """ValidatePodUpdate's activeDeadlineSeconds: set it, or lower it, never raise or unset
+    it; (the errors, and whether Go stops there)."""
+    old, path = old_spec.get("activeDeadlineSeconds"), "spec.activeDeadlineSeconds"
+    if isinstance(new, int):
+        if not 0 <= new <= 2**31 - 1:
+            why = "must be between 0 and 2147483647, inclusive"
+            return [FieldError("Invalid", path, new, why)], True
+        if isinstance(old, int) and old < new:
+            why = "must be less than or equal to previous value"
+            return [FieldError("Invalid", path, new, why)], True
+    elif new is None and old is not None:
+        why = "must not update from a positive integer to nil value"
+        return [FieldError("Invalid", path, "null", why)], False  # a nil pointer prints as "null"
+    return [], False
 
 
 def _frozen_data(resource: str, new: Obj, old: Obj) -> list[FieldError]:
@@ -111,7 +131,7 @@ def _semantic(value: Any) -> Any:
     return value
 
 
-def _label_selector(selector: Any) -> GoLiteral:
+def label_selector_literal(selector: Any) -> GoLiteral:
     """A *metav1.LabelSelector as field.Invalid prints it (%#v of the struct)."""
     selector = selector if isinstance(selector, dict) else {}
     labels = selector.get("matchLabels")

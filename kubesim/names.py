@@ -66,6 +66,32 @@ def dns_label_errors(value: str) -> list[str]:
     return [*errors, "must not contain dots" if SUBDOMAIN.match(value) else LABEL_MSG]
 
 
+def dns_subdomain_errors(value: str) -> list[str]:
+    """IsDNS1123Subdomain: the names of most objects (a ConfigMap, a Secret)."""
+    errors = ["must be no more than 253 characters"] if len(value) > 253 else []
+    return errors + ([] if SUBDOMAIN.match(value) else [SUBDOMAIN_MSG])
+
+
+_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+CONFIG_KEY_MSG = (
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "
+    "'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+)
+
+
+def config_key_errors(key: str) -> list[str]:
+    """IsConfigMapKey: a ConfigMap's or Secret's key, no longer than a subdomain, and not one
+    that would climb out of the directory it is mounted in."""
+    errors = ["must be no more than 253 characters"] if len(key) > 253 else []
+    if not _CONFIG_KEY.match(key):
+        errors.append(CONFIG_KEY_MSG)
+    if key in (".", ".."):
+        errors.append(f"must not be '{key}'")
+    elif key.startswith(".."):
+        errors.append("must not start with '..'")
+    return errors
+
+
 def label_value_errors(value: str) -> list[str]:
     """IsValidLabelValue."""
     errors = ["must be no more than 63 characters"] if len(value) > 63 else []

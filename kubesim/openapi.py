@@ -12,8 +12,8 @@ import hashlib
 from typing import Any
 
 from kubesim.jsonutil import dumps
-from kubesim.patch import MERGE_KEYS
 from kubesim.resources import Registry, ResourceType
+from kubesim.strategic import MERGE_KEYS
 
 _PARAMS = ("dryRun", "fieldManager", "fieldValidation", "pretty")
 V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"

@@ -1,8 +1,6 @@
 """JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch.
 
-Strategic merge knows the list merge keys of the built-in kinds by field name (the same
-`patchMergeKey` tags the Go types carry) and the `$patch`, `$retainKeys`,
-`$setElementOrder/` and `$deleteFromPrimitiveList/` directives kubectl sends.
+Strategic merge patch lives in kubesim/strategic.py.
 """
 
 from __future__ import annotations
@@ -10,8 +8,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubesim.errors import ApiError, bad_request, unconverted
-from kubesim.gojson import printed, unmarshal_type_error
+from kubesim.errors import ApiError, bad_request
+from kubesim.gojson import unmarshal_type_error
+from kubesim.strategic import strategic_merge as strategic_merge  # the store's patches
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -125,174 +124,3 @@ def json_patch(target: Any, ops: Any) -> Any:
         elif kind != "test" or _get(doc, path) != op.get("value"):
             raise _does_not_apply()  # an unknown op, or a test that failed
     return doc
-
-
-# --- strategic merge patch -------------------------------------------------------------------
-
-# (field name, parent field name or None) -> merge key. None for the parent means any parent.
-MERGE_KEYS: dict[tuple[str, str | None], str] = {
-    ("containers", None): "name",
-    ("initContainers", None): "name",
-    ("ephemeralContainers", None): "name",
-    ("env", None): "name",
-    ("volumes", None): "name",
-    ("volumeMounts", None): "mountPath",
-    ("volumeDevices", None): "devicePath",
-    ("conditions", None): "type",
-    ("imagePullSecrets", None): "name",
-    ("hostAliases", None): "ip",
-    ("ownerReferences", None): "uid",
-    ("topologySpreadConstraints", None): "topologyKey",
-    ("addresses", "status"): "type",
-    ("ports", "containers"): "containerPort",
-    ("ports", "initContainers"): "containerPort",
-    ("ports", "spec"): "port",  # Service.spec.ports
-    ("contexts", None): "name",
-}
-# Lists of primitives merged as sets.
-PRIMITIVE_MERGE = {"finalizers"}
-
-
-# strategicpatch's errors are plain Go errors, which kube-apiserver answers with a bare 500.
-def _no_merge_key(item: dict[str, Any], key: str) -> ApiError:
-    return unconverted(f"map: {printed(item)} does not contain declared merge key: {key}")
-
-
-def _bad_patch_type(directive: Any, where: dict[str, Any]) -> ApiError:
-    return unconverted(f"unknown patch type: {printed(directive)} in map: {printed(where)}")
-
-
-def _merge_key(field: str, parent: str | None) -> str | None:
-    return MERGE_KEYS.get((field, parent)) or MERGE_KEYS.get((field, None))
-
-
-def strategic_merge(original: Any, patch: Any, parent: str | None = None) -> Any:
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    # Go merges only into what the object has: a new subtree is taken as sent, unchecked.
-    checked = isinstance(original, dict)
-    if not isinstance(original, dict):
-        original = {}
-    directive = patch.get("$patch")
-    if directive == "replace":
-        return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
-    if directive == "delete":
-        return None
-    if directive is not None and checked:
-        raise _bad_patch_type(directive, patch)
-    result = dict(original)
-    retain = patch.get("$retainKeys")
-    for key, value in patch.items():
-        if key in ("$patch", "$retainKeys") or key.startswith("$setElementOrder/"):
-            continue
-        if key.startswith("$deleteFromPrimitiveList/"):
-            field = key.split("/", 1)[1]
-            if isinstance(result.get(field), list):
-                result[field] = [v for v in result[field] if v not in value]
-            continue
-        if value is None:
-            result.pop(key, None)
-        elif isinstance(value, list):
-            result[key] = _merge_list(result.get(key), value, key, parent)
-        elif isinstance(value, dict):
-            merged = strategic_merge(result.get(key), value, key)
-            if merged is None:
-                result.pop(key, None)
-            else:
-                result[key] = merged
-        else:
-            result[key] = value
-    if isinstance(retain, list):
-        result = {k: v for k, v in result.items() if k in retain}
-    for key, order in patch.items():
-        if key.startswith("$setElementOrder/") and isinstance(order, list):
-            field = key.split("/", 1)[1]
-            if isinstance(result.get(field), list):
-                result[field] = _apply_order(result[field], order, _merge_key(field, parent))
-    return result
-
-
-def _merge_list(original: Any, patch: list[Any], field: str, parent: str | None) -> list[Any]:
-    checked = isinstance(original, list)  # as for maps: a new list is not checked
-    original = original if isinstance(original, list) else []
-    if field in PRIMITIVE_MERGE:
-        out = list(original)
-        out.extend(v for v in patch if v not in out)
-        return _element_order(out, patch, original, None)
-    key = _merge_key(field, parent)
-    if key is None or not all(isinstance(p, dict) for p in patch):
-        return [copy.deepcopy(v) for v in patch if not (isinstance(v, dict) and v.get("$patch"))]
-    for item in patch if checked else ():  # mergeSliceWithSpecialElements: directives first
-        directive = item.get("$patch")
-        if directive == "delete" and key not in item:
-            raise _no_merge_key(item, key)
-        if directive == "merge":
-            raise unconverted("merging lists cannot yet be specified in the patch")
-        if directive not in (None, "delete", "replace"):
-            raise _bad_patch_type(directive, item)
-    if any(p.get("$patch") == "replace" for p in patch):
-        return [copy.deepcopy(p) for p in patch if p.get("$patch") != "replace"]
-    for item in patch if checked else ():
-        if key not in item:
-            raise _no_merge_key(item, key)
-    out = [copy.deepcopy(o) for o in original]
-    for item in patch:
-        kv = item.get(key)
-        idx = next((i for i, o in enumerate(out) if isinstance(o, dict) and o.get(key) == kv), None)
-        if item.get("$patch") == "delete":
-            if idx is not None:
-                out.pop(idx)
-            continue
-        if idx is None:
-            out.append(strategic_merge({}, item, field))
-        else:
-            out[idx] = strategic_merge(out[idx], item, field)
-    return _element_order(out, [p for p in patch if not p.get("$patch")], original, key)
-
-
-def _element_order(
-    merged: list[Any], patch: list[Any], original: list[Any], key: str | None
-) -> list[Any]:
-    """strategicpatch's normalizeElementOrder: the patch's items in the patch's order, the
-    server's other items in their order, interleaved where the live list orders both (so a
-    new item goes before the ones it did not mention: [A] patched with [B] is [B, A])."""
-
-    def ident(v: Any) -> Any:
-        return v.get(key) if key is not None and isinstance(v, dict) else v
-
-    def index(order: list[Any], v: Any) -> int:
-        wanted = ident(v)
-        return next((i for i, o in enumerate(order) if ident(o) == wanted), -1)
-
-    in_patch = sorted((m for m in merged if index(patch, m) >= 0), key=lambda m: index(patch, m))
-    server_only = sorted(
-        (m for m in merged if index(patch, m) < 0), key=lambda m: index(original, m)
-    )
-    out: list[Any] = []
-    i = j = 0
-    while i < len(server_only) or j < len(in_patch):
-        if j >= len(in_patch):
-            out.append(server_only[i])
-            i += 1
-        elif i >= len(server_only):
-            out.append(in_patch[j])
-            j += 1
-        else:
-            li, ri = index(original, server_only[i]), index(original, in_patch[j])
-            if li >= 0 and ri >= 0 and li < ri:
-                out.append(server_only[i])
-                i += 1
-            else:
-                out.append(in_patch[j])
-                j += 1
-    return out
-
-
-def _apply_order(items: list[Any], order: list[Any], key: str | None) -> list[Any]:
-    if key is None:
-        rank: dict[Any, int] = {repr(v): i for i, v in enumerate(order)}  # by merge key below
-        return sorted(items, key=lambda v: rank.get(repr(v), len(rank)))
-    rank = {o.get(key): i for i, o in enumerate(order) if isinstance(o, dict)}
-    return sorted(
-        items, key=lambda v: rank.get(v.get(key) if isinstance(v, dict) else None, len(rank))
-    )

@@ -118,6 +118,10 @@ def validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:
                 FieldError("Invalid", where, value, m) for m in names.label_value_errors(value)
             ]
     errors += _pod_security_context(spec.get("securityContext"), f"{path}.securityContext")
+    deadline = spec.get("activeDeadlineSeconds")
+    if isinstance(deadline, int) and not 1 <= deadline <= 2**31 - 1:
+        why = "must be between 1 and 2147483647, inclusive"
+        errors.append(FieldError("Invalid", f"{path}.activeDeadlineSeconds", deadline, why))
     errors += _tolerations(_dicts(spec.get("tolerations")), f"{path}.tolerations")
     return errors
 
@@ -493,12 +497,48 @@ ENV_NAME_MSG = (
     "'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"
 )
 _ENV_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef")
+# validEnvDownwardAPIFieldPathExpressions, sorted as the Unsupported message lists them
+_ENV_FIELD_PATHS = (
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+)
+# what ConvertDownwardAPIFieldLabel knows of a v1 pod, beyond those (spec.host is spec.nodeName)
+_POD_FIELD_LABELS = (
+    "metadata.annotations",
+    "metadata.labels",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "status.phase",
+)
+_ENV_RESOURCES = (
+    "limits.cpu",
+    "limits.ephemeral-storage",
+    "limits.memory",
+    "requests.cpu",
+    "requests.ephemeral-storage",
+    "requests.memory",
+)
+_UNITS = ("1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei")
+_UNITS_MSG = f"only divisor's values {', '.join(_UNITS)} are supported with the "
+# validateContainerResourceDivisor: the divisors each resource allows, and the complaint
+_DIVISORS = {
+    "cpu": (("1m", "1"), "only divisor's values 1m and 1 are supported with the cpu resource"),
+    "memory": (_UNITS, _UNITS_MSG + "memory resource"),
+    "ephemeral-storage": (_UNITS, _UNITS_MSG + "local ephemeral storage resource"),
+    "hugepages": (_UNITS, _UNITS_MSG + "hugepages resource"),
+}
 
 
 def validate_env(env: list[Any], path: str) -> list[FieldError]:
-    """ValidateEnv: each variable's name (IsEnvVarName, then the chdir prefixes) and that its
-    valueFrom names one source, and only without a value. (The sources' own fields, a
-    fieldRef's path or a key's name, are not checked.)"""
+    """ValidateEnv: each variable's name (IsEnvVarName, then the chdir prefixes), then its
+    valueFrom: each source's own fields, then that there is one source, and no value."""
     errors: list[FieldError] = []
     for i, var in enumerate(env):
         if not isinstance(var, dict):
@@ -513,18 +553,106 @@ def validate_env(env: list[Any], path: str) -> list[FieldError]:
             elif name.startswith(".."):
                 problems.append("must not start with '..'")
             errors += [FieldError("Invalid", f"{where}.name", name, p) for p in problems]
-        source = var.get("valueFrom")
-        if source is None:
-            continue
-        named = sum(1 for s in _ENV_SOURCES if isinstance(source, dict) and source.get(s))
-        if not named:
-            why = "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or "
-            why += "`secretKeyRef`"
-        elif var.get("value"):
-            why = "may not be specified when `value` is not empty"
-        elif named > 1:
-            why = "may not have more than one field specified at a time"
-        else:
-            continue
-        errors.append(FieldError("Invalid", f"{where}.valueFrom", "", why))
+        if isinstance(var.get("valueFrom"), dict):
+            errors += _env_value_from(
+                var["valueFrom"], bool(var.get("value")), f"{where}.valueFrom"
+            )
+    return errors
+
+
+def _env_value_from(source: dict[str, Any], has_value: bool, path: str) -> list[FieldError]:
+    """validateEnvVarValueFrom: a source given as {} is still a source (a non-nil pointer)."""
+    errors: list[FieldError] = []
+    refs = {s: source[s] for s in _ENV_SOURCES if isinstance(source.get(s), dict)}
+    if "fieldRef" in refs:
+        errors += _field_ref(refs["fieldRef"], f"{path}.fieldRef")
+    if "resourceFieldRef" in refs:
+        errors += _resource_field_ref(refs["resourceFieldRef"], f"{path}.resourceFieldRef")
+    for kind in ("configMapKeyRef", "secretKeyRef"):
+        if kind in refs:
+            errors += _key_ref(refs[kind], f"{path}.{kind}")
+    if not refs:
+        why = "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or "
+        why += "`secretKeyRef`"
+    elif has_value:
+        why = "may not be specified when `value` is not empty"
+    elif len(refs) > 1:
+        why = "may not have more than one field specified at a time"
+    else:
+        return errors
+    return [*errors, FieldError("Invalid", path, "", why)]
+
+
+def _key_ref(ref: dict[str, Any], path: str) -> list[FieldError]:
+    """validateConfigMapKeySelector / validateSecretKeySelector: a subdomain name (an empty one
+    is invalid, not missing), then a key."""
+    name, key = str(ref.get("name") or ""), str(ref.get("key") or "")
+    errors = [
+        FieldError("Invalid", f"{path}.name", name, m) for m in names.dns_subdomain_errors(name)
+    ]
+    if not key:
+        return [*errors, FieldError("Required", f"{path}.key")]
+    return errors + [
+        FieldError("Invalid", f"{path}.key", key, m) for m in names.config_key_errors(key)
+    ]
+
+
+def _subscripted(field_path: str) -> tuple[str, str] | None:
+    """fieldpath.SplitMaybeSubscriptedPath: `metadata.labels['app']` is the path and `app`."""
+    if not field_path.endswith("']"):
+        return None
+    head, sep, subscript = field_path[:-2].partition("['")
+    return (head, subscript) if sep and head else None
+
+
+def _field_ref(ref: dict[str, Any], path: str) -> list[FieldError]:
+    """validateObjectFieldSelector with the env's paths, then the PodHostIPs gate (off in
+    v1.28)."""
+    version, field_path = str(ref.get("apiVersion") or ""), str(ref.get("fieldPath") or "")
+    if not version:
+        return [FieldError("Required", f"{path}.apiVersion")]
+    if not field_path:
+        return [FieldError("Required", f"{path}.fieldPath")]
+    split = _subscripted(field_path)
+    converted = None  # ConvertDownwardAPIFieldLabel's error
+    if version != "v1":
+        converted = f"unsupported pod version: {version}"
+    elif split and split[0] not in ("metadata.annotations", "metadata.labels"):
+        converted = f"field label does not support subscript: {field_path}"
+    elif not split and field_path not in (*_ENV_FIELD_PATHS, *_POD_FIELD_LABELS, "spec.host"):
+        converted = f"field label not supported: {field_path}"
+    if converted:
+        why = f"error converting fieldPath: {converted}"
+        return [FieldError("Invalid", f"{path}.fieldPath", field_path, why)]
+    internal = "spec.nodeName" if field_path == "spec.host" else field_path
+    if split:
+        key = split[1].lower() if split[0] == "metadata.annotations" else split[1]
+        return [FieldError("Invalid", path, key, m) for m in names.qualified_name_errors(key)]
+    if internal not in _ENV_FIELD_PATHS:
+        return [unsupported(f"{path}.fieldPath", internal, _ENV_FIELD_PATHS)]
+    if internal == "status.hostIPs":
+        why = "may not be set when feature gate 'PodHostIPs' is not enabled"
+        return [FieldError("Forbidden", path, None, why)]
+    return []
+
+
+def _resource_field_ref(ref: dict[str, Any], path: str) -> list[FieldError]:
+    """validateContainerResourceFieldSelector (hugepages by prefix), then the divisor, which
+    must be a unit of the resource's (a zero divisor is unset)."""
+    resource = str(ref.get("resource") or "")
+    errors: list[FieldError] = []
+    hugepages = resource.startswith(("requests.hugepages-", "limits.hugepages-"))
+    if not resource:
+        errors.append(FieldError("Required", f"{path}.resource"))
+    elif resource not in _ENV_RESOURCES and not hugepages:
+        errors.append(unsupported(f"{path}.resource", resource, _ENV_RESOURCES))
+    try:
+        divisor = canonical_quantity(ref.get("divisor") or "0")
+    except ValueError:  # the real server refuses it while decoding
+        return errors
+    scope, _, name = resource.partition(".")
+    kind = "hugepages" if hugepages else name if scope in ("limits", "requests") else ""
+    allowed, why = _DIVISORS.get(kind, ((), ""))
+    if divisor != "0" and allowed and divisor not in allowed:
+        errors.append(FieldError("Invalid", f"{path}.divisor", resource, why))
     return errors
