@@ -163,7 +163,8 @@ def test_the_command_prints_each_finding_and_what_to_do(operator) -> None:
     text = out.getvalue()
     assert text.startswith("Memcached shop/broken: Degraded")
     assert "[ImagePullBackOff]" in text and f"change #{entry.pk}" in text
-    assert "   → Set an image that exists" in text
+    assert f"   → Set an image that exists, or revert change #{entry.pk}.\n" in text
+    assert "     (its change history: /k/memcached/shop/broken/#history)" in text
 
 
 def test_the_command_explains_a_wrong_kind_or_name() -> None:

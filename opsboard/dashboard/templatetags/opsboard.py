@@ -24,6 +24,7 @@ from controllers.pods import pod_is_ready
 from opsboard.accounts.access import access_of, refusal
 from opsboard.accounts.roles import Role
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
+from opsboard.diagnosis.findings import Finding
 from opsboard.mirror.selectors import mirror_freshness
 
 if TYPE_CHECKING:
@@ -289,18 +290,17 @@ def _compact_run_row(run: ReconcileRun, show_key: bool) -> SafeString:
     )
 
 
-# The diagnosis's advice is written for the CR's page, whose change history is below it.
-_HISTORY_BELOW = " in the history below"
-
-
 @register.simple_tag
-def advice_away_from_cr(todo: str, cr_url: str) -> SafeString:
-    """A finding's advice on a page other than the CR's (the overview): the history it
-    points to is a link to the CR's page."""
-    head, found, tail = todo.partition(_HISTORY_BELOW)
-    if not found:
-        return conditional_escape(todo)
-    return format_html('{} in <a href="{}#history">its change history</a>{}', head, cr_url, tail)
+def finding_todo(finding: Finding, cr_url: str = "") -> SafeString:
+    """A finding's advice, and where on the CR's page its object is: "below" on the CR's
+    own page (no `cr_url`), a link to that page's section on any other page."""
+    todo = conditional_escape(finding.todo)
+    if finding.see is None:
+        return todo
+    see = finding.see
+    if not cr_url:
+        return format_html('{} See the <a href="#{}">{}</a> below.', todo, see, see.heading)
+    return format_html('{} See <a href="{}#{}">its {}</a>.', todo, cr_url, see, see.heading)
 
 
 @register.inclusion_tag("dashboard/_mirror_banner.html", takes_context=True)
