@@ -25,6 +25,7 @@ from opsboard.accounts.access import access_of, refusal
 from opsboard.accounts.roles import Role
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
 from opsboard.diagnosis.findings import Finding
+from opsboard.engine.outcome import outcome_label
 from opsboard.mirror.selectors import mirror_freshness
 
 if TYPE_CHECKING:
@@ -253,14 +254,18 @@ def run_lead_cells(run: ReconcileRun, show_key: bool) -> SafeString:
     )
 
 
+# The one wording of a run's outcome on every page: "Success", "Permanent error".
+register.filter("outcome_label", outcome_label)
+
+
 @register.simple_tag
 def run_result_cells(run: ReconcileRun) -> SafeString:
     """The run's outcome (and how many identical runs it stands for) and its duration."""
     times = run.folded_count + 1  # the run stands for this many identical ones in a row
     folded = html_row(" <small>\u00d7{}</small>", times) if run.folded_count else ""
     duration = "—" if run.duration_ms is None else f"{floatformat(run.duration_ms, 1)} ms"
-    outcome = run.get_outcome_display() or "running"
-    return html_row(_RUN_RESULT, run.outcome or "running", outcome, folded, duration)
+    label = outcome_label(run.outcome)
+    return html_row(_RUN_RESULT, run.outcome or "running", label, folded, duration)
 
 
 @register.simple_tag
