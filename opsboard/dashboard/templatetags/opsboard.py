@@ -16,6 +16,7 @@ from django.template import Context
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
@@ -78,6 +79,17 @@ def short_age(when: datetime | None) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+@register.filter
+def since(timestamp: Any) -> SafeString:
+    """A condition's lastTransitionTime as an age, "5m ago", the time itself on hover: the
+    whole timestamp would take a column of its own in a half-width card."""
+    when = parse_datetime(timestamp) if isinstance(timestamp, str) else None
+    if when is None:
+        return conditional_escape(timestamp or "—")
+    return format_html('<time datetime="{}" title="{}">{} ago</time>', timestamp, timestamp,
+                       short_age(when))  # fmt: skip
 
 
 @register.filter
