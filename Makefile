@@ -23,13 +23,16 @@ $(STAMP): requirements.txt
 run: $(STAMP)
 	@$(BIN)/python -m opsboard.launcher
 
-# What `make run` printed last: its URL and login, read from its state directory.
+# What `make run` printed last: its URL and login, read from its state directory, if its
+# launcher still runs (one killed outright leaves its url file behind). Not running: one
+# line on stderr and a failing exit, so `url=$(make -s url)` gets nothing and a script can
+# tell. make adds its "*** [url] Error 1" line to that: GNU make cannot fail quietly.
 url:
 	@state="$${OPSBOARD_STATE_DIR:-.opsboard}"; \
-	if test -s "$$state/url"; then \
+	if test -s "$$state/url" && kill -0 "$$(cat "$$state/launcher.pid" 2>/dev/null)" 2>/dev/null; then \
 	  echo "opsboard is up:  $$(cat "$$state/url")"; \
 	  echo "log in as admin with password: $$(cat "$$state/admin_password")"; \
-	else echo "opsboard is not running (no $$state/url): start it with make run"; exit 1; fi
+	else echo "opsboard is not running from $$state: start it with make run" >&2; exit 1; fi
 
 # The whole suite on SQLite, then every test that touches the database or the engine again
 # on a PostgreSQL server the suite starts itself (tests/fixtures/postgres.py).

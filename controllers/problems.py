@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from controllers.base import Body
 from controllers.fields import controlling_ref
-from controllers.images import is_valid_image
+from controllers.images import is_valid_image, name_too_long
 
 Problem = tuple[str, str]
 INVALID_SPEC = "InvalidSpec"
@@ -15,7 +15,8 @@ PODS_REFUSED = "PodsRefused"  # the API server refuses a workload's pods (a quot
 def spec_problem(*, image: str, size: int, size_field: str) -> Problem | None:
     """What is wrong with a spec that the API should have rejected (a CRD without validation)."""
     if not is_valid_image(image):
-        return INVALID_SPEC, f"spec.image: Invalid value: {image!r}: not a valid image reference"
+        why = name_too_long(image) or "not a valid image reference"
+        return INVALID_SPEC, f"spec.image: Invalid value: {image!r}: {why}"
     if size < 0:
         return (
             INVALID_SPEC,

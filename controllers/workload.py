@@ -110,9 +110,12 @@ def workload_status(
         # Pending for good until someone frees a node or a quota: not "Progressing".
         degraded = unschedulable_problem(unschedulable(live)) or refused_problem(workload)
 
+    # Never "5/4 ready": just after a scale-down (or in a surge) the pods on their way out
+    # are still ready, and the Deployment has not marked them terminating yet.
+    surplus = f" ({count(ready - size, 'more pod')} being removed)" if ready > size else ""
     available = (
         "PodsReady" if ready >= size else "PodsNotReady",
-        f"{ready}/{size} {pods_of_size} ready",
+        f"{min(ready, size)}/{size} {pods_of_size} ready{surplus}",
     )
     verdicts = (
         ("Available", ready >= size, available),

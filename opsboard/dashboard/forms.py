@@ -4,12 +4,13 @@ input is refused with an inline message before anything is sent to the cluster."
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
-from django.core.validators import RegexValidator
+from django.core.exceptions import ValidationError
 
-from controllers.images import IMAGE_PATTERN
+from controllers.images import IMAGE_PATTERN, NAME_MAX, image_name
 from opsboard.dashboard.kinds import KindInfo, value_at
 from opsboard.dashboard.selectors import ATTENTION, HEALTHS, SORTS
 from opsboard.engine.models import ReconcileRun
@@ -110,15 +111,46 @@ def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
 
 
 def _image_field(schema: dict[str, Any]) -> forms.CharField:
-    pattern = schema.get("pattern") or IMAGE_PATTERN  # when the CRD states none
     return forms.CharField(
         label="Image",
-        max_length=schema.get("maxLength", 255),
+        # No max_length: the browser would cut a longer paste short without a word (and the
+        # cut reference might be valid); the validator says what is wrong instead.
         help_text="An image reference: [registry/]name:tag or name@sha256:digest.",
         validators=[
-            RegexValidator(pattern, message="Not a valid image reference (e.g. registry/name:tag).")
+            _image_reference(
+                # When the CRD states none.
+                pattern=schema.get("pattern") or IMAGE_PATTERN,
+                limit=schema.get("maxLength", 255),
+            )
         ],
     )
+
+
+def _image_reference(*, pattern: str, limit: int) -> Callable[[str], None]:
+    """One message for the first thing wrong: a registry's limit on the name, the schema's
+    on the whole reference, then its grammar."""
+    grammar = re.compile(pattern)
+
+    def validate(image: str) -> None:
+        if (length := len(image_name(image))) > NAME_MAX:
+            raise ValidationError(
+                f"This image's name (the registry and repository path, before the tag) is "
+                f"{length} characters long; a registry accepts at most {NAME_MAX}. "
+                "Use an image with a shorter repository path.",
+                code="image_name_too_long",
+            )
+        if len(image) > limit:
+            raise ValidationError(
+                f"This image reference is {len(image)} characters long; this kind accepts at "
+                f"most {limit}. Use a shorter reference (a tag rather than a long digest).",
+                code="max_length",
+            )
+        if not grammar.search(image):
+            raise ValidationError(
+                "Not a valid image reference (e.g. registry/name:tag).", code="invalid"
+            )
+
+    return validate
 
 
 class AuditFilterForm(forms.Form):

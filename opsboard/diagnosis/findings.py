@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from controllers.base import Body
@@ -63,13 +64,27 @@ _CONTROLLED = {"Deployment": "deployment", "StatefulSet": "statefulset", "Daemon
 _NODE_MISMATCH = re.compile(r"(?:(\d+) )?node\(s\) didn't match Pod's node affinity/selector")
 
 
+class Section(StrEnum):
+    """A part of the CR's own page that a finding's advice refers to (the value is its id
+    there). The advice does not say where it is: each page that shows it words the pointer
+    itself ("below" on the CR's page, a link elsewhere)."""
+
+    HISTORY = "history"  # the change history, whose entries each have a reviewed revert
+
+    @property
+    def heading(self) -> str:
+        """Its name in a sentence: "change history"."""
+        return {Section.HISTORY: "change history"}[self]
+
+
 @dataclass(frozen=True)
 class Finding:
     rank: int
     code: str  # a stable name for tests and filters: "ImagePullBackOff", "Forbidden", ...
     what: str  # one line: what is wrong
-    todo: str  # one line: what to do
+    todo: str  # one line: what to do, without saying where on a page
     subject: str = ""  # the object that causes it: "Pod web-1", "Deployment web"
+    see: Section | None = None  # where on the CR's page the advice's object is
 
 
 @dataclass(frozen=True)
@@ -190,7 +205,7 @@ def _pull_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
             else ""
         )
         todo = (
-            f"Set an image that exists, or revert change #{change.entry_id} in the history below."
+            f"Set an image that exists, or revert change #{change.entry_id}."
             if change
             else "Set an image that exists (check the name and tag), or give the pods a pull secret."
         )
@@ -202,6 +217,7 @@ def _pull_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
                 f"e.g. {_name(pod)}.{set_by}",
                 todo,
                 subject=f"Pod {_name(pod)}",
+                see=Section.HISTORY if change else None,
             )
         )
     return found

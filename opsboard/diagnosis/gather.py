@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from controllers.base import Body, Key
 from controllers.fields import deep_get
+from controllers.wording import count
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
 from opsboard.dashboard.selectors import needing_attention
@@ -196,10 +197,9 @@ def cr_diagnosis(
     # Only what stops convergence counts against "healthy"; a stale status alone is news.
     healthy = cr.health == "Available" and not cr.is_stale and not findings
     if healthy:
-        ready = value_at(cr.body, info.ready_path)
-        wanted = value_at(cr.body, info.desired_path)
-        counts = f", {ready}/{wanted} ready" if info.ready_path and info.desired_path else ""
-        summary = f"Healthy: Available{counts}, generation {cr.generation} observed."
+        summary = (
+            f"Healthy: Available{_ready_counts(info, cr)}, generation {cr.generation} observed."
+        )
     elif findings:
         summary = findings[0].what
     else:
@@ -212,6 +212,21 @@ def cr_diagnosis(
             "nothing stands in the way yet."
         )
     return Diagnosis(findings=findings, healthy=healthy, summary=summary)
+
+
+def _ready_counts(info: KindInfo, cr: KubeObject) -> str:
+    """ ", 4/4 ready": never more ready than wanted. Just after a scale-down (or during a
+    surge) the pods the Deployment is about to remove are still ready, and counted: the
+    Deployment's own readyReplicas says 5 for 4 replicas then too, until the ReplicaSet
+    marks them terminating. They are said apart, as on their way out."""
+    if not (info.ready_path and info.desired_path):
+        return ""
+    ready = value_at(cr.body, info.ready_path) or 0
+    wanted = value_at(cr.body, info.desired_path)
+    if not isinstance(ready, int) or not isinstance(wanted, int) or ready <= wanted:
+        return f", {ready}/{wanted} ready"
+    surplus = ready - wanted
+    return f", {wanted}/{wanted} ready ({count(surplus, 'more pod')} being removed)"
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,7 @@ from __future__ import annotations
 import re
 
 from controllers.base import Key
-from opsboard.engine.outcome import Outcome, RunOutcome
-
-_WORDS = {
-    Outcome.SUCCESS: "Success",
-    Outcome.REQUEUE: "Requeue",
-    Outcome.ERROR: "Error",
-    Outcome.PERMANENT: "PermanentError",
-}
+from opsboard.engine.outcome import RunOutcome, outcome_label
 
 # Kubernetes-style action lines, shortened where the object is the CR's own child.
 _SHORTER = (
@@ -40,7 +33,7 @@ def reconcile_line(
         return None
     if outcome.error:
         said = f"{said}; {outcome.error}" if said else outcome.error
-    status = _WORDS[outcome.status]
+    status = outcome_label(outcome.status)
     if outcome.requeue_after:
         status += f" (again in {outcome.requeue_after:g} s)"
     return (

@@ -11,10 +11,11 @@ from opsboard.mirror.fields import JSONField
 
 class ReconcileRun(models.Model):
     class Outcome(models.TextChoices):
-        SUCCESS = "success"
-        REQUEUE = "requeue", "requeue-after"
-        ERROR = "error"
-        PERMANENT = "permanent", "permanent error"
+        # The labels are the one wording of outcomes, on every page and in the console.
+        SUCCESS = "success", "Success"
+        REQUEUE = "requeue", "Requeue"
+        ERROR = "error", "Error"
+        PERMANENT = "permanent", "Permanent error"
 
     class Trigger(models.TextChoices):
         EVENT = "event"

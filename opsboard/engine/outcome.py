@@ -10,6 +10,12 @@ Outcome = ReconcileRun.Outcome  # success, requeue, error (retried), permanent (
 FAILED = (Outcome.ERROR, Outcome.PERMANENT)
 
 
+def outcome_label(value: str) -> str:
+    """How pages and the console name an outcome ("Permanent error"): a run with none
+    has not ended."""
+    return Outcome(value).label if value else "Running"
+
+
 @dataclass(frozen=True)
 class RunOutcome:
     status: Outcome

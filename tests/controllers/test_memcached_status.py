@@ -53,6 +53,17 @@ def test_status_is_progressing_while_scaling_down() -> None:
     assert _condition(status, "Progressing") == ("True", "ScalingDown")
 
 
+def test_a_scale_down_not_yet_begun_counts_no_more_ready_than_the_size() -> None:
+    """As the rig reports it once the Deployment is scaled 5→4 and before the ReplicaSet
+    marks a pod terminating: 5 live ready pods for size 4."""
+    pods = [pod(f"m-{i}", image=IMAGE) for i in range(5)]
+    status = compute_status(memcached(size=4), pods=pods, now="T")
+    available = find_condition(status["conditions"], "Available")
+    assert available is not None
+    assert available["message"] == "4/4 pods ready (1 more pod being removed)"
+    assert status["readyReplicas"] == 5  # the count itself stays what the pods say
+
+
 def test_status_is_degraded_naming_the_image_when_it_cannot_be_pulled() -> None:
     bad = "memcached:does-not-exist"
     pods = [pod("m-0", image=bad, ready=False, waiting="ImagePullBackOff")]

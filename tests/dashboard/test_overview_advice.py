@@ -1,5 +1,6 @@
-"""The overview's "Needs attention" gives each CR's first finding and its advice, which is
-written for the CR's own page: what it points to there is a link away on the overview."""
+"""The overview's "Needs attention" gives each CR's first finding and its advice. The advice
+points to a section of the CR's page (Finding.see); each page words that pointer itself:
+"below" on the CR's page, a link to it on the overview."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ def test_advice_to_revert_in_the_history_links_to_the_crs_change_history(
     html = operator_client.get("/").content.decode()
     row = html[html.index('<tr data-code="ImagePullBackOff">') :]
     row = row[: row.index("</tr>")]
-    assert f"revert change #{entry.pk}" in row
-    assert "in the history below" not in row, "no history below on the overview"
-    assert 'in <a href="/k/memcached/shop/broken/#history">its change history</a>.' in row
+    assert f"revert change #{entry.pk}." in row
+    assert "below" not in row, "no history below on the overview"
+    assert 'See <a href="/k/memcached/shop/broken/#history">its change history</a>.' in row
     page = operator_client.get("/k/memcached/shop/broken/").content.decode()
-    assert 'id="history"' in page and "in the history below" in page  # there it is below
+    section = page[page.index('id="diagnosis"') : page.index('id="history"')]
+    assert 'See the <a href="#history">change history</a> below.' in section  # there it is

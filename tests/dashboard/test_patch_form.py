@@ -116,6 +116,37 @@ def test_malformed_image_is_refused_inline(operator_client: Client) -> None:
     _post_bad(operator_client, {"image": "UPPER CASE:bad"}, "Not a valid image reference")
 
 
+def test_an_image_name_too_long_for_a_registry_is_refused_saying_what_to_do(
+    operator_client: Client,
+) -> None:
+    image = "registry.example.com/team/" + "a" * 577 + ":v1"  # 606 characters
+    _post_bad(
+        operator_client,
+        {"image": image},
+        "This image&#x27;s name (the registry and repository path, before the tag) is 603 "
+        "characters long; a registry accepts at most 255. Use an image with a shorter "
+        "repository path.",
+    )
+
+
+def test_an_image_reference_longer_than_the_crd_allows_says_the_limit(
+    operator_client: Client,
+) -> None:
+    image = "registry.example.com/team/app@sha256:" + "a" * 500  # a valid name, 537 long
+    _post_bad(
+        operator_client, {"image": image}, "537 characters long; this kind accepts at most 512"
+    )
+
+
+def test_the_image_field_lets_a_long_paste_through_to_be_explained(
+    operator_client: Client,
+) -> None:
+    """A maxlength attribute would make the browser cut a pasted image short, silently."""
+    html = operator_client.get("/k/memcached/default/cache-a/").content.decode()
+    field = re.search(r'<input [^>]*name="image"[^>]*>', html)
+    assert field and "maxlength" not in field.group(0), field
+
+
 def test_empty_size_is_refused_inline(operator_client: Client) -> None:
     _post_bad(operator_client, {"size": ""}, "This field is required")
 

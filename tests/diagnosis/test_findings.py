@@ -12,6 +12,7 @@ from opsboard.diagnosis.findings import (
     ImageChange,
     LastRun,
     Observed,
+    Section,
     diagnose,
     short_of_pods,
 )
@@ -58,7 +59,8 @@ def test_image_pull_backoff_names_the_image_and_the_audit_entry_that_set_it() ->
     assert first.code == "ImagePullBackOff"
     assert "2 pods cannot pull image memcached:nope" in first.what
     assert "change #7 of the audit (otto, 3 min ago)" in first.what
-    assert "revert change #7" in first.todo
+    assert first.todo == "Set an image that exists, or revert change #7."
+    assert first.see == Section.HISTORY  # each page says where that is, in its own words
 
 
 def test_an_image_nobody_set_through_opsboard_names_no_audit_entry() -> None:

@@ -78,6 +78,30 @@ def test_a_converged_cr_says_it_is_healthy_in_one_line(viewer_client: Client, en
     assert "Healthy: Available, 2/2 ready, generation 1 observed." in response.content.decode()
 
 
+def test_just_after_a_scale_down_no_more_pods_are_ready_than_wanted(
+    viewer_client: Client, engine_up
+) -> None:
+    """As the operator reports it once it has scaled its Deployment 5→4, before the
+    ReplicaSet marks the fifth pod terminating (the rig's Deployment says 5 ready of 4
+    replicas at that moment too)."""
+    cr = memcached_with_pods("shrunk", size=5)
+    cr.spec = {**cr.spec, "size": 4}
+    cr.generation = cr.observed_generation = 2
+    cr.status = {**cr.status, "readyReplicas": 5, "observedGeneration": 2, "conditions": [
+        {"type": "Available", "status": "True", "reason": "PodsReady", "message": "5/4 pods ready"},
+        {"type": "Progressing", "status": "True", "reason": "ScalingDown",
+         "message": "5 pods for size 4"},
+    ]}  # fmt: skip
+    cr.body = {**cr.body, "spec": cr.spec, "status": cr.status}
+    cr.body["metadata"]["generation"] = 2
+    cr.save()
+    summary = viewer_client.get("/k/memcached/default/shrunk/").context["diagnosis"].summary
+    assert (
+        summary
+        == "Healthy: Available, 4/4 ready (1 more pod being removed), generation 2 observed."
+    )
+
+
 def test_with_the_engine_down_the_diagnosis_says_which_part(viewer_client: Client) -> None:
     memcached_with_pods("fine", size=2)
     response = viewer_client.get("/k/memcached/default/fine/")
@@ -139,7 +163,8 @@ def test_the_command_prints_each_finding_and_what_to_do(operator) -> None:
     text = out.getvalue()
     assert text.startswith("Memcached shop/broken: Degraded")
     assert "[ImagePullBackOff]" in text and f"change #{entry.pk}" in text
-    assert "   → Set an image that exists" in text
+    assert f"   → Set an image that exists, or revert change #{entry.pk}.\n" in text
+    assert "     (its change history: /k/memcached/shop/broken/#history)" in text
 
 
 def test_the_command_explains_a_wrong_kind_or_name() -> None:

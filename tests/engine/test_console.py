@@ -38,6 +38,14 @@ def test_an_error_is_printed_in_full_with_its_retry() -> None:
     assert error in line
 
 
+def test_a_permanent_error_is_worded_as_the_pages_word_it() -> None:
+    outcome = RunOutcome(Outcome.PERMANENT, error="spec.size: Invalid value: -1")
+    line = reconcile_line(KEY, "event", outcome, [], 0.003)
+    assert line == (
+        "memcached default/web  event → Permanent error  spec.size: Invalid value: -1  3 ms"
+    )
+
+
 def test_of_a_status_update_only_the_conditions_turned_true_are_told() -> None:
     actions = [
         "Created Deployment web",

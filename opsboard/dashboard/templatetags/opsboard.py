@@ -16,6 +16,7 @@ from django.template import Context
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
@@ -24,6 +25,8 @@ from controllers.pods import pod_is_ready
 from opsboard.accounts.access import access_of, refusal
 from opsboard.accounts.roles import Role
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
+from opsboard.diagnosis.findings import Finding
+from opsboard.engine.outcome import outcome_label
 from opsboard.mirror.selectors import mirror_freshness
 
 if TYPE_CHECKING:
@@ -76,6 +79,17 @@ def short_age(when: datetime | None) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+@register.filter
+def since(timestamp: Any) -> SafeString:
+    """A condition's lastTransitionTime as an age, "5m ago", the time itself on hover: the
+    whole timestamp would take a column of its own in a half-width card."""
+    when = parse_datetime(timestamp) if isinstance(timestamp, str) else None
+    if when is None:
+        return conditional_escape(timestamp or "—")
+    return format_html('<time datetime="{}" title="{}">{} ago</time>', timestamp, timestamp,
+                       short_age(when))  # fmt: skip
 
 
 @register.filter
@@ -252,14 +266,18 @@ def run_lead_cells(run: ReconcileRun, show_key: bool) -> SafeString:
     )
 
 
+# The one wording of a run's outcome on every page: "Success", "Permanent error".
+register.filter("outcome_label", outcome_label)
+
+
 @register.simple_tag
 def run_result_cells(run: ReconcileRun) -> SafeString:
     """The run's outcome (and how many identical runs it stands for) and its duration."""
     times = run.folded_count + 1  # the run stands for this many identical ones in a row
     folded = html_row(" <small>\u00d7{}</small>", times) if run.folded_count else ""
     duration = "—" if run.duration_ms is None else f"{floatformat(run.duration_ms, 1)} ms"
-    outcome = run.get_outcome_display() or "running"
-    return html_row(_RUN_RESULT, run.outcome or "running", outcome, folded, duration)
+    label = outcome_label(run.outcome)
+    return html_row(_RUN_RESULT, run.outcome or "running", label, folded, duration)
 
 
 @register.simple_tag
@@ -289,18 +307,17 @@ def _compact_run_row(run: ReconcileRun, show_key: bool) -> SafeString:
     )
 
 
-# The diagnosis's advice is written for the CR's page, whose change history is below it.
-_HISTORY_BELOW = " in the history below"
-
-
 @register.simple_tag
-def advice_away_from_cr(todo: str, cr_url: str) -> SafeString:
-    """A finding's advice on a page other than the CR's (the overview): the history it
-    points to is a link to the CR's page."""
-    head, found, tail = todo.partition(_HISTORY_BELOW)
-    if not found:
-        return conditional_escape(todo)
-    return format_html('{} in <a href="{}#history">its change history</a>{}', head, cr_url, tail)
+def finding_todo(finding: Finding, cr_url: str = "") -> SafeString:
+    """A finding's advice, and where on the CR's page its object is: "below" on the CR's
+    own page (no `cr_url`), a link to that page's section on any other page."""
+    todo = conditional_escape(finding.todo)
+    if finding.see is None:
+        return todo
+    see = finding.see
+    if not cr_url:
+        return format_html('{} See the <a href="#{}">{}</a> below.', todo, see, see.heading)
+    return format_html('{} See <a href="{}#{}">its {}</a>.', todo, cr_url, see, see.heading)
 
 
 @register.inclusion_tag("dashboard/_mirror_banner.html", takes_context=True)

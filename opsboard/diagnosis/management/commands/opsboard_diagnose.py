@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.urls import reverse
 
 from opsboard.dashboard.kinds import KindInfo, all_kinds
 from opsboard.diagnosis.gather import cr_diagnosis
@@ -52,3 +53,6 @@ class Command(BaseCommand):
         for number, finding in enumerate(diagnosis.findings, 1):
             self.stdout.write(f"{number}. [{finding.code}] {finding.what}")
             self.stdout.write(f"   → {finding.todo}")
+            if finding.see:  # a section of the CR's page: there is no "below" in a terminal
+                page = reverse("cr_detail", args=[info.name, namespace, name])
+                self.stdout.write(f"     (its {finding.see.heading}: {page}#{finding.see})")

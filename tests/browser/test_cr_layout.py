@@ -1,0 +1,56 @@
+"""The CR page's conditions table fits its card at common widths: a long message (an image
+reference is one unbroken word) wraps, instead of pushing the last columns out of the card."""
+
+from __future__ import annotations
+
+import pytest
+
+from opsboard.mirror.models import KubeObject
+from tests.browser.conftest import log_in, screenshot
+from tests.dashboard.mirror_factory import memcached_with_pods
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+IMAGE = "registry.example.com/" + "/".join(f"team{i}averylongpathsegment" for i in range(8)) + ":v1"
+MESSAGE = f"Image {IMAGE} cannot be pulled: 3 pods wait for it, e.g. cache-7d9f-00000"
+# The parts of an element that stick out of its card, in CSS pixels.
+OVERFLOW = """el => {
+  const card = el.closest('.card');
+  return [el.scrollWidth - card.clientWidth, el.getBoundingClientRect().right
+          - card.getBoundingClientRect().right];
+}"""
+
+
+def _cr_with_long_messages() -> KubeObject:
+    cr = memcached_with_pods("cache", size=1)
+    cr.status["conditions"] = [
+        {"type": "Available", "status": "False", "reason": "PodsNotReady",
+         "message": "0/1 pod ready", "lastTransitionTime": "2026-11-29T21:23:59Z"},
+        {"type": "Degraded", "status": "True", "reason": "ImagePullFailed", "message": MESSAGE,
+         "lastTransitionTime": "2026-11-29T21:23:59Z"},
+    ]  # fmt: skip
+    cr.body["status"] = cr.status
+    cr.save()
+    return cr
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_a_long_condition_message_wraps_inside_the_status_card(
+    browser, live_server, admin_user, width: int
+) -> None:
+    _cr_with_long_messages()
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        log_in(page, live_server.url, admin_user)
+        page.goto(f"{live_server.url}/k/memcached/default/cache/")
+        table = page.locator("table:has(caption:text('Conditions'))")
+        table.get_by_text("team7averylongpathsegment", exact=False).wait_for()
+        sticking_out = table.evaluate(OVERFLOW)
+        screenshot(page, f"cr-conditions-{width}")
+        assert max(sticking_out) <= 0, f"the table sticks out of its card by {sticking_out} px"
+        since = table.locator("td time").last  # the last column is there, not scrolled away
+        assert since.get_attribute("title") == "2026-11-29T21:23:59Z"
+        assert since.inner_text().endswith(" ago") and since.is_visible()
+    finally:
+        context.close()
