@@ -434,7 +434,7 @@ def track(
             meta["managedFields"] = base
         return
     apply_set = applied_fields(kind, write.applied) if write and write.applied else None
-    taken = union(changed, apply_set)
+    taken = changed  # an apply shares the fields it sets to the value they have
     mine = None
     if write is not None:
         op = "Apply" if write.applied is not None else "Update"
