@@ -14,6 +14,7 @@ fields of the configuration it sent (kubesim takes them without conflicts, see R
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +97,17 @@ _ATOMIC_MAPS = frozenset(
         "secretKeyRef",
     }
 )
+
+
+_clock: list[Any] = [0, ""]  # the second last formatted, and its text
+
+
+def _now() -> str:
+    """now(), formatted once a second: strftime was a tenth of a tracked write's cost."""
+    second = int(time.time())
+    if _clock[0] != second:
+        _clock[:] = [second, now()]
+    return str(_clock[1])
 
 
 def manager_name(field_manager: str | None, user_agent: str) -> str:
@@ -266,7 +278,10 @@ def _diff_map(
         if skeleton is not None and k in skeleton:
             sub = skeleton[k]
             empty = {} if sub is not None else None
-        c, r = _diff(lhs.get(k, empty), rhs.get(k, empty), shape.child(k), sub)
+        a, b = lhs.get(k, empty), rhs.get(k, empty)
+        if a is b or (a is not _MISSING and b is not _MISSING and a == b):
+            continue  # most of an object is as it was: no shapes looked up for it
+        c, r = _diff(a, b, shape.child(k), sub)
         if c is not None:
             changed["f:" + k] = c
         if r is not None:
@@ -337,10 +352,18 @@ class Kind:
 def _root_diff(kind: Kind, old: dict[str, Any] | None, new: dict[str, Any], main: bool) -> Diff:
     shape = Shape("", None, kind.schema)
     skeleton = {"metadata": {}} if kind.custom else _SKELETON
-    ignored = {"apiVersion", "kind"}
+    ignored = {"apiVersion", "kind", "metadata"}
     if main and kind.status_reset:
         ignored.add("status")
-    changed, removed = _diff_map(old or {}, new, shape, skeleton, ignored.__contains__)
+    before = old or {}
+    changed, removed = _diff_map(before, new, shape, skeleton, ignored.__contains__)
+    # metadata: its identity and bookkeeping are the server's, never compared
+    meta_old, meta_new = before.get("metadata") or {}, new.get("metadata") or {}
+    c, r = _diff_map(meta_old, meta_new, shape.child("metadata"), {}, _STRIPPED_META.__contains__)
+    if c is not None:
+        changed = {**(changed or {}), "f:metadata": c}
+    if r is not None:
+        removed = {**(removed or {}), "f:metadata": r}
     filled = _FILLED_LATER.get(kind.resource)
     if old is None and filled and changed and "f:spec" in changed:
         spec = {k: v for k, v in changed["f:spec"].items() if k[2:] not in filled}
@@ -349,7 +372,7 @@ def _root_diff(kind: Kind, old: dict[str, Any] | None, new: dict[str, Any], main
             if spec
             else {k: v for k, v in changed.items() if k != "f:spec"}
         )
-    return _strip(changed), _strip(removed)
+    return changed, removed
 
 
 def _strip(fields: Fields | None) -> Fields | None:
@@ -484,7 +507,7 @@ def _own_entry(
         return previous if fields == previous.get("fieldsV1") else {**previous, "fieldsV1": fields}
     entry: Entry = {"manager": write.manager, "operation": op, "apiVersion": write.api_version}
     if write.subresource != "scale":  # v1.28 loses the time of a scale write's entry
-        entry["time"] = now()
+        entry["time"] = _now()
     entry["fieldsType"] = "FieldsV1"
     entry["fieldsV1"] = fields
     if write.subresource:

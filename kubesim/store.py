@@ -152,6 +152,17 @@ _SERVER_META = (
 )
 
 
+def _meta_copy(meta: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a stored object's metadata to write on. managedFields are shared, not
+    copied: managedfields.track replaces the list, never changes it (nor its entries)."""
+    managed = meta.get("managedFields")
+    if managed is None:
+        return cast(dict[str, Any], clone(meta))
+    copy = cast(dict[str, Any], clone({k: v for k, v in meta.items() if k != "managedFields"}))
+    copy["managedFields"] = managed
+    return copy
+
+
 def _tracked_kind(rt: ResourceType, obj: dict[str, Any]) -> managedfields.Kind:
     schema_root = None
     if rt.crd:
@@ -803,7 +814,7 @@ class Store:
             if subresource == "status":
                 # The rest is old's, which is never changed in place: a built-in object's
                 # spec is shared, not copied (a custom resource's is pruned, into a copy).
-                new = clone(old) if rt.crd else {**old, "metadata": clone(old["metadata"])}
+                new = clone(old) if rt.crd else {**old, "metadata": _meta_copy(old["metadata"])}
                 if "status" in obj:
                     new["status"] = obj["status"]
                 else:
@@ -961,7 +972,12 @@ class Store:
                     )
                 raise errors.not_found(rt.key, name)
             old = current[0]
-            base = scale.scale_of(rt, old) if subresource == "scale" else clone(old)
+            if subresource == "scale":
+                base = scale.scale_of(rt, old)
+            else:  # the patches build new maps and lists: the stored list is not copied
+                base = {**clone({k: v for k, v in old.items() if k != "metadata"}),
+                        "metadata": _meta_copy(old["metadata"])}  # fmt: skip
+            managed = old["metadata"].get("managedFields")
             if patch_type == "json":
                 patched = json_patch(base, body)
             elif patch_type == "merge":
@@ -986,7 +1002,14 @@ class Store:
             if not (decoded or rt.crd) and subresource is None and patch_type != "apply":
                 strict = field_validation == "Strict"
                 wrong_type = functools.partial(_wrong_type_in_patch, patch_type, old, body)
+                # The stored managedFields, when the patch left them, need no decoding.
+                meta = patched.get("metadata")
+                kept = isinstance(meta, dict) and meta.get("managedFields", 0) is managed
+                if kept:
+                    del patched["metadata"]["managedFields"]
                 self._decode(rt, patched, strict=strict, warnings=warnings, wrong_type=wrong_type)
+                if kept:
+                    patched["metadata"]["managedFields"] = managed
                 decoded = True
             pmeta = patched.setdefault("metadata", {})
             if not isinstance(pmeta, dict):
