@@ -433,17 +433,18 @@ def track(
     new: dict[str, Any],
     write: Write | None,
     sent: Any = _MISSING,
+    subresource: str | None = None,
 ) -> None:
     """Sets new's managedFields after `write` turned `old` (None: a create) into `new`.
 
     A write without a manager (kubesim's own controllers) takes the fields it changes from
-    their managers but records no entry of its own."""
+    their managers but records no entry of its own (`subresource`: the one it writes)."""
     meta = new["metadata"]
     in_new = meta.pop("managedFields", _MISSING)
     if sent is _MISSING:  # what the client sent, before decoding dropped an empty list
         sent = in_new
     live = (old["metadata"].get("managedFields") or []) if old is not None else []
-    main = write is None or write.subresource is None
+    main = (write.subresource if write is not None else subresource) is None
     if write is not None and write.applied is None and main and _is_reset(sent):
         return  # [] or [{}]: the client clears them, and this write is not tracked
     base = sent if main and sent is not _MISSING and sent and _valid(sent) else live
@@ -461,8 +462,8 @@ def track(
     mine = None
     if write is not None:
         op = "Apply" if write.applied is not None else "Update"
-        mine = (write.manager, op, "" if op == "Apply" else write.api_version,
-                write.subresource or "")  # fmt: skip
+        version = "" if op == "Apply" else write.api_version
+        mine = (write.manager, op, version, write.subresource or "")
     out: list[Entry] = []
     previous: Entry | None = None
     for entry in base:
@@ -471,7 +472,7 @@ def track(
         if mine is not None and _ident(entry) == mine:
             previous = entry
             continue
-        fields = difference(difference(entry.get("fieldsV1") or {}, taken), removed)
+        fields = difference(difference(entry.get("fieldsV1") or None, taken), removed)
         if fields is None:
             continue
         if fields is not entry.get("fieldsV1"):
@@ -494,7 +495,7 @@ def _own_entry(
     removed: Fields | None,
     apply_set: Fields | None,
 ) -> Entry | None:
-    before = difference(previous.get("fieldsV1") or {}, removed) if previous else None
+    before = difference(previous.get("fieldsV1") or None, removed) if previous else None
     if op == "Apply":
         fields = apply_set
         touched = previous is None or fields != previous.get("fieldsV1") or changed is not None

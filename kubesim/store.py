@@ -187,7 +187,7 @@ def _track(
     if manager is not None:
         api_version = str(new.get("apiVersion") or rt.api_version)
         write = managedfields.Write(manager, api_version, subresource, applied)
-    managedfields.track(_tracked_kind(rt, new), old, new, write, sent)
+    managedfields.track(_tracked_kind(rt, new), old, new, write, sent, subresource)
 
 
 @dataclass(slots=True)

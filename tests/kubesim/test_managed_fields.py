@@ -424,3 +424,17 @@ def test_managed_fields_survive_a_restart(tmp_path: Path) -> None:
         assert _managed(again) == {("me", "Update", ""): {"f:data": {".": {}, "f:k": {}}}}
     finally:
         second.stop()
+
+
+@pytest.mark.kubesim_only
+def test_kubesim_s_own_controllers_take_fields_without_an_entry_of_their_own(
+    kubesim_server: Any, namespace: str
+) -> None:
+    store = kubesim_server.store
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+          "data": {"k": "v", "k2": "v2"}}  # fmt: skip
+    store.create("configmaps", cm, namespace=namespace, field_manager="me")
+    changed = store.patch("configmaps", namespace, "c", {"data": {"k": "w"}})
+    assert _managed(changed) == {("me", "Update", ""): {"f:data": {".": {}, "f:k2": {}}}}
+    made = store.create("configmaps", {**cm, "metadata": {"name": "own"}}, namespace=namespace)
+    assert "managedFields" not in made["metadata"]
