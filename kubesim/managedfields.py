@@ -141,16 +141,22 @@ def union(a: Fields | None, b: Fields | None) -> Fields | None:
 
 
 def difference(a: Fields | None, b: Fields | None) -> Fields | None:
+    """a without b's members; a itself (not a copy) when they share none."""
     if a is None or b is None:
         return a
-    keep = _member(a) and not _member(b)
+    member = _member(a)
+    keep = member and not _member(b)
     out: Fields = {".": {}} if keep else {}
+    same = keep == member
     for k, v in a.items():
         if k == ".":
             continue
         sub = difference(v, b[k]) if k in b else v
+        same = same and sub is v
         if sub is not None:
             out[k] = sub
+    if same:
+        return a
     if not out:
         return None
     return {} if list(out) == ["."] else out
