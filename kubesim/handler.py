@@ -18,7 +18,18 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from kubesim import discovery, errors, eviction, gojson, openapi, protobuf, reviews, routing, tables
+from kubesim import (
+    discovery,
+    errors,
+    eviction,
+    gojson,
+    managedfields,
+    openapi,
+    protobuf,
+    reviews,
+    routing,
+    tables,
+)
 from kubesim.authn import UserInfo
 from kubesim.errors import ApiError
 from kubesim.faults import RequestRecord
@@ -376,6 +387,7 @@ class Handler(BaseHTTPRequestHandler):
                 dry_run=dry_run,
                 field_validation=fv,
                 warnings=self._warnings,
+                field_manager=self._manager(),
             )
             self._send_object(t, 201, obj, data)
         elif verb == "update":
@@ -389,6 +401,7 @@ class Handler(BaseHTTPRequestHandler):
                 dry_run=dry_run,
                 field_validation=fv,
                 warnings=self._warnings,
+                field_manager=self._manager(),
             )
             self._send_object(t, 200, obj, data)
         elif verb == "patch":
@@ -478,6 +491,12 @@ class Handler(BaseHTTPRequestHandler):
             return value or None
         raise errors.bad_request(
             f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got {value}'
+        )
+
+    def _manager(self) -> str:
+        """Who the write's managedFields entry names."""
+        return managedfields.manager_name(
+            self.query.get("fieldManager"), self.headers.get("User-Agent", "")
         )
 
     def _content_type(self) -> str:
@@ -654,6 +673,7 @@ class Handler(BaseHTTPRequestHandler):
             dry_run=dry_run,
             field_validation=fv,
             warnings=self._warnings,
+            field_manager=self._manager(),
         )
         self._send_object(t, 200 if existed else 201, obj, data)
 

@@ -27,6 +27,7 @@ from kubesim import (
     errors,
     gojson,
     immutable,
+    managedfields,
     omitempty,
     scale,
     schema,
@@ -51,6 +52,7 @@ class CreateOptions(TypedDict, total=False):
     dry_run: bool
     field_validation: str | None
     warnings: builtins.list[str] | None
+    field_manager: str | None  # who writes, for managedFields; None: kubesim's controllers
 
 
 class UpdateOptions(CreateOptions, total=False):
@@ -64,6 +66,7 @@ class PatchOptions(TypedDict, total=False):
     dry_run: bool
     field_validation: str | None
     warnings: builtins.list[str] | None
+    field_manager: str | None
 
 
 class DeleteOptions(TypedDict, total=False):
@@ -147,6 +150,44 @@ _SERVER_META = (
     "generation",
     "selfLink",
 )
+
+
+def _meta_copy(meta: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a stored object's metadata to write on. managedFields are shared, not
+    copied: managedfields.track replaces the list, never changes it (nor its entries)."""
+    managed = meta.get("managedFields")
+    if managed is None:
+        return cast(dict[str, Any], clone(meta))
+    copy = cast(dict[str, Any], clone({k: v for k, v in meta.items() if k != "managedFields"}))
+    copy["managedFields"] = managed
+    return copy
+
+
+def _tracked_kind(rt: ResourceType, obj: dict[str, Any]) -> managedfields.Kind:
+    schema_root = None
+    if rt.crd:
+        version = str(obj.get("apiVersion") or rt.api_version).rpartition("/")[2]
+        schema_root = (rt.version_info.get(version) or {}).get("schema")
+    return managedfields.Kind(
+        resource=rt.key, custom=bool(rt.crd), schema=schema_root, status_reset=rt.status
+    )
+
+
+def _track(
+    rt: ResourceType,
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    manager: str | None,
+    subresource: str | None = None,
+    applied: dict[str, Any] | None = None,
+    sent: Any = managedfields.UNSET,
+) -> None:
+    """new's managedFields after this write (see managedfields.track)."""
+    write = None
+    if manager is not None:
+        api_version = str(new.get("apiVersion") or rt.api_version)
+        write = managedfields.Write(manager, api_version, subresource, applied)
+    managedfields.track(_tracked_kind(rt, new), old, new, write, sent, subresource)
 
 
 @dataclass(slots=True)
@@ -593,6 +634,8 @@ class Store:
         field_validation: str | None = None,
         warnings: builtins.list[str] | None = None,
         decoded: bool = False,
+        field_manager: str | None = None,
+        applied: dict[str, Any] | None = None,
     ) -> Entry:
         """Create from an object the store may keep (callers pass a private copy).
 
@@ -603,6 +646,8 @@ class Store:
         if not isinstance(obj, dict):
             raise errors.bad_request("Object 'Kind' is missing in the request body")
         self._check_type(rt, obj)
+        given = obj.get("metadata")
+        sent = given.get("managedFields", managedfields.UNSET) if isinstance(given, dict) else None
         if not decoded:
             self._decode(rt, obj, strict=field_validation == "Strict", warnings=warnings)
         meta = obj.get("metadata")
@@ -646,7 +691,8 @@ class Store:
                 self._check_namespace(rt, ns, name)
             for k in _SERVER_META:
                 meta.pop(k, None)
-            meta.pop("managedFields", None)
+            if field_manager is None:
+                meta.pop("managedFields", None)
             meta["uid"] = _uid()
             meta["creationTimestamp"] = now()
             if rt.tracks_generation:
@@ -670,6 +716,8 @@ class Store:
             )
             if rt.key == "daemonsets.apps":
                 defaults.template_generation(obj, None)
+            if field_manager is not None:  # what was decoded and defaulted, not admission's
+                _track(rt, None, obj, field_manager, applied=applied, sent=sent)
             self._admit(rt.key, "CREATE", obj, None)
             if (ns, name) in bucket:
                 raise errors.already_exists(rt.key, name)
@@ -703,6 +751,8 @@ class Store:
         field_validation: str | None = None,
         warnings: builtins.list[str] | None = None,
         decoded: bool = False,
+        field_manager: str | None = None,
+        applied: dict[str, Any] | None = None,
     ) -> Entry:
         """Replace, or write a subresource; `decoded` as for create_entry."""
         rt = self.type_of(resource)
@@ -711,6 +761,7 @@ class Store:
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = obj["metadata"] = {}
+        sent = meta.get("managedFields", managedfields.UNSET)  # before decoding drops a []
         name = name or meta.get("name") or ""
         if meta.get("name") and meta["name"] != name:
             raise errors.bad_request(
@@ -729,7 +780,7 @@ class Store:
                 raise errors.not_found(rt.key, name)
             old = current[0]
             if subresource == "scale":
-                return self._update_scale(rt, old, obj, dry_run=dry_run)
+                return self._update_scale(rt, old, obj, dry_run=dry_run, manager=field_manager)
             if meta.get("uid") not in (None, "", old["metadata"]["uid"]):
                 # The body's uid is a precondition, checked by storage before anything else.
                 raise errors.conflict(
@@ -763,7 +814,7 @@ class Store:
             if subresource == "status":
                 # The rest is old's, which is never changed in place: a built-in object's
                 # spec is shared, not copied (a custom resource's is pruned, into a copy).
-                new = clone(old) if rt.crd else {**old, "metadata": clone(old["metadata"])}
+                new = clone(old) if rt.crd else {**old, "metadata": _meta_copy(old["metadata"])}
                 if "status" in obj:
                     new["status"] = obj["status"]
                 else:
@@ -786,7 +837,6 @@ class Store:
                         new_meta[k] = old["metadata"][k]
                     else:
                         new_meta.pop(k, None)
-                new_meta.pop("managedFields", None)
                 new_meta["name"] = name
                 if rt.namespaced:
                     new_meta["namespace"] = ns
@@ -801,6 +851,7 @@ class Store:
                     rt, new, strict=field_validation == "Strict", warnings=warnings, old=old
                 )
                 self._bump_generation(rt, old, new)
+            _track(rt, old, new, field_manager, subresource, applied, sent)
             return self._write_update(rt, old, new, dry_run=dry_run)
 
     def _bump_generation(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -848,12 +899,19 @@ class Store:
         return scale.scale_of(rt, self.get_entry(resource, namespace, name)[0])
 
     def _update_scale(
-        self, rt: ResourceType, old: dict[str, Any], wanted: dict[str, Any], *, dry_run: bool
+        self,
+        rt: ResourceType,
+        old: dict[str, Any],
+        wanted: dict[str, Any],
+        *,
+        dry_run: bool,
+        manager: str | None,
     ) -> Entry:
         new = scale.scaled(rt, old, wanted)
         if rt.crd:
             self._prepare(rt, new, strict=False, warnings=None)
         self._bump_generation(rt, old, new)
+        _track(rt, old, new, manager, "scale")
         obj, _ = self._write_update(rt, old, new, dry_run=dry_run)
         result = scale.scale_of(rt, obj)
         return result, dumps(result)
@@ -883,6 +941,7 @@ class Store:
         field_validation: str | None = None,
         warnings: builtins.list[str] | None = None,
         decoded: bool = False,
+        field_manager: str | None = None,
     ) -> Entry:
         """Patch; `decoded` as for create_entry (a controller's patch of what it wrote)."""
         rt = self.type_of(resource)
@@ -903,15 +962,22 @@ class Store:
                         raise errors.bad_request("error decoding YAML: not an object")
                     return self.create_entry(
                         resource,
-                        body,
+                        clone(body),
                         namespace=namespace,
                         dry_run=dry_run,
                         field_validation=field_validation,
                         warnings=warnings,
+                        field_manager=field_manager,
+                        applied=body if field_manager is not None else None,
                     )
                 raise errors.not_found(rt.key, name)
             old = current[0]
-            base = scale.scale_of(rt, old) if subresource == "scale" else clone(old)
+            if subresource == "scale":
+                base = scale.scale_of(rt, old)
+            else:  # the patches build new maps and lists: the stored list is not copied
+                base = {**clone({k: v for k, v in old.items() if k != "metadata"}),
+                        "metadata": _meta_copy(old["metadata"])}  # fmt: skip
+            managed = old["metadata"].get("managedFields")
             if patch_type == "json":
                 patched = json_patch(base, body)
             elif patch_type == "merge":
@@ -936,7 +1002,14 @@ class Store:
             if not (decoded or rt.crd) and subresource is None and patch_type != "apply":
                 strict = field_validation == "Strict"
                 wrong_type = functools.partial(_wrong_type_in_patch, patch_type, old, body)
+                # The stored managedFields, when the patch left them, need no decoding.
+                meta = patched.get("metadata")
+                kept = isinstance(meta, dict) and meta.get("managedFields", 0) is managed
+                if kept:
+                    del patched["metadata"]["managedFields"]
                 self._decode(rt, patched, strict=strict, warnings=warnings, wrong_type=wrong_type)
+                if kept:
+                    patched["metadata"]["managedFields"] = managed
                 decoded = True
             pmeta = patched.setdefault("metadata", {})
             if not isinstance(pmeta, dict):
@@ -960,6 +1033,8 @@ class Store:
                 field_validation=field_validation,
                 warnings=warnings,
                 decoded=decoded,
+                field_manager=field_manager,
+                applied=body if patch_type == "apply" and field_manager is not None else None,
             )
 
     # --- delete -------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The operators' writes name their writer: the API server records "opsboard" as their
 field manager (managedFields) and user agent (its audit log), not the Python client's
-"OpenAPI-Generator" that any other script would share. kubesim keeps no managedFields:
-its request log shows the fieldManager each write sent."""
+"OpenAPI-Generator" that any other script would share. kubesim's request log shows the
+fieldManager each write sent (managedFields keep only each field's last owner)."""
 
 from __future__ import annotations
 

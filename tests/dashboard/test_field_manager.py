@@ -1,6 +1,7 @@
 """The dashboard's patches name their writer: "opsboard-web" as field manager and user
 agent, so the cluster tells them from the operators' writes ("opsboard") and from any
-other Python client. kubesim keeps no managedFields: its request log shows what was sent."""
+other Python client. Its request log shows what was sent (managedFields, which kubesim
+keeps too, say only who last owned each field)."""
 
 from __future__ import annotations
 
