@@ -14,19 +14,19 @@ from controllers.pods import (
     pod_images,
     pod_is_ready,
     spec_image,
-    unschedulable,
     waiting,
 )
 from controllers.problems import PODS_REFUSED, Problem
+from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS, unscheduled
 from controllers.wording import count, plural
 
 UNSCHEDULABLE = "PodsUnschedulable"
 
 
 def unschedulable_problem(stuck: list[tuple[Body, str]], *, noun: str = "pod") -> Problem | None:
-    """Degraded for pods no node can take (`stuck`: pods.unschedulable's), in the
-    scheduler's words: the cluster will not get there on its own (a node must be added or
-    freed, or the pods ask for less)."""
+    """Degraded for pods no node can take (`stuck`: scheduling.unscheduled's, past the
+    grace), in the scheduler's words: the cluster will not get there on its own (a node
+    must be added or freed, or the pods ask for less)."""
     if not stuck:
         return None
     pod, message = stuck[0]
@@ -58,13 +58,15 @@ def workload_status(
     now: str,
     problem: Problem | None = None,
     workload: Body | None = None,
+    grace: float = UNSCHEDULABLE_GRACE_SECONDS,
 ) -> Body:
     """The CR's status, told from its pods: nodes, readyReplicas, selector and conditions.
 
     Available: the ready pods reach the size. Progressing: a scale or rollout is under way.
     Degraded: pods cannot start (the image cannot be pulled, a container crashes, no node
-    can take them), the API server refuses them (`workload`, their Deployment, says so), or
-    a `problem` found before anything was written (an invalid spec, a child in the way).
+    has taken them for `grace` seconds: scheduling), the API server refuses them
+    (`workload`, their Deployment, says so), or a `problem` found before anything was
+    written (an invalid spec, a child in the way).
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
     live = sorted(
@@ -86,6 +88,10 @@ def workload_status(
         progressing = ("ScalingDown", f"{count(len(live), 'pod')} for size {size}")
     elif ready < size:
         progressing = ("PodsStarting", f"{ready}/{size} {pods_of_size} ready")
+    # A pod that is not ready keeps Progressing True: one waiting for a node says so there.
+    pending = unscheduled(live, now=now, grace=grace)
+    if progressing is not None and (note := pending.waiting_note()):
+        progressing = (progressing[0], progressing[1] + note)
 
     degraded: tuple[str, str] | None = None
     if problem:
@@ -107,8 +113,8 @@ def workload_status(
             f"in CrashLoopBackOff, e.g. {pod['metadata']['name']}",
         )
     else:
-        # Pending for good until someone frees a node or a quota: not "Progressing".
-        degraded = unschedulable_problem(unschedulable(live)) or refused_problem(workload)
+        # Pending past the grace: for good until someone frees a node, not "Progressing".
+        degraded = unschedulable_problem(pending.stuck) or refused_problem(workload)
 
     available = (
         "PodsReady" if ready >= size else "PodsNotReady",

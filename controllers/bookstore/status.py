@@ -18,6 +18,7 @@ from controllers.bookstore.quantity import parse_quantity
 from controllers.conditions import conditions_from, find_condition
 from controllers.fields import deep_get, node_port
 from controllers.problems import Problem
+from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS
 from controllers.workload import workload_status
 
 RESIZE_CONDITIONS = ("FileSystemResizePending", "Resizing")
@@ -63,6 +64,7 @@ def compute_status(
     now: str,
     problem: Problem | None = None,
     app_deployment: Body | None = None,
+    grace: float = UNSCHEDULABLE_GRACE_SECONDS,
 ) -> Body:
     """Available when the app and the DB have all their pods ready; Progressing while either
     scales or rolls out, or while a claim grows; Degraded when pods cannot start or be
@@ -77,6 +79,7 @@ def compute_status(
         labels=app_labels(cr),
         now=now,
         workload=app_deployment,
+        grace=grace,
     )
     db = workload_status(
         fresh,
@@ -85,6 +88,7 @@ def compute_status(
         image=db_image(cr),
         labels=db_labels(cr),
         now=now,
+        grace=grace,
     )
     parts = (("App", app), ("DB", db))
 

@@ -10,6 +10,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -29,6 +30,7 @@ from controllers.base import (
 from controllers.conditions import condition_of, set_condition
 from controllers.fields import deep_get
 from controllers.kube import AlreadyAllocated, Conflict, NamespaceTerminating
+from controllers.scheduling import GRACE_SETTING
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
 from opsboard.engine.console import reconcile_line
@@ -215,7 +217,7 @@ def _run(
         primary = cache.refresh(controller.primary, key.namespace, key.name, api_kube())
     report = RunReporter()
     kube = OwnWrites(api_kube(), controller.primary)  # its children's echoes wake nobody
-    ctx = Context(key=key, cache=cache, kube=kube, report=report)
+    ctx = Context(key=key, cache=cache, kube=kube, report=report, settings=_controller_settings())
     clock = time.perf_counter()
     with _renewing(queue, key, token, ttl):
         outcome = _reconcile(controller, ctx)
@@ -278,6 +280,11 @@ def _run(
     )
     post_later(primary, report.events)  # after the run, off its clock
     return replace(ending, status_written=kube.status_written)
+
+
+def _controller_settings() -> dict[str, Any]:
+    """What controllers read from a run's Context.settings."""
+    return {GRACE_SETTING: settings.OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS}
 
 
 def _older_than(primary: Body | None, version: int | None) -> bool:
