@@ -114,6 +114,12 @@ class Cache(Protocol):
         self, kind: Kind, namespace: str, *, labels: Mapping[str, str] | None = None
     ) -> list[Body]: ...
 
+    def events_about(self, obj: Body) -> list[Body]:
+        """The Events the cache holds whose involvedObject is `obj` (by uid). The engine's
+        mirror keeps those about the CRs and the FailedCreate Events of StatefulSets and
+        DaemonSets (controllers.refusals), no others."""
+        ...
+
 
 class Kube(Protocol):
     """Writes (and rare live reads), through the Kubernetes API."""

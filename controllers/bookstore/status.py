@@ -64,12 +64,15 @@ def compute_status(
     now: str,
     problem: Problem | None = None,
     app_deployment: Body | None = None,
+    db_statefulset: Body | None = None,
+    db_events: list[Body] | None = None,
     grace: float = UNSCHEDULABLE_GRACE_SECONDS,
 ) -> Body:
     """Available when the app and the DB have all their pods ready; Progressing while either
     scales or rolls out, or while a claim grows; Degraded when pods cannot start or be
-    scheduled, the API server refuses the app's (`app_deployment` says so), or the CR
-    cannot be served as asked (`problem`)."""
+    scheduled, the API server refuses the app's (`app_deployment` says so) or the DB's
+    (the FailedCreate `db_events` about `db_statefulset` do), or the CR cannot be served
+    as asked (`problem`)."""
     fresh = {"metadata": cr["metadata"]}  # each part's conditions, told from scratch
     app = workload_status(
         fresh,
@@ -79,6 +82,7 @@ def compute_status(
         labels=app_labels(cr),
         now=now,
         workload=app_deployment,
+        size_field="spec.bookApp.replicas",
         grace=grace,
     )
     db = workload_status(
@@ -88,6 +92,9 @@ def compute_status(
         image=db_image(cr),
         labels=db_labels(cr),
         now=now,
+        workload=db_statefulset,
+        events=db_events,
+        size_field="spec.bookDB.replicas",
         grace=grace,
     )
     parts = (("App", app), ("DB", db))

@@ -29,5 +29,6 @@ def compute_status(
         now=now,
         problem=problem,
         workload=deployment,
+        size_field="spec.size",
         grace=grace,
     )

@@ -36,6 +36,7 @@ def compute_status(
         now=now,
         problem=problem,
         workload=deployment,
+        size_field="spec.replicas",
         grace=grace,
     )
     status["serviceName"] = service_name(cr)

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from controllers.base import Body, Key
 from controllers.fields import deep_get
+from controllers.refusals import short_of_pods
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
 from opsboard.dashboard.selectors import needing_attention
@@ -29,7 +30,6 @@ from opsboard.diagnosis.findings import (
     LastRun,
     Observed,
     diagnose,
-    short_of_pods,
 )
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.pump import workers_alive

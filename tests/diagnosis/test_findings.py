@@ -5,15 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from controllers.refusals import REFUSAL_FRESH_SECONDS, short_of_pods
 from opsboard.diagnosis.findings import (
     CONTROLLER_GRACE_SECONDS,
-    REFUSAL_FRESH_SECONDS,
     EngineState,
     ImageChange,
     LastRun,
     Observed,
     diagnose,
-    short_of_pods,
 )
 
 NOW = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)
