@@ -103,6 +103,7 @@ class EngineState:
     queued_since: datetime | None = None  # the key waits in the queue since then
     running_since: datetime | None = None
     stale_after: float = 60.0  # OPSBOARD_QUEUE_STALE_SECONDS
+    temporary_backoff_max: float = 60.0  # OPSBOARD_BACKOFF_TEMPORARY_MAX
 
 
 @dataclass(frozen=True)
@@ -694,9 +695,15 @@ def _explained(observed: Observed, error: ClassifiedError) -> ClassifiedError:
             error,
             what=f"NodePort {error.port} is already in use by {user}, so {child} cannot get it.",
             todo=f"Set another {where or 'NodePort'}, or remove it to let the cluster choose "
-            "one; the engine retries with backoff and succeeds once the port is free.",
+            f"one. Or free the port: the engine retries at least every "
+            f"{_seconds(observed.engine.temporary_backoff_max)} and succeeds once it is free.",
         )
     return error
+
+
+def _seconds(seconds: float) -> str:
+    """'60 s', '2 min', '90 s'."""
+    return f"{seconds / 60:g} min" if seconds >= 120 and seconds % 60 == 0 else f"{seconds:g} s"
 
 
 def _due(at: datetime, now: datetime | None) -> str:

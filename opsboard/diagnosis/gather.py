@@ -64,6 +64,7 @@ def engine_wide(freshness: mirror.Freshness | None = None) -> EngineState:
         standbys=freshness.standbys,
         lease_error=freshness.lease_error,
         stale_after=settings.OPSBOARD_QUEUE_STALE_SECONDS,
+        temporary_backoff_max=settings.OPSBOARD_BACKOFF_TEMPORARY_MAX,
     )
     try:
         return replace(base, workers=tuple(workers_alive()))

@@ -227,7 +227,9 @@ def _run(
     ending = _Ending()
     if outcome.status == Outcome.ERROR:
         failures = queue.failed(key)
-        delay = outcome.requeue_after if outcome.requeue_after is not None else backoff(failures)
+        delay = outcome.requeue_after
+        if delay is None:
+            delay = backoff(failures, temporary=outcome.temporary)
         outcome = replace(outcome, requeue_after=delay)
         # Stamped with the due time, so the wait in the queue leaves out the backoff itself.
         detail = f"attempt {failures + 1}: {outcome.error[:150]}"
@@ -313,6 +315,7 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
             error=str(exc),
             requeue_after=exc.delay,
             conflict=isinstance(exc, Conflict),
+            temporary=True,
         )
     except Exception as exc:  # a bug in a controller: back off, as for any error
         log.exception("Reconcile of %s failed", ctx.key)

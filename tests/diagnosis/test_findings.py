@@ -520,7 +520,10 @@ def test_a_nodeport_in_use_names_the_service_holding_it_and_the_crs_field() -> N
         "NodePort 32361 is already in use by Service shop/other, so Service web-service cannot "
         "get it."
     )
-    assert finding.todo.startswith("Set another spec.nodePort, or remove it to let the cluster")
+    assert finding.todo == (
+        "Set another spec.nodePort, or remove it to let the cluster choose one. Or free the "
+        "port: the engine retries at least every 60 s and succeeds once it is free."
+    )
 
 
 def _workload(kind: str, generation: int, observed: int | None) -> dict[str, Any]:
