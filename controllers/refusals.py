@@ -38,8 +38,7 @@ def is_refusal_event(event: Body) -> bool:
     involved = event.get("involvedObject") or {}
     told = {(kind.api_version, kind.kind) for kind in TOLD_IN_EVENTS}
     return (
-        event.get("reason") == REASON
-        and (involved.get("apiVersion"), involved.get("kind")) in told
+        event.get("reason") == REASON and (involved.get("apiVersion"), involved.get("kind")) in told
     )
 
 
@@ -97,9 +96,7 @@ def current_refusal(
     if (now - when).total_seconds() > REFUSAL_FRESH_SECONDS:
         return None
     created = [
-        at
-        for pod in pods
-        if (at := _time(deep_get(pod, "metadata.creationTimestamp"))) is not None
+        at for pod in pods if (at := _time(deep_get(pod, "metadata.creationTimestamp"))) is not None
     ]
     if created and max(created) > when:
         return None

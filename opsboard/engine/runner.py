@@ -10,10 +10,10 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Any
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from django.conf import settings
 

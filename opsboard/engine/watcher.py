@@ -21,11 +21,9 @@ from typing import Any
 from django.conf import settings
 
 from controllers.base import (
-    DAEMONSET,
     EVENT,
     POD,
     REPLICASET,
-    STATEFULSET,
     Body,
     Controller,
     Key,

@@ -193,8 +193,12 @@ def _failed_create(at: str, message: str = STS_REFUSED) -> dict[str, Any]:
         "type": "Warning",
         "reason": "FailedCreate",
         "message": message,
-        "involvedObject": {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "s-db",
-                           "uid": "sts-uid"},  # fmt: skip
+        "involvedObject": {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "name": "s-db",
+            "uid": "sts-uid",
+        },
         "firstTimestamp": at,
         "lastTimestamp": at,
         "count": 3,

@@ -86,8 +86,9 @@ def test_a_pod_no_node_takes_is_progressing_then_degraded_once_its_grace_ends(
 
     _set_taint(full_nodes, on=False)
     wait_for(
-        lambda: condition_of(kube.get(MEMCACHED, namespace, "m"), "Available").get("status")
-        == "True"
-        and degraded().get("status") == "False",
+        lambda: (
+            condition_of(kube.get(MEMCACHED, namespace, "m"), "Available").get("status") == "True"
+            and degraded().get("status") == "False"
+        ),
         what="Available and no longer Degraded once a node takes the pod",
     )

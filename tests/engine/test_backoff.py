@@ -23,9 +23,7 @@ def _delays(namespace: str, name: str) -> list[float | None]:
 @pytest.fixture
 def toys(engine: EngineProcesses, toy_crd: None) -> EngineProcesses:
     engine.controllers = "tests.engine.toy"
-    engine.extra_env.update(
-        OPSBOARD_BACKOFF_BASE="0.05", OPSBOARD_BACKOFF_TEMPORARY_MAX="0.2"
-    )
+    engine.extra_env.update(OPSBOARD_BACKOFF_BASE="0.05", OPSBOARD_BACKOFF_TEMPORARY_MAX="0.2")
     engine.start_worker()
     engine.start_watcher()
     return engine
