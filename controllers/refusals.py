@@ -77,9 +77,11 @@ def current_refusal(
     workload: Body | None, events: list[Body], pods: list[Body], *, now: datetime
 ) -> Body | None:
     """The FailedCreate Event that tells why `workload` (a StatefulSet or DaemonSet) is short
-    of pods now, if one does: the newest about it, within REFUSAL_FRESH_SECONDS, and no
-    older than its newest pod in `pods` (a pod created since means a create got through:
-    the quota was raised)."""
+    of pods now, if one does: the newest about it, within REFUSAL_FRESH_SECONDS, and for a
+    StatefulSet no older than its newest pod in `pods`: it creates them one by one, so a pod
+    created since means a create got through (the quota was raised), and a scale-up minutes
+    after a refusal is not told by that old refusal. (A DaemonSet creates a pod per node:
+    one created elsewhere says nothing of the node it was refused on.)"""
     if workload is None or not short_of_pods(workload):
         return None
     uid = deep_get(workload, "metadata.uid")
@@ -98,7 +100,7 @@ def current_refusal(
     created = [
         at for pod in pods if (at := _time(deep_get(pod, "metadata.creationTimestamp"))) is not None
     ]
-    if created and max(created) > when:
+    if workload.get("kind") == "StatefulSet" and created and max(created) > when:
         return None
     return event
 

@@ -16,11 +16,10 @@ from controllers.conditions import find_condition
 from controllers.fields import controlling_ref, deep_get
 from controllers.pods import CRASHING, PULL_FAILURES, pod_claims
 from controllers.refusals import (
-    REFUSAL_FRESH_SECONDS,
+    current_refusal,
     event_message,
     event_time,
     refusal_advice,
-    short_of_pods,
 )
 from controllers.wording import count
 from opsboard.diagnosis.errors import (
@@ -144,6 +143,11 @@ def _ago(then: datetime | None, now: datetime | None) -> str:
     if seconds < 7200:
         return f"{seconds // 60} min"
     return f"{seconds // 3600} h"
+
+
+def _controller_uid(obj: Body) -> str:
+    ref = controlling_ref(deep_get(obj, "metadata.ownerReferences"))
+    return str(ref.get("uid", "")) if ref else ""
 
 
 def _of_kind(objects: list[Body], kind: str) -> list[Body]:
@@ -422,19 +426,16 @@ def _refused_pods_findings(observed: Observed) -> list[Finding]:
         *_of_kind(observed.objects, "StatefulSet"),
         *_of_kind(observed.objects, "DaemonSet"),
     ]:
-        uid = deep_get(workload, "metadata.uid")
-        told = [
-            (when, event)
-            for event in observed.refusals
-            if deep_get(event, "involvedObject.uid") == uid and (when := event_time(event))
-        ]
-        if not told or not short_of_pods(workload) or observed.now is None:
+        if observed.now is None:
             continue
-        when, event = max(told, key=lambda pair: pair[0])
-        if (observed.now - when).total_seconds() > REFUSAL_FRESH_SECONDS:
+        uid = deep_get(workload, "metadata.uid")
+        pods = [p for p in _of_kind(observed.objects, "Pod") if _controller_uid(p) == uid]
+        # The rule the operators' status follows (a BookStore's DB): controllers.refusals.
+        event = current_refusal(workload, observed.refusals, pods, now=observed.now)
+        if event is None:
             continue
         message = event_message(event)
-        ago = _ago(when, observed.now)
+        ago = _ago(event_time(event), observed.now)
         found.append(_refused(observed, workload, f"(FailedCreate, last {ago} ago)", message))
     return found
 

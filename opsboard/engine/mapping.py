@@ -7,7 +7,8 @@ changes). An owned object maps to the primary object that controls it, following
 `controller: true` ownerReferences up through the mirror (Pod → ReplicaSet → Deployment →
 Memcached), if that controller declares the kind in `owns`; for a kind it also declares in
 `owns_spec_only`, only when the change is meaningful in the same sense (a Deployment's
-status updates during a rollout wake nobody: its pods' changes do).
+status updates during a rollout wake nobody: its pods' changes do). A FailedCreate Event
+about a StatefulSet or DaemonSet maps as if that workload owned it (controllers.refusals).
 """
 
 from __future__ import annotations
