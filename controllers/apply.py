@@ -134,12 +134,15 @@ def finish(
     *,
     permanent: Collection[str] = (INVALID_SPEC,),
     recheck: bool = True,
+    due: float | None = None,
 ) -> Result:
     """The end every reconcile shares: write the status if it changed (a change that only
     reports early progress may wait a moment: controllers.progress); a problem of the kinds
     in `permanent` is for the user to fix (their change of the CR brings us back), so it ends
     the run as a PermanentError; otherwise `settle`. `recheck=False`: every change the
-    status is told from wakes this CR (its pods are owned), so a rollout needs no timer."""
+    status is told from wakes this CR (its pods are owned), so a rollout needs no timer.
+    `due`: seconds after which the status would read otherwise with no event to tell (a
+    pod's grace for waiting on a node ends: controllers.scheduling): run again by then."""
     fatal = problem if problem is not None and problem[0] in permanent else None
     # A run that ends in a PermanentError has no requeue to write held-back progress later.
     wait = None if fatal else progress_wait(cr.get("status") or {}, status, now=datetime.now(UTC))
@@ -148,9 +151,9 @@ def finish(
     if fatal is not None:
         raise PermanentError(fatal[1])
     result = settle(ctx, cr, status, recheck=recheck)
-    if wait is not None:  # the held-back progress is written by this requeue at the latest
-        return Result(requeue_after=min(wait, result.requeue_after or wait))
-    return result
+    # The held-back progress is written by this requeue at the latest; so is a grace's end.
+    soonest = min((s for s in (wait, due, result.requeue_after) if s is not None), default=None)
+    return Result(requeue_after=soonest)
 
 
 def settle(ctx: Context, cr: Body, status: Body, *, recheck: bool = True) -> Result:

@@ -110,6 +110,12 @@ class Cache(Protocol):
 
     def get(self, kind: Kind, namespace: str, name: str) -> Body | None: ...
 
+    def events_about(self, obj: Body) -> list[Body]:
+        """The Events the cache holds whose involvedObject is `obj` (by uid). The engine's
+        mirror keeps those about the CRs and the FailedCreate Events of StatefulSets and
+        DaemonSets (controllers.refusals), no others."""
+        ...
+
     def list(
         self, kind: Kind, namespace: str, *, labels: Mapping[str, str] | None = None
     ) -> list[Body]: ...

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 
 from controllers.base import Body
-from controllers.conditions import conditions_from, find_condition
+from controllers.conditions import TIME_FORMAT, conditions_from, find_condition
 from controllers.fields import deep_get
 from controllers.ownership import selector_string
 from controllers.pods import (
@@ -14,19 +15,20 @@ from controllers.pods import (
     pod_images,
     pod_is_ready,
     spec_image,
-    unschedulable,
     waiting,
 )
 from controllers.problems import PODS_REFUSED, Problem
+from controllers.refusals import REASON, current_refusal, event_message, refusal_advice
+from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS, unscheduled
 from controllers.wording import count, plural
 
 UNSCHEDULABLE = "PodsUnschedulable"
 
 
 def unschedulable_problem(stuck: list[tuple[Body, str]], *, noun: str = "pod") -> Problem | None:
-    """Degraded for pods no node can take (`stuck`: pods.unschedulable's), in the
-    scheduler's words: the cluster will not get there on its own (a node must be added or
-    freed, or the pods ask for less)."""
+    """Degraded for pods no node can take (`stuck`: scheduling.unscheduled's, past the
+    grace), in the scheduler's words: the cluster will not get there on its own (a node
+    must be added or freed, or the pods ask for less)."""
     if not stuck:
         return None
     pod, message = stuck[0]
@@ -35,17 +37,43 @@ def unschedulable_problem(stuck: list[tuple[Body, str]], *, noun: str = "pod") -
     )
 
 
-def refused_problem(workload: Body | None) -> Problem | None:
+def refused_problem(
+    workload: Body | None,
+    *,
+    events: list[Body],
+    pods: list[Body],
+    now: str,
+    size_field: str | None = None,
+) -> Problem | None:
     """Degraded when the API server refuses the workload's pods (a ResourceQuota, a
-    LimitRange, admission): its ReplicaFailure condition (FailedCreate), which the
-    Deployment carries over from its ReplicaSet; it stays until a create succeeds."""
-    failure = find_condition(deep_get(workload, "status.conditions"), "ReplicaFailure")
-    if workload is None or failure is None or failure.get("status") != "True":
+    LimitRange, admission). A Deployment says so in its ReplicaFailure condition
+    (FailedCreate), carried over from its ReplicaSet, until a create succeeds; a
+    StatefulSet only in FailedCreate Events about it (`events`: controllers.refusals).
+    The message says what to do; `size_field`: the CR's field that sets how many pods."""
+    if workload is None:
         return None
+    failure = find_condition(deep_get(workload, "status.conditions"), "ReplicaFailure")
+    if failure is not None and failure.get("status") == "True":
+        reason, message = str(failure.get("reason")), str(failure.get("message") or "")
+    elif at := _time(now):
+        if (event := current_refusal(workload, events, pods, now=at)) is None:
+            return None
+        reason, message = REASON, event_message(event)
+    else:
+        return None
+    namespace = str(deep_get(workload, "metadata.namespace", ""))
     return PODS_REFUSED, (
         f"{workload.get('kind', 'Deployment')} {workload['metadata']['name']} cannot create "
-        f"its pods ({failure.get('reason')}): {failure.get('message')}"
+        f"its pods ({reason}): {message.rstrip('.')}. "
+        f"{refusal_advice(namespace, message, size_field)}"
     )
+
+
+def _time(text: str) -> datetime | None:
+    try:
+        return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        return None
 
 
 def workload_status(
@@ -58,13 +86,17 @@ def workload_status(
     now: str,
     problem: Problem | None = None,
     workload: Body | None = None,
+    events: list[Body] | None = None,
+    size_field: str | None = None,
+    grace: float = UNSCHEDULABLE_GRACE_SECONDS,
 ) -> Body:
     """The CR's status, told from its pods: nodes, readyReplicas, selector and conditions.
 
     Available: the ready pods reach the size. Progressing: a scale or rollout is under way.
     Degraded: pods cannot start (the image cannot be pulled, a container crashes, no node
-    can take them), the API server refuses them (`workload`, their Deployment, says so), or
-    a `problem` found before anything was written (an invalid spec, a child in the way).
+    has taken them for `grace` seconds: scheduling), the API server refuses them (their
+    Deployment, `workload`, says so, or `events` about their StatefulSet do), or a
+    `problem` found before anything was written (an invalid spec, a child in the way).
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
     live = sorted(
@@ -86,6 +118,10 @@ def workload_status(
         progressing = ("ScalingDown", f"{count(len(live), 'pod')} for size {size}")
     elif ready < size:
         progressing = ("PodsStarting", f"{ready}/{size} {pods_of_size} ready")
+    # A pod that is not ready keeps Progressing True: one waiting for a node says so there.
+    pending = unscheduled(live, now=now, grace=grace)
+    if progressing is not None and (note := pending.waiting_note()):
+        progressing = (progressing[0], progressing[1] + note)
 
     degraded: tuple[str, str] | None = None
     if problem:
@@ -107,8 +143,10 @@ def workload_status(
             f"in CrashLoopBackOff, e.g. {pod['metadata']['name']}",
         )
     else:
-        # Pending for good until someone frees a node or a quota: not "Progressing".
-        degraded = unschedulable_problem(unschedulable(live)) or refused_problem(workload)
+        # Pending past the grace: for good until someone frees a node, not "Progressing".
+        degraded = unschedulable_problem(pending.stuck) or refused_problem(
+            workload, events=events or [], pods=live, now=now, size_field=size_field
+        )
 
     # Never "5/4 ready": just after a scale-down (or in a surge) the pods on their way out
     # are still ready, and the Deployment has not marked them terminating yet.

@@ -327,6 +327,15 @@ OPSBOARD_CONTROLLERS = env_list(
 )
 OPSBOARD_BACKOFF_BASE = env_float("OPSBOARD_BACKOFF_BASE", 0.005, minimum=0.001)
 OPSBOARD_BACKOFF_MAX = env_float("OPSBOARD_BACKOFF_MAX", 1000.0, minimum=0.001)
+# The longest retry delay of a temporary error (a 409, a NodePort another Service holds, a
+# 5xx, the API server out of reach): it clears when something else changes, which wakes
+# no CR, so the retry must not come a quarter of an hour after (engine.queue.backoff).
+OPSBOARD_BACKOFF_TEMPORARY_MAX = env_float("OPSBOARD_BACKOFF_TEMPORARY_MAX", 60.0, minimum=0.001)
+# How long a pod may wait for a node before its CR is Degraded (controllers.scheduling):
+# more where a cluster autoscaler adds nodes for pending pods, which takes minutes.
+OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS = env_float(
+    "OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS", 30.0, minimum=0.0
+)
 OPSBOARD_RESYNC_SECONDS = env_float("OPSBOARD_RESYNC_SECONDS", 600.0, minimum=1.0)
 # A per-key lock outlives a dead worker by at most this; live workers renew it.
 OPSBOARD_LOCK_TTL = env_float("OPSBOARD_LOCK_TTL", 10.0, minimum=1.0)

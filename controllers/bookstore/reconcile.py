@@ -41,6 +41,8 @@ from controllers.fields import deep_get
 from controllers.images import is_valid_image
 from controllers.pods import STUCK_REASONS
 from controllers.problems import INVALID_SPEC, Problem, ownership_problem
+from controllers.refusals import short_of_pods
+from controllers.scheduling import grace_from, unscheduled
 
 EXPANSION_FAILED = "VolumeExpansionFailed"
 
@@ -77,17 +79,31 @@ def reconcile(ctx: Context) -> Result:
     db_pods = ctx.cache.list(POD, namespace, labels=db_labels(cr))
     if problem is None and statefulset is not None:
         db_pods = replace_stuck_pods(ctx, statefulset, db_pods)
+    at, grace = now(), grace_from(ctx.settings)
     status = compute_status(
         cr,
         app_pods=app_pods,
         db_pods=db_pods,
         app_service=app_service,
         claims=claims,
-        now=now(),
+        now=at,
         problem=problem,
         app_deployment=deployment,
+        db_statefulset=statefulset,
+        db_events=db_refusals(ctx, statefulset),
+        grace=grace,
     )
-    return finish(ctx, BOOKSTORE, cr, status, problem, permanent=(INVALID_SPEC, EXPANSION_FAILED))
+    due = unscheduled([*app_pods, *db_pods], now=at, grace=grace).recheck
+    permanent = (INVALID_SPEC, EXPANSION_FAILED)
+    return finish(ctx, BOOKSTORE, cr, status, problem, permanent=permanent, due=due)
+
+
+def db_refusals(ctx: Context, statefulset: Body | None) -> list[Body]:
+    """The Events about the DB's StatefulSet, read (from the mirror: one indexed query)
+    only while it is short of pods: it tells a refused pod (a quota) only so."""
+    if statefulset is None or not short_of_pods(statefulset):
+        return []
+    return ctx.cache.events_about(statefulset)
 
 
 REVISION_LABEL = "controller-revision-hash"

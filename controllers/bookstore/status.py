@@ -18,6 +18,7 @@ from controllers.bookstore.quantity import parse_quantity
 from controllers.conditions import conditions_from, find_condition
 from controllers.fields import deep_get, node_port
 from controllers.problems import Problem
+from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS
 from controllers.workload import workload_status
 
 RESIZE_CONDITIONS = ("FileSystemResizePending", "Resizing")
@@ -63,11 +64,15 @@ def compute_status(
     now: str,
     problem: Problem | None = None,
     app_deployment: Body | None = None,
+    db_statefulset: Body | None = None,
+    db_events: list[Body] | None = None,
+    grace: float = UNSCHEDULABLE_GRACE_SECONDS,
 ) -> Body:
     """Available when the app and the DB have all their pods ready; Progressing while either
     scales or rolls out, or while a claim grows; Degraded when pods cannot start or be
-    scheduled, the API server refuses the app's (`app_deployment` says so), or the CR
-    cannot be served as asked (`problem`)."""
+    scheduled, the API server refuses the app's (`app_deployment` says so) or the DB's
+    (the FailedCreate `db_events` about `db_statefulset` do), or the CR cannot be served
+    as asked (`problem`)."""
     fresh = {"metadata": cr["metadata"]}  # each part's conditions, told from scratch
     app = workload_status(
         fresh,
@@ -77,6 +82,8 @@ def compute_status(
         labels=app_labels(cr),
         now=now,
         workload=app_deployment,
+        size_field="spec.bookApp.replicas",
+        grace=grace,
     )
     db = workload_status(
         fresh,
@@ -85,6 +92,10 @@ def compute_status(
         image=db_image(cr),
         labels=db_labels(cr),
         now=now,
+        workload=db_statefulset,
+        events=db_events,
+        size_field="spec.bookDB.replicas",
+        grace=grace,
     )
     parts = (("App", app), ("DB", db))
 

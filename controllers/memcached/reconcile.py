@@ -14,6 +14,7 @@ from controllers.memcached.desired import (
 )
 from controllers.memcached.status import compute_status
 from controllers.problems import ownership_problem, spec_problem
+from controllers.scheduling import grace_from, unscheduled
 
 
 def reconcile(ctx: Context) -> Result:
@@ -28,10 +29,15 @@ def reconcile(ctx: Context) -> Result:
     if problem is None:
         deployment = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
-    status = compute_status(cr, pods=pods, now=now(), problem=problem, deployment=deployment)
+    at, grace = now(), grace_from(ctx.settings)
+    status = compute_status(
+        cr, pods=pods, now=at, problem=problem, deployment=deployment, grace=grace
+    )
     # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
-    # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer.
-    return finish(ctx, MEMCACHED, cr, status, problem, recheck=False)
+    # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer, but
+    # for the end of a pod's grace for waiting on a node, which no event tells.
+    due = unscheduled(pods, now=at, grace=grace).recheck
+    return finish(ctx, MEMCACHED, cr, status, problem, recheck=False, due=due)
 
 
 def expected_children(cr: Body) -> list[ExpectedChild]:

@@ -39,6 +39,7 @@ from controllers.ptemplate.desired import (
     spec_pull_secret,
 )
 from controllers.ptemplate.status import compute_status
+from controllers.scheduling import grace_from, unscheduled
 
 PULL_SECRET_MISSING = "PullSecretMissing"
 
@@ -61,10 +62,12 @@ def reconcile(ctx: Context) -> Result:
         want, have = whole_fields(desired_daemonset(cr), daemonset)
         daemonset = ensure_child(ctx, DAEMONSET, want, have, exact=DAEMONSET_EXACT)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
+    at, grace = now(), grace_from(ctx.settings)
     status = compute_status(
-        cr, daemonset=daemonset, module=module, pods=pods, now=now(), problem=problem
+        cr, daemonset=daemonset, module=module, pods=pods, now=at, problem=problem, grace=grace
     )
-    result = finish(ctx, PTEMPLATE, cr, status, problem)
+    due = unscheduled(pods, now=at, grace=grace).recheck  # a pod's grace for a node ends
+    result = finish(ctx, PTEMPLATE, cr, status, problem, due=due)
     if problem is not None and problem[0] == PULL_SECRET_MISSING:
         # Secrets are not watched (their data would land in the mirror): look again slowly.
         return Result(requeue_after=RECHECK_MAX_SECONDS)

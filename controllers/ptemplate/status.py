@@ -9,7 +9,6 @@ from controllers.pods import (
     CRASHING,
     PULL_FAILURES,
     pod_is_ready,
-    unschedulable,
     waiting,
 )
 from controllers.problems import Problem
@@ -20,6 +19,7 @@ from controllers.ptemplate.desired import (
     spec_image,
     spec_node_selector,
 )
+from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS, Unscheduled, unscheduled
 from controllers.wording import count, plural
 from controllers.workload import unschedulable_problem
 
@@ -31,10 +31,12 @@ def _selector_text(cr: Body) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(spec_node_selector(cr).items())) or "(none)"
 
 
-def _degraded(cr: Body, live: list[Body], desired: int | None) -> tuple[str, str] | None:
+def _degraded(
+    cr: Body, live: list[Body], desired: int | None, pending: Unscheduled
+) -> tuple[str, str] | None:
     if desired == 0:
         return NO_MATCHING_NODES, f"No node matches the node selector {_selector_text(cr)}"
-    if stuck := unschedulable(live):
+    if stuck := pending.stuck:  # past the grace, as for every workload (scheduling)
         pod, message = stuck[0]
         resource = spec_device_resource(cr)
         if f"Insufficient {resource}" in message:
@@ -67,6 +69,7 @@ def compute_status(
     pods: list[Body],
     now: str,
     problem: Problem | None = None,
+    grace: float = UNSCHEDULABLE_GRACE_SECONDS,
 ) -> Body:
     """nodes, desired/ready counts, the Module's presence and the three conditions.
 
@@ -89,7 +92,8 @@ def compute_status(
     current = [p for p in live if image in {c.get("image") for c in p["spec"]["containers"]}]
 
     # A previous generation's 0 may be what a new node selector fixes: not yet "no node".
-    degraded = problem or _degraded(cr, live, desired if counted else None)
+    pending = unscheduled(live, now=now, grace=grace)
+    degraded = problem or _degraded(cr, live, desired if counted else None, pending)
     consumers, runs = plural(desired or 0, "consumer pod"), plural(desired or 0, "runs", "run")
     if desired is None:
         progressing: tuple[str, str] | None = ("Creating", "The consumer DaemonSet is starting")
@@ -101,6 +105,8 @@ def compute_status(
         progressing = ("PodsStarting", f"{ready}/{desired} {consumers} ready")
     else:
         progressing = None
+    if progressing is not None and (note := pending.waiting_note("consumer pod")):
+        progressing = (progressing[0], progressing[1] + note)
     available = desired is not None and desired > 0 and ready >= desired
     shown = "?" if desired is None else desired
     verdicts = (

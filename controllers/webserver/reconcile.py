@@ -14,6 +14,7 @@ from controllers.base import (
 )
 from controllers.fields import deep_get
 from controllers.problems import ownership_problem, spec_problem
+from controllers.scheduling import grace_from, unscheduled
 from controllers.webserver.desired import (
     SERVICE_EXACT,
     WEBSERVER,
@@ -43,12 +44,21 @@ def reconcile(ctx: Context) -> Result:
         deployment = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
         service = ensure_child(ctx, SERVICE, desired_service(cr), service, exact=SERVICE_EXACT)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
+    at, grace = now(), grace_from(ctx.settings)
     status = compute_status(
-        cr, pods=pods, service=service, now=now(), problem=problem, deployment=deployment
+        cr,
+        pods=pods,
+        service=service,
+        now=at,
+        problem=problem,
+        deployment=deployment,
+        grace=grace,
     )
     # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
-    # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer.
-    return finish(ctx, WEBSERVER, cr, status, problem, recheck=False)
+    # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer, but
+    # for the end of a pod's grace for waiting on a node, which no event tells.
+    due = unscheduled(pods, now=at, grace=grace).recheck
+    return finish(ctx, WEBSERVER, cr, status, problem, recheck=False, due=due)
 
 
 def expected_children(cr: Body) -> list[ExpectedChild]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from controllers.base import Body
 from controllers.fields import node_port
 from controllers.problems import Problem
+from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS
 from controllers.webserver.desired import (
     PORT_NAME,
     labels_for,
@@ -23,6 +24,7 @@ def compute_status(
     now: str,
     problem: Problem | None = None,
     deployment: Body | None = None,
+    grace: float = UNSCHEDULABLE_GRACE_SECONDS,
 ) -> Body:
     """As for Memcached, plus where to reach it: the Service's name and its nodePort."""
     status = workload_status(
@@ -34,6 +36,8 @@ def compute_status(
         now=now,
         problem=problem,
         workload=deployment,
+        size_field="spec.replicas",
+        grace=grace,
     )
     status["serviceName"] = service_name(cr)
     if (port := node_port(service, PORT_NAME)) is not None:

@@ -16,6 +16,12 @@ from controllers.base import Body
 from controllers.conditions import find_condition
 from controllers.fields import controlling_ref, deep_get
 from controllers.pods import CRASHING, PULL_FAILURES, pod_claims
+from controllers.refusals import (
+    current_refusal,
+    event_message,
+    event_time,
+    refusal_advice,
+)
 from controllers.wording import count
 from opsboard.diagnosis.errors import (
     IMMUTABLE,
@@ -45,14 +51,6 @@ RANK_STALE = 70
 # 1 Insufficient example.com/accel, 2 node(s) didn't match Pod's node affinity/selector."
 _NODES = re.compile(r"0/(\d+) nodes are available")
 _INSUFFICIENT = re.compile(r"(?:(\d+) )?Insufficient ([\w./-]+?)\.?(?:[,\s]|$)")
-# The ResourceQuota admission's refusals: "exceeded quota: q, requested: ..." and
-# "failed quota: q: must specify limits.cpu for: ..."
-_QUOTA = re.compile(r"(?:exceeded|failed) quota: ([a-z0-9.-]+)")
-# An Event the correlator aggregated says so first.
-_COMBINED = "(combined from similar events): "
-# How long a refusal is taken as the reason a workload is short: while refusals go on, the
-# event correlator's spam filter lets one through every 5 minutes after the first 25.
-REFUSAL_FRESH_SECONDS = 600
 # How long after the mirror saw a CR change a stale status with nothing queued yet reads as
 # "being picked up": the watcher writes the mirror, then queues the key.
 PICKUP_GRACE_SECONDS = 10.0
@@ -119,6 +117,7 @@ class EngineState:
     queued_since: datetime | None = None  # the key waits in the queue since then
     running_since: datetime | None = None
     stale_after: float = 60.0  # OPSBOARD_QUEUE_STALE_SECONDS
+    temporary_backoff_max: float = 60.0  # OPSBOARD_BACKOFF_TEMPORARY_MAX
 
 
 @dataclass(frozen=True)
@@ -159,6 +158,11 @@ def _ago(then: datetime | None, now: datetime | None) -> str:
     if seconds < 7200:
         return f"{seconds // 60} min"
     return f"{seconds // 3600} h"
+
+
+def _controller_uid(obj: Body) -> str:
+    ref = controlling_ref(deep_get(obj, "metadata.ownerReferences"))
+    return str(ref.get("uid", "")) if ref else ""
 
 
 def _of_kind(objects: list[Body], kind: str) -> list[Body]:
@@ -417,44 +421,6 @@ def _replica_failure(workload: Body) -> Body | None:
     return failure if failure and failure.get("status") == "True" else None
 
 
-def _refusal_todo(namespace: str, message: str, field: str | None) -> str:
-    """`field`: the CR's field that sets how much its pods ask for in all, if it has one."""
-    if quota := _QUOTA.search(message):
-        lower = f"lower the CR's {field}" if field else "lower what the pods request"
-        return (
-            f"Raise ResourceQuota {quota[1]} (kubectl -n {namespace} describe resourcequota "
-            f"{quota[1]}) or {lower}; the pods already there count against it."
-        )
-    return (
-        "Change what refuses the pods in the namespace: a ResourceQuota, a LimitRange, "
-        "PodSecurity admission or an admission webhook "
-        f"(kubectl -n {namespace} get events --field-selector reason=FailedCreate)."
-    )
-
-
-def short_of_pods(workload: Body) -> bool:
-    """A StatefulSet or DaemonSet with fewer pods than it wants. Neither has a
-    ReplicaFailure condition: a refused create shows only in its FailedCreate Events."""
-    status = workload.get("status") or {}
-    if workload.get("kind") == "StatefulSet":
-        wanted = deep_get(workload, "spec.replicas")
-        return int(status.get("replicas") or 0) < (1 if wanted is None else int(wanted))
-    if workload.get("kind") == "DaemonSet":
-        scheduled = int(status.get("currentNumberScheduled") or 0)
-        return scheduled < int(status.get("desiredNumberScheduled") or 0)
-    return False
-
-
-def _event_time(event: Body) -> datetime | None:
-    stamp = (
-        deep_get(event, "series.lastObservedTime")
-        or event.get("lastTimestamp")
-        or event.get("eventTime")
-        or deep_get(event, "metadata.creationTimestamp")
-    )
-    return datetime.fromisoformat(stamp) if stamp else None
-
-
 def _refused_pods_findings(observed: Observed) -> list[Finding]:
     """Workloads whose pod creates the API server refuses. A ReplicaSet tells it in its
     ReplicaFailure condition, which its Deployment carries too (the Deployment's is read
@@ -476,19 +442,16 @@ def _refused_pods_findings(observed: Observed) -> list[Finding]:
         *_of_kind(observed.objects, "StatefulSet"),
         *_of_kind(observed.objects, "DaemonSet"),
     ]:
+        if observed.now is None:
+            continue
         uid = deep_get(workload, "metadata.uid")
-        told = [
-            (when, event)
-            for event in observed.refusals
-            if deep_get(event, "involvedObject.uid") == uid and (when := _event_time(event))
-        ]
-        if not told or not short_of_pods(workload) or observed.now is None:
+        pods = [p for p in _of_kind(observed.objects, "Pod") if _controller_uid(p) == uid]
+        # The rule the operators' status follows (a BookStore's DB): controllers.refusals.
+        event = current_refusal(workload, observed.refusals, pods, now=observed.now)
+        if event is None:
             continue
-        when, event = max(told, key=lambda pair: pair[0])
-        if (observed.now - when).total_seconds() > REFUSAL_FRESH_SECONDS:
-            continue
-        message = str(event.get("message") or "").removeprefix(_COMBINED)
-        ago = _ago(when, observed.now)
+        message = event_message(event)
+        ago = _ago(event_time(event), observed.now)
         found.append(_refused(observed, workload, f"(FailedCreate, last {ago} ago)", message))
     return found
 
@@ -499,7 +462,7 @@ def _refused(observed: Observed, workload: Body, how: str, message: str) -> Find
         RANK_PODS_REFUSED,
         "ReplicaFailure" if kind in ("ReplicaSet", "Deployment") else "FailedCreate",
         f"{kind} {name} cannot create its pods: the API server refuses them {how}: {message}",
-        _refusal_todo(
+        refusal_advice(
             str(deep_get(workload, "metadata.namespace", "")),
             message,
             observed.requests_path or observed.size_path,
@@ -749,9 +712,15 @@ def _explained(observed: Observed, error: ClassifiedError) -> ClassifiedError:
             error,
             what=f"NodePort {error.port} is already in use by {user}, so {child} cannot get it.",
             todo=f"Set another {where or 'NodePort'}, or remove it to let the cluster choose "
-            "one; the engine retries with backoff and succeeds once the port is free.",
+            f"one. Or free the port: the engine retries at least every "
+            f"{_seconds(observed.engine.temporary_backoff_max)} and succeeds once it is free.",
         )
     return error
+
+
+def _seconds(seconds: float) -> str:
+    """'60 s', '2 min', '90 s'."""
+    return f"{seconds / 60:g} min" if seconds >= 120 and seconds % 60 == 0 else f"{seconds:g} s"
 
 
 def _due(at: datetime, now: datetime | None) -> str:

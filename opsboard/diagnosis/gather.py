@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from controllers.base import Body, Key
 from controllers.fields import deep_get
+from controllers.refusals import short_of_pods
 from controllers.wording import count
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
@@ -30,7 +31,6 @@ from opsboard.diagnosis.findings import (
     LastRun,
     Observed,
     diagnose,
-    short_of_pods,
 )
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.pump import workers_alive
@@ -65,6 +65,7 @@ def engine_wide(freshness: mirror.Freshness | None = None) -> EngineState:
         standbys=freshness.standbys,
         lease_error=freshness.lease_error,
         stale_after=settings.OPSBOARD_QUEUE_STALE_SECONDS,
+        temporary_backoff_max=settings.OPSBOARD_BACKOFF_TEMPORARY_MAX,
     )
     try:
         return replace(base, workers=tuple(workers_alive()))

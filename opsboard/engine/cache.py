@@ -54,6 +54,14 @@ class MirrorCache:
             return self.get(kind, namespace, name)
         return self._got[key]
 
+    def events_about(self, obj: Body) -> list[Body]:
+        """One indexed query: the mirror files an Event under its involvedObject's uid."""
+        uid = str(obj.get("metadata", {}).get("uid") or "")
+        if not uid:
+            return []
+        rows = KubeObject.objects.filter(kind="Event", api_version="v1", owner_uid=uid)
+        return list(rows.values_list("body", flat=True))
+
     def list(
         self, kind: Kind, namespace: str, *, labels: Mapping[str, str] | None = None
     ) -> list[Body]:

@@ -7,7 +7,8 @@ changes). An owned object maps to the primary object that controls it, following
 `controller: true` ownerReferences up through the mirror (Pod → ReplicaSet → Deployment →
 Memcached), if that controller declares the kind in `owns`; for a kind it also declares in
 `owns_spec_only`, only when the change is meaningful in the same sense (a Deployment's
-status updates during a rollout wake nobody: its pods' changes do).
+status updates during a rollout wake nobody: its pods' changes do). A FailedCreate Event
+about a StatefulSet or DaemonSet maps as if that workload owned it (controllers.refusals).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from controllers.base import EVENT, POD, Body, Controller, Key
 from controllers.fields import controlling_ref, deep_get
+from controllers.refusals import is_refusal_event
 from controllers.registry import primary_owner
 from opsboard.mirror.models import KubeObject
 from opsboard.mirror.writer import ADDED, DELETED, Change, snapshot
@@ -47,6 +49,16 @@ def _refusing_pods(body: Body) -> bool:
     noticed by the CR's own recheck (controllers.apply.settle)."""
     conditions = deep_get(body, "status.conditions") or []
     return any(c.get("type") == "ReplicaFailure" and c.get("status") == "True" for c in conditions)
+
+
+def _refused_workload(change: Change) -> dict[str, Any] | None:
+    """A FailedCreate Event about a StatefulSet or DaemonSet maps as if that workload owned
+    it: a refused pod (a quota) is told only so, and no pod's event would tell (none is
+    created). Its end is a pod created, whose event does."""
+    if change.kind != EVENT or change.type == DELETED or not is_refusal_event(change.body):
+        return None
+    involved = change.body.get("involvedObject") or {}
+    return involved if involved.get("uid") else None
 
 
 def _not_reserved(annotations: dict[str, str]) -> dict[str, str]:
@@ -152,7 +164,7 @@ def keys_for(
                 key = Key(primary.name, meta.get("namespace", ""), meta["name"])
                 keys.setdefault(key, _describe(change))
             continue
-        ref = controlling_ref(meta.get("ownerReferences"))
+        ref = controlling_ref(meta.get("ownerReferences")) or _refused_workload(change)
         if ref is not None:
             pending.append((change, ref))
 
@@ -166,7 +178,7 @@ def keys_for(
             controller = primary_owner(controllers, api_version, owner_kind)
             if controller is None:
                 unresolved.append((change, ref))
-            elif change.kind in controller.owns and (
+            elif (change.kind in controller.owns or change.kind == EVENT) and (
                 change.kind not in controller.owns_spec_only or is_meaningful(change, owned=True)
             ):
                 namespace = change.body["metadata"].get("namespace", "")

@@ -25,6 +25,9 @@ class RunOutcome:
     # up with the last write). Retried with the key's backoff (5 ms first) and no Warning
     # Event: nothing is wrong.
     conflict: bool = False
+    # A TemporaryError (a conflict among them): its backoff stops growing at
+    # OPSBOARD_BACKOFF_TEMPORARY_MAX (queue.backoff).
+    temporary: bool = False
 
     @property
     def metric_result(self) -> str:

@@ -504,7 +504,16 @@ def _sweep_hold_ms(older_than: float) -> int:
     return int(older_than * 500)
 
 
-def backoff(failures: int) -> float:
-    """Seconds before retry number `failures`: base doubling per failure, capped."""
+def backoff(failures: int, *, temporary: bool = False) -> float:
+    """Seconds before retry number `failures`: base doubling per failure, capped.
+
+    A failing reconcile (a bug, an error of no known kind) backs off up to
+    OPSBOARD_BACKOFF_MAX, as controller-runtime's rate limiter does (1000 s). A
+    `temporary` error (a TemporaryError: a conflict, a NodePort taken, a 5xx, the server
+    out of reach) clears when something else changes, often nothing that wakes the key:
+    its delay stops growing at OPSBOARD_BACKOFF_TEMPORARY_MAX (60 s), so the retry comes
+    within a minute of the cause going, not a quarter of an hour."""
     base, cap = settings.OPSBOARD_BACKOFF_BASE, settings.OPSBOARD_BACKOFF_MAX
+    if temporary:
+        cap = min(cap, settings.OPSBOARD_BACKOFF_TEMPORARY_MAX)
     return float(min(cap, base * 2 ** min(failures - 1, 64)))

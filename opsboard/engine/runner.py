@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from django.conf import settings
 
@@ -29,6 +30,7 @@ from controllers.base import (
 from controllers.conditions import condition_of, set_condition
 from controllers.fields import deep_get
 from controllers.kube import AlreadyAllocated, Conflict, NamespaceTerminating
+from controllers.scheduling import GRACE_SETTING
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
 from opsboard.engine.console import reconcile_line
@@ -215,7 +217,7 @@ def _run(
         primary = cache.refresh(controller.primary, key.namespace, key.name, api_kube())
     report = RunReporter()
     kube = OwnWrites(api_kube(), controller.primary)  # its children's echoes wake nobody
-    ctx = Context(key=key, cache=cache, kube=kube, report=report)
+    ctx = Context(key=key, cache=cache, kube=kube, report=report, settings=_controller_settings())
     clock = time.perf_counter()
     with _renewing(queue, key, token, ttl):
         outcome = _reconcile(controller, ctx)
@@ -225,7 +227,9 @@ def _run(
     ending = _Ending()
     if outcome.status == Outcome.ERROR:
         failures = queue.failed(key)
-        delay = outcome.requeue_after if outcome.requeue_after is not None else backoff(failures)
+        delay = outcome.requeue_after
+        if delay is None:
+            delay = backoff(failures, temporary=outcome.temporary)
         outcome = replace(outcome, requeue_after=delay)
         # Stamped with the due time, so the wait in the queue leaves out the backoff itself.
         detail = f"attempt {failures + 1}: {outcome.error[:150]}"
@@ -280,6 +284,11 @@ def _run(
     return replace(ending, status_written=kube.status_written)
 
 
+def _controller_settings() -> dict[str, Any]:
+    """What controllers read from a run's Context.settings."""
+    return {GRACE_SETTING: settings.OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS}
+
+
 def _older_than(primary: Body | None, version: int | None) -> bool:
     """Whether the mirror's copy of a run's CR predates the key's last own status write:
     that write's change may still be waiting in the watcher for company (own_status)."""
@@ -306,6 +315,7 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
             error=str(exc),
             requeue_after=exc.delay,
             conflict=isinstance(exc, Conflict),
+            temporary=True,
         )
     except Exception as exc:  # a bug in a controller: back off, as for any error
         log.exception("Reconcile of %s failed", ctx.key)

@@ -21,11 +21,9 @@ from typing import Any
 from django.conf import settings
 
 from controllers.base import (
-    DAEMONSET,
     EVENT,
     POD,
     REPLICASET,
-    STATEFULSET,
     Body,
     Controller,
     Key,
@@ -34,6 +32,7 @@ from controllers.base import (
 )
 from controllers.kube import ApiKube, Gone
 from controllers.pods import pod_is_ready
+from controllers.refusals import TOLD_IN_EVENTS
 from controllers.registry import watched_kinds
 from opsboard.engine.database import close_if_broken
 from opsboard.engine.mapping import Echoes, OwnerIndex, keys_for
@@ -53,8 +52,9 @@ log = logging.getLogger(__name__)
 # Mirrored for the UI (owner trees, an object's Events), and to map Pods to their owners.
 MIRROR_ONLY = (REPLICASET, EVENT)
 # Workloads that tell a refused pod create (a quota, admission) only in a FailedCreate
-# Event, having no ReplicaFailure condition: those Events are mirrored for the diagnosis.
-REFUSALS_TOLD_BY = (STATEFULSET, DAEMONSET)
+# Event, having no ReplicaFailure condition: those Events are mirrored for the operators'
+# status and the diagnosis (controllers.refusals).
+REFUSALS_TOLD_BY = TOLD_IN_EVENTS
 BATCH = 500
 # A batch of up to this many watch events, none of them urgent, is mirrored in one write
 # (see Watcher._apply).

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controllers.base import Body, Kind
+from controllers.base import EVENT, Body, Kind
 from controllers.conditions import condition_of
 from controllers.kube import ApiKube
 from controllers.ownership import selector_string
@@ -84,6 +84,11 @@ class ReadThroughCache:
         self, kind: Kind, namespace: str, *, labels: Mapping[str, str] | None = None
     ) -> list[Body]:
         return list_objects(self.kube, kind, namespace, labels)
+
+    def events_about(self, obj: Body) -> list[Body]:
+        meta = obj["metadata"]
+        fields = f"involvedObject.uid={meta['uid']}"
+        return self.kube.list(EVENT, meta.get("namespace", ""), fields=fields)[0]
 
 
 @dataclass

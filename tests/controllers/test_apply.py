@@ -7,10 +7,12 @@ from controllers.apply import (
     RECHECK_MAX_SECONDS,
     RECHECK_MIN_SECONDS,
     TIME_FORMAT,
+    finish,
     recheck_after,
     settle,
 )
 from controllers.base import Context, Key
+from controllers.memcached.desired import MEMCACHED
 from tests.controllers.cluster import RecordingReporter
 
 
@@ -47,3 +49,15 @@ def test_pods_refused_is_looked_at_again_as_its_end_wakes_nothing() -> None:
     assert settle(ctx, cr, degraded("PodsRefused")).requeue_after == RECHECK_MAX_SECONDS
     assert settle(ctx, cr, degraded("PodsUnschedulable")).requeue_after is None
     assert [reason for _, reason, _ in report.events] == ["PodsRefused", "PodsUnschedulable"]
+
+
+def test_finish_runs_again_when_a_pods_grace_for_a_node_ends() -> None:
+    """Nothing else would wake a CR whose pods' events are all told (recheck=False)."""
+    report = RecordingReporter()
+    ctx = Context(Key("memcached", "ns", "m"), cast(Any, None), cast(Any, None), report)
+    progressing = {"type": "Progressing", "status": "True", "reason": "PodsStarting",
+                   "message": "0/1 pod ready", "lastTransitionTime": _ago(0)}  # fmt: skip
+    status = {"conditions": [progressing]}
+    cr = {"metadata": {"name": "m", "namespace": "ns"}, "status": status}
+    assert finish(ctx, MEMCACHED, cr, status, None, recheck=False).requeue_after is None
+    assert finish(ctx, MEMCACHED, cr, status, None, recheck=False, due=7.0).requeue_after == 7.0

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from kubernetes import client
 
 from controllers.base import (
     DEPLOYMENT,
@@ -38,6 +39,7 @@ from tests.controllers.cluster import (
 from tests.controllers.manifests import K8S
 from tests.controllers.runs import actions_since
 from tests.fixtures.celery import EngineProcesses
+from tests.kubesim.cluster.helpers import create_quota
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("bookstore_engine")]
@@ -390,3 +392,31 @@ def test_the_sample_applied_with_kubectl_settles(
     assert cr["status"]["claims"][0]["capacity"] == "2Gi"
     listed = kubectl(kubesim_server.kubeconfig_path, "get", "opsboard", "-n", namespace)
     assert "bookstore-sample" in listed.stdout and "2Gi" in listed.stdout
+
+
+def test_db_pods_a_quota_refuses_are_degraded_until_the_quota_is_raised(
+    kube: ApiKube, namespace: str, kube_api_client: Any
+) -> None:
+    """A StatefulSet has no ReplicaFailure condition: its controller's FailedCreate Event,
+    which the mirror keeps, is what tells the BookStore (and wakes it)."""
+    core = client.CoreV1Api(kube_api_client)
+    create_quota(core, namespace, {"pods": "2"})
+    _create(kube, namespace, "s", bookApp={"replicas": 1}, bookDB={"replicas": 1})
+    _wait_settled(kube, namespace, "s", 1, 1)
+    kube.patch(BOOKSTORE, namespace, "s", {"spec": {"bookDB": {"replicas": 2}}})
+
+    def degraded() -> dict[str, Any]:
+        return condition_of(kube.get(BOOKSTORE, namespace, "s"), "Degraded")
+
+    condition = wait_for(lambda: degraded().get("status") == "True" and degraded(),
+                         what="Degraded=True")  # fmt: skip
+    assert condition["reason"] == "PodsRefused"
+    message = condition["message"]
+    assert message.startswith("DB: StatefulSet s-db cannot create its pods (FailedCreate): ")
+    assert 'pods "s-db-1" is forbidden: exceeded quota: q' in message
+    assert f"Raise ResourceQuota q (kubectl -n {namespace} describe resourcequota q)" in message
+    assert "spec.bookDB.replicas" in message
+
+    core.patch_namespaced_resource_quota("q", namespace, {"spec": {"hard": {"pods": "3"}}})
+    _wait_settled(kube, namespace, "s", 1, 2)
+    wait_for(lambda: degraded().get("status") == "False", what="Degraded=False once created")

@@ -168,3 +168,90 @@ def test_specs_the_api_should_have_refused_are_invalid() -> None:
     ):
         problem = spec_problem(bookstore("s", **spec), [])
         assert problem is not None and problem[1].startswith(field), spec
+
+
+STS_REFUSED = (
+    'create Pod s-db-1 in StatefulSet s-db failed error: pods "s-db-1" is forbidden: '
+    "exceeded quota: q, requested: pods=1, used: pods=3, limited: pods=3"
+)
+
+
+def _db_statefulset(replicas: int = 2, created: int = 1) -> dict[str, Any]:
+    """The DB's StatefulSet as its controller reports it: `created` of `replicas` pods."""
+    return {
+        "kind": "StatefulSet",
+        "metadata": {"name": "s-db", "namespace": "shop", "uid": "sts-uid"},
+        "spec": {"replicas": replicas},
+        "status": {"replicas": created},
+    }
+
+
+def _failed_create(at: str, message: str = STS_REFUSED) -> dict[str, Any]:
+    """The FailedCreate Event the StatefulSet controller posts, as on v1.28."""
+    return {
+        "kind": "Event",
+        "type": "Warning",
+        "reason": "FailedCreate",
+        "message": message,
+        "involvedObject": {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "name": "s-db",
+            "uid": "sts-uid",
+        },
+        "firstTimestamp": at,
+        "lastTimestamp": at,
+        "count": 3,
+    }
+
+
+def _db_pod(created: str) -> dict[str, Any]:
+    db = pod("s-db-0", image="mongo:7.0")
+    db["metadata"]["creationTimestamp"] = created
+    return db
+
+
+def test_a_quota_refusing_the_dbs_pods_is_degraded_saying_what_to_do() -> None:
+    """A StatefulSet has no ReplicaFailure: its controller's FailedCreate Event tells."""
+    status = _status(
+        db_pods=[_db_pod("2026-11-29T11:59:00Z")],
+        db_statefulset=_db_statefulset(),
+        db_events=[_failed_create("2026-11-29T11:59:30Z")],
+        now="2026-11-29T12:00:00Z",
+    )
+    assert _condition(status, "Degraded") == ("True", "PodsRefused")
+    degraded = find_condition(status["conditions"], "Degraded") or {}
+    assert degraded["message"] == (
+        f"DB: StatefulSet s-db cannot create its pods (FailedCreate): {STS_REFUSED}. "
+        "Raise ResourceQuota q (kubectl -n shop describe resourcequota q) or lower the CR's "
+        "spec.bookDB.replicas; the pods already there count against it."
+    )
+
+
+def test_a_db_refusal_is_over_once_a_pod_is_created_after_it_or_the_set_is_full() -> None:
+    """The quota raised: the create that got through made a pod newer than the Event."""
+    refused = [_failed_create("2026-11-29T11:59:30Z")]
+    since = _status(
+        db_pods=[_db_pod("2026-11-29T11:59:40Z")],
+        db_statefulset=_db_statefulset(),
+        db_events=refused,
+        now="2026-11-29T12:00:00Z",
+    )
+    assert _condition(since, "Degraded") == ("False", "AsExpected")
+    full = _status(
+        db_pods=[_db_pod("2026-11-29T11:59:00Z")],
+        db_statefulset=_db_statefulset(replicas=1, created=1),
+        db_events=refused,
+        now="2026-11-29T12:00:00Z",
+    )
+    assert _condition(full, "Degraded") == ("False", "AsExpected")
+
+
+def test_an_old_db_refusal_is_not_taken_as_the_reason_now() -> None:
+    status = _status(
+        db_pods=[_db_pod("2026-11-29T10:00:00Z")],
+        db_statefulset=_db_statefulset(),
+        db_events=[_failed_create("2026-11-29T11:00:00Z")],
+        now="2026-11-29T12:00:00Z",
+    )
+    assert _condition(status, "Degraded") == ("False", "AsExpected")

@@ -105,7 +105,8 @@ def _refusing_deployment() -> dict:
         "reason": "FailedCreate",
         "message": 'pods "m-x" is forbidden: exceeded quota: q, requested: pods=1',
     }
-    return {"kind": "Deployment", "metadata": {"name": "m"}, "status": {"conditions": [failure]}}
+    meta = {"name": "m", "namespace": "shop"}
+    return {"kind": "Deployment", "metadata": meta, "status": {"conditions": [failure]}}
 
 
 def test_status_is_degraded_when_the_api_server_refuses_its_pods() -> None:
@@ -117,7 +118,9 @@ def test_status_is_degraded_when_the_api_server_refuses_its_pods() -> None:
     degraded = find_condition(status["conditions"], "Degraded")
     assert degraded is not None and degraded["message"] == (
         'Deployment m cannot create its pods (FailedCreate): pods "m-x" is forbidden: '
-        "exceeded quota: q, requested: pods=1"
+        "exceeded quota: q, requested: pods=1. Raise ResourceQuota q (kubectl -n shop "
+        "describe resourcequota q) or lower the CR's spec.size; the pods already there "
+        "count against it."
     )
 
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from controllers.refusals import REFUSAL_FRESH_SECONDS, short_of_pods
 from opsboard.diagnosis.findings import (
     CONTROLLER_GRACE_SECONDS,
-    REFUSAL_FRESH_SECONDS,
     EngineState,
     ImageChange,
     LastRun,
     Observed,
     Section,
     diagnose,
-    short_of_pods,
 )
 
 NOW = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)
@@ -523,7 +522,10 @@ def test_a_nodeport_in_use_names_the_service_holding_it_and_the_crs_field() -> N
         "NodePort 32361 is already in use by Service shop/other, so Service web-service cannot "
         "get it."
     )
-    assert finding.todo.startswith("Set another spec.nodePort, or remove it to let the cluster")
+    assert finding.todo == (
+        "Set another spec.nodePort, or remove it to let the cluster choose one. Or free the "
+        "port: the engine retries at least every 60 s and succeeds once it is free."
+    )
 
 
 def _workload(kind: str, generation: int, observed: int | None) -> dict[str, Any]:

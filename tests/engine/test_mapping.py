@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import pytest
 
-from controllers.base import DEPLOYMENT, POD, REPLICASET, Controller, Key
+from controllers.base import DEPLOYMENT, EVENT, POD, REPLICASET, STATEFULSET, Controller, Key
 from controllers.kube import ApiKube
 from opsboard.engine.mapping import OwnerIndex, is_meaningful, keys_for
 from opsboard.engine.watcher import Watcher
@@ -262,3 +262,36 @@ def test_the_watcher_maps_a_pod_again_when_its_replicaset_comes() -> None:
     assert queued == [Key("toy", "default", "a")]
     batch()
     assert queued == [Key("toy", "default", "a")], "mapped once, then forgotten"
+
+
+STATEFUL_TOYS = Controller("toy", TOY, (STATEFULSET, POD), reconcile, expected_children)
+
+
+def _event_about(workload: dict, reason: str) -> dict:
+    event = obj(EVENT, f"{workload['metadata']['name']}.1")
+    event.update(
+        reason=reason,
+        type="Warning",
+        message='create Pod db-1 in StatefulSet db failed error: pods "db-1" is forbidden',
+        involvedObject={
+            "apiVersion": "apps/v1",
+            "kind": workload["kind"],
+            "name": workload["metadata"]["name"],
+            "namespace": "default",
+            "uid": workload["metadata"]["uid"],
+        },
+    )
+    return event
+
+
+def test_a_failed_create_event_about_an_owned_statefulset_wakes_its_owner() -> None:
+    """A StatefulSet tells a refused pod (a quota) only in that Event: no pod is created,
+    and its status does not change."""
+    cr = obj(TOY, "a")
+    statefulset = obj(STATEFULSET, "db", owner=cr)
+    changes_for(TOY, ("ADDED", cr))
+    changes_for(STATEFULSET, ("ADDED", statefulset))
+    [refused] = changes_for(EVENT, ("ADDED", _event_about(statefulset, "FailedCreate")))
+    assert [k for k, _ in keys_for([refused], [STATEFUL_TOYS])] == [Key("toy", "default", "a")]
+    [other] = changes_for(EVENT, ("ADDED", _event_about(statefulset, "SuccessfulDelete")))
+    assert keys_for([other], [STATEFUL_TOYS]) == []

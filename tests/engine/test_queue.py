@@ -109,6 +109,17 @@ def test_backoff_doubles_from_5ms_and_caps_at_1000s() -> None:
     assert backoff(10_000) == 1000.0
 
 
+@override_settings(
+    OPSBOARD_BACKOFF_BASE=0.005, OPSBOARD_BACKOFF_MAX=1000.0, OPSBOARD_BACKOFF_TEMPORARY_MAX=60.0
+)
+def test_a_temporary_errors_backoff_doubles_alike_and_caps_at_a_minute() -> None:
+    """A NodePort another Service holds clears with no event for the CR: a retry 16 minutes
+    after the port is freed was the cap of a failing reconcile's."""
+    assert [backoff(n, temporary=True) for n in (1, 2, 3, 4)] == [0.005, 0.01, 0.02, 0.04]
+    assert backoff(30, temporary=True) == 60.0
+    assert backoff(30) == 1000.0
+
+
 def test_failures_count_up_and_a_successful_end_resets_them(queue: WorkQueue) -> None:
     assert [queue.failed(KEY) for _ in range(3)] == [1, 2, 3]
     queue.start(KEY, "t", 5, Why("event"))

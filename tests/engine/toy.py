@@ -2,7 +2,7 @@
 
 A Toy (test.opsboard.dev/v1) keeps one ConfigMap of the same name holding `spec.size`.
 Its spec can make it misbehave, so tests can drive the engine's error paths:
-`fail: "temporary" | "permanent"`, `sleep: <seconds>` inside the reconcile, and
+`fail: "temporary" | "permanent" | "crash"` (a bug: any other exception), `sleep: <seconds>` inside the reconcile, and
 `touch: true` to report an action on every run (so no run is folded in the log), and
 `conflict: true` to write its ConfigMap from a stale read (the server answers 409).
 """
@@ -77,6 +77,8 @@ def reconcile(ctx: Context) -> Result:
         raise TemporaryError("toy asked to fail")
     if spec.get("fail") == "permanent":
         raise PermanentError("spec.fail: toy asked to fail for good")
+    if spec.get("fail") == "crash":
+        raise RuntimeError("toy asked to crash")
     if spec.get("touch"):
         ctx.report.action(f"Touched Toy {ctx.key.name}")
     meta = cr["metadata"]

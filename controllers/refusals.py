@@ -1,0 +1,128 @@
+"""Pod creates the API server refuses (a ResourceQuota, a LimitRange, admission), as a
+StatefulSet or DaemonSet tells them (pure).
+
+A ReplicaSet says so in its ReplicaFailure condition, which its Deployment carries
+(workload.refused_problem). A StatefulSet or DaemonSet has no such condition: its
+controller posts a FailedCreate Warning Event on it, word for word on v1.28
+
+    create Pod db-1 in StatefulSet db failed error: pods "db-1" is forbidden:
+    exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1
+
+and retries with back-off, bumping the Event's count and lastTimestamp. The watcher
+mirrors those Events (and only those of other objects than the CRs), so the operators and
+the diagnosis read them from the mirror.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from controllers.base import DAEMONSET, STATEFULSET, Body
+from controllers.fields import deep_get
+
+REASON = "FailedCreate"
+TOLD_IN_EVENTS = (STATEFULSET, DAEMONSET)  # the workloads that tell a refusal so only
+# The ResourceQuota admission's refusals: "exceeded quota: q, requested: ..." and
+# "failed quota: q: must specify limits.cpu for: ..."
+QUOTA = re.compile(r"(?:exceeded|failed) quota: ([a-z0-9.-]+)")
+# An Event the correlator aggregated says so first.
+COMBINED = "(combined from similar events): "
+# How long a refusal is taken as the reason a workload is short: while refusals go on, the
+# event correlator's spam filter lets one through every 5 minutes after the first 25.
+REFUSAL_FRESH_SECONDS = 600
+
+
+def is_refusal_event(event: Body) -> bool:
+    """A FailedCreate Event about a workload that tells its refusals only so."""
+    involved = event.get("involvedObject") or {}
+    told = {(kind.api_version, kind.kind) for kind in TOLD_IN_EVENTS}
+    return (
+        event.get("reason") == REASON and (involved.get("apiVersion"), involved.get("kind")) in told
+    )
+
+
+def short_of_pods(workload: Body) -> bool:
+    """A StatefulSet or DaemonSet with fewer pods than it wants. Neither has a
+    ReplicaFailure condition: a refused create shows only in its FailedCreate Events."""
+    status = workload.get("status") or {}
+    if workload.get("kind") == "StatefulSet":
+        wanted = deep_get(workload, "spec.replicas")
+        return int(status.get("replicas") or 0) < (1 if wanted is None else int(wanted))
+    if workload.get("kind") == "DaemonSet":
+        scheduled = int(status.get("currentNumberScheduled") or 0)
+        return scheduled < int(status.get("desiredNumberScheduled") or 0)
+    return False
+
+
+def event_time(event: Body) -> datetime | None:
+    """When the Event was last seen, however its reporter stamps it."""
+    stamp = (
+        deep_get(event, "series.lastObservedTime")
+        or event.get("lastTimestamp")
+        or event.get("eventTime")
+        or deep_get(event, "metadata.creationTimestamp")
+    )
+    try:
+        return datetime.fromisoformat(stamp) if stamp else None
+    except ValueError:
+        return None
+
+
+def event_message(event: Body) -> str:
+    return str(event.get("message") or "").removeprefix(COMBINED)
+
+
+def current_refusal(
+    workload: Body | None, events: list[Body], pods: list[Body], *, now: datetime
+) -> Body | None:
+    """The FailedCreate Event that tells why `workload` (a StatefulSet or DaemonSet) is short
+    of pods now, if one does: the newest about it, within REFUSAL_FRESH_SECONDS, and for a
+    StatefulSet no older than its newest pod in `pods`: it creates them one by one, so a pod
+    created since means a create got through (the quota was raised), and a scale-up minutes
+    after a refusal is not told by that old refusal. (A DaemonSet creates a pod per node:
+    one created elsewhere says nothing of the node it was refused on.)"""
+    if workload is None or not short_of_pods(workload):
+        return None
+    uid = deep_get(workload, "metadata.uid")
+    told = [
+        (when, event)
+        for event in events
+        if event.get("reason") == REASON
+        and deep_get(event, "involvedObject.uid") == uid
+        and (when := event_time(event)) is not None
+    ]
+    if not told:
+        return None
+    when, event = max(told, key=lambda pair: pair[0])
+    if (now - when).total_seconds() > REFUSAL_FRESH_SECONDS:
+        return None
+    created = [
+        at for pod in pods if (at := _time(deep_get(pod, "metadata.creationTimestamp"))) is not None
+    ]
+    if workload.get("kind") == "StatefulSet" and created and max(created) > when:
+        return None
+    return event
+
+
+def refusal_advice(namespace: str, message: str, field: str | None) -> str:
+    """What to do about a refusal; `field`: the CR's field that sets how many pods (or how
+    much) they ask for, if it has one."""
+    if quota := QUOTA.search(message):
+        lower = f"lower the CR's {field}" if field else "lower what the pods request"
+        return (
+            f"Raise ResourceQuota {quota[1]} (kubectl -n {namespace} describe resourcequota "
+            f"{quota[1]}) or {lower}; the pods already there count against it."
+        )
+    return (
+        "Change what refuses the pods in the namespace: a ResourceQuota, a LimitRange, "
+        "PodSecurity admission or an admission webhook "
+        f"(kubectl -n {namespace} get events --field-selector reason=FailedCreate)."
+    )
+
+
+def _time(text: object) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
