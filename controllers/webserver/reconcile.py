@@ -10,18 +10,24 @@ from controllers.base import (
     Body,
     Context,
     ExpectedChild,
+    PermanentError,
     Result,
+    TemporaryError,
 )
-from controllers.fields import deep_get
+from controllers.fields import deep_get, node_port
+from controllers.kube import node_port_refusal
 from controllers.problems import ownership_problem, spec_problem
 from controllers.webserver.desired import (
+    PORT_NAME,
     SERVICE_EXACT,
     WEBSERVER,
     desired_deployment,
     desired_service,
     labels_for,
+    previous_node_port,
     service_name,
     spec_image,
+    spec_node_port,
     spec_replicas,
 )
 from controllers.webserver.status import compute_status
@@ -41,7 +47,7 @@ def reconcile(ctx: Context) -> Result:
     )
     if problem is None:
         deployment = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
-        service = ensure_child(ctx, SERVICE, desired_service(cr), service, exact=SERVICE_EXACT)
+        service = _ensure_service(ctx, cr, service)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
     status = compute_status(
         cr, pods=pods, service=service, now=now(), problem=problem, deployment=deployment
@@ -49,6 +55,34 @@ def reconcile(ctx: Context) -> Result:
     # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
     # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer.
     return finish(ctx, WEBSERVER, cr, status, problem, recheck=False)
+
+
+def _ensure_service(ctx: Context, cr: Body, have: Body | None) -> Body:
+    """The Service, created anew (someone deleted it) with the nodePort its predecessor had,
+    unless the spec names one. If the API server will not give that port back (another
+    Service took it meanwhile), the cluster allocates one, and the user is told: whoever
+    used the old port has lost it."""
+    previous = previous_node_port(cr) if have is None else None
+    want = desired_service(cr, node_port=previous)
+    try:
+        return ensure_child(ctx, SERVICE, want, have, exact=SERVICE_EXACT)
+    except (TemporaryError, PermanentError) as exc:
+        why = node_port_refusal(exc)
+        if previous is None or spec_node_port(cr) is not None or why is None:
+            raise
+    service = ensure_child(ctx, SERVICE, desired_service(cr), None, exact=SERVICE_EXACT)
+    name, now_at = service_name(cr), node_port(service, PORT_NAME)
+    ctx.report.action(
+        f"Allocated NodePort {now_at} to Service {name}: its previous NodePort {previous} is {why}"
+    )
+    ctx.report.event(
+        "Warning",
+        "NodePortChanged",
+        f"Service {name} was re-created with NodePort {now_at}, not its previous NodePort "
+        f"{previous}, which is {why}: http://<node>:{previous} no longer reaches this "
+        f"{cr['kind']}. Use port {now_at}, or set spec.nodePort to choose a fixed port.",
+    )
+    return service
 
 
 def expected_children(cr: Body) -> list[ExpectedChild]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 
 import pytest
 from kubernetes import client
@@ -81,6 +82,24 @@ def test_a_node_port_in_use_is_rejected_as_invalid(core, namespace):
     )
     with pytest.raises(client.ApiException):
         core.read_namespaced_service("second", namespace)
+
+
+@pytest.mark.parametrize("outside", [29999, 40000])
+def test_a_node_port_outside_the_range_is_rejected_as_invalid(core, namespace, outside):
+    with pytest.raises(client.ApiException) as err:
+        core.create_namespaced_service(
+            namespace, service("outside", type_="NodePort", node_port=outside)
+        )
+
+    assert err.value.status == 422
+    assert json.loads(err.value.body)["details"]["causes"] == [
+        {
+            "field": "spec.ports[0].nodePort",
+            "message": f"Invalid value: {outside}: provided port is not in the valid range. "
+            "The range of valid ports is 30000-32767",
+            "reason": "FieldValueInvalid",
+        }
+    ]
 
 
 def test_a_freed_node_port_can_be_requested_again(core, namespace):
