@@ -17,6 +17,7 @@ from controllers.conditions import condition_of, find_condition
 from controllers.fields import deep_get, node_port
 from controllers.kube import ApiKube
 from controllers.webserver.desired import PORT_NAME, WEBSERVER, labels_for
+from opsboard.engine.models import ReconcileRun
 from tests.controllers.cluster import list_objects
 from tests.controllers.runs import actions_since
 from tests.fixtures.celery import EngineProcesses
@@ -167,6 +168,38 @@ def test_a_deleted_services_node_port_taken_meanwhile_is_replaced_saying_so(
     assert warning["type"] == "Warning"
     assert f"http://<node>:{port} no longer reaches this WebServer" in warning["message"]
     assert f"Use port {new_port}" in warning["message"]
+
+
+def test_deleting_an_unowned_child_it_could_not_adopt_wakes_the_cr(
+    kube: ApiKube, namespace: str
+) -> None:
+    """A Deployment made by hand in the CR's name, with a selector (immutable) that is not
+    the operator's: its adoption is refused, which is not retried. Its deletion, a change of
+    an object with no owner, wakes the CR that expects it by name (no resync runs here)."""
+    labels = {"app": "squatter"}
+    kube.create(DEPLOYMENT, {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": namespace, "labels": labels},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
+            "metadata": {"labels": labels},
+            "spec": {"containers": [{"name": "nginx", "image": "nginx:1.23.1"}]}}},
+    })  # fmt: skip
+    cr = _create(kube, namespace, "web", replicas=1)
+    wait_for(
+        lambda: ReconcileRun.objects.filter(
+            namespace=namespace, name="web", outcome="permanent", error__contains="immutable"
+        ).exists(),
+        what="the adoption of the Deployment refused",
+    )
+    kube.delete(DEPLOYMENT, namespace, "web")
+
+    def ours() -> dict[str, Any] | None:
+        deployment = kube.get(DEPLOYMENT, namespace, "web") or {}
+        refs = deep_get(deployment, "metadata.ownerReferences") or []
+        return deployment if [r["uid"] for r in refs] == [cr["metadata"]["uid"]] else None
+
+    wait_for(ours, what="the WebServer's own Deployment web")
+    _wait_settled(kube, namespace, "web", 1)
 
 
 def test_an_edited_service_is_corrected(kube: ApiKube, namespace: str) -> None:

@@ -67,7 +67,9 @@ def test_a_deployment_made_by_kubectl_in_the_crs_way_is_named_with_what_to_do(
     assert "Deployment squatter already exists and was not created by opsboard" in refused.what
     assert "cannot change its spec.selector, which is immutable" in refused.what
     assert f"kubectl -n {namespace} delete deployment squatter" in refused.todo
-    assert "then press Reconcile now" in refused.todo and "rename this Memcached" in refused.todo
+    assert "opsboard then creates its own" in refused.todo
+    assert "rename this Memcached" in refused.todo
+    assert "Reconcile now" not in refused.todo  # its deletion wakes the Memcached
     assert "Change spec.selector" not in refused.todo  # a Memcached has no spec.selector
     assert "MissingChild" not in findings and "UnownedChild" not in findings
     tree = viewer_client.get(path).context["tree"]
