@@ -15,7 +15,7 @@ from controllers.base import (
     TemporaryError,
 )
 from controllers.fields import deep_get, node_port
-from controllers.kube import node_port_refusal
+from controllers.kube import Conflict, node_port_refusal
 from controllers.problems import ownership_problem, spec_problem
 from controllers.webserver.desired import (
     PORT_NAME,
@@ -70,8 +70,13 @@ def _ensure_service(ctx: Context, cr: Body, have: Body | None) -> Body:
         why = node_port_refusal(exc)
         if previous is None or spec_node_port(cr) is not None or why is None:
             raise
+    name = service_name(cr)
+    if ctx.kube.get(SERVICE, cr["metadata"]["namespace"], name) is not None:
+        # It holds the port itself, not yet in the mirror, and differs from `want` (else
+        # ensure_child took it): the next run, from a newer mirror, corrects it.
+        raise Conflict(f"Service {name} exists, though the mirror did not show it yet")
     service = ensure_child(ctx, SERVICE, desired_service(cr), None, exact=SERVICE_EXACT)
-    name, now_at = service_name(cr), node_port(service, PORT_NAME)
+    now_at = node_port(service, PORT_NAME)
     ctx.report.action(
         f"Allocated NodePort {now_at} to Service {name}: its previous NodePort {previous} is {why}"
     )
