@@ -23,7 +23,7 @@ from controllers.conditions import TIME_FORMAT, condition_of, find_condition
 from controllers.describe import describe_patch, describe_status
 from controllers.drift import owned_diff
 from controllers.fields import controlling_ref, deep_get
-from controllers.kube import Conflict
+from controllers.kube import AlreadyAllocated, Conflict
 from controllers.problems import CHILD_CONFLICT, INVALID_SPEC, PODS_REFUSED, Problem
 from controllers.progress import progress_wait
 
@@ -56,9 +56,11 @@ def ensure_child(
     if have is None:
         try:
             created = ctx.kube.create(kind, want)
-        except Conflict:
+        except (Conflict, AlreadyAllocated):
             # Already there: most often this key's own create of a moment ago, not yet in
-            # the mirror (the key ran again as its first children's events came in).
+            # the mirror (the key ran again as its first children's events came in). A
+            # Service that asks for the nodePort or clusterIP it holds meets a 422 "already
+            # allocated" instead of the 409: kube-apiserver allocates before the name check.
             if (found := _just_created(ctx, kind, want, exact)) is None:
                 raise
             return found

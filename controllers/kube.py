@@ -76,7 +76,21 @@ class AlreadyAllocated(TemporaryError):
 
 
 # kube-apiserver's Service allocators, word for word.
-_ALLOCATED = ("provided port is already allocated", "provided IP is already allocated")
+_PORT_TAKEN = "provided port is already allocated"
+_ALLOCATED = (_PORT_TAKEN, "provided IP is already allocated")
+# The ways it refuses a nodePort asked for (a 422 on spec.ports[i].nodePort), in plain words.
+_NODE_PORT_REFUSALS = {
+    _PORT_TAKEN: "in use by another Service",
+    "provided port is not in the valid range": "outside the cluster's NodePort range",
+}
+
+
+def node_port_refusal(error: Exception) -> str | None:
+    """Why the API server refused a Service's nodePort, if that is what `error` says."""
+    text = str(error)
+    if ".nodePort: Invalid value: " not in text:
+        return None
+    return next((why for said, why in _NODE_PORT_REFUSALS.items() if said in text), None)
 
 
 class Gone(Exception):

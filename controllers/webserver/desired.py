@@ -84,17 +84,32 @@ def desired_deployment(cr: Body) -> Manifest:
     }
 
 
-def desired_service(cr: Body) -> Manifest:
-    """A NodePort Service; the cluster allocates the nodePort unless the spec names one."""
+def spec_node_port(cr: Body) -> int | None:
+    node_port = deep_get(cr, "spec.nodePort")
+    return None if node_port is None else int(node_port)
+
+
+def previous_node_port(cr: Body) -> int | None:
+    """The nodePort the CR's last Service had, as its status tells: a Service created anew
+    (someone deleted it) asks for it, so http://node:PORT keeps working."""
+    node_port = deep_get(cr, "status.nodePort")
+    return None if node_port is None else int(node_port)
+
+
+def desired_service(cr: Body, *, node_port: int | None = None) -> Manifest:
+    """A NodePort Service. Its nodePort is the spec's if it names one, else `node_port` (the
+    previous Service's, for one created anew), else the cluster allocates one."""
     port: Body = {
         "name": PORT_NAME,
         "port": spec_port(cr),
         "targetPort": spec_port(cr),
         "protocol": "TCP",
     }
-    node_port = deep_get(cr, "spec.nodePort")
-    if node_port is not None:
-        port["nodePort"] = int(node_port)
+    wanted = spec_node_port(cr)
+    if wanted is None:
+        wanted = node_port
+    if wanted is not None:
+        port["nodePort"] = wanted
     return {
         "apiVersion": SERVICE.api_version,
         "kind": SERVICE.kind,

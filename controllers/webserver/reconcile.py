@@ -10,19 +10,25 @@ from controllers.base import (
     Body,
     Context,
     ExpectedChild,
+    PermanentError,
     Result,
+    TemporaryError,
 )
-from controllers.fields import deep_get
+from controllers.fields import deep_get, node_port
+from controllers.kube import Conflict, node_port_refusal
 from controllers.problems import ownership_problem, spec_problem
 from controllers.scheduling import grace_from, unscheduled
 from controllers.webserver.desired import (
+    PORT_NAME,
     SERVICE_EXACT,
     WEBSERVER,
     desired_deployment,
     desired_service,
     labels_for,
+    previous_node_port,
     service_name,
     spec_image,
+    spec_node_port,
     spec_replicas,
 )
 from controllers.webserver.status import compute_status
@@ -42,7 +48,7 @@ def reconcile(ctx: Context) -> Result:
     )
     if problem is None:
         deployment = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
-        service = ensure_child(ctx, SERVICE, desired_service(cr), service, exact=SERVICE_EXACT)
+        service = _ensure_service(ctx, cr, service)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
     at, grace = now(), grace_from(ctx.settings)
     status = compute_status(
@@ -59,6 +65,39 @@ def reconcile(ctx: Context) -> Result:
     # for the end of a pod's grace for waiting on a node, which no event tells.
     due = unscheduled(pods, now=at, grace=grace).recheck
     return finish(ctx, WEBSERVER, cr, status, problem, recheck=False, due=due)
+
+
+def _ensure_service(ctx: Context, cr: Body, have: Body | None) -> Body:
+    """The Service, created anew (someone deleted it) with the nodePort its predecessor had,
+    unless the spec names one. If the API server will not give that port back (another
+    Service took it meanwhile), the cluster allocates one, and the user is told: whoever
+    used the old port has lost it."""
+    previous = previous_node_port(cr) if have is None else None
+    want = desired_service(cr, node_port=previous)
+    try:
+        return ensure_child(ctx, SERVICE, want, have, exact=SERVICE_EXACT)
+    except (TemporaryError, PermanentError) as exc:
+        why = node_port_refusal(exc)
+        if previous is None or spec_node_port(cr) is not None or why is None:
+            raise
+    name = service_name(cr)
+    if ctx.kube.get(SERVICE, cr["metadata"]["namespace"], name) is not None:
+        # It holds the port itself, not yet in the mirror, and differs from `want` (else
+        # ensure_child took it): the next run, from a newer mirror, corrects it.
+        raise Conflict(f"Service {name} exists, though the mirror did not show it yet")
+    service = ensure_child(ctx, SERVICE, desired_service(cr), None, exact=SERVICE_EXACT)
+    now_at = node_port(service, PORT_NAME)
+    ctx.report.action(
+        f"Allocated NodePort {now_at} to Service {name}: its previous NodePort {previous} is {why}"
+    )
+    ctx.report.event(
+        "Warning",
+        "NodePortChanged",
+        f"Service {name} was re-created with NodePort {now_at}, not its previous NodePort "
+        f"{previous}, which is {why}: http://<node>:{previous} no longer reaches this "
+        f"{cr['kind']}. Use port {now_at}, or set spec.nodePort to choose a fixed port.",
+    )
+    return service
 
 
 def expected_children(cr: Body) -> list[ExpectedChild]:

@@ -32,9 +32,13 @@ class ServiceAllocator:
             return
         spec = new.setdefault("spec", {})
         meta = new["metadata"]
-        others = [s for s in self.store.list("services") if _key(s) != _key(new)]
+        # kube-apiserver allocates before it finds a created name taken: a Service created
+        # again with its own nodePort or clusterIP gets 422 "already allocated", not 409.
+        others = [s for s in self.store.list("services") if op == "CREATE" or _key(s) != _key(new)]
+        # As kube-apiserver: the clusterIP first; a refused one is the only error told.
         errors = self._cluster_ip(spec, (old or {}).get("spec") or {}, others)
-        errors += self._node_ports(spec, (old or {}).get("spec") or {}, others)
+        if not errors:
+            errors = self._node_ports(spec, (old or {}).get("spec") or {}, others)
         if errors:
             raise invalid("Service", "", meta.get("name", ""), errors)
 
@@ -45,8 +49,9 @@ class ServiceAllocator:
             spec.get("clusterIP") or (spec.get("clusterIPs") or [None])[0] or old.get("clusterIP")
         )
         if wanted and old.get("clusterIP") and wanted != old["clusterIP"]:
-            shown = GoLiteral(f"[]string{{{render_value(wanted)}}}")  # Go prints the list
-            return [FieldError("Invalid", "spec.clusterIPs[0]", shown, "may not change once set")]
+            return [
+                FieldError("Invalid", "spec.clusterIPs[0]", _ips(wanted), "may not change once set")
+            ]
         if wanted == "None":
             spec["clusterIP"], spec["clusterIPs"] = "None", ["None"]
             return []
@@ -62,10 +67,10 @@ class ServiceAllocator:
                 ]
             if not inside:
                 detail = f"failed to allocate IP {wanted}: the provided IP ({wanted}) is not in the valid range. The range of valid IPs is {SERVICE_CIDR}"
-                return [FieldError("Invalid", "spec.clusterIPs", [wanted], detail)]
+                return [FieldError("Invalid", "spec.clusterIPs", _ips(wanted), detail)]
             if wanted in used:
                 detail = f"failed to allocate IP {wanted}: provided IP is already allocated"
-                return [FieldError("Invalid", "spec.clusterIPs", [wanted], detail)]
+                return [FieldError("Invalid", "spec.clusterIPs", _ips(wanted), detail)]
         ip = wanted or self._free_ip(used)
         spec["clusterIP"], spec["clusterIPs"] = ip, [ip]
         return []
@@ -115,6 +120,11 @@ class ServiceAllocator:
                 port["nodePort"] = candidate
                 taken.add(candidate)
         return errors
+
+
+def _ips(ip: str) -> GoLiteral:
+    """The clusterIPs of an error, as Go prints the list: []string{"10.96.0.10"}."""
+    return GoLiteral(f"[]string{{{render_value(ip)}}}")
 
 
 def _key(service: Obj) -> tuple[str, str]:

@@ -701,9 +701,8 @@ def _explained(observed: Observed, error: ClassifiedError) -> ClassifiedError:
             error,
             what=f"{child} already exists and was not created by opsboard (it has no owner). "
             f"opsboard adopts such a {error.refused[0]}, but {cannot}.",
-            # Its deletion wakes no CR (it has no owner), and the error waits for a change.
-            todo=f"Delete it ({command}), then press Reconcile now: opsboard creates its own. "
-            f"Or rename this {kind}.",
+            # Its deletion wakes the CR, which expects it by name (opsboard.engine.expected).
+            todo=f"Delete it ({command}): opsboard then creates its own. Or rename this {kind}.",
         )
     if error.code == "PortTaken":
         user = observed.port_users.get(error.port, "another Service")

@@ -20,6 +20,7 @@ from controllers.base import EVENT, POD, Body, Controller, Key
 from controllers.fields import controlling_ref, deep_get
 from controllers.refusals import is_refusal_event
 from controllers.registry import primary_owner
+from opsboard.engine.expected import ExpectedChildren
 from opsboard.mirror.models import KubeObject
 from opsboard.mirror.writer import ADDED, DELETED, Change, snapshot
 
@@ -127,6 +128,18 @@ class OwnerIndex:
         self._refs.update(refs)
 
 
+def _expected_by_name(change: Change, expected: ExpectedChildren) -> Key | None:
+    """The CR that expects this child with no controller by its name, if the change is one
+    its controller would act on (as for an owned child: `owns_spec_only`)."""
+    found = expected.expecting(change)
+    if found is None:
+        return None
+    controller, key = found
+    if change.kind in controller.owns_spec_only and not is_meaningful(change, owned=True):
+        return None
+    return key
+
+
 def _without_echoes(mapped: list[tuple[Change, Key]], echoes: Echoes) -> list[tuple[Change, Key]]:
     candidates = [change for change, _ in mapped if change.type != DELETED]
     if not candidates:
@@ -141,11 +154,15 @@ def keys_for(
     owners: OwnerIndex | None = None,
     echoes: Echoes | None = None,
     unowned: list[Change] | None = None,
+    expected: ExpectedChildren | None = None,
 ) -> list[tuple[Key, str]]:
     """The keys to reconcile for a batch of changes, each once, with the first reason.
     `owners`: the watcher's index, kept across batches (else the mirror is asked).
     `echoes`: tells which children's changes are a run's own writes (opsboard.engine.echoes),
     which wake nobody.
+    `expected`: the watcher's index of the children each CR expects by name, which maps a
+    change of a child with no controller (someone's object the CR adopts, or cannot) to
+    that CR, and learns from the primaries' changes.
     `unowned`: gets the changes whose owner chain stopped at an owner not mirrored yet (a
     pod seen before its ReplicaSet: they come on separate watches), for the caller to map
     again once it may be."""
@@ -160,13 +177,19 @@ def keys_for(
         primary = primary_owner(controllers, kind.api_version, kind.kind)
         meta = change.body["metadata"]
         if primary is not None:
-            if is_meaningful(change):
-                key = Key(primary.name, meta.get("namespace", ""), meta["name"])
+            key = Key(primary.name, meta.get("namespace", ""), meta["name"])
+            meaningful = is_meaningful(change)
+            if meaningful:
                 keys.setdefault(key, _describe(change))
+            # Its children's names follow from what a meaningful change changes, if at all.
+            if expected is not None and (meaningful or not expected.knows(key)):
+                expected.seen(primary, change)
             continue
         ref = controlling_ref(meta.get("ownerReferences")) or _refused_workload(change)
         if ref is not None:
             pending.append((change, ref))
+        elif expected is not None and (named := _expected_by_name(change, expected)):
+            keys.setdefault(named, _describe(change))
 
     for hop in range(MAX_OWNER_HOPS):
         if not pending:

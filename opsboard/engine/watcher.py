@@ -35,6 +35,7 @@ from controllers.pods import pod_is_ready
 from controllers.refusals import TOLD_IN_EVENTS
 from controllers.registry import watched_kinds
 from opsboard.engine.database import close_if_broken
+from opsboard.engine.expected import ExpectedChildren
 from opsboard.engine.mapping import Echoes, OwnerIndex, keys_for
 from opsboard.engine.outage import Outage
 from opsboard.mirror.history import spec_versions_record
@@ -160,6 +161,8 @@ class Watcher:
         self._primary_versions = _versioned(self.primaries)
         # This term's: a successor may have seen other changes.
         self.owners = OwnerIndex(self.controllers)
+        # The children each CR expects by name, for those it does not own (loaded in run).
+        self.expected = ExpectedChildren(self.controllers)
         self._versions: dict[Kind, tuple[str, bool, bool]] = {}  # kind → (rv, listed, event)
         self._queued_through: dict[Kind, int] = {}  # kind → newest rv whose keys are queued
         # The streams whose first list has not been applied yet (all it shows is news, see
@@ -274,7 +277,9 @@ class Watcher:
             primary = [change for change in changes if change.kind in self.primaries]
             owned = [change for change in changes if change.kind not in self.primaries]
             self._enqueue_all(
-                keys_for(primary, self.controllers, self.owners, self.echoes)
+                keys_for(
+                    primary, self.controllers, self.owners, self.echoes, expected=self.expected
+                )
                 + self._owned_keys(owned)
             )
             spec_versions_record(primary)  # see _apply_large
@@ -302,7 +307,11 @@ class Watcher:
         # waits behind a flood of Pod or Event updates, nor a re-list.
         for kind in [k for k in by_kind if k in self.primaries]:
             changes = self._apply_kind(kind, by_kind[kind])
-            self._enqueue_all(keys_for(changes, self.controllers, self.owners, self.echoes))
+            self._enqueue_all(
+                keys_for(
+                    changes, self.controllers, self.owners, self.echoes, expected=self.expected
+                )
+            )
             # The change history (kubectl's changes included) after the queueing: a write
             # less between a user's change and its reconcile. A watcher that dies in between
             # replays the batch (its resume point is saved after), and records it then.
@@ -326,6 +335,7 @@ class Watcher:
             self.owners,
             self.echoes,
             unowned=unowned,
+            expected=self.expected,
         )
         self._unowned = [(c, since.get(id(c), now)) for c in unowned][-UNOWNED_KEPT:]
         return keys
@@ -521,6 +531,7 @@ class Watcher:
     def run(self) -> None:
         """Watches until `stop` is set. Call from the thread that may write the mirror;
         after a graceful stop, join it before handing the lease back."""
+        self.expected.load()  # the CRs that do not change since the resume point too
         for kind in self.kinds:
             resume = kind_watch_resume_point(kind=kind)
             # Saved after the keys were queued. A watcher of chosen namespaces lists them

@@ -7,12 +7,13 @@ nothing once converged, report a missing image once and stop.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from controllers.apply import ensure_child, write_status
-from controllers.base import DEPLOYMENT, POD, SERVICE, STATEFULSET, Context, Key, Result
+from controllers.base import DEPLOYMENT, POD, SERVICE, STATEFULSET, Context, Key, Kind, Result
 from controllers.bookstore.desired import BOOKSTORE, desired_db_statefulset
 from controllers.conditions import condition_of
 from controllers.kube import ApiKube, Conflict
@@ -294,3 +295,42 @@ def test_webserver_reconcile_keeps_a_service_with_an_allocated_node_port(
     assert driver.cr()["status"]["nodePort"] == node_port
     assert driver.cr()["status"]["serviceName"] == "w-service"
     assert driver.run() == []
+
+
+@dataclass
+class MirrorBehind(ReadThroughCache):
+    """A mirror that does not show the objects named in `hidden` yet."""
+
+    hidden: frozenset[tuple[str, str]] = frozenset()
+
+    def get(self, kind: Kind, namespace: str, name: str) -> dict[str, Any] | None:
+        return None if (kind.kind, name) in self.hidden else super().get(kind, namespace, name)
+
+
+def test_a_webserver_run_before_the_mirror_shows_its_service_goes_on_with_it(
+    kube: ApiKube, namespace: str
+) -> None:
+    """The run asks the Service it does not see for the nodePort its status reports: the
+    Service's own. kube-apiserver refuses that create with 422 "provided port is already
+    allocated" (it allocates before it finds the name taken), not 409: that is the Service
+    as wanted, not a port another Service took, so nothing is re-created or reported."""
+    body = {
+        "apiVersion": WEBSERVER.api_version,
+        "kind": WEBSERVER.kind,
+        "metadata": {"name": "w", "namespace": namespace},
+        "spec": {"replicas": 1},
+    }
+    kube.create(WEBSERVER, body)
+    Driver(kube, WEBSERVER_CONTROLLER, namespace, "w").run()
+    created = kube.get(SERVICE, namespace, "w-service")
+    assert created is not None
+    reporter, counting = RecordingReporter(), CountingKube(kube)
+    behind = MirrorBehind(kube, hidden=frozenset({("Service", "w-service")}))
+    WEBSERVER_CONTROLLER.reconcile(
+        Context(Key("webserver", namespace, "w"), behind, counting, reporter)
+    )
+    assert [w for w in counting.writes if w[1] == "Service"] == [("create", "Service", "w-service")]
+    assert [a for a in reporter.actions if "Service" in a] == []
+    assert [e for e in reporter.events if e[1] == "NodePortChanged"] == []
+    service = kube.get(SERVICE, namespace, "w-service")
+    assert service is not None and service["metadata"]["uid"] == created["metadata"]["uid"]

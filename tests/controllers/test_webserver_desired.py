@@ -1,6 +1,10 @@
 from __future__ import annotations
 
-from controllers.webserver.desired import desired_deployment, desired_service
+from controllers.webserver.desired import (
+    desired_deployment,
+    desired_service,
+    previous_node_port,
+)
 from tests.controllers.builders import webserver
 
 
@@ -49,6 +53,20 @@ def test_desired_service_leaves_the_node_port_to_the_cluster_unless_the_spec_nam
     assert port == {"name": "http", "port": 8080, "targetPort": 8080, "protocol": "TCP"}
     [pinned] = desired_service(webserver(nodePort=30010))["spec"]["ports"]
     assert pinned["nodePort"] == 30010
+
+
+def test_desired_service_asks_for_the_node_port_it_is_given_unless_the_spec_names_one() -> None:
+    [kept] = desired_service(webserver(), node_port=31000)["spec"]["ports"]
+    assert kept["nodePort"] == 31000
+    [pinned] = desired_service(webserver(nodePort=30010), node_port=31000)["spec"]["ports"]
+    assert pinned["nodePort"] == 30010
+
+
+def test_the_previous_node_port_is_the_one_the_status_reports() -> None:
+    cr = webserver()
+    assert previous_node_port(cr) is None
+    cr["status"] = {"serviceName": "webserver-sample-service", "nodePort": 31000}
+    assert previous_node_port(cr) == 31000
 
 
 def test_two_webservers_get_distinct_services_and_selectors() -> None:

@@ -12,13 +12,15 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from controllers.base import DEPLOYMENT, POD, SERVICE, Key
+from controllers.base import DEPLOYMENT, EVENT, POD, SERVICE, Key
 from controllers.conditions import condition_of, find_condition
-from controllers.fields import deep_get
+from controllers.fields import deep_get, node_port
 from controllers.kube import ApiKube
-from controllers.webserver.desired import WEBSERVER, labels_for
+from controllers.webserver.desired import PORT_NAME, WEBSERVER, labels_for
+from opsboard.engine.models import ReconcileRun
 from tests.controllers.cluster import list_objects
 from tests.controllers.runs import actions_since
+from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("running_engine")]
@@ -94,19 +96,110 @@ def test_many_webservers_get_their_own_node_ports(kube: ApiKube, namespace: str)
     assert not set(a["nodes"]) & set(b["nodes"])
 
 
-def test_a_deleted_service_is_restored(kube: ApiKube, namespace: str) -> None:
-    _create(kube, namespace, "web", replicas=1)
-    _wait_settled(kube, namespace, "web", 1)
-    old = kube.get(SERVICE, namespace, "web-service")
-    assert old is not None
-    kube.delete(SERVICE, namespace, "web-service")
-    wait_for(
+def _node_port(service: dict[str, Any] | None) -> int | None:
+    return node_port(service, PORT_NAME)
+
+
+def _recreated(kube: ApiKube, namespace: str, old: dict[str, Any]) -> dict[str, Any]:
+    name = old["metadata"]["name"]
+    return wait_for(
         lambda: (
-            (s := kube.get(SERVICE, namespace, "web-service"))
+            (s := kube.get(SERVICE, namespace, name))
             and s["metadata"]["uid"] != old["metadata"]["uid"]
+            and s
         ),
-        what="a new Service web-service",
+        what=f"a new Service {name}",
     )
+
+
+def test_a_deleted_service_is_restored_with_its_node_port(kube: ApiKube, namespace: str) -> None:
+    """Whoever uses http://node:PORT keeps it: the new Service asks for the old port."""
+    _create(kube, namespace, "web", replicas=1)
+    port = _wait_settled(kube, namespace, "web", 1)["status"]["nodePort"]
+    old = kube.get(SERVICE, namespace, "web-service")
+    kube.delete(SERVICE, namespace, "web-service")
+    assert _node_port(_recreated(kube, namespace, old)) == port
+    assert _wait_settled(kube, namespace, "web", 1)["status"]["nodePort"] == port
+
+
+def test_a_deleted_services_node_port_taken_meanwhile_is_replaced_saying_so(
+    kube: ApiKube, namespace: str, engine: EngineProcesses
+) -> None:
+    """Another Service takes the port while the workers are down (a rollout, say): the
+    Service comes back with a port the cluster allocates, and the run log and a Warning
+    Event on the CR say which port was lost and which it has now."""
+    cr = _create(kube, namespace, "web", replicas=1)
+    port = _wait_settled(kube, namespace, "web", 1)["status"]["nodePort"]
+    old = kube.get(SERVICE, namespace, "web-service")
+    engine.stop_workers()
+    kube.delete(SERVICE, namespace, "web-service")
+    kube.create(SERVICE, {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "taker", "namespace": namespace},
+        "spec": {"type": "NodePort", "selector": {"app": "other"},
+                 "ports": [{"port": 80, "targetPort": 80, "nodePort": port}]},
+    })  # fmt: skip
+    started = timezone.now()
+    engine.restart_exited_workers()
+
+    new_port = _node_port(_recreated(kube, namespace, old))
+    assert new_port is not None and new_port != port
+    wait_for(
+        lambda: deep_get(kube.get(WEBSERVER, namespace, "web"), "status.nodePort") == new_port,
+        what="the CR's status to report the new port",
+    )
+    said = (
+        f"Allocated NodePort {new_port} to Service web-service: its previous NodePort {port} "
+        "is in use by another Service"
+    )
+    wait_for(  # the run's log is written as it ends, after its writes
+        lambda: said in actions_since(Key("webserver", namespace, "web"), started),
+        what=f"the run log to say {said!r}",
+    )
+    [warning] = wait_for(
+        lambda: [
+            e
+            for e in list_objects(kube, EVENT, namespace)
+            if deep_get(e, "involvedObject.uid") == cr["metadata"]["uid"]
+            and e["reason"] == "NodePortChanged"
+        ],
+        what="the NodePortChanged Event",
+    )
+    assert warning["type"] == "Warning"
+    assert f"http://<node>:{port} no longer reaches this WebServer" in warning["message"]
+    assert f"Use port {new_port}" in warning["message"]
+
+
+def test_deleting_an_unowned_child_it_could_not_adopt_wakes_the_cr(
+    kube: ApiKube, namespace: str
+) -> None:
+    """A Deployment made by hand in the CR's name, with a selector (immutable) that is not
+    the operator's: its adoption is refused, which is not retried. Its deletion, a change of
+    an object with no owner, wakes the CR that expects it by name (no resync runs here)."""
+    labels = {"app": "squatter"}
+    kube.create(DEPLOYMENT, {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": namespace, "labels": labels},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
+            "metadata": {"labels": labels},
+            "spec": {"containers": [{"name": "nginx", "image": "nginx:1.23.1"}]}}},
+    })  # fmt: skip
+    cr = _create(kube, namespace, "web", replicas=1)
+    wait_for(
+        lambda: ReconcileRun.objects.filter(
+            namespace=namespace, name="web", outcome="permanent", error__contains="immutable"
+        ).exists(),
+        what="the adoption of the Deployment refused",
+    )
+    kube.delete(DEPLOYMENT, namespace, "web")
+
+    def ours() -> dict[str, Any] | None:
+        deployment = kube.get(DEPLOYMENT, namespace, "web") or {}
+        refs = deep_get(deployment, "metadata.ownerReferences") or []
+        return deployment if [r["uid"] for r in refs] == [cr["metadata"]["uid"]] else None
+
+    wait_for(ours, what="the WebServer's own Deployment web")
+    _wait_settled(kube, namespace, "web", 1)
 
 
 def test_an_edited_service_is_corrected(kube: ApiKube, namespace: str) -> None:

@@ -16,7 +16,6 @@ from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from controllers.webserver.desired import WEBSERVER
 from opsboard.engine.models import ReconcileRun
-from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import MEMCACHED_API
 from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import wait_for
@@ -35,8 +34,7 @@ def _findings(client: Client, path: str) -> dict[str, Any]:
 
 
 def test_a_deployment_made_by_kubectl_in_the_crs_way_is_named_with_what_to_do(
-    engine: EngineProcesses, cluster_kube: ApiKube, namespace: str, viewer_client: Client,
-    operator_client: Client,
+    engine: EngineProcesses, cluster_kube: ApiKube, namespace: str, viewer_client: Client
 ) -> None:  # fmt: skip
     # What `kubectl create deployment squatter --image=nginx:1.25` makes: no owner, and a
     # selector (immutable) that is not the operator's.
@@ -67,7 +65,9 @@ def test_a_deployment_made_by_kubectl_in_the_crs_way_is_named_with_what_to_do(
     assert "Deployment squatter already exists and was not created by opsboard" in refused.what
     assert "cannot change its spec.selector, which is immutable" in refused.what
     assert f"kubectl -n {namespace} delete deployment squatter" in refused.todo
-    assert "then press Reconcile now" in refused.todo and "rename this Memcached" in refused.todo
+    assert "opsboard then creates its own" in refused.todo
+    assert "rename this Memcached" in refused.todo
+    assert "Reconcile now" not in refused.todo  # its deletion wakes the Memcached
     assert "Change spec.selector" not in refused.todo  # a Memcached has no spec.selector
     assert "MissingChild" not in findings and "UnownedChild" not in findings
     tree = viewer_client.get(path).context["tree"]
@@ -78,14 +78,8 @@ def test_a_deployment_made_by_kubectl_in_the_crs_way_is_named_with_what_to_do(
         )
     ]
 
-    # The advice, followed: its deletion wakes no CR (it has no owner), Reconcile now does.
+    # The advice, followed: its deletion wakes the Memcached that expects it by name.
     cluster_kube.delete(DEPLOYMENT, namespace, "squatter")
-    wait_for(
-        lambda: not KubeObject.objects.filter(kind="Deployment", namespace=namespace).exists(),
-        timeout=60, what="the deletion mirrored",
-    )  # fmt: skip
-    queued = operator_client.post(path + "reconcile/", HTTP_HX_REQUEST="true")
-    assert "Queued" in queued.content.decode()
     ours = wait_for(
         lambda: cluster_kube.get(DEPLOYMENT, namespace, "squatter"),
         timeout=90, what="the operator's own Deployment",

@@ -505,8 +505,8 @@ def test_an_unowned_child_whose_adoption_is_refused_gets_one_finding_saying_what
         "immutable."
     )
     assert finding.todo == (
-        "Delete it (kubectl -n shop delete deployment cache), then press Reconcile now: "
-        "opsboard creates its own. Or rename this Memcached."
+        "Delete it (kubectl -n shop delete deployment cache): opsboard then creates its own. "
+        "Or rename this Memcached."
     )
 
 

@@ -7,8 +7,18 @@ from typing import Any, cast
 
 import pytest
 
-from controllers.base import DEPLOYMENT, EVENT, POD, REPLICASET, STATEFULSET, Controller, Key
+from controllers.base import (
+    DEPLOYMENT,
+    EVENT,
+    POD,
+    REPLICASET,
+    STATEFULSET,
+    Controller,
+    ExpectedChild,
+    Key,
+)
 from controllers.kube import ApiKube
+from opsboard.engine.expected import ExpectedChildren
 from opsboard.engine.mapping import OwnerIndex, is_meaningful, keys_for
 from opsboard.engine.watcher import Watcher
 from opsboard.mirror.writer import mirror_apply
@@ -295,3 +305,63 @@ def test_a_failed_create_event_about_an_owned_statefulset_wakes_its_owner() -> N
     assert [k for k, _ in keys_for([refused], [STATEFUL_TOYS])] == [Key("toy", "default", "a")]
     [other] = changes_for(EVENT, ("ADDED", _event_about(statefulset, "SuccessfulDelete")))
     assert keys_for([other], [STATEFUL_TOYS]) == []
+
+
+def test_a_child_with_no_owner_maps_to_the_cr_that_expects_it_by_name() -> None:
+    """Someone's ConfigMap of the name a Toy keeps: its deletion (or any change) wakes the
+    Toy, which else waits for the resync to create its own."""
+    expected = ExpectedChildren([TOYS])
+    keys_for(changes_for(TOY, ("ADDED", obj(TOY, "a"))), [TOYS], expected=expected)
+    loose = obj(CONFIGMAP, "a")
+    changes_for(CONFIGMAP, ("ADDED", loose))
+    deleted = changes_for(CONFIGMAP, ("DELETED", loose))
+    assert [k for k, _ in keys_for(deleted, [TOYS], expected=expected)] == [
+        Key("toy", "default", "a")
+    ]
+    other = changes_for(CONFIGMAP, ("ADDED", obj(CONFIGMAP, "b")))  # no Toy expects it
+    assert keys_for(other, [TOYS], expected=expected) == []
+    elsewhere = changes_for(CONFIGMAP, ("ADDED", obj(CONFIGMAP, "a", namespace="other")))
+    assert keys_for(elsewhere, [TOYS], expected=expected) == []
+
+
+def test_a_deleted_cr_expects_its_children_no_more() -> None:
+    expected, cr = ExpectedChildren([TOYS]), obj(TOY, "a")
+    keys_for(changes_for(TOY, ("ADDED", cr)), [TOYS], expected=expected)
+    keys_for(changes_for(TOY, ("DELETED", cr)), [TOYS], expected=expected)
+    loose = changes_for(CONFIGMAP, ("ADDED", obj(CONFIGMAP, "a")))
+    assert keys_for(loose, [TOYS], expected=expected) == []
+
+
+def test_the_crs_in_the_mirror_are_expected_from_the_start() -> None:
+    """A watcher that resumes sees no change of the CRs that did not change meanwhile."""
+    changes_for(TOY, ("ADDED", obj(TOY, "a")))
+    expected = ExpectedChildren([TOYS])
+    expected.load()
+    loose = changes_for(CONFIGMAP, ("ADDED", obj(CONFIGMAP, "a")))
+    assert [k for k, _ in keys_for(loose, [TOYS], expected=expected)] == [
+        Key("toy", "default", "a")
+    ]
+
+
+def _a_deployment_each(cr: dict) -> list[ExpectedChild]:
+    return [ExpectedChild(DEPLOYMENT, cr["metadata"]["name"])]
+
+
+DEPLOYS = Controller(
+    "toy", TOY, (DEPLOYMENT,), reconcile, _a_deployment_each, owns_spec_only=(DEPLOYMENT,)
+)
+
+
+def test_a_status_only_change_of_an_expected_spec_only_child_with_no_owner_wakes_nobody() -> None:
+    expected = ExpectedChildren([DEPLOYS])
+    keys_for(changes_for(TOY, ("ADDED", obj(TOY, "a"))), [DEPLOYS], expected=expected)
+    theirs = obj(DEPLOYMENT, "a")  # someone's Deployment, rolling out
+    changes_for(DEPLOYMENT, ("ADDED", theirs))
+    rollout = modified(theirs)
+    rollout["status"] = {"readyReplicas": 1}
+    changes = changes_for(DEPLOYMENT, ("MODIFIED", rollout))
+    assert keys_for(changes, [DEPLOYS], expected=expected) == []
+    deleted = changes_for(DEPLOYMENT, ("DELETED", rollout))
+    assert [k for k, _ in keys_for(deleted, [DEPLOYS], expected=expected)] == [
+        Key("toy", "default", "a")
+    ]

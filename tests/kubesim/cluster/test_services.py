@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 
 import pytest
 from kubernetes import client
@@ -81,6 +82,57 @@ def test_a_node_port_in_use_is_rejected_as_invalid(core, namespace):
     )
     with pytest.raises(client.ApiException):
         core.read_namespaced_service("second", namespace)
+
+
+@pytest.mark.parametrize("outside", [29999, 40000])
+def test_a_node_port_outside_the_range_is_rejected_as_invalid(core, namespace, outside):
+    with pytest.raises(client.ApiException) as err:
+        core.create_namespaced_service(
+            namespace, service("outside", type_="NodePort", node_port=outside)
+        )
+
+    assert err.value.status == 422
+    assert json.loads(err.value.body)["details"]["causes"] == [
+        {
+            "field": "spec.ports[0].nodePort",
+            "message": f"Invalid value: {outside}: provided port is not in the valid range. "
+            "The range of valid ports is 30000-32767",
+            "reason": "FieldValueInvalid",
+        }
+    ]
+
+
+def test_creating_a_service_again_with_its_own_node_port_is_refused_as_allocated(core, namespace):
+    """kube-apiserver allocates before it finds the name taken: 422, not 409 AlreadyExists."""
+    first = core.create_namespaced_service(namespace, service("again", type_="NodePort"))
+    own = first.spec.ports[0].node_port
+
+    with pytest.raises(client.ApiException) as err:
+        core.create_namespaced_service(namespace, service("again", type_="NodePort", node_port=own))
+    assert err.value.status == 422
+    assert f"Invalid value: {own}: provided port is already allocated" in err.value.body
+    with pytest.raises(client.ApiException) as err:
+        core.create_namespaced_service(namespace, service("again", type_="NodePort"))
+    assert err.value.status == 409
+
+
+def test_a_taken_cluster_ip_is_the_only_error_told_beside_a_taken_node_port(core, namespace):
+    first = core.create_namespaced_service(namespace, service("first", type_="NodePort"))
+    body = service("second", type_="NodePort", node_port=first.spec.ports[0].node_port)
+    body["spec"]["clusterIP"] = ip = first.spec.cluster_ip
+
+    with pytest.raises(client.ApiException) as err:
+        core.create_namespaced_service(namespace, body)
+
+    assert err.value.status == 422
+    assert json.loads(err.value.body)["details"]["causes"] == [
+        {
+            "field": "spec.clusterIPs",
+            "message": f'Invalid value: []string{{"{ip}"}}: failed to allocate IP {ip}: '
+            "provided IP is already allocated",
+            "reason": "FieldValueInvalid",
+        }
+    ]
 
 
 def test_a_freed_node_port_can_be_requested_again(core, namespace):
