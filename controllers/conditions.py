@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from controllers.base import Body
 from controllers.fields import deep_get
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # lastTransitionTime's, as Kubernetes writes it
+
+
+def parse_time(text: object) -> datetime | None:
+    """A Kubernetes timestamp (TIME_FORMAT, or a MicroTime with its fraction), in UTC; None
+    where it is missing or unreadable."""
+    try:
+        return datetime.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
 
 
 def find_condition(conditions: list[Body] | None, type_: str) -> Body | None:

@@ -19,6 +19,7 @@ import re
 from datetime import datetime
 
 from controllers.base import DAEMONSET, STATEFULSET, Body
+from controllers.conditions import parse_time
 from controllers.fields import deep_get
 
 REASON = "FailedCreate"
@@ -63,10 +64,7 @@ def event_time(event: Body) -> datetime | None:
         or event.get("eventTime")
         or deep_get(event, "metadata.creationTimestamp")
     )
-    try:
-        return datetime.fromisoformat(stamp) if stamp else None
-    except ValueError:
-        return None
+    return parse_time(stamp)
 
 
 def event_message(event: Body) -> str:
@@ -98,7 +96,9 @@ def current_refusal(
     if (now - when).total_seconds() > REFUSAL_FRESH_SECONDS:
         return None
     created = [
-        at for pod in pods if (at := _time(deep_get(pod, "metadata.creationTimestamp"))) is not None
+        at
+        for pod in pods
+        if (at := parse_time(deep_get(pod, "metadata.creationTimestamp"))) is not None
     ]
     if workload.get("kind") == "StatefulSet" and created and max(created) > when:
         return None
@@ -119,10 +119,3 @@ def refusal_advice(namespace: str, message: str, field: str | None) -> str:
         "PodSecurity admission or an admission webhook "
         f"(kubectl -n {namespace} get events --field-selector reason=FailedCreate)."
     )
-
-
-def _time(text: object) -> datetime | None:
-    try:
-        return datetime.fromisoformat(str(text)) if text else None
-    except ValueError:
-        return None

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from controllers.base import Body
-from controllers.conditions import TIME_FORMAT, condition_of
+from controllers.conditions import condition_of, parse_time
 from controllers.pods import unschedulable
 from controllers.wording import count, plural
 
@@ -57,9 +56,9 @@ class Unscheduled:
 def unscheduled(pods: list[Body], *, now: str, grace: float) -> Unscheduled:
     """`pods`' unschedulable ones, split by the grace at `now` (TIME_FORMAT)."""
     stuck, waiting, left = [], [], []
-    at = _time(now)
+    at = parse_time(now)
     for pod, message in unschedulable(pods):
-        since = _time(condition_of(pod, "PodScheduled").get("lastTransitionTime"))
+        since = parse_time(condition_of(pod, "PodScheduled").get("lastTransitionTime"))
         waited = (at - since).total_seconds() if at and since else None
         if waited is None or waited > grace:
             stuck.append((pod, message))
@@ -68,10 +67,3 @@ def unscheduled(pods: list[Body], *, now: str, grace: float) -> Unscheduled:
             # Times have whole seconds: one more makes sure the grace is over by then.
             left.append(grace - waited + 1.0)
     return Unscheduled(stuck, waiting, min(left, default=None))
-
-
-def _time(text: object) -> datetime | None:
-    try:
-        return datetime.strptime(str(text), TIME_FORMAT)
-    except ValueError:
-        return None

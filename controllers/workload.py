@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 
 from controllers.base import Body
-from controllers.conditions import TIME_FORMAT, conditions_from, find_condition
+from controllers.conditions import conditions_from, find_condition, parse_time
 from controllers.fields import deep_get
 from controllers.ownership import selector_string
 from controllers.pods import (
@@ -55,7 +54,7 @@ def refused_problem(
     failure = find_condition(deep_get(workload, "status.conditions"), "ReplicaFailure")
     if failure is not None and failure.get("status") == "True":
         reason, message = str(failure.get("reason")), str(failure.get("message") or "")
-    elif at := _time(now):
+    elif at := parse_time(now):
         if (event := current_refusal(workload, events, pods, now=at)) is None:
             return None
         reason, message = REASON, event_message(event)
@@ -67,13 +66,6 @@ def refused_problem(
         f"its pods ({reason}): {message.rstrip('.')}. "
         f"{refusal_advice(namespace, message, size_field)}"
     )
-
-
-def _time(text: str) -> datetime | None:
-    try:
-        return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=UTC)
-    except ValueError:
-        return None
 
 
 def workload_status(
