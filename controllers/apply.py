@@ -26,6 +26,7 @@ from controllers.fields import controlling_ref, deep_get
 from controllers.kube import AlreadyAllocated, Conflict
 from controllers.problems import CHILD_CONFLICT, INVALID_SPEC, PODS_REFUSED, Problem
 from controllers.progress import progress_wait
+from controllers.refusals import short_of_pods
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +115,15 @@ def _just_created(ctx: Context, kind: Kind, want: Manifest, exact: frozenset[str
     if ours is None or theirs is None or theirs.get("uid") != ours.get("uid"):
         return None
     return found if owned_diff(want, found, exact=exact) is None else None
+
+
+def refusal_events(ctx: Context, workload: Body | None) -> list[Body]:
+    """The Events about a StatefulSet or DaemonSet, read (from the mirror: one indexed
+    query) only while it is short of pods: it tells a refused pod (a quota) only so
+    (controllers.refusals)."""
+    if workload is None or not short_of_pods(workload):
+        return []
+    return ctx.cache.events_about(workload)
 
 
 def write_status(ctx: Context, kind: Kind, cr: Body, status: Body) -> None:

@@ -3,7 +3,7 @@ headless Service, and the DB's claims grown to spec.bookDB.dbSize."""
 
 from __future__ import annotations
 
-from controllers.apply import ensure_child, finish, now
+from controllers.apply import ensure_child, finish, now, refusal_events
 from controllers.base import (
     DEPLOYMENT,
     POD,
@@ -41,7 +41,6 @@ from controllers.fields import deep_get
 from controllers.images import is_valid_image
 from controllers.pods import STUCK_REASONS
 from controllers.problems import INVALID_SPEC, Problem, ownership_problem
-from controllers.refusals import short_of_pods
 from controllers.scheduling import grace_from, unscheduled
 
 EXPANSION_FAILED = "VolumeExpansionFailed"
@@ -90,20 +89,12 @@ def reconcile(ctx: Context) -> Result:
         problem=problem,
         app_deployment=deployment,
         db_statefulset=statefulset,
-        db_events=db_refusals(ctx, statefulset),
+        db_events=refusal_events(ctx, statefulset),
         grace=grace,
     )
     due = unscheduled([*app_pods, *db_pods], now=at, grace=grace).recheck
     permanent = (INVALID_SPEC, EXPANSION_FAILED)
     return finish(ctx, BOOKSTORE, cr, status, problem, permanent=permanent, due=due)
-
-
-def db_refusals(ctx: Context, statefulset: Body | None) -> list[Body]:
-    """The Events about the DB's StatefulSet, read (from the mirror: one indexed query)
-    only while it is short of pods: it tells a refused pod (a quota) only so."""
-    if statefulset is None or not short_of_pods(statefulset):
-        return []
-    return ctx.cache.events_about(statefulset)
 
 
 REVISION_LABEL = "controller-revision-hash"

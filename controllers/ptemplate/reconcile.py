@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from controllers.apply import RECHECK_MAX_SECONDS, ensure_child, finish, now
+from controllers.apply import RECHECK_MAX_SECONDS, ensure_child, finish, now, refusal_events
 from controllers.base import (
     DAEMONSET,
     POD,
@@ -64,7 +64,14 @@ def reconcile(ctx: Context) -> Result:
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
     at, grace = now(), grace_from(ctx.settings)
     status = compute_status(
-        cr, daemonset=daemonset, module=module, pods=pods, now=at, problem=problem, grace=grace
+        cr,
+        daemonset=daemonset,
+        module=module,
+        pods=pods,
+        now=at,
+        problem=problem,
+        events=refusal_events(ctx, daemonset),
+        grace=grace,
     )
     due = unscheduled(pods, now=at, grace=grace).recheck  # a pod's grace for a node ends
     result = finish(ctx, PTEMPLATE, cr, status, problem, due=due)

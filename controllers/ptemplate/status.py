@@ -21,7 +21,7 @@ from controllers.ptemplate.desired import (
 )
 from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS, Unscheduled, unscheduled
 from controllers.wording import count, plural
-from controllers.workload import unschedulable_problem
+from controllers.workload import refused_problem, unschedulable_problem
 
 NO_MATCHING_NODES = "NoMatchingNodes"
 NO_DEVICE_CAPACITY = "NoDeviceCapacity"
@@ -32,7 +32,11 @@ def _selector_text(cr: Body) -> str:
 
 
 def _degraded(
-    cr: Body, live: list[Body], desired: int | None, pending: Unscheduled
+    cr: Body,
+    live: list[Body],
+    desired: int | None,
+    pending: Unscheduled,
+    refused: Problem | None,
 ) -> tuple[str, str] | None:
     if desired == 0:
         return NO_MATCHING_NODES, f"No node matches the node selector {_selector_text(cr)}"
@@ -46,6 +50,8 @@ def _degraded(
                 f"e.g. {pod['metadata']['name']}: {message}"
             )
         return unschedulable_problem(stuck, noun="consumer pod")
+    if refused:  # a quota or admission refuses the DaemonSet's pods: none is created
+        return refused
     if pulls := waiting(live, PULL_FAILURES):
         pod, _ = pulls[0]
         return "ImagePullFailed", (
@@ -69,6 +75,7 @@ def compute_status(
     pods: list[Body],
     now: str,
     problem: Problem | None = None,
+    events: list[Body] | None = None,
     grace: float = UNSCHEDULABLE_GRACE_SECONDS,
 ) -> Body:
     """nodes, desired/ready counts, the Module's presence and the three conditions.
@@ -77,6 +84,8 @@ def compute_status(
     Before that, a new DaemonSet's desired count is unknown (a 0 means nothing yet); a
     changed one's is the count of its previous generation, and none of its pods is updated
     yet: a spec change does not make a healthy Ptemplate unavailable for a moment.
+    Degraded when the consumer pods cannot be placed or start, or when the API server
+    refuses them, which the DaemonSet tells only in the FailedCreate `events` about it.
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
     live = sorted(
@@ -93,7 +102,8 @@ def compute_status(
 
     # A previous generation's 0 may be what a new node selector fixes: not yet "no node".
     pending = unscheduled(live, now=now, grace=grace)
-    degraded = problem or _degraded(cr, live, desired if counted else None, pending)
+    refused = refused_problem(daemonset, events=events or [], pods=live, now=now)
+    degraded = problem or _degraded(cr, live, desired if counted else None, pending, refused)
     consumers, runs = plural(desired or 0, "consumer pod"), plural(desired or 0, "runs", "run")
     if desired is None:
         progressing: tuple[str, str] | None = ("Creating", "The consumer DaemonSet is starting")

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kubernetes import client
 
 from controllers.base import DAEMONSET, POD
 from controllers.conditions import condition_of
@@ -22,6 +23,7 @@ from tests.controllers.cluster import list_objects
 from tests.controllers.ptemplate_helpers import NODE, SPEC, advertise, install_kmm_crd
 from tests.controllers.ptemplate_helpers import make_secret as _secret
 from tests.fixtures.celery import EngineProcesses
+from tests.kubesim.cluster.helpers import create_quota
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.kubesim_only]
@@ -159,6 +161,28 @@ def test_no_node_matching_the_selector_is_degraded(
     cr = _wait_degraded(kube, namespace, "pt", "NoMatchingNodes")
     assert "acme.com/accel=yes" in condition_of(cr, "Degraded")["message"]
     assert cr["status"]["nodes"] == []
+
+
+def test_consumers_a_quota_refuses_are_degraded_until_it_is_raised(
+    ptemplate_engine: Any, kube: ApiKube, namespace: str, device: str, kube_api_client: Any
+) -> None:
+    """A DaemonSet has no ReplicaFailure condition: its controller's FailedCreate Event,
+    which the mirror keeps, is what tells the Ptemplate (and wakes it)."""
+    advertise(kube, device, 1)
+    _secret(kube, namespace)
+    core = client.CoreV1Api(kube_api_client)
+    create_quota(core, namespace, {"pods": "1"})  # fewer than the nodes
+    _create(kube, namespace, "pt", deviceResource=device)
+    cr = _wait_degraded(kube, namespace, "pt", "PodsRefused")
+    message = condition_of(cr, "Degraded")["message"]
+    assert message.startswith("DaemonSet pt-consumer cannot create its pods (FailedCreate): ")
+    assert "exceeded quota: q" in message
+    assert f"Raise ResourceQuota q (kubectl -n {namespace} describe resourcequota q)" in message
+    nodes, _ = kube.list(NODE)
+    core.patch_namespaced_resource_quota(
+        "q", namespace, {"spec": {"hard": {"pods": str(len(nodes))}}}
+    )
+    _wait_available(kube, namespace, "pt")
 
 
 def test_children_are_healed_and_an_image_change_rolls_out(

@@ -124,3 +124,69 @@ def test_an_image_that_cannot_be_pulled_is_degraded() -> None:
     pods = [pod("pt-consumer-a", image=SPEC["image"], ready=False, waiting="ImagePullBackOff")]
     status = compute_status(ptemplate(), daemonset=daemonset(1), module=MODULE, pods=pods, now="T")
     assert _reasons(status)["Degraded"] == ("True", "ImagePullFailed")
+
+
+DS_REFUSED = (
+    'Error creating: pods "pt-consumer-x7k2p" is forbidden: exceeded quota: q, '
+    "requested: pods=1, used: pods=1, limited: pods=1"
+)
+
+
+def _refusing_daemonset(scheduled: int) -> dict[str, Any]:
+    """A DaemonSet for two nodes whose controller has created `scheduled` pods."""
+    ds = daemonset(2, ready=scheduled)
+    ds.update(kind="DaemonSet", apiVersion="apps/v1")
+    ds["metadata"].update(uid="ds-uid", namespace="shop")
+    ds["status"]["currentNumberScheduled"] = scheduled
+    return ds
+
+
+def _failed_create(at: str) -> dict[str, Any]:
+    """The Warning the DaemonSet controller posts for a pod the API server refused (v1.28:
+    the pod control's "Error creating: ...")."""
+    return {
+        "kind": "Event",
+        "type": "Warning",
+        "reason": "FailedCreate",
+        "message": DS_REFUSED,
+        "involvedObject": {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "name": "pt-consumer",
+            "uid": "ds-uid",
+        },
+        "lastTimestamp": at,
+    }
+
+
+def test_consumers_a_quota_refuses_are_degraded_saying_what_to_do() -> None:
+    """A DaemonSet has no ReplicaFailure: its controller's FailedCreate Event tells."""
+    running = [pod("pt-consumer-a", image=SPEC["image"])]
+    status = compute_status(
+        ptemplate(),
+        daemonset=_refusing_daemonset(1),
+        module=MODULE,
+        pods=running,
+        now="2026-11-29T12:00:00Z",
+        events=[_failed_create("2026-11-29T11:59:30Z")],
+    )
+    degraded = find_condition(status["conditions"], "Degraded") or {}
+    assert (degraded["status"], degraded["reason"]) == ("True", "PodsRefused")
+    assert degraded["message"] == (
+        f"DaemonSet pt-consumer cannot create its pods (FailedCreate): {DS_REFUSED}. "
+        "Raise ResourceQuota q (kubectl -n shop describe resourcequota q) or lower what the "
+        "pods request; the pods already there count against it."
+    )
+
+
+def test_a_consumer_refusal_is_over_once_every_node_has_its_pod() -> None:
+    ready = [pod(f"pt-consumer-{c}", image=SPEC["image"]) for c in "ab"]
+    status = compute_status(
+        ptemplate(),
+        daemonset=_refusing_daemonset(2),
+        module=MODULE,
+        pods=ready,
+        now="2026-11-29T12:00:00Z",
+        events=[_failed_create("2026-11-29T11:59:30Z")],
+    )
+    assert _reasons(status)["Degraded"] == ("False", "AsExpected")
