@@ -33,6 +33,9 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.kubesim_only]
 def ptemplate_engine(engine: EngineProcesses, kubesim_server: Any, operator_crds: None) -> Any:
     install_kmm_crd(kubesim_server.kubeconfig_path)
     engine.controllers = "controllers.ptemplate"
+    # Consumers that no node can take are Degraded after the grace (test_unschedulable_
+    # scenarios tests it): a short one, so these tests do not wait out the 30 s default.
+    engine.extra_env["OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS"] = "2"
     worker = engine.start_worker(concurrency=2, wait=False)
     engine.start_watcher()
     engine.wait_worker_ready(worker)
