@@ -200,6 +200,24 @@ class _Scanner:
             self.i += 1
 
 
+def go_type(value: object) -> str:
+    """fmt's %T of a value json.Unmarshal decoded into interface{} (integers kept as int64):
+    "map[string]interface {}", "[]interface {}", "int64", ...; "<nil>" for null."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, dict):
+        return "map[string]interface {}"
+    if isinstance(value, list):
+        return "[]interface {}"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    return "string"
+
+
 def printed(value: object) -> str:
     """fmt's %v of a value json.Unmarshal decoded (integers kept as int64): `map[a:1 b:[x y]]`,
     its keys sorted, strings bare, null as <nil>."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesim import errors, schema
+from kubesim import errors, gojson, schema
 from kubesim.errors import FieldError
 from kubesim.jsonutil import clone
 from kubesim.resources import ResourceType
@@ -97,7 +97,7 @@ def _nested(obj: Any, path: str, want: type, go_type: str) -> tuple[Any, str | N
         if not isinstance(cur, dict):
             where = "." + ".".join(fields[: i + 1])
             return None, (
-                f"{where} accessor error: {_go_value(cur)} is of the type {_go_type(cur)}, "
+                f"{where} accessor error: {_go_value(cur)} is of the type {gojson.go_type(cur)}, "
                 "expected map[string]interface {}"
             )
         if name not in cur:
@@ -107,25 +107,9 @@ def _nested(obj: Any, path: str, want: type, go_type: str) -> tuple[Any, str | N
         return cur, None
     where = "." + ".".join(fields)
     return None, (
-        f"{where} accessor error: {_go_value(cur)} is of the type {_go_type(cur)}, "
+        f"{where} accessor error: {_go_value(cur)} is of the type {gojson.go_type(cur)}, "
         f"expected {go_type}"
     )
-
-
-def _go_type(value: Any) -> str:
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    return "[]interface {}"
 
 
 def _go_value(value: Any) -> str:

@@ -13,6 +13,7 @@ import copy
 from typing import Any
 
 from kubesim.errors import ApiError, bad_request, unconverted
+from kubesim.gojson import go_type as _percent_t
 from kubesim.gojson import printed
 from kubesim.gosort import stable_sort
 
@@ -66,20 +67,9 @@ def _merges(field: str | None, parent: str | None) -> bool:
 
 
 def go_type(value: Any) -> str:
-    """reflect.TypeOf(v).String() of a value json.Unmarshal decoded."""
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    return "%!s(<nil>)"  # a nil reflect.Type, printed with %s
+    """reflect.TypeOf(v).String() of a value json.Unmarshal decoded: %T's words, but for
+    null, whose nil reflect.Type mergepatch prints with %s."""
+    return "%!s(<nil>)" if value is None else _percent_t(value)
 
 
 def go_s(value: Any) -> str:
