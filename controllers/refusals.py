@@ -34,13 +34,16 @@ COMBINED = "(combined from similar events): "
 REFUSAL_FRESH_SECONDS = 600
 
 
+_TOLD = frozenset((kind.api_version, kind.kind) for kind in TOLD_IN_EVENTS)
+
+
 def is_refusal_event(event: Body) -> bool:
-    """A FailedCreate Event about a workload that tells its refusals only so."""
+    """A FailedCreate Event about a workload that tells its refusals only so (asked of
+    every Event the watcher maps: the set is built once)."""
+    if event.get("reason") != REASON:
+        return False
     involved = event.get("involvedObject") or {}
-    told = {(kind.api_version, kind.kind) for kind in TOLD_IN_EVENTS}
-    return (
-        event.get("reason") == REASON and (involved.get("apiVersion"), involved.get("kind")) in told
-    )
+    return (involved.get("apiVersion"), involved.get("kind")) in _TOLD
 
 
 def short_of_pods(workload: Body) -> bool:
