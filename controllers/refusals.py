@@ -59,15 +59,20 @@ def short_of_pods(workload: Body) -> bool:
     return False
 
 
-def event_time(event: Body) -> datetime | None:
-    """When the Event was last seen, however its reporter stamps it."""
+def event_stamp(event: Body) -> str | None:
+    """When the Event was last seen, however its reporter stamps it (an events/v1 series,
+    a core/v1 count and lastTimestamp, or a single eventTime)."""
     stamp = (
         deep_get(event, "series.lastObservedTime")
         or event.get("lastTimestamp")
         or event.get("eventTime")
         or deep_get(event, "metadata.creationTimestamp")
     )
-    return parse_time(stamp)
+    return str(stamp) if stamp else None
+
+
+def event_time(event: Body) -> datetime | None:
+    return parse_time(event_stamp(event))
 
 
 def event_message(event: Body) -> str:

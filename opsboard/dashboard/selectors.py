@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from controllers.base import Body
+from controllers.conditions import parse_time
+from controllers.refusals import event_stamp
 from controllers.wording import count
 from opsboard.dashboard.kinds import KindInfo, value_at
 from opsboard.engine.models import ReconcileRun
@@ -29,6 +32,7 @@ SORTS = {
     "health": ("health", "name"),
     "kind": ("kind", "name"),
 }
+_NEVER = datetime.min.replace(tzinfo=UTC)  # an Event with no time at all sorts last
 _LABEL_KEY = re.compile(r"[A-Za-z0-9][\w./-]{0,252}")
 # Enough for the table; `body` and annotations are large and only the detail page needs them.
 LIST_FIELDS = (
@@ -205,11 +209,12 @@ def cr_events(*, cr: KubeObject, limit: int = 30) -> list[dict[str, Any]]:
             "reason": e.get("reason", ""),
             "message": e.get("message", ""),
             "count": e.get("count") or (e.get("series") or {}).get("count") or 1,
-            "last_seen": e.get("lastTimestamp") or e.get("eventTime") or "",
+            "last_seen": event_stamp(e),
         }
         for e in (row.body for row in mirror.object_events(uid=cr.uid, limit=limit))
     ]
-    return sorted(events, key=lambda e: e["last_seen"], reverse=True)
+    # By time, not text: a MicroTime's fraction sorts "12:00:00.5Z" before "12:00:00Z".
+    return sorted(events, key=lambda e: parse_time(e["last_seen"]) or _NEVER, reverse=True)
 
 
 @dataclass

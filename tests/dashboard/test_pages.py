@@ -390,6 +390,30 @@ def test_detail_flags_a_stale_status(viewer_client: Client) -> None:
     assert "Status is stale:" in html
 
 
+def test_detail_events_show_when_last_seen_as_an_age_newest_first(
+    viewer_client: Client,
+) -> None:
+    cr = mirror_object("Memcached", "cache-e", api_version=MEMCACHED_API)
+    now = timezone.now()
+
+    def event(name: str, reason: str, **stamps: Any) -> None:
+        row = mirror_object("Event", name, owner=cr, save=False)
+        row.body |= {"reason": reason, "type": "Normal", "message": reason} | stamps
+        row.save()
+
+    stamp = "%Y-%m-%dT%H:%M:%SZ"
+    event("a", "Scaled", count=4, lastTimestamp=(now - timedelta(minutes=7)).strftime(stamp))
+    # events/v1's series: its lastObservedTime is a MicroTime, newer than the event's eventTime.
+    seen = (now - timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    event("b", "Pulled", eventTime=(now - timedelta(minutes=30)).strftime(stamp),
+          series={"count": 2, "lastObservedTime": seen})  # fmt: skip
+    html = viewer_client.get("/k/memcached/default/cache-e/").content.decode()
+    events = html[html.index('id="events-h"') :]
+    assert events.index("Pulled") < events.index("Scaled")
+    assert f'<time datetime="{seen}" title="{seen}">2m ago</time>' in events
+    assert ">7m ago</time>" in events
+
+
 def test_detail_shows_a_nested_spec_as_dotted_paths() -> None:
     spec = {"bookApp": {"image": "app:1", "replicas": 2, "ports": [80, 443]},
             "bookDB": {"volumes": [{"size": "2Gi"}], "tls": False, "extra": {}}}  # fmt: skip
