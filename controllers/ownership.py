@@ -23,6 +23,17 @@ def controller_ref(owner: Body) -> Body:
     }
 
 
+def child_metadata(owner: Body, name: str, labels: Mapping[str, str]) -> Body:
+    """The metadata of an object an operator keeps for `owner`: in its namespace, labelled
+    and controlled by it."""
+    return {
+        "name": name,
+        "namespace": owner["metadata"]["namespace"],
+        "labels": dict(labels),
+        "ownerReferences": [controller_ref(owner)],
+    }
+
+
 def owned_labels(app: str, instance: str) -> dict[str, str]:
     """Labels of the objects an operator keeps for one CR; unique per CR within a namespace."""
     return {

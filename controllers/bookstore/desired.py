@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from controllers.base import DEPLOYMENT, SERVICE, STATEFULSET, Body, Kind, Manifest
 from controllers.fields import deep_get
-from controllers.ownership import controller_ref, owned_labels
+from controllers.ownership import child_metadata, owned_labels
 
 BOOKSTORE = Kind("blog.velotio.com", "v1alpha1", "BookStore", "bookstores")
 
@@ -100,15 +100,6 @@ def db_labels(cr: Body) -> dict[str, str]:
     return {**labels_for(cr), "app.kubernetes.io/component": "database"}
 
 
-def _metadata(cr: Body, name: str, labels: dict[str, str]) -> Body:
-    return {
-        "name": name,
-        "namespace": cr["metadata"]["namespace"],
-        "labels": labels,
-        "ownerReferences": [controller_ref(cr)],
-    }
-
-
 _RESTRICTED = {"seccompProfile": {"type": "RuntimeDefault"}}
 
 
@@ -120,7 +111,7 @@ def desired_app_deployment(cr: Body) -> Manifest:
     return {
         "apiVersion": DEPLOYMENT.api_version,
         "kind": DEPLOYMENT.kind,
-        "metadata": _metadata(cr, app_name(cr), labels),
+        "metadata": child_metadata(cr, app_name(cr), labels),
         "spec": {
             "replicas": app_replicas(cr),
             "selector": {"matchLabels": labels},
@@ -160,7 +151,7 @@ def desired_app_service(cr: Body) -> Manifest:
     return {
         "apiVersion": SERVICE.api_version,
         "kind": SERVICE.kind,
-        "metadata": _metadata(cr, app_name(cr), app_labels(cr)),
+        "metadata": child_metadata(cr, app_name(cr), app_labels(cr)),
         "spec": {
             "type": service_type(cr),
             "selector": app_labels(cr),
@@ -181,7 +172,7 @@ def desired_db_service(cr: Body) -> Manifest:
     return {
         "apiVersion": SERVICE.api_version,
         "kind": SERVICE.kind,
-        "metadata": _metadata(cr, db_name(cr), db_labels(cr)),
+        "metadata": child_metadata(cr, db_name(cr), db_labels(cr)),
         "spec": {
             "clusterIP": "None",
             "selector": db_labels(cr),
@@ -203,7 +194,7 @@ def desired_db_statefulset(cr: Body) -> Manifest:
     return {
         "apiVersion": STATEFULSET.api_version,
         "kind": STATEFULSET.kind,
-        "metadata": _metadata(cr, db_name(cr), labels),
+        "metadata": child_metadata(cr, db_name(cr), labels),
         "spec": {
             "serviceName": db_name(cr),
             "replicas": db_replicas(cr),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from controllers.base import DEPLOYMENT, Body, Kind, Manifest
 from controllers.fields import deep_get
-from controllers.ownership import controller_ref, owned_labels
+from controllers.ownership import child_metadata, owned_labels
 
 MEMCACHED = Kind("cache.example.com", "v1alpha1", "Memcached", "memcacheds")
 
@@ -38,12 +38,7 @@ def desired_deployment(cr: Body) -> Manifest:
     return {
         "apiVersion": DEPLOYMENT.api_version,
         "kind": DEPLOYMENT.kind,
-        "metadata": {
-            "name": meta["name"],
-            "namespace": meta["namespace"],
-            "labels": labels,
-            "ownerReferences": [controller_ref(cr)],
-        },
+        "metadata": child_metadata(cr, meta["name"], labels),
         "spec": {
             "replicas": spec_size(cr),
             "selector": {"matchLabels": labels},

@@ -13,7 +13,7 @@ import re
 from controllers.base import DAEMONSET, Body, Kind, Manifest
 from controllers.fields import deep_get
 from controllers.images import IMAGE_PATTERN
-from controllers.ownership import controller_ref, owned_labels
+from controllers.ownership import child_metadata, owned_labels
 
 PTEMPLATE = Kind("hwe.example.com", "v1alpha1", "Ptemplate", "ptemplates")
 # KMM's kind (kubernetes-sigs/kernel-module-management, api/v1beta1): installed by KMM on a
@@ -112,15 +112,6 @@ def module_image_ok(image: str) -> bool:
     return len(image) <= 4096 and _MODULE_IMAGE_RE.match(image) is not None
 
 
-def _metadata(cr: Body, name: str) -> Body:
-    return {
-        "name": name,
-        "namespace": cr["metadata"]["namespace"],
-        "labels": labels_for(cr),
-        "ownerReferences": [controller_ref(cr)],
-    }
-
-
 def device_resources(cr: Body) -> Body:
     """The consumer container's resources: `deviceCount` of the device, or nothing for 0.
 
@@ -158,7 +149,7 @@ def desired_daemonset(cr: Body) -> Manifest:
     return {
         "apiVersion": DAEMONSET.api_version,
         "kind": DAEMONSET.kind,
-        "metadata": _metadata(cr, daemonset_name(cr)),
+        "metadata": child_metadata(cr, daemonset_name(cr), labels),
         "spec": {
             "selector": {"matchLabels": labels},
             "template": {"metadata": {"labels": labels}, "spec": pod_spec},
@@ -189,6 +180,6 @@ def desired_module(cr: Body) -> Manifest:
     return {
         "apiVersion": MODULE.api_version,
         "kind": MODULE.kind,
-        "metadata": _metadata(cr, module_name(cr)),
+        "metadata": child_metadata(cr, module_name(cr), labels_for(cr)),
         "spec": spec,
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from controllers.base import DEPLOYMENT, SERVICE, Body, Kind, Manifest
 from controllers.fields import deep_get
-from controllers.ownership import controller_ref, owned_labels
+from controllers.ownership import child_metadata, owned_labels
 
 WEBSERVER = Kind("my.domain", "v1", "WebServer", "webservers")
 
@@ -37,21 +37,12 @@ def labels_for(cr: Body) -> dict[str, str]:
     return owned_labels("webserver", cr["metadata"]["name"])
 
 
-def _metadata(cr: Body, name: str) -> Body:
-    return {
-        "name": name,
-        "namespace": cr["metadata"]["namespace"],
-        "labels": labels_for(cr),
-        "ownerReferences": [controller_ref(cr)],
-    }
-
-
 def desired_deployment(cr: Body) -> Manifest:
     labels = labels_for(cr)
     return {
         "apiVersion": DEPLOYMENT.api_version,
         "kind": DEPLOYMENT.kind,
-        "metadata": _metadata(cr, cr["metadata"]["name"]),
+        "metadata": child_metadata(cr, cr["metadata"]["name"], labels),
         "spec": {
             "replicas": spec_replicas(cr),
             "selector": {"matchLabels": labels},
@@ -113,6 +104,6 @@ def desired_service(cr: Body, *, node_port: int | None = None) -> Manifest:
     return {
         "apiVersion": SERVICE.api_version,
         "kind": SERVICE.kind,
-        "metadata": _metadata(cr, service_name(cr)),
+        "metadata": child_metadata(cr, service_name(cr), labels_for(cr)),
         "spec": {"type": "NodePort", "selector": labels_for(cr), "ports": [port]},
     }
