@@ -1,17 +1,23 @@
 """OpenAPI v3 documents: the index and one document per group-version.
 
 kubectl reads them to learn that the server validates fields itself (the `fieldValidation`
-parameter on PATCH operations), to find a kind's schema for `apply` and `explain`. Custom
-resources carry their CRD schema; built-in kinds carry the list merge keys strategic merge
-patch needs and otherwise accept any fields.
+parameter on PATCH operations), to find a kind's schema for `apply` and `explain`. Built-in
+group-versions are kube-apiserver v1.28.7's own documents (openapi_v3/, written by
+openapi_vendor.py), read from disk when a client asks for one, so they cost nothing at
+start-up and are not kept. Custom resources carry their CRD schema. A kind kubesim serves
+that such a document lacks gets a skeleton: the list merge keys strategic merge patch needs,
+any other field accepted.
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
 import hashlib
+import pathlib
 from typing import Any
 
-from kubesim.jsonutil import dumps
+from kubesim.jsonutil import dumps, loads
 from kubesim.resources import Registry, ResourceType
 from kubesim.strategic import MERGE_KEYS
 
@@ -24,6 +30,14 @@ V2_EMPTY = {
     "paths": {},
     "definitions": {},
 }
+
+
+VENDORED = pathlib.Path(__file__).with_name("openapi_v3")
+
+
+def vendored_file(group: str, version: str) -> pathlib.Path:
+    """Named as the Kubernetes repo names them (api__v1_openapi.json), gzipped."""
+    return VENDORED / ((f"apis__{group}__{version}" if group else f"api__{version}") + ".json.gz")
 
 
 def _gv_path(rt: ResourceType, version: str) -> str:
@@ -92,12 +106,50 @@ def _operation(rt: ResourceType, version: str, verb: str) -> dict[str, Any]:
     }
 
 
+def _vendored(group: str, version: str) -> dict[str, Any] | None:
+    path = vendored_file(group, version)
+    if not path.exists():
+        return None
+    doc: dict[str, Any] = loads(gzip.decompress(path.read_bytes()))
+    return doc
+
+
+@functools.cache
+def _vendored_digest(group: str, version: str) -> bytes | None:
+    path = vendored_file(group, version)
+    return hashlib.sha512(path.read_bytes()).digest() if path.exists() else None
+
+
+def _kinds(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
+    schemas = doc["components"]["schemas"].values()
+    return {
+        (gvk["group"], gvk["version"], gvk["kind"])
+        for schema in schemas
+        for gvk in schema.get("x-kubernetes-group-version-kind", ())
+    }
+
+
+def _served(registry: Registry, group: str, version: str) -> list[ResourceType]:
+    return [rt for rt in registry.all() if rt.group == group and version in rt.served_versions]
+
+
 def document(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
-    types = [rt for rt in registry.all() if rt.group == group and version in rt.served_versions]
+    types = _served(registry, group, version)
     if not types:
         return None
-    paths: dict[str, Any] = {}
-    schemas: dict[str, Any] = {}
+    doc = _vendored(group, version)
+    if doc is None:
+        doc = {
+            "openapi": "3.0.0",
+            "info": {"title": "Kubernetes", "version": "v1.32.0"},
+            "paths": {},
+            "components": {"schemas": {}},
+        }
+    else:
+        known = _kinds(doc)
+        types = [rt for rt in types if (rt.group, version, rt.kind) not in known]
+    paths: dict[str, Any] = doc["paths"]
+    schemas: dict[str, Any] = doc["components"]["schemas"]
     for rt in types:
         prefix = "/" + _gv_path(rt, version)
         ns = "/namespaces/{namespace}" if rt.namespaced else ""
@@ -121,23 +173,32 @@ def document(registry: Registry, group: str, version: str) -> dict[str, Any] | N
             {"group": rt.group, "version": version, "kind": rt.kind}
         ]
         schemas[_schema_name(rt, version)] = schema
-    return {
-        "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.32.0"},
-        "paths": paths,
-        "components": {"schemas": schemas},
-    }
+    return doc
+
+
+def _digest(registry: Registry, group: str, version: str) -> str | None:
+    """The document's hash in the index, which kubectl caches documents by. A vendored
+    document's is that of its inputs (the file, the kinds served), so that the index
+    reads no document; any other's is that of its content."""
+    types = _served(registry, group, version)
+    if not types:
+        return None
+    vendored = _vendored_digest(group, version)
+    if vendored is not None and not any(rt.crd for rt in types):
+        kinds = ",".join(sorted(rt.kind for rt in types)).encode()
+        return hashlib.sha512(vendored + kinds).hexdigest()[:32].upper()
+    doc = document(registry, group, version)
+    return None if doc is None else hashlib.sha512(dumps(doc)).hexdigest()[:32].upper()
 
 
 def index(registry: Registry) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     gvs = {("", "v1")} | {(g, v) for g, vs in registry.groups().items() for v in vs}
     for group, version in sorted(gvs):
-        doc = document(registry, group, version)
-        if doc is None:
+        digest = _digest(registry, group, version)
+        if digest is None:
             continue
         key = f"apis/{group}/{version}" if group else f"api/{version}"
-        digest = hashlib.sha512(dumps(doc)).hexdigest()[:32].upper()
         paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
     return {"paths": paths}
 
