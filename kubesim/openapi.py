@@ -11,10 +11,13 @@ any other field accepted.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gzip
 import hashlib
 import pathlib
+import time
+from email.utils import formatdate
 from typing import Any
 
 from kubesim.jsonutil import dumps, loads
@@ -203,11 +206,41 @@ def index(registry: Registry) -> dict[str, Any]:
     return {"paths": paths}
 
 
-def v3(registry: Registry, parts: list[str]) -> dict[str, Any] | None:
-    if not parts:
-        return index(registry)
-    if parts[0] == "api" and len(parts) == 2:
-        return document(registry, "", parts[1])
-    if parts[0] == "apis" and len(parts) == 3:
-        return document(registry, parts[1], parts[2])
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    code: int
+    body: bytes
+    headers: dict[str, str]
+
+
+def _group_version(parts: list[str]) -> tuple[str, str] | None:
+    if parts[:1] == ["api"] and len(parts) == 2:
+        return "", parts[1]
+    if parts[:1] == ["apis"] and len(parts) == 3:
+        return parts[1], parts[2]
     return None
+
+
+def v3(
+    registry: Registry, parts: list[str], *, asked: str | None, if_none_match: str | None
+) -> Answer | None:
+    """As kube-apiserver answers: a document asked for by its current hash may be kept for
+    good (kubectl's HTTP cache then never asks again), an old hash redirects to the current
+    one, and an unchanged document is not sent again to a client that has it."""
+    if not parts:
+        return Answer(200, dumps(index(registry)), {})
+    gv = _group_version(parts)
+    digest = None if gv is None else _digest(registry, *gv)
+    if gv is None or digest is None:
+        return None
+    if asked is not None and asked != digest:
+        location = f"/openapi/v3/{'/'.join(parts)}?hash={digest}"
+        return Answer(301, b"", {"Location": location})
+    now = time.time()
+    headers = {"Date": formatdate(now, usegmt=True), "ETag": f'"{digest}"', "Vary": "Accept"}
+    if asked is not None:
+        headers["Cache-Control"] = "public, immutable"
+        headers["Expires"] = formatdate(now + 365 * 24 * 3600, usegmt=True)
+    if if_none_match == headers["ETag"]:
+        return Answer(304, b"", headers)
+    return Answer(200, dumps(document(registry, *gv)), headers)
