@@ -109,12 +109,9 @@ def _operation(rt: ResourceType, version: str, verb: str) -> dict[str, Any]:
     }
 
 
-def _vendored(group: str, version: str) -> dict[str, Any] | None:
+def _vendored(group: str, version: str) -> bytes | None:
     path = vendored_file(group, version)
-    if not path.exists():
-        return None
-    doc: dict[str, Any] = loads(gzip.decompress(path.read_bytes()))
-    return doc
+    return gzip.decompress(path.read_bytes()) if path.exists() else None
 
 
 @functools.cache
@@ -140,8 +137,9 @@ def document(registry: Registry, group: str, version: str) -> dict[str, Any] | N
     types = _served(registry, group, version)
     if not types:
         return None
-    doc = _vendored(group, version)
-    if doc is None:
+    vendored = _vendored(group, version)
+    doc: dict[str, Any]
+    if vendored is None:
         doc = {
             "openapi": "3.0.0",
             "info": {"title": "Kubernetes", "version": "v1.32.0"},
@@ -149,6 +147,7 @@ def document(registry: Registry, group: str, version: str) -> dict[str, Any] | N
             "components": {"schemas": {}},
         }
     else:
+        doc = loads(vendored)
         known = _kinds(doc)
         types = [rt for rt in types if (rt.group, version, rt.kind) not in known]
     paths: dict[str, Any] = doc["paths"]
@@ -177,6 +176,19 @@ def document(registry: Registry, group: str, version: str) -> dict[str, Any] | N
         ]
         schemas[_schema_name(rt, version)] = schema
     return doc
+
+
+def document_bytes(registry: Registry, group: str, version: str) -> bytes | None:
+    """A vendored document that has every kind served is sent as it is on disk: parsed, the
+    api/v1 one would take some 10 MB for a moment, which the process would keep."""
+    vendored = _vendored(group, version)
+    if vendored is not None:
+        types = _served(registry, group, version)
+        names = [f'"{_schema_name(rt, version)}":{{'.encode() for rt in types]
+        if types and all(name in vendored for name in names):
+            return vendored
+    doc = document(registry, group, version)
+    return None if doc is None else dumps(doc)
 
 
 def _digest(registry: Registry, group: str, version: str) -> str | None:
@@ -243,4 +255,4 @@ def v3(
         headers["Expires"] = formatdate(now + 365 * 24 * 3600, usegmt=True)
     if if_none_match == headers["ETag"]:
         return Answer(304, b"", headers)
-    return Answer(200, dumps(document(registry, *gv)), headers)
+    return Answer(200, document_bytes(registry, *gv) or b"", headers)
