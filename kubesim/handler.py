@@ -127,11 +127,12 @@ class Handler(BaseHTTPRequestHandler):
             f"HTTP/1.1 {code} {self.responses.get(code, ('',))[0]}",
             f"Content-Type: {content_type}",
             f"Content-Length: {len(body)}",
-            "Cache-Control: no-cache, private",
+            f"Cache-Control: {(headers or {}).get('Cache-Control', 'no-cache, private')}",
             f"Audit-Id: {self._audit_id}",
         ]
         for k, v in (headers or {}).items():
-            lines.append(f"{k}: {v}")
+            if k != "Cache-Control":
+                lines.append(f"{k}: {v}")
         for w in self._warnings:
             lines.append(f'Warning: 299 - "{_escape(w)}"')
         if self.close_connection:
@@ -301,7 +302,15 @@ class Handler(BaseHTTPRequestHandler):
         elif len(parts) == 3 and parts[0] == "apis":
             doc = discovery.resource_list(reg, parts[1], parts[2])
         elif parts[:2] == ["openapi", "v3"]:
-            doc = openapi.v3(reg, parts[2:])
+            answer = openapi.v3(
+                reg,
+                parts[2:],
+                asked=self.query.get("hash"),
+                if_none_match=self.headers.get("If-None-Match"),
+            )
+            if answer is not None:
+                self.send_bytes(answer.code, answer.body, headers=answer.headers)
+                return
         elif parts == ["openapi", "v2"]:
             if "protobuf" in self.headers.get("Accept", ""):
                 # An empty gnostic Document: kubectl then skips client-side validation of

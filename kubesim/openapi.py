@@ -1,17 +1,26 @@
 """OpenAPI v3 documents: the index and one document per group-version.
 
 kubectl reads them to learn that the server validates fields itself (the `fieldValidation`
-parameter on PATCH operations), to find a kind's schema for `apply` and `explain`. Custom
-resources carry their CRD schema; built-in kinds carry the list merge keys strategic merge
-patch needs and otherwise accept any fields.
+parameter on PATCH operations), to find a kind's schema for `apply` and `explain`. Built-in
+group-versions are kube-apiserver v1.28.7's own documents (openapi_v3/, written by
+openapi_vendor.py), read from disk when a client asks for one, so they cost nothing at
+start-up and are not kept. Custom resources carry their CRD schema. A kind kubesim serves
+that such a document lacks gets a skeleton: the list merge keys strategic merge patch needs,
+any other field accepted.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import gzip
 import hashlib
+import pathlib
+import time
+from email.utils import formatdate
 from typing import Any
 
-from kubesim.jsonutil import dumps
+from kubesim.jsonutil import dumps, loads
 from kubesim.resources import Registry, ResourceType
 from kubesim.strategic import MERGE_KEYS
 
@@ -24,6 +33,14 @@ V2_EMPTY = {
     "paths": {},
     "definitions": {},
 }
+
+
+VENDORED = pathlib.Path(__file__).with_name("openapi_v3")
+
+
+def vendored_file(group: str, version: str) -> pathlib.Path:
+    """Named as the Kubernetes repo names them (api__v1_openapi.json), gzipped."""
+    return VENDORED / ((f"apis__{group}__{version}" if group else f"api__{version}") + ".json.gz")
 
 
 def _gv_path(rt: ResourceType, version: str) -> str:
@@ -92,12 +109,49 @@ def _operation(rt: ResourceType, version: str, verb: str) -> dict[str, Any]:
     }
 
 
+def _vendored(group: str, version: str) -> bytes | None:
+    path = vendored_file(group, version)
+    return gzip.decompress(path.read_bytes()) if path.exists() else None
+
+
+@functools.cache
+def _vendored_digest(group: str, version: str) -> bytes | None:
+    path = vendored_file(group, version)
+    return hashlib.sha512(path.read_bytes()).digest() if path.exists() else None
+
+
+def _kinds(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
+    schemas = doc["components"]["schemas"].values()
+    return {
+        (gvk["group"], gvk["version"], gvk["kind"])
+        for schema in schemas
+        for gvk in schema.get("x-kubernetes-group-version-kind", ())
+    }
+
+
+def _served(registry: Registry, group: str, version: str) -> list[ResourceType]:
+    return [rt for rt in registry.all() if rt.group == group and version in rt.served_versions]
+
+
 def document(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
-    types = [rt for rt in registry.all() if rt.group == group and version in rt.served_versions]
+    types = _served(registry, group, version)
     if not types:
         return None
-    paths: dict[str, Any] = {}
-    schemas: dict[str, Any] = {}
+    vendored = _vendored(group, version)
+    doc: dict[str, Any]
+    if vendored is None:
+        doc = {
+            "openapi": "3.0.0",
+            "info": {"title": "Kubernetes", "version": "v1.32.0"},
+            "paths": {},
+            "components": {"schemas": {}},
+        }
+    else:
+        doc = loads(vendored)
+        known = _kinds(doc)
+        types = [rt for rt in types if (rt.group, version, rt.kind) not in known]
+    paths: dict[str, Any] = doc["paths"]
+    schemas: dict[str, Any] = doc["components"]["schemas"]
     for rt in types:
         prefix = "/" + _gv_path(rt, version)
         ns = "/namespaces/{namespace}" if rt.namespaced else ""
@@ -121,32 +175,84 @@ def document(registry: Registry, group: str, version: str) -> dict[str, Any] | N
             {"group": rt.group, "version": version, "kind": rt.kind}
         ]
         schemas[_schema_name(rt, version)] = schema
-    return {
-        "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.32.0"},
-        "paths": paths,
-        "components": {"schemas": schemas},
-    }
+    return doc
+
+
+def document_bytes(registry: Registry, group: str, version: str) -> bytes | None:
+    """A vendored document that has every kind served is sent as it is on disk: parsed, the
+    api/v1 one would take some 10 MB for a moment, which the process would keep."""
+    vendored = _vendored(group, version)
+    if vendored is not None:
+        types = _served(registry, group, version)
+        names = [f'"{_schema_name(rt, version)}":{{'.encode() for rt in types]
+        if types and all(name in vendored for name in names):
+            return vendored
+    doc = document(registry, group, version)
+    return None if doc is None else dumps(doc)
+
+
+def _digest(registry: Registry, group: str, version: str) -> str | None:
+    """The document's hash in the index, which kubectl caches documents by. A vendored
+    document's is that of its inputs (the file, the kinds served), so that the index
+    reads no document; any other's is that of its content."""
+    types = _served(registry, group, version)
+    if not types:
+        return None
+    vendored = _vendored_digest(group, version)
+    if vendored is not None and not any(rt.crd for rt in types):
+        kinds = ",".join(sorted(rt.kind for rt in types)).encode()
+        return hashlib.sha512(vendored + kinds).hexdigest()[:32].upper()
+    doc = document(registry, group, version)
+    return None if doc is None else hashlib.sha512(dumps(doc)).hexdigest()[:32].upper()
 
 
 def index(registry: Registry) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     gvs = {("", "v1")} | {(g, v) for g, vs in registry.groups().items() for v in vs}
     for group, version in sorted(gvs):
-        doc = document(registry, group, version)
-        if doc is None:
+        digest = _digest(registry, group, version)
+        if digest is None:
             continue
         key = f"apis/{group}/{version}" if group else f"api/{version}"
-        digest = hashlib.sha512(dumps(doc)).hexdigest()[:32].upper()
         paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
     return {"paths": paths}
 
 
-def v3(registry: Registry, parts: list[str]) -> dict[str, Any] | None:
-    if not parts:
-        return index(registry)
-    if parts[0] == "api" and len(parts) == 2:
-        return document(registry, "", parts[1])
-    if parts[0] == "apis" and len(parts) == 3:
-        return document(registry, parts[1], parts[2])
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    code: int
+    body: bytes
+    headers: dict[str, str]
+
+
+def _group_version(parts: list[str]) -> tuple[str, str] | None:
+    if parts[:1] == ["api"] and len(parts) == 2:
+        return "", parts[1]
+    if parts[:1] == ["apis"] and len(parts) == 3:
+        return parts[1], parts[2]
     return None
+
+
+def v3(
+    registry: Registry, parts: list[str], *, asked: str | None, if_none_match: str | None
+) -> Answer | None:
+    """As kube-apiserver answers: a document asked for by its current hash may be kept for
+    good (kubectl's HTTP cache then never asks again), an old hash redirects to the current
+    one, and an unchanged document is not sent again to a client that has it."""
+    if not parts:
+        return Answer(200, dumps(index(registry)), {})
+    gv = _group_version(parts)
+    digest = None if gv is None else _digest(registry, *gv)
+    if gv is None or digest is None:
+        return None
+    if asked is not None and asked != digest:
+        location = f"/openapi/v3/{'/'.join(parts)}?hash={digest}"
+        return Answer(301, b"", {"Location": location})
+    now = time.time()
+    headers = {"Date": formatdate(now, usegmt=True), "ETag": f'"{digest}"', "Vary": "Accept"}
+    if asked is not None:
+        headers["Cache-Control"] = "public, immutable"
+        headers["Expires"] = formatdate(now + 365 * 24 * 3600, usegmt=True)
+    if if_none_match == headers["ETag"]:
+        return Answer(304, b"", headers)
+    return Answer(200, document_bytes(registry, *gv) or b"", headers)

@@ -91,3 +91,19 @@ def test_openapi_v3_names_built_in_kinds_as_kube_apiserver_does(
     paths = raw(kube_api_client, "GET", "/openapi/v3").json()["paths"]
     doc = raw(kube_api_client, "GET", paths[group_version]["serverRelativeURL"]).json()
     assert name in doc["components"]["schemas"]
+
+
+def test_openapi_v3_document_asked_by_its_hash_is_kept_for_good(kube_api_client: Api) -> None:
+    """kubectl's HTTP cache then keeps it, as kube-apiserver lets it; an old hash redirects
+    to the current one, and a client that has the document is told it has not changed."""
+    paths = raw(kube_api_client, "GET", "/openapi/v3").json()["paths"]
+    url = paths["apis/apps/v1"]["serverRelativeURL"]
+    got = raw(kube_api_client, "GET", url)
+    assert got.status == 200 and got.headers["Cache-Control"] == "public, immutable"
+    assert url.endswith("?hash=" + got.headers["ETag"].strip('"'))
+    unchanged = raw(kube_api_client, "GET", url, headers={"If-None-Match": got.headers["ETag"]})
+    assert unchanged.status == 304
+    old = raw(kube_api_client, "GET", "/openapi/v3/apis/apps/v1?hash=0123456789ABCDEF")
+    assert old.status == 301 and old.headers["Location"] == url
+    unasked = raw(kube_api_client, "GET", "/openapi/v3/apis/apps/v1")
+    assert unasked.status == 200 and unasked.headers["Cache-Control"] == "no-cache, private"
