@@ -106,12 +106,11 @@ def _bad_patch_type(directive: Any, where: dict[str, Any]) -> ApiError:
 
 
 def strategic_merge(original: Any, patch: Any) -> Any:
-    """The object with the patch applied. A top-level `$patch: delete` leaves no object (None):
-    kube-apiserver then fails on the empty object's name, which only the caller knows."""
+    """The object with the patch applied. The top level is a map like any other: `$patch:
+    delete` leaves it empty and `replace` takes the patch, so the object may lose its name
+    (which kube-apiserver's patch handler then refuses)."""
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
-    if patch.get(_DIRECTIVE) == "delete":
-        return None
     base = copy.deepcopy(original) if isinstance(original, dict) else {}
     return _merge_map(base, copy.deepcopy(patch), None)
 
