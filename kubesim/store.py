@@ -993,7 +993,11 @@ class Store:
             elif patch_type in ("strategic", "apply"):
                 if not isinstance(body, dict):
                     raise errors.bad_request("json: cannot unmarshal into object")
-                patched = merge_patch(base, body) if rt.crd else strategic_merge(base, body)
+                if rt.crd:
+                    patched = merge_patch(base, body)
+                else:
+                    model = "V1Scale" if subresource == "scale" else builtin_schema.MODELS.get(rt.key)
+                    patched = strategic_merge(base, body, model)
             else:
                 raise errors.unsupported_media(
                     [
