@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from kubesim import protobuf
+from kubesim.gojson import go_quote
 from kubesim.quantity import canonical_quantity
 
 MODELS = {
@@ -338,10 +339,9 @@ def struct_field(type_name: str | None, key: str) -> str | None:
         for name, field_type in fields.items():
             if name.lower() == key.lower():
                 return field_type
-        go_key = key.replace("\\", "\\\\").replace('"', '\\"')
         raise NoSuchField(
-            f'unable to find api field in struct {_go_type(type_name)[3:]} for the json field '
-            f'"{go_key}"'
+            f"unable to find api field in struct {_go_type(type_name)[3:]} for the json field "
+            f"{go_quote(key)}"
         )
     if shape == _ANY:
         return None

@@ -996,7 +996,9 @@ class Store:
                 if rt.crd:
                     patched = merge_patch(base, body)
                 else:
-                    model = "V1Scale" if subresource == "scale" else builtin_schema.MODELS.get(rt.key)
+                    model = (
+                        "V1Scale" if subresource == "scale" else builtin_schema.MODELS.get(rt.key)
+                    )
                     patched = strategic_merge(base, body, model)
             else:
                 raise errors.unsupported_media(
