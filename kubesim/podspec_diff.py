@@ -291,7 +291,7 @@ def _aligns(record: _Record) -> bool:
 
 
 def _equal(a: Any, b: Any) -> bool:
-    return _normal(a) == _normal(b)
+    return bool(_normal(a) == _normal(b))
 
 
 def _normal(value: Any) -> Any:
@@ -379,8 +379,8 @@ def _compact(field: _Field, value: Any) -> str:
             return "nil"
         elem = _Field("", field.kind.split(":", 2)[2], False, False)
         if elem.kind == _QUANTITY:  # a ResourceList: its keys are Stringers
-            shown = (f"s{go_quote(k)}: {_quantity(str(value[k]))}" for k in sorted(value))
-            return "{" + ", ".join(shown) + "}"
+            pairs = (f"s{go_quote(k)}: {_quantity(str(value[k]))}" for k in sorted(value))
+            return "{" + ", ".join(pairs) + "}"
         return (
             "{"
             + ", ".join(f"{go_quote(k)}: {_compact(elem, value[k])}" for k in sorted(value))

@@ -139,7 +139,9 @@ def test_a_write_that_leaves_the_object_no_name_is_400(
     assert resp.status == 200, resp.data
     assert resp.json()["data"] == {"a": "b"}
     scale = _deployment(kube_api_client, namespace, "anon") + "/scale"
-    resp = raw(kube_api_client, "PATCH", scale, body={"metadata": {"name": None}}, content_type=merge)
+    resp = raw(
+        kube_api_client, "PATCH", scale, body={"metadata": {"name": None}}, content_type=merge
+    )
     assert _status(resp, 400, "BadRequest")["message"] == (
         "the name of the object (anon based on URL) was undeterminable: name must be provided"
     )

@@ -197,7 +197,9 @@ def test_set_element_order_looks_its_field_up_in_the_go_struct(
     resp = _container(kube_api_client, path, **{"$setElementOrder/ENV": [{"name": "A"}]})
     assert resp.status == 200, resp.data
     # a map has no fields to look up, and a map field is no list
-    resp = _patch(kube_api_client, path, template={"metadata": {"labels": {"$setElementOrder/a": []}}})
+    resp = _patch(
+        kube_api_client, path, template={"metadata": {"labels": {"$setElementOrder/a": []}}}
+    )
     _failed(resp, 500, "merging an object in json but data type is not struct, instead is: map")
     resp = _patch(kube_api_client, path, {"$setElementOrder/hostAliases": []})
     assert resp.status == 200, resp.data
@@ -207,7 +209,11 @@ def test_set_element_order_looks_its_field_up_in_the_go_struct(
     resp = raw(kube_api_client, "POST", cm, body={"metadata": {"name": "lookup"}})
     assert resp.status == 201, resp.data
     resp = raw(
-        kube_api_client, "PATCH", f"{cm}/lookup", body={"$setElementOrder/foo": []}, content_type=SMP
+        kube_api_client,
+        "PATCH",
+        f"{cm}/lookup",
+        body={"$setElementOrder/foo": []},
+        content_type=SMP,
     )
     _failed(resp, 500, 'unable to find api field in struct ConfigMap for the json field "foo"')
     resp = raw(
