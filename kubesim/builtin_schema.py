@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from kubesim import protobuf
+from kubesim.gojson import go_quote
 from kubesim.quantity import canonical_quantity
 
 MODELS = {
@@ -302,3 +303,61 @@ def _walk(
             value[key] = _as_quantity(value[key])
         _check(fields[key], value[key], struct, sub_go)
         _walk(fields[key], value[key], sub, struct, unknown, sub_go)
+
+
+# --- strategicpatch's struct lookups ------------------------------------------------------------
+
+
+class NoSuchField(Exception):
+    """forkedjson.LookupPatchMetadataForStruct's error: the JSON key names no field of the Go
+    type (or the type is no struct), in its words."""
+
+
+_GO_KINDS = {_LIST_OF: "slice", _DICT_OF: "map"}
+_PRIMITIVE_KINDS = {
+    "str": "string",
+    "bool": "bool",
+    "float": "float64",
+    "datetime": "struct",
+    "bytes": "slice",
+}
+
+
+def struct_field(type_name: str | None, key: str) -> str | None:
+    """The client type name of the field a JSON key names in a Go struct, matched as Go's
+    json package matches (exactly, else ignoring case); None where kubesim cannot tell the
+    Go type (raw JSON, int-or-string, a type the client has no model for)."""
+    if type_name is None:
+        return None
+    shape, _ = _shape(type_name)
+    if shape == _MODEL:
+        fields = _fields(type_name)
+        if fields is None:
+            return None
+        if key in fields:
+            return fields[key]
+        for name, field_type in fields.items():
+            if name.lower() == key.lower():
+                return field_type
+        raise NoSuchField(
+            f"unable to find api field in struct {_go_type(type_name)[3:]} for the json field "
+            f"{go_quote(key)}"
+        )
+    if shape == _ANY:
+        return None
+    kind = _GO_KINDS.get(shape) or _PRIMITIVE_KINDS.get(type_name) or _go_type(type_name)
+    raise NoSuchField(f"merging an object in json but data type is not struct, instead is: {kind}")
+
+
+def slice_element(type_name: str | None, key: str) -> str | None:
+    """The items' type of the list field a JSON key names (LookupPatchMetadataForSlice).
+    Go follows a pointer and refuses any other type that is no list, naming the kind of the
+    struct it looked in. Maps are never pointers; the client's models do not tell the other
+    pointers apart, so only a map is refused (as a field of a struct, not of a pointer)."""
+    field_type = struct_field(type_name, key)
+    if field_type is None:
+        return None
+    shape, inner = _shape(field_type)
+    if shape == _DICT_OF:
+        raise NoSuchField("expected slice or array type, but got: struct")
+    return inner if shape == _LIST_OF else None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesim.gojson import go_quote
+
 
 class ApiError(Exception):
     def __init__(
@@ -205,7 +207,7 @@ class GoLiteral:
 def render_value(value: Any) -> str:
     """Go's %#v-ish rendering that field.Invalid uses: strings quoted, numbers bare."""
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return go_quote(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -233,7 +235,7 @@ def invalid(kind: str, group: str, name: str, errors: list[FieldError]) -> ApiEr
     qkind = f"{kind}.{group}" if group else kind
     texts = [e.text() for e in errors]
     agg = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
-    details: dict[str, Any] = {"name": name}
+    details: dict[str, Any] = {"name": name} if name else {}  # omitempty
     if group:
         details["group"] = group
     details["kind"] = kind

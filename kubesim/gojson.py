@@ -65,6 +65,27 @@ def quote_char(c: int) -> str:
     return f"'{chr(c)}'"
 
 
+def go_quote(text: str) -> str:
+    """strconv.Quote (fmt's %q): printable runes as they are, the others escaped."""
+    out = ['"']
+    for ch in text:
+        c = ord(ch)
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch.isprintable():  # Python's printable is Go's unicode.IsPrint
+            out.append(ch)
+        elif c in _NAMED:
+            out.append(_NAMED[c])
+        elif c < 0x20 or c == 0x7F:
+            out.append(f"\\x{c:02x}")
+        elif c < 0x10000:
+            out.append(f"\\u{c:04x}")
+        else:
+            out.append(f"\\U{c:08x}")
+    out.append('"')
+    return "".join(out)
+
+
 class _Scanner:
     def __init__(self, data: bytes) -> None:
         self.data = data

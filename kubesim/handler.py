@@ -29,6 +29,7 @@ from kubesim import (
     reviews,
     routing,
     tables,
+    write_options,
 )
 from kubesim.authn import UserInfo
 from kubesim.errors import ApiError
@@ -203,7 +204,8 @@ class Handler(BaseHTTPRequestHandler):
         self._audit_id = self.sim.next_audit_id()
         url = urlsplit(self.path)
         self._url_path = url.path
-        self.query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+        self._query_lists = parse_qs(url.query, keep_blank_values=True)
+        self.query = {k: v[-1] for k, v in self._query_lists.items()}
         parts = [p for p in url.path.split("/") if p]
         info = {"verb": "", "resource": "", "subresource": "", "namespace": "", "name": ""}
         if parts[:1] != ["_kubesim"]:
@@ -351,8 +353,10 @@ class Handler(BaseHTTPRequestHandler):
         if base not in allowed and not (base == "watch" and "watch" in rt.verbs):
             self._drain()
             raise errors.method_not_allowed()
-        dry_run = self._dry_run()
-        fv = self._field_validation()
+        if verb in ("create", "update"):  # a patch's are checked once its type is known
+            write_options.check_write(verb, self._query_lists)
+        dry_run = write_options.dry_run(self._query_lists.get("dryRun", []))
+        fv = self.query.get("fieldValidation") or None
         store = self.sim.store
         if verb == "watch":
             serve_watch(self, t)
@@ -416,9 +420,10 @@ class Handler(BaseHTTPRequestHandler):
         elif verb == "patch":
             self._patch(t, dry_run, fv)
         elif verb == "delete":
-            self._delete(t, dry_run)
+            self._delete(t)
         elif verb == "deletecollection":
             opts = self._delete_options()
+            dry_run = bool(opts.get("dryRun"))
             items = store.delete_collection(
                 rt.key,
                 t.namespace,
@@ -484,22 +489,6 @@ class Handler(BaseHTTPRequestHandler):
                 "status": "Success",
                 "code": 201,
             },
-        )
-
-    def _dry_run(self) -> bool:
-        value = self.query.get("dryRun")
-        if not value:
-            return False
-        if value != "All":
-            raise errors.bad_request(f'Invalid dry run value: "{value}" (supported: "All")')
-        return True
-
-    def _field_validation(self) -> str | None:
-        value = self.query.get("fieldValidation")
-        if value in (None, "", "Strict", "Warn", "Ignore"):
-            return value or None
-        raise errors.bad_request(
-            f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got {value}'
         )
 
     def _manager(self) -> str:
@@ -645,17 +634,7 @@ class Handler(BaseHTTPRequestHandler):
             raise errors.unsupported_media(PATCH_ACCEPTED)
         if patch_type == "strategic" and t.rt.crd:
             raise errors.unsupported_media(PATCH_ACCEPTED[:3])
-        if patch_type == "apply" and not self.query.get("fieldManager"):
-            raise errors.invalid(
-                "PatchOptions",
-                "meta.k8s.io",
-                "",
-                [
-                    errors.FieldError(
-                        "Required", "fieldManager", detail="is required for apply patch"
-                    )
-                ],
-            )
+        write_options.check_write("patch", self._query_lists, apply=patch_type == "apply")
         try:
             body = self._decode(raw, ct)
         except DecodeError as exc:
@@ -689,6 +668,7 @@ class Handler(BaseHTTPRequestHandler):
     def _delete_options(self) -> dict[str, Any]:
         raw = self._read_body()
         opts: dict[str, Any] = {}
+        dry_runs = self._query_lists.get("dryRun", [])
         if raw.strip():
             try:
                 body = self._decode(raw, self._content_type())
@@ -696,6 +676,8 @@ class Handler(BaseHTTPRequestHandler):
                 raise errors.bad_request(str(exc)) from None
             if isinstance(body, dict):
                 opts = body
+            # options come from the body when there is one, else from the query
+            dry_runs = opts.get("dryRun") or []
         q = self.query
         if q.get("propagationPolicy"):
             opts["propagationPolicy"] = q["propagationPolicy"]
@@ -705,13 +687,13 @@ class Handler(BaseHTTPRequestHandler):
             opts.setdefault("propagationPolicy", "Orphan")
         elif opts.get("orphanDependents") is False:
             opts.setdefault("propagationPolicy", "Background")
-        if "All" in (opts.get("dryRun") or []):
-            self.query["dryRun"] = "All"
+        write_options.check_delete(opts.get("propagationPolicy"), dry_runs)
+        opts["dryRun"] = dry_runs
         return opts
 
-    def _delete(self, t: routing.Target, dry_run: bool) -> None:
+    def _delete(self, t: routing.Target) -> None:
         opts = self._delete_options()
-        dry_run = dry_run or self.query.get("dryRun") == "All"
+        dry_run = bool(opts["dryRun"])
         (obj, data), gone = self.sim.store.delete_entry(
             t.rt.key,
             t.namespace,

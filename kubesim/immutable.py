@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesim.errors import FieldError, GoLiteral, render_value
+from kubesim.podspec_diff import pod_spec_diff
 
 Obj = dict[str, Any]
 
@@ -58,10 +59,17 @@ def update_errors(resource: str, new: Obj, old: Obj) -> tuple[list[FieldError], 
         if not _same(_without(spec, _STS_MUTABLE), _without(old_spec, _STS_MUTABLE)):
             return [], [FieldError("Forbidden", "spec", detail=STS_FORBIDDEN)]
     elif resource == "pods":
+        for field in ("containers", "initContainers"):
+            # ValidateContainerUpdates: a changed count stops the update's checks
+            if len(spec.get(field) or []) != len(old_spec.get(field) or []):
+                why = "pod updates may not add or remove containers"
+                return [], [FieldError("Forbidden", f"spec.{field}", detail=why)]
         errors, stop = _deadline_update(spec.get("activeDeadlineSeconds"), old_spec)
-        if not stop and not _same(_pod_munged(spec, old_spec), old_spec):
-            # Go adds a cmp.Diff of the two specs on further lines; kubesim names no diff.
-            errors.append(FieldError("Forbidden", "spec", detail=POD_FORBIDDEN))
+        munged = _pod_munged(spec, old_spec)
+        if not stop and not _same(munged, old_spec):
+            # Go names the difference on further lines: a cmp.Diff of the two specs
+            why = f"{POD_FORBIDDEN}\n{pod_spec_diff(old_spec, munged)}"
+            errors.append(FieldError("Forbidden", "spec", detail=why))
         return [], errors
     return [], []
 
@@ -106,7 +114,9 @@ def _pod_munged(spec: Obj, old_spec: Obj) -> Obj:
     munged |= {k: old_spec[k] for k in _POD_MUTABLE if k in old_spec}
     for field in ("containers", "initContainers"):
         new_list, old_list = spec.get(field) or [], old_spec.get(field) or []
-        if len(new_list) == len(old_list):
+        if not new_list:
+            munged.pop(field, None)  # Go rebuilds the list by appending: none is nil
+        elif len(new_list) == len(old_list):
             munged[field] = [
                 {**c, "image": o.get("image")} if "image" in o else c
                 for c, o in zip(new_list, old_list, strict=True)

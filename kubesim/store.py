@@ -762,6 +762,17 @@ class Store:
         if not isinstance(meta, dict):
             meta = obj["metadata"] = {}
         sent = meta.get("managedFields", managedfields.UNSET)  # before decoding drops a []
+        # The handler's order: the body's namespace, then its name, against the URL's.
+        if rt.namespaced and namespace and meta.get("namespace") not in (None, "", namespace):
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the "
+                "request"
+            )
+        if name and not meta.get("name"):
+            raise errors.bad_request(
+                f"the name of the object ({name} based on URL) was undeterminable: name must be "
+                "provided"
+            )
         name = name or meta.get("name") or ""
         if meta.get("name") and meta["name"] != name:
             raise errors.bad_request(
@@ -769,11 +780,6 @@ class Store:
                 f"({name})"
             )
         ns = (namespace or meta.get("namespace") or "default") if rt.namespaced else ""
-        if rt.namespaced and namespace and meta.get("namespace") not in (None, "", namespace):
-            raise errors.bad_request(
-                "the namespace of the provided object does not match the namespace sent on the "
-                "request"
-            )
         with self._lock:
             current = self._objects.get(rt.key, {}).get((ns, name))
             if current is None:
@@ -987,7 +993,13 @@ class Store:
             elif patch_type in ("strategic", "apply"):
                 if not isinstance(body, dict):
                     raise errors.bad_request("json: cannot unmarshal into object")
-                patched = merge_patch(base, body) if rt.crd else strategic_merge(base, body)
+                if rt.crd:
+                    patched = merge_patch(base, body)
+                else:
+                    model = (
+                        "V1Scale" if subresource == "scale" else builtin_schema.MODELS.get(rt.key)
+                    )
+                    patched = strategic_merge(base, body, model)
             else:
                 raise errors.unsupported_media(
                     [
@@ -1022,7 +1034,8 @@ class Store:
                 pmeta.pop("resourceVersion", None)
                 pmeta["resourceVersion"] = old["metadata"]["resourceVersion"]
             pmeta.setdefault("resourceVersion", old["metadata"]["resourceVersion"])
-            pmeta.setdefault("name", name)
+            if patch_type == "apply":
+                pmeta.setdefault("name", name)
             return self.update_entry(
                 resource,
                 patched,

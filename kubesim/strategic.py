@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kubesim import builtin_schema
 from kubesim.errors import ApiError, bad_request, unconverted
 from kubesim.gojson import go_type as _percent_t
 from kubesim.gojson import printed
@@ -105,20 +106,39 @@ def _bad_patch_type(directive: Any, where: dict[str, Any]) -> ApiError:
 # --- maps ---------------------------------------------------------------------------------------
 
 
-def strategic_merge(original: Any, patch: Any) -> Any:
-    """The object with the patch applied. A top-level `$patch: delete` leaves no object (None):
-    kube-apiserver then fails on the empty object's name, which only the caller knows."""
+def strategic_merge(original: Any, patch: Any, model: str | None = None) -> Any:
+    """The object with the patch applied. The top level is a map like any other: `$patch:
+    delete` leaves it empty and `replace` takes the patch, so the object may lose its name
+    (which kube-apiserver's patch handler then refuses).
+
+    `model` is the kind's client model (builtin_schema.MODELS): where Go looks a key up in
+    the struct it patches, a key the struct lacks is its 500 (None: nothing is looked up)."""
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
-    if patch.get(_DIRECTIVE) == "delete":
-        return None
     base = copy.deepcopy(original) if isinstance(original, dict) else {}
-    return _merge_map(base, copy.deepcopy(patch), None)
+    return _merge_map(base, copy.deepcopy(patch), None, model)
 
 
-def _merge_map(original: dict[str, Any], patch: dict[str, Any], field: str | None) -> Any:
+def _struct_field(schema: str | None, key: str) -> str | None:
+    try:
+        return builtin_schema.struct_field(schema, key)
+    except builtin_schema.NoSuchField as exc:
+        raise unconverted(str(exc)) from None
+
+
+def _slice_element(schema: str | None, key: str) -> str | None:
+    try:
+        return builtin_schema.slice_element(schema, key)
+    except builtin_schema.NoSuchField as exc:
+        raise unconverted(str(exc)) from None
+
+
+def _merge_map(
+    original: dict[str, Any], patch: dict[str, Any], field: str | None, schema: str | None
+) -> Any:
     """mergeMap: a directive, then $retainKeys, then $setElementOrder lists, then each key.
-    Both maps are the caller's copies and are changed in place."""
+    Both maps are the caller's copies and are changed in place; `schema` is the client type
+    of the Go value they decode into."""
     if _DIRECTIVE in patch:
         directive = patch[_DIRECTIVE]
         if directive == "replace":
@@ -128,7 +148,7 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], field: str | Non
             return {}
         raise _bad_patch_type(directive, patch)
     _retain_keys(original, patch)
-    _set_element_orders(original, patch, field)
+    _set_element_orders(original, patch, field, schema)
     for key, value in list(patch.items()):
         deleting = key.startswith(_DELETE_FROM)
         if deleting:
@@ -148,9 +168,10 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], field: str | Non
                     original.pop(key, None)
             continue
         if isinstance(value, dict):
-            original[key] = _merge_map(original[key], value, key)
+            original[key] = _merge_map(original[key], value, key, _struct_field(schema, key))
         elif isinstance(value, list):
-            original[key] = _merge_list(original[key], value, key, field, deleting)
+            items = _slice_element(schema, key)
+            original[key] = _merge_list(original[key], value, key, field, deleting, items)
         else:
             original[key] = value
     return original
@@ -220,11 +241,17 @@ def _remove_directives(value: Any) -> tuple[Any, bool]:
 
 
 def _merge_list(
-    original: list[Any], patch: list[Any], field: str, parent: str | None, deleting: bool
+    original: list[Any],
+    patch: list[Any],
+    field: str,
+    parent: str | None,
+    deleting: bool,
+    items: str | None,
 ) -> list[Any]:
-    """mergeSliceHandler: a list without the merge strategy is replaced, directives and all."""
+    """mergeSliceHandler: a list without the merge strategy is replaced, directives and all.
+    `items` is the client type of its items."""
     if _merges(field, parent) or deleting:
-        return _merge_slice(original, patch, field, parent, deleting)
+        return _merge_slice(original, patch, field, parent, deleting, items)
     return patch
 
 
@@ -246,7 +273,12 @@ def _element_kind(*lists: list[Any]) -> str:
 
 
 def _merge_slice(
-    original: list[Any], patch: list[Any], field: str, parent: str | None, deleting: bool
+    original: list[Any],
+    patch: list[Any],
+    field: str,
+    parent: str | None,
+    deleting: bool,
+    items: str | None,
 ) -> list[Any]:
     if not original and not patch:
         return original
@@ -261,7 +293,7 @@ def _merge_slice(
             # Go names the kind of the list's Go elements, which for objects is a struct
             raise unconverted("cannot merge lists without merge key for struct")
         original, patch = _special_elements(original, patch, key)
-        merged = _merge_items(original, patch, key, field)
+        merged = _merge_items(original, patch, key, field, items)
     if key:
         in_patch, server_only = _partition_maps(merged, patch, key)
     else:
@@ -326,7 +358,9 @@ def _find(items: list[Any], key: str, value: Any) -> int | None:
     return None
 
 
-def _merge_items(original: list[Any], patch: list[Any], key: str, field: str) -> list[Any]:
+def _merge_items(
+    original: list[Any], patch: list[Any], key: str, field: str, items: str | None
+) -> list[Any]:
     """mergeSliceWithoutSpecialElements: an item the object has is merged into it, a new one
     appended as sent."""
     out = list(original)
@@ -337,7 +371,7 @@ def _merge_items(original: list[Any], patch: list[Any], key: str, field: str) ->
         if at is None:
             out.append(item)
         else:
-            out[at] = _merge_map(out[at], item, field)
+            out[at] = _merge_map(out[at], item, field, items)
     return out
 
 
@@ -425,7 +459,7 @@ def _normalize_order(
 
 
 def _set_element_orders(
-    original: dict[str, Any], patch: dict[str, Any], parent: str | None
+    original: dict[str, Any], patch: dict[str, Any], parent: str | None, schema: str | None
 ) -> None:
     """mergePatchIntoOriginal: each `$setElementOrder/field` merges its field's list now and
     orders it as listed (the live list's order for the items it does not list)."""
@@ -440,12 +474,13 @@ def _set_element_orders(
             raise _bad_arg_type("[]interface {}", live)
         if sending and not isinstance(sent, list):
             raise _bad_arg_type("[]interface {}", sent)
+        items = _slice_element(schema, field)  # the field is looked up, listed or not
         live_items: list[Any] = live if isinstance(live, list) else []
         sent_items: list[Any] = sent if isinstance(sent, list) else []
         key = _merge_key(field, parent)
         _check_order(sent_items, order, key)
         if have and sending:
-            merged = _merge_list(live_items, sent_items, field, parent, False)
+            merged = _merge_list(live_items, sent_items, field, parent, False, items)
         elif sending:
             merged, _keep = _remove_directives(sent_items)
         elif have:

@@ -142,7 +142,7 @@ def _mismatch(spec: Obj) -> list[FieldError]:
 def _template(resource: str, spec: Obj) -> list[FieldError]:
     """ValidatePodTemplateSpecForReplicaSet / ...ForStatefulSet: the labels match, the pod
     spec (not a StatefulSet's), restartPolicy Always, no activeDeadlineSeconds."""
-    errors = _mismatch(spec)
+    errors = _mismatch(spec) + _template_metadata(spec)
     tpl_spec = (spec.get("template") or {}).get("spec") or {}
     if resource != "statefulsets.apps":
         errors += podspec.validate_pod_spec(tpl_spec, "spec.template.spec")
@@ -150,6 +150,39 @@ def _template(resource: str, spec: Obj) -> list[FieldError]:
     if policy is not None and policy != "Always":  # after the template's own checks
         errors.append(unsupported("spec.template.spec.restartPolicy", policy, ("Always",)))
     errors += _no_deadline(tpl_spec, "StatefulSet" if "stateful" in resource else "ReplicaSet")
+    return errors
+
+
+_ANNOTATIONS_LIMIT = 256 * 1024
+
+
+def _template_metadata(spec: Obj) -> list[FieldError]:
+    """ValidatePodTemplateSpec's labels and annotations, reported under `spec.template.labels`
+    and `spec.template.annotations` (Go's path leaves out `metadata`). Go walks the maps in
+    random order; kubesim sorts them."""
+    meta = (spec.get("template") or {}).get("metadata") or {}
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    errors: list[FieldError] = []
+    for key, value in sorted(labels.items()) if isinstance(labels, dict) else ():
+        where = "spec.template.labels"
+        errors += [FieldError("Invalid", where, key, m) for m in names.qualified_name_errors(key)]
+        if isinstance(value, str):
+            errors += [
+                FieldError("Invalid", where, value, m) for m in names.label_value_errors(value)
+            ]
+    if not isinstance(annotations, dict):
+        return errors
+    where = "spec.template.annotations"
+    for key in sorted(annotations):
+        # a qualified name, whatever its case
+        errors += [
+            FieldError("Invalid", where, key, m) for m in names.qualified_name_errors(key.lower())
+        ]
+    size = sum(len(k) + len(v) for k, v in annotations.items() if isinstance(v, str))
+    if size > _ANNOTATIONS_LIMIT:
+        errors.append(
+            FieldError("TooLong", where, "", f"must have at most {_ANNOTATIONS_LIMIT} bytes")
+        )
     return errors
 
 
@@ -186,6 +219,7 @@ def _daemonset(spec: Obj) -> list[FieldError]:
     if _empty(selector):
         why = "empty selector is invalid for daemonset"
         errors.append(FieldError("Invalid", "spec.selector", _selector(spec), why))
+    errors += _template_metadata(spec)
     tpl_spec = (spec.get("template") or {}).get("spec") or {}
     errors += podspec.validate_pod_spec(tpl_spec, "spec.template.spec")
     policy = tpl_spec.get("restartPolicy")

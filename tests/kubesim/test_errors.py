@@ -105,6 +105,48 @@ def test_malformed_patches_are_400(kube_api_client: Api, namespace: str) -> None
         assert _status(resp, 400, "BadRequest")["message"] == message
 
 
+def test_a_write_that_leaves_the_object_no_name_is_400(
+    kube_api_client: Api, namespace: str
+) -> None:
+    client.CoreV1Api(kube_api_client).create_namespaced_config_map(
+        namespace, {"metadata": {"name": "anon"}, "data": {"k": "v"}}
+    )
+    path = f"{_cms(namespace)}/anon"
+    smp, merge = "application/strategic-merge-patch+json", "application/merge-patch+json"
+    for sent, content_type in (
+        # a top-level `$patch` applies to the whole object, its metadata too
+        ({"$patch": "delete"}, smp),
+        ({"$patch": "replace", "data": {"a": "b"}}, smp),
+        ({"metadata": {"name": None}}, merge),
+        ([{"op": "remove", "path": "/metadata/name"}], "application/json-patch+json"),
+    ):
+        resp = raw(kube_api_client, "PATCH", path, body=sent, content_type=content_type)
+        assert _status(resp, 400, "BadRequest")["message"] == (
+            "the name of the object (anon based on URL) was undeterminable: name must be provided"
+        ), sent
+    resp = raw(kube_api_client, "PUT", path, body={"metadata": {}, "data": {"x": "y"}})
+    assert _status(resp, 400, "BadRequest")["message"] == (
+        "the name of the object (anon based on URL) was undeterminable: name must be provided"
+    )
+    # the namespace is checked before the name
+    resp = raw(kube_api_client, "PUT", path, body={"metadata": {"namespace": "elsewhere"}})
+    assert _status(resp, 400, "BadRequest")["message"] == (
+        "the namespace of the provided object does not match the namespace sent on the request"
+    )
+    # a replace that keeps the name is an ordinary write
+    sent = {"$patch": "replace", "metadata": {"name": "anon"}, "data": {"a": "b"}}
+    resp = raw(kube_api_client, "PATCH", path, body=sent, content_type=smp)
+    assert resp.status == 200, resp.data
+    assert resp.json()["data"] == {"a": "b"}
+    scale = _deployment(kube_api_client, namespace, "anon") + "/scale"
+    resp = raw(
+        kube_api_client, "PATCH", scale, body={"metadata": {"name": None}}, content_type=merge
+    )
+    assert _status(resp, 400, "BadRequest")["message"] == (
+        "the name of the object (anon based on URL) was undeterminable: name must be provided"
+    )
+
+
 def test_yaml_bodies_are_accepted(kube_api_client: Api, namespace: str) -> None:
     resp = raw(
         kube_api_client,

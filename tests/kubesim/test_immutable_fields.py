@@ -4,6 +4,7 @@ and fail in production."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kubernetes import client
@@ -168,6 +169,91 @@ def test_a_pod_update_changes_only_images_and_a_few_fields(
     )
     deadline = _patch(kube_api_client, f"{pods}/p", {"spec": {"activeDeadlineSeconds": 600}})
     assert deadline.status == 200, deadline.data
+
+
+POD_FORBIDDEN = (
+    'Pod "p" is invalid: spec: Forbidden: pod updates may not change fields other than '
+    "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+    "`spec.tolerations` (only additions to existing tolerations),"
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
+    "negative)"
+)
+TOKEN_VOLUME = (
+    '{{Name: "kube-api-access-*", VolumeSource: {Projected: &{Sources: {{ServiceAccountToken: '
+    '&{ExpirationSeconds: 3607, Path: "token"}}, {ConfigMap: &{LocalObjectReference: {Name: '
+    '"kube-root-ca.crt"}, Items: {{Key: "ca.crt", Path: "ca.crt"}}}}, {DownwardAPI: &{Items: '
+    '{{Path: "namespace", FieldRef: &{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}}}, '
+    "DefaultMode: &420}}}}"
+)
+
+
+def _diff_of(message: str) -> str:
+    """The refusal with go-cmp's randomly chosen non-breaking spaces made plain, and the
+    token volume's random suffix starred."""
+    return re.sub(r"kube-api-access-\w+", "kube-api-access-*", message.replace("\u00a0", " "))
+
+
+def test_a_refused_pod_update_shows_the_diff_of_the_two_specs(
+    kube_api_client: Api, namespace: str
+) -> None:
+    pods = f"/api/v1/namespaces/{namespace}/pods"
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    _create(kube_api_client, pods, pod)
+    change = {
+        "spec": {"containers": [{"name": "c", "workingDir": "/x"}], "nodeSelector": {"a": "b"}}
+    }
+    resp = raw(
+        kube_api_client,
+        "PATCH",
+        f"{pods}/p",
+        body=change,
+        content_type="application/strategic-merge-patch+json",
+    )
+    assert _diff_of(_refused(resp)) == "\n".join(
+        [
+            POD_FORBIDDEN,
+            "  core.PodSpec{",
+            f"  \tVolumes:        {TOKEN_VOLUME},",
+            "  \tInitContainers: nil,",
+            "  \tContainers: []core.Container{",
+            "  \t\t{",
+            "  \t\t\t... // 2 identical fields",
+            "  \t\t\tCommand:    nil,",
+            "  \t\t\tArgs:       nil,",
+            '- \t\t\tWorkingDir: "",',
+            '+ \t\t\tWorkingDir: "/x",',
+            "  \t\t\tPorts:      nil,",
+            "  \t\t\tEnvFrom:    nil,",
+            "  \t\t\t... // 17 identical fields",
+            "  \t\t},",
+            "  \t},",
+            "  \tEphemeralContainers:           nil,",
+            '  \tRestartPolicy:                 "Always",',
+            "  \tTerminationGracePeriodSeconds: &30,",
+            "  \tActiveDeadlineSeconds:         nil,",
+            '  \tDNSPolicy:                     "ClusterFirst",',
+            "- \tNodeSelector:                  nil,",
+            '+ \tNodeSelector:                  map[string]string{"a": "b"},',
+            '  \tServiceAccountName:            "default",',
+            "  \tAutomountServiceAccountToken:  nil,",
+            "  \t... // 22 identical fields",
+            "  }",
+            "",
+        ]
+    )
+    # a changed count of containers is refused on its own, before any diff
+    more = {"spec": {"containers": [{"name": "d", "image": "busybox"}]}}
+    resp = raw(
+        kube_api_client,
+        "PATCH",
+        f"{pods}/p",
+        body=more,
+        content_type="application/strategic-merge-patch+json",
+    )
+    assert _refused(resp) == (
+        'Pod "p" is invalid: spec.containers: Forbidden: pod updates may not add or remove '
+        "containers"
+    )
 
 
 def test_a_changed_uid_fails_a_put_s_precondition_and_is_immutable_to_a_patch(

@@ -174,6 +174,58 @@ def test_set_element_order(kube_api_client: Api, namespace: str) -> None:
     _failed(resp, 400, "invalid patch format of setElementOrder list")
 
 
+def test_set_element_order_looks_its_field_up_in_the_go_struct(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = _deployment(kube_api_client, namespace, "lookup")
+    for sent, struct in (
+        ({"$setElementOrder/foo": []}, "Deployment"),
+        ({"spec": {"$setElementOrder/foo": ["a"]}}, "DeploymentSpec"),
+        ({"spec": {"template": {"spec": {"$setElementOrder/foo": []}}}}, "PodSpec"),
+    ):
+        resp = raw(kube_api_client, "PATCH", path, body=sent, content_type=SMP)
+        _failed(resp, 500, f'unable to find api field in struct {struct} for the json field "foo"')
+    resp = _container(kube_api_client, path, **{"$setElementOrder/foo": [{"name": "a"}]})
+    _failed(resp, 500, 'unable to find api field in struct Container for the json field "foo"')
+    resp = _container(kube_api_client, path, resources={"$setElementOrder/foo": []})
+    _failed(
+        resp,
+        500,
+        'unable to find api field in struct ResourceRequirements for the json field "foo"',
+    )
+    # Go's json matches a field's name ignoring case when no name matches exactly
+    resp = _container(kube_api_client, path, **{"$setElementOrder/ENV": [{"name": "A"}]})
+    assert resp.status == 200, resp.data
+    # a map has no fields to look up, and a map field is no list
+    resp = _patch(
+        kube_api_client, path, template={"metadata": {"labels": {"$setElementOrder/a": []}}}
+    )
+    _failed(resp, 500, "merging an object in json but data type is not struct, instead is: map")
+    resp = _patch(kube_api_client, path, {"$setElementOrder/hostAliases": []})
+    assert resp.status == 200, resp.data
+    resp = _patch(kube_api_client, path, {"$setElementOrder/overhead": []})
+    _failed(resp, 500, "expected slice or array type, but got: struct")
+    cm = f"/api/v1/namespaces/{namespace}/configmaps"
+    resp = raw(kube_api_client, "POST", cm, body={"metadata": {"name": "lookup"}})
+    assert resp.status == 201, resp.data
+    resp = raw(
+        kube_api_client,
+        "PATCH",
+        f"{cm}/lookup",
+        body={"$setElementOrder/foo": []},
+        content_type=SMP,
+    )
+    _failed(resp, 500, 'unable to find api field in struct ConfigMap for the json field "foo"')
+    resp = raw(
+        kube_api_client,
+        "PATCH",
+        f"{path}/scale",
+        body={"spec": {"$setElementOrder/foo": []}},
+        content_type=SMP,
+    )
+    _failed(resp, 500, 'unable to find api field in struct ScaleSpec for the json field "foo"')
+
+
 def test_a_list_without_the_merge_strategy_keeps_directives_as_fields(
     kube_api_client: Api, namespace: str
 ) -> None:

@@ -75,6 +75,59 @@ def test_an_empty_selector_is_refused_in_each_kinds_words(
         )
 
 
+NAME_PART = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+LABEL_VALUE = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+    "'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+
+
+def test_the_templates_labels_and_annotations_are_checked_under_spec_template(
+    kube_api_client: Api, namespace: str
+) -> None:
+    # Go's path for them leaves out `metadata`, unlike the selector mismatch's
+    mismatch = (
+        'spec.template.metadata.labels: Invalid value: map[string]string{"-k":"-v", '
+        '"app":"other"}: `selector` does not match template `labels`'
+    )
+    labels = (
+        f'spec.template.labels: Invalid value: "-k": {NAME_PART}, '
+        f'spec.template.labels: Invalid value: "-v": {LABEL_VALUE}'
+    )
+    # an annotation's key is a qualified name whatever its case
+    annotations = f'spec.template.annotations: Invalid value: "Bad Key": {NAME_PART}'
+    image = "spec.template.spec.containers[0].image: Required value"
+    expected = {
+        "Deployment": [mismatch, labels, annotations, image],
+        "ReplicaSet": [mismatch, labels, annotations, image],
+        "StatefulSet": [mismatch, labels, annotations],  # its pod spec goes unchecked
+        "DaemonSet": [mismatch, labels, annotations, image],
+    }
+    for kind in KINDS:
+        body = workload(kind, "w")
+        template = body["spec"]["template"]
+        template["metadata"] = {
+            "labels": {"app": "other", "-k": "-v"},
+            "annotations": {"Bad Key": "x", "UPPER/Case": "y"},
+        }
+        template["spec"]["containers"][0]["image"] = ""
+        assert _refusal(kube_api_client, namespace, body) == (
+            f'{kind}.apps "w" is invalid: [{", ".join(expected[kind])}]'
+        ), kind
+    body = workload("Deployment", "w")
+    body["spec"]["template"]["metadata"]["labels"]["k"] = "v" * 64
+    assert _refusal(kube_api_client, namespace, body) == (
+        f'Deployment.apps "w" is invalid: spec.template.labels: Invalid value: "{"v" * 64}": '
+        "must be no more than 63 characters"
+    )
+
+
 def test_an_invalid_selector_stops_the_template_checks(
     kube_api_client: Api, namespace: str
 ) -> None:
