@@ -36,9 +36,14 @@ def add_cluster_parser(sub: Any) -> None:
         ("crash-pod", "its containers exit and restart"),
         ("fail-pod", "its containers exit and the pod has Failed"),
         ("delete-pod", "delete it"),
+        ("unready-pod", "its readiness probe fails: running, not ready"),
+        ("ready-pod", "its readiness probe passes again"),
     ):
         action = actions.add_parser(name, help=text)
         action.add_argument("pod", help="namespace/name")
+        if name == "unready-pod":
+            action.add_argument("--message", help="the probe's output (default: HTTP 503)")
+            action.add_argument("--container", help="only this container's probe")
     images = actions.add_parser(
         "missing-images", help="print, or with patterns set, the images no registry has"
     )
@@ -58,12 +63,16 @@ def request(args: argparse.Namespace) -> tuple[str, str, Any]:
         return "POST", f"{BASE}/nodes/{args.node}/{action.removeprefix('node-')}", None
     if action in ("pause", "resume"):
         return "POST", f"{BASE}/{action}/{args.group}", None
-    if action in ("crash-pod", "fail-pod", "delete-pod"):
+    if action in ("crash-pod", "fail-pod", "delete-pod", "unready-pod", "ready-pod"):
         namespace, _, name = args.pod.rpartition("/")
+        body = None
+        if action == "unready-pod":
+            given = {"message": args.message, "container": args.container}
+            body = {k: v for k, v in given.items() if v is not None}
         return (
             "POST",
             f"{BASE}/pods/{namespace or 'default'}/{name}/{action.removesuffix('-pod')}",
-            None,
+            body,
         )
     if args.patterns:
         return "PUT", f"{BASE}/missing-images", {"patterns": args.patterns}

@@ -173,6 +173,22 @@ class Cluster:
             pod = self.cache.get("pods", namespace, name) or self.store.get("pods", namespace, name)
             self.kubelet.crash(pod, final=True)
 
+    def fail_readiness(
+        self, namespace: str, name: str, message: str | None = None, container: str | None = None
+    ) -> list[str]:
+        """The readiness probe of the pod's `container` (every container if None) fails until
+        `pass_readiness`: running, but not ready, with an Unhealthy Event each probe period.
+        `message` is the prober's output (default: "HTTP probe failed with statuscode: 503",
+        or as a tcpSocket, exec or grpc probe of the container words it)."""
+        with self.lock:
+            pod = self.cache.get("pods", namespace, name) or self.store.get("pods", namespace, name)
+            return self.kubelet.fail_readiness(pod, message, container)
+
+    def pass_readiness(self, namespace: str, name: str) -> None:
+        with self.lock:
+            pod = self.cache.get("pods", namespace, name) or self.store.get("pods", namespace, name)
+            self.kubelet.pass_readiness(pod)
+
     def delete_pod(
         self, namespace: str, name: str, grace_period_seconds: int | None = None
     ) -> None:

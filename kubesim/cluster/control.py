@@ -55,6 +55,19 @@ def register(add: Callable[[str, str, Callable[[Any], Any]], None], cluster: Clu
         cluster.fail_pod(req.params["namespace"], req.params["name"])
         return {"failed": f"{req.params['namespace']}/{req.params['name']}"}
 
+    def unready(req: Any) -> Any:
+        body = req.body or {}
+        message, container = body.get("message"), body.get("container")
+        if not all(v is None or isinstance(v, str) for v in (message, container)):
+            raise ValueError('body must be {"message": "probe output", "container": "name"}')
+        ns, name = req.params["namespace"], req.params["name"]
+        names = cluster.fail_readiness(ns, name, message, container)
+        return {"unready": f"{ns}/{name}", "containers": names}
+
+    def ready(req: Any) -> Any:
+        cluster.pass_readiness(req.params["namespace"], req.params["name"])
+        return {"ready": f"{req.params['namespace']}/{req.params['name']}"}
+
     def delete(req: Any) -> Any:
         grace = (req.body or {}).get("gracePeriodSeconds")
         cluster.delete_pod(req.params["namespace"], req.params["name"], grace)
@@ -80,6 +93,8 @@ def register(add: Callable[[str, str, Callable[[Any], Any]], None], cluster: Clu
     add("POST", f"{base}/resume/{{group}}", resume)
     add("POST", f"{base}/pods/{{namespace}}/{{name}}/crash", crash)
     add("POST", f"{base}/pods/{{namespace}}/{{name}}/fail", fail)
+    add("POST", f"{base}/pods/{{namespace}}/{{name}}/unready", unready)
+    add("POST", f"{base}/pods/{{namespace}}/{{name}}/ready", ready)
     add("POST", f"{base}/pods/{{namespace}}/{{name}}/delete", delete)
     add("GET", f"{base}/missing-images", get_missing)
     add("PUT", f"{base}/missing-images", set_missing)

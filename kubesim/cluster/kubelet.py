@@ -53,6 +53,10 @@ class Runtime:
     # A readiness probe's initialDelaySeconds: running, but not ready until then.
     ready_at: float = 0.0
     probing: bool = False
+    # Containers whose readiness probe fails, with the prober's output if one was given
+    # (None: as the probe's kind words it), and when it probes them next.
+    unready: dict[str, str | None] = field(default_factory=dict)
+    next_probe: float = 0.0
     transitions: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
@@ -112,6 +116,34 @@ class Kubelet(Controller[Key]):
             rt.stage, rt.due = "crashed", time.monotonic() + self.ctx.start_delay()
         self.enqueue(key_of(pod))
 
+    def fail_readiness(self, pod: Obj, output: str | None, container: str | None) -> list[str]:
+        """The readiness probe of `container` (of every container if None) fails from now
+        on, with `output` as the prober's (worded as the probe's kind would be if None);
+        returns the containers. Ready turns False at once, as if failureThreshold probes had
+        already failed."""
+        rt = self.runtimes.get(pod["metadata"]["uid"])
+        if rt is None:
+            raise ValueError(f"pod {pod['metadata']['name']} runs on no node yet")
+        containers = [
+            c
+            for c in pod["spec"].get("containers") or []
+            if container is None or c["name"] == container
+        ]
+        if not containers:
+            raise ValueError(f"pod {pod['metadata']['name']} has no container {container!r}")
+        for c in containers:
+            rt.unready[c["name"]] = output
+        rt.next_probe = max(time.monotonic(), rt.ready_at)
+        self.enqueue(key_of(pod))
+        return [c["name"] for c in containers]
+
+    def pass_readiness(self, pod: Obj) -> None:
+        """The readiness probes of the pod pass again: its running containers are ready."""
+        rt = self.runtimes.get(pod["metadata"]["uid"])
+        if rt is not None:
+            rt.unready.clear()
+        self.enqueue(key_of(pod))
+
     # -- the loop ------------------------------------------------------------------------------
 
     def reconcile(self, key: Key) -> float | None:
@@ -136,12 +168,31 @@ class Kubelet(Controller[Key]):
         if rt.due <= now:
             self._advance(pod, node, rt)
         rt.probing = rt.stage == "running" and rt.ready_at > time.monotonic()
+        next_probe = self._failing_probes(pod, rt)
         self._write_status(pod, node, rt)
         if rt.probing:
             return max(rt.ready_at - time.monotonic(), 0.001)
+        if next_probe is not None:
+            return next_probe
         if rt.stage in ("running", "invalid", "failed"):
             return None
         return max(rt.due - time.monotonic(), 0.001)
+
+    def _failing_probes(self, pod: Obj, rt: Runtime) -> float | None:
+        """A failing readiness probe fails again every periodSeconds while its container
+        runs, each time with the Event the kubelet's prober records (the recorder aggregates
+        the repeats); returns the seconds until the next probe, None if none is failing."""
+        if rt.stage != "running" or not rt.unready:
+            return None
+        now = time.monotonic()
+        failing = [c for c in pod["spec"].get("containers") or [] if c["name"] in rt.unready]
+        if rt.next_probe <= now:
+            for c in failing:
+                output = rt.unready[c["name"]]
+                output = probe_output(c, rt.ip) if output is None else output
+                self._event(pod, "warning", "Unhealthy", f"Readiness probe failed: {output}", c)
+            rt.next_probe = now + min((probe_period(c) for c in failing), default=10.0)
+        return max(rt.next_probe - now, 0.001)
 
     def _adopt(self, pod: Obj, node: Obj) -> Runtime:
         """A pod the kubelet has not seen: new, or already running before a restart of kubesim."""
@@ -384,3 +435,29 @@ def readiness_delay(pod: Obj) -> float:
         for c in pod["spec"].get("containers") or []
     ]
     return float(max(delays, default=0))
+
+
+def probe_period(container: Obj) -> float:
+    return float((container.get("readinessProbe") or {}).get("periodSeconds") or 10)
+
+
+def probe_output(container: Obj, ip: str) -> str:
+    """What the kubelet's prober says of a failing readiness probe of this kind (a container
+    without one is taken to have an HTTP probe): pkg/probe/http, tcp, exec, grpc."""
+    probe = container.get("readinessProbe") or {}
+    if "tcpSocket" in probe:
+        port = _port_number(container, probe["tcpSocket"].get("port"))
+        return f"dial tcp {ip}:{port}: connect: connection refused"
+    if "exec" in probe:
+        return ""  # the command's output, which a failing check often leaves empty
+    if "grpc" in probe:
+        return 'service unhealthy (responded with "NOT_SERVING")'
+    return "HTTP probe failed with statuscode: 503"
+
+
+def _port_number(container: Obj, port: object) -> object:
+    """A named port as the kubelet resolves it, from the container's ports."""
+    for p in container.get("ports") or []:
+        if isinstance(port, str) and p.get("name") == port:
+            return p.get("containerPort", port)
+    return port

@@ -69,7 +69,9 @@ def container_status(pod: Obj, container: Obj, rt: Runtime) -> Obj:
                 "terminated": {**rt.last_state["terminated"], "containerID": out["containerID"]}
             }
             return out
-        out["ready"] = rt.stage in ("running", "terminating") and not rt.probing
+        out["ready"] = (
+            rt.stage in ("running", "terminating") and not rt.probing and name not in rt.unready
+        )
         out["started"] = True
         out["state"] = {"running": {"startedAt": rt.container_started}}
         return out

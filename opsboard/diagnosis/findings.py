@@ -13,9 +13,9 @@ from enum import StrEnum
 from typing import Any
 
 from controllers.base import Body
-from controllers.conditions import find_condition
+from controllers.conditions import find_condition, parse_time
 from controllers.fields import controlling_ref, deep_get
-from controllers.pods import CRASHING, PULL_FAILURES, pod_claims
+from controllers.pods import CRASHING, PULL_FAILURES, STUCK_REASONS, pod_claims
 from controllers.refusals import (
     current_refusal,
     event_message,
@@ -58,6 +58,10 @@ PICKUP_GRACE_SECONDS = 10.0
 # diagnosis says it is not acting: a kube-controller-manager at its default client limit (20
 # requests a second) takes tens of seconds to reach the last of a thousand new Deployments.
 CONTROLLER_GRACE_SECONDS = 60.0
+# How long a running container may stay unready before the diagnosis names it: a readiness
+# probe passes after its initialDelaySeconds and a period or two, and a blip of a failing
+# probe (a slow request) is over in a few periods.
+UNREADY_GRACE_SECONDS = 30.0
 _CONTROLLED = {"Deployment": "deployment", "StatefulSet": "statefulset", "DaemonSet": "daemonset"}
 _NODE_MISMATCH = re.compile(r"(?:(\d+) )?node\(s\) didn't match Pod's node affinity/selector")
 
@@ -68,11 +72,12 @@ class Section(StrEnum):
     itself ("below" on the CR's page, a link elsewhere)."""
 
     HISTORY = "history"  # the change history, whose entries each have a reviewed revert
+    TREE = "tree"  # the owner tree, where each pod says whether it is ready
 
     @property
     def heading(self) -> str:
         """Its name in a sentence: "change history"."""
-        return {Section.HISTORY: "change history"}[self]
+        return {Section.HISTORY: "change history", Section.TREE: "owner tree"}[self]
 
 
 @dataclass(frozen=True)
@@ -246,6 +251,95 @@ def _crash_findings(pods: list[Body]) -> list[Finding]:
             f"crashing, e.g. {_name(pod)}, {status.get('restartCount', 0)} restarts{exit_text}.",
             f"Read its logs: kubectl logs -n {namespace} {_name(pod)} -c {container} --previous",
             subject=f"Pod {_name(pod)}",
+        )
+    ]
+
+
+def _unready_containers(pod: Body, now: datetime) -> tuple[list[str], datetime] | None:
+    """The containers of a running pod that run and have started but are not ready (their
+    readiness probe fails), and since when they are so: the later of their start and the
+    pod's Ready turning False. None while a pod starts, stops or is stuck another way (a
+    crash loop, an image pull: other rules say those), or within UNREADY_GRACE_SECONDS."""
+    ready = find_condition(deep_get(pod, "status.conditions"), "Ready") or {}
+    if (
+        deep_get(pod, "status.phase") != "Running"
+        or ready.get("status") != "False"
+        or ready.get("reason") != "ContainersNotReady"
+        or _waiting([pod], tuple(STUCK_REASONS))
+    ):
+        return None
+    statuses = deep_get(pod, "status.containerStatuses", []) or []
+    unready = [s for s in statuses if not s.get("ready")]
+    running = [s for s in unready if s.get("started") and deep_get(s, "state.running")]
+    if not unready or len(running) < len(unready):
+        return None  # one is still starting, or stopped
+    stamps = [parse_time(deep_get(s, "state.running.startedAt")) for s in running]
+    stamps.append(parse_time(ready.get("lastTransitionTime")))
+    known = [t for t in stamps if t is not None]
+    if not known:
+        return None
+    since = max(known)
+    if (now - since).total_seconds() <= UNREADY_GRACE_SECONDS:
+        return None
+    return [str(s.get("name")) for s in running], since
+
+
+def _probe_text(pod: Body, container: str) -> str:
+    """What the container's readiness probe asks, as kubectl describe words it: "GET
+    :80/healthz", "TCP :6379"; "" if its spec has none (or an unknown kind)."""
+    containers: list[Body] = deep_get(pod, "spec.containers", []) or []
+    spec = next((c for c in containers if c.get("name") == container), {})
+    probe = spec.get("readinessProbe") or {}
+    if http := probe.get("httpGet"):
+        scheme = "HTTPS " if http.get("scheme") == "HTTPS" else ""
+        return f"{scheme}GET :{http.get('port')}{http.get('path', '/')}"
+    if tcp := probe.get("tcpSocket"):
+        return f"TCP :{tcp.get('port')}"
+    if grpc := probe.get("grpc"):
+        return f"gRPC :{grpc.get('port')}"
+    if command := deep_get(probe, "exec.command"):
+        return f"exec {' '.join(str(c) for c in command)}"
+    return ""
+
+
+def _unready_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
+    """Pods that run but never become ready: a failing readiness probe. Its answer ("HTTP
+    probe failed with statuscode: 503") is only in the pod's Events, which the mirror does
+    not hold (the watcher would pay for every pod's at a cold start): the advice says where
+    to read it."""
+    if observed.now is None:
+        return []
+    stuck = [(pod, found) for pod in pods if (found := _unready_containers(pod, observed.now))]
+    if not stuck:
+        return []
+    pod, (containers, since) = stuck[0]
+    name, namespace = _name(pod), deep_get(pod, "metadata.namespace", "")
+    probes = [text for c in containers if (text := _probe_text(pod, c))]
+    which = (
+        f"container {containers[0]} fails its readiness probe"
+        if len(containers) == 1
+        else f"containers {', '.join(containers)} fail their readiness probes"
+    )
+    asks = f" ({', '.join(probes)})" if probes else ""
+    first = containers[0]
+    probe = (
+        f"its readiness probe {probes[0]}"
+        if len(probes) == 1 and len(containers) == 1
+        else "its readiness probe (kubectl -n "
+        f'{namespace} get pod {name} -o jsonpath=\'{{.spec.containers[?(@.name=="{first}")]'
+        ".readinessProbe}')"
+    )
+    return [
+        Finding(
+            RANK_PODS,
+            "NotReady",
+            f"Not ready: {count(len(stuck), 'pod')} running but not ready for "
+            f"{_ago(since, observed.now)}, e.g. {name}: {which}{asks}.",
+            f"Read why the probe fails in the pod's Events (kubectl -n {namespace} describe "
+            f"pod {name}), then check what {probe} asks of container {first} and why it does "
+            f"not answer (kubectl -n {namespace} logs {name} -c {first}).",
+            subject=f"Pod {name}",
+            see=Section.TREE,
         )
     ]
 
@@ -897,6 +991,7 @@ def diagnose(observed: Observed) -> list[Finding]:
         *_pull_findings(observed, pods),
         *_crash_findings(pods),
         *_unschedulable_findings(observed, pods),
+        *_unready_findings(observed, pods),
         *_daemonset_findings(observed.objects),
         *_unobserved_findings(observed),
         *_volume_findings(observed.objects),

@@ -8,6 +8,7 @@ from typing import Any
 from controllers.refusals import REFUSAL_FRESH_SECONDS, short_of_pods
 from opsboard.diagnosis.findings import (
     CONTROLLER_GRACE_SECONDS,
+    UNREADY_GRACE_SECONDS,
     EngineState,
     ImageChange,
     LastRun,
@@ -140,6 +141,97 @@ def test_a_crash_loop_names_the_container_and_the_logs_command() -> None:
     finding = diagnose(Observed(_cr(), objects=[pod], engine=LIVE, now=NOW))[0]
     assert "4 restarts" in finding.what and "code 1" in finding.what
     assert "kubectl logs -n shop c-1 -c memcached --previous" in finding.todo
+
+
+def _stamp(at: datetime) -> str:
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _unready(name: str, *, running_for: float, unready_for: float | None = None,
+             probe: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """A pod as a kubelet reports it while its readiness probe fails: running and started,
+    not ready; `unready_for` (default: since it started) dates its Ready condition."""
+    started = NOW - timedelta(seconds=running_for)
+    flipped = NOW - timedelta(seconds=running_for if unready_for is None else unready_for)
+    message = "containers with unready status: [memcached]"
+    pod = _pod(name, image="memcached:1.6", phase="Running", conditions=[
+        {"type": "Ready", "status": "False", "reason": "ContainersNotReady",
+         "message": message, "lastTransitionTime": _stamp(flipped)},
+        {"type": "ContainersReady", "status": "False", "reason": "ContainersNotReady",
+         "message": message, "lastTransitionTime": _stamp(flipped)},
+    ])  # fmt: skip
+    pod["status"]["containerStatuses"][0] |= {
+        "ready": False, "started": True, "state": {"running": {"startedAt": _stamp(started)}}
+    }  # fmt: skip
+    if probe:
+        pod["spec"]["containers"][0]["readinessProbe"] = probe
+    return pod
+
+
+def test_pods_running_but_never_ready_name_the_pod_the_container_and_its_probe() -> None:
+    probe = {"httpGet": {"path": "/healthz", "port": 11211}, "periodSeconds": 10}
+    pods = [_unready("cache-1", running_for=180, probe=probe),
+            _unready("cache-2", running_for=200, probe=probe), _pod("cache-3", image="memcached:1.6")]  # fmt: skip
+    [finding] = diagnose(Observed(_cr(), objects=pods, engine=LIVE, now=NOW))
+    assert finding.code == "NotReady" and finding.subject == "Pod cache-1"
+    assert finding.what == (
+        "Not ready: 2 pods running but not ready for 3 min, e.g. cache-1: container memcached "
+        "fails its readiness probe (GET :11211/healthz)."
+    )
+    assert finding.todo == (
+        "Read why the probe fails in the pod's Events (kubectl -n shop describe pod cache-1), "
+        "then check what its readiness probe GET :11211/healthz asks of container memcached "
+        "and why it does not answer (kubectl -n shop logs cache-1 -c memcached)."
+    )
+    assert finding.see == Section.TREE
+
+
+def test_a_pod_ready_for_long_that_stops_being_ready_is_named_once_past_the_grace() -> None:
+    pod = _unready("cache-1", running_for=3600, unready_for=UNREADY_GRACE_SECONDS + 5)
+    [finding] = diagnose(Observed(_cr(), objects=[pod], engine=LIVE, now=NOW))
+    assert "not ready for 35 s" in finding.what
+    # Its spec names no probe: the advice says how to read the one it has.
+    assert "kubectl -n shop get pod cache-1 -o jsonpath='{.spec.containers[?(@.name==\"memcached\")].readinessProbe}'" in finding.todo  # fmt: skip
+
+
+def test_pods_within_the_grace_are_still_starting_and_not_counted() -> None:
+    starting = _unready("cache-1", running_for=UNREADY_GRACE_SECONDS - 5)
+    blip = _unready("cache-2", running_for=3600, unready_for=UNREADY_GRACE_SECONDS - 5)
+    stuck = _unready("cache-3", running_for=600)
+    observed = Observed(_cr(), objects=[starting, blip, stuck], engine=LIVE, now=NOW)
+    [finding] = diagnose(observed)
+    assert finding.what.startswith(
+        "Not ready: 1 pod running but not ready for 10 min, e.g. cache-3:"
+    )
+
+
+def test_crash_looping_stopped_and_deleted_pods_are_left_to_other_rules() -> None:
+    crashing = _unready("cache-1", running_for=600)
+    crashing["spec"]["containers"].append({"name": "sidecar", "image": "busybox"})
+    crashing["status"]["containerStatuses"].append(
+        {"name": "sidecar", "ready": False, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}
+    )
+    stopped = _unready("cache-2", running_for=600)
+    stopped["status"]["containerStatuses"][0] |= {
+        "started": False, "state": {"terminated": {"reason": "Error", "exitCode": 1}}
+    }  # fmt: skip
+    deleting = _unready("cache-3", running_for=600)
+    deleting["metadata"]["deletionTimestamp"] = _stamp(NOW)
+    objects = [crashing, stopped, deleting, _unready("cache-4", running_for=600)]
+    findings = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW))
+    assert [f.code for f in findings] == ["CrashLoopBackOff", "NotReady"]
+    assert "1 pod running but not ready" in findings[1].what
+    assert findings[1].subject == "Pod cache-4"
+
+
+def test_a_rollout_past_its_deadline_is_explained_by_its_unready_pods() -> None:
+    deployment = {"kind": "Deployment", "metadata": {"name": "cache", "namespace": "shop"},
+                  "spec": {}, "status": {"conditions": [{"type": "Progressing", "status": "False",
+                  "reason": "ProgressDeadlineExceeded", "message": "ReplicaSet x has timed out"}]}}  # fmt: skip
+    objects = [deployment, _unready("cache-1", running_for=900)]
+    findings = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW))
+    assert [f.code for f in findings] == ["NotReady", "ProgressDeadlineExceeded"]
+    assert findings[1].todo.startswith("Fix what keeps its new pods from becoming ready (above)")
 
 
 def test_a_forbidden_last_run_comes_first_and_backoff_says_when_the_retry_is_due() -> None:

@@ -34,6 +34,20 @@ def control(api: client.ApiClient, method: str, path: str, body: Any = None) -> 
         raise client.ApiException(status=exc.code, reason=exc.reason) from None
 
 
+def make_unready(
+    api: client.ApiClient, namespace: str, name: str, *, message: str = "", container: str = ""
+) -> Any:
+    """The pod's readiness probe fails (of `container` only, if given), with `message` as
+    the probe's output if given, until `make_ready`: kubesim's /unready (kubesim only)."""
+    given = {"message": message, "container": container}
+    body = {k: v for k, v in given.items() if v}
+    return control(api, "POST", f"/_kubesim/cluster/pods/{namespace}/{name}/unready", body)
+
+
+def make_ready(api: client.ApiClient, namespace: str, name: str) -> Any:
+    return control(api, "POST", f"/_kubesim/cluster/pods/{namespace}/{name}/ready")
+
+
 def deployment(
     name: str, *, replicas: int = 3, image: str = MEMCACHED_IMAGE, **spec: Any
 ) -> dict[str, Any]:

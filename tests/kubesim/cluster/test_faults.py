@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from kubernetes import client, watch
@@ -14,7 +15,10 @@ from tests.kubesim.cluster.helpers import (
     condition,
     control,
     deployment,
+    events_for,
     is_ready,
+    make_ready,
+    make_unready,
     pod,
     pods_of,
     wait_for,
@@ -352,3 +356,82 @@ def test_a_crash_fails_a_pod_that_never_restarts(cluster, core, namespace):
         0,
     )
     assert not is_ready(p)
+
+
+def probed_pod(name: str, **probe: Any) -> dict[str, Any]:
+    body = pod(name, image="nginx:1.25")
+    body["spec"]["containers"][0] |= {
+        "name": "web",
+        "ports": [{"name": "http", "containerPort": 80}],
+        "readinessProbe": {"periodSeconds": 1, **probe},
+    }
+    return body
+
+
+def test_an_unready_pod_keeps_running_and_its_events_say_the_probe_fails(
+    cluster, core, namespace, kube_api_client
+):
+    core.create_namespaced_pod(
+        namespace, probed_pod("web", httpGet={"path": "/healthz", "port": 80})
+    )
+    wait_for(lambda: is_ready(read(core, namespace, "web")), what="Ready")
+
+    assert make_unready(kube_api_client, namespace, "web") == {
+        "unready": f"{namespace}/web",
+        "containers": ["web"],
+    }
+
+    p = wait_for(lambda: not is_ready(p := read(core, namespace, "web")) and p, what="not Ready")
+    (status,) = p.status.container_statuses
+    assert status.state.running and status.started is True and status.ready is False
+    assert p.status.phase == "Running" and status.restart_count == 0
+    for type_ in ("Ready", "ContainersReady"):
+        cond = condition(p, type_)
+        assert (cond.status, cond.reason, cond.message) == (
+            "False",
+            "ContainersNotReady",
+            "containers with unready status: [web]",
+        )
+
+    def unhealthy() -> list[client.CoreV1Event]:
+        return [e for e in events_for(core, namespace, "web") if e.reason == "Unhealthy"]
+
+    # The probe fails each periodSeconds; the recorder counts the repeats on one Event.
+    (event,) = wait_for(lambda: (found := unhealthy()) and found[0].count >= 2 and found,
+                        what="an Unhealthy Event counted twice")  # fmt: skip
+    assert event.type == "Warning"
+    assert event.message == "Readiness probe failed: HTTP probe failed with statuscode: 503"
+    assert event.source.component == "kubelet" and event.source.host == p.spec.node_name
+    assert event.involved_object.field_path == "spec.containers{web}"
+
+    make_ready(kube_api_client, namespace, "web")
+
+    wait_for(lambda: is_ready(read(core, namespace, "web")), what="Ready again")
+
+
+def test_one_container_of_a_pod_can_be_unready_with_the_probe_output_given(
+    cluster, core, namespace, kube_api_client
+):
+    body = probed_pod("duo", tcpSocket={"port": "http"})
+    body["spec"]["containers"].append({"name": "side", "image": "busybox:1.36"})
+    core.create_namespaced_pod(namespace, body)
+    wait_for(lambda: is_ready(read(core, namespace, "duo")), what="Ready")
+
+    make_unready(kube_api_client, namespace, "duo", container="side", message="not yet")
+    make_unready(kube_api_client, namespace, "duo", container="web")
+
+    p = wait_for(lambda: not is_ready(p := read(core, namespace, "duo")) and p, what="not Ready")
+    assert condition(p, "Ready").message == "containers with unready status: [web side]"
+    messages = wait_for(
+        lambda: len(found := {e.message for e in events_for(core, namespace, "duo")
+                              if e.reason == "Unhealthy"}) == 2 and found,
+        what="an Unhealthy Event for each container",
+    )  # fmt: skip
+    # A tcpSocket probe's named port, resolved as the kubelet does, on the pod's IP.
+    assert messages == {
+        f"Readiness probe failed: dial tcp {p.status.pod_ip}:80: connect: connection refused",
+        "Readiness probe failed: not yet",
+    }
+    with pytest.raises(client.ApiException) as refused:
+        make_unready(kube_api_client, namespace, "duo", container="nope")
+    assert refused.value.status == 400
