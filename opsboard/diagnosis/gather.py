@@ -24,14 +24,8 @@ from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
 from opsboard.dashboard.selectors import needing_attention
 from opsboard.diagnosis.errors import PORT_TAKEN
-from opsboard.diagnosis.findings import (
-    EngineState,
-    Finding,
-    ImageChange,
-    LastRun,
-    Observed,
-    diagnose,
-)
+from opsboard.diagnosis.findings import diagnose
+from opsboard.diagnosis.observed import EngineState, Finding, ImageChange, LastRun, Observed
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.pump import workers_alive
 from opsboard.engine.queue import Why, queue_for

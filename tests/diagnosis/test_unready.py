@@ -14,7 +14,8 @@ from kubernetes import client
 
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
-from opsboard.diagnosis.findings import UNREADY_GRACE_SECONDS, Finding
+from opsboard.diagnosis.observed import Finding
+from opsboard.diagnosis.pod_findings import UNREADY_GRACE_SECONDS
 from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import MEMCACHED_API
 from tests.fixtures.celery import EngineProcesses

@@ -25,7 +25,7 @@ from controllers.pods import pod_is_ready
 from opsboard.accounts.access import access_of, refusal
 from opsboard.accounts.roles import Role
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
-from opsboard.diagnosis.findings import Finding
+from opsboard.diagnosis.observed import Finding
 from opsboard.engine.outcome import outcome_label
 from opsboard.mirror.selectors import mirror_freshness
 

@@ -1,0 +1,468 @@
+"""Findings about a CR's pods and what makes them: images that cannot be pulled, crash
+loops, pods no node takes or that never become ready, refused creates, volumes (pure)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from controllers.base import Body
+from controllers.conditions import find_condition, parse_time
+from controllers.fields import controlling_ref, deep_get
+from controllers.pods import CRASHING, PULL_FAILURES, STUCK_REASONS, pod_claims
+from controllers.refusals import current_refusal, event_message, event_time, refusal_advice
+from controllers.wording import count
+from opsboard.diagnosis.observed import (
+    RANK_PODS,
+    RANK_PODS_REFUSED,
+    RANK_VOLUME,
+    Finding,
+    Observed,
+    Section,
+    ago,
+    in_namespace,
+    name_of,
+    of_kind,
+)
+
+# The scheduler's message counts the nodes it excluded by reason: "0/3 nodes are available:
+# 1 Insufficient example.com/accel, 2 node(s) didn't match Pod's node affinity/selector."
+_NODES = re.compile(r"0/(\d+) nodes are available")
+_INSUFFICIENT = re.compile(r"(?:(\d+) )?Insufficient ([\w./-]+?)\.?(?:[,\s]|$)")
+_NODE_MISMATCH = re.compile(r"(?:(\d+) )?node\(s\) didn't match Pod's node affinity/selector")
+# How long a running container may stay unready before the diagnosis names it: a readiness
+# probe passes after its initialDelaySeconds and a period or two, and a blip of a failing
+# probe (a slow request) is over in a few periods.
+UNREADY_GRACE_SECONDS = 30.0
+
+
+def _controller_uid(obj: Body) -> str:
+    ref = controlling_ref(deep_get(obj, "metadata.ownerReferences"))
+    return str(ref.get("uid", "")) if ref else ""
+
+
+def _spec_image(pod: Body, container: str, reported: str) -> str:
+    """The image as the pod's spec names it (a node reports it normalised)."""
+    for spec in deep_get(pod, "spec.containers", []) + deep_get(pod, "spec.initContainers", []):
+        if spec.get("name") == container:
+            return str(spec.get("image", reported))
+    return reported
+
+
+def _waiting(pods: list[Body], reasons: tuple[str, ...]) -> list[tuple[Body, Body]]:
+    statuses = ("status.initContainerStatuses", "status.containerStatuses")
+    return [
+        (pod, status)
+        for pod in pods
+        for path in statuses
+        for status in deep_get(pod, path, []) or []
+        if deep_get(status, "state.waiting.reason") in reasons
+    ]
+
+
+def _pull_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
+    by_image: dict[str, list[tuple[Body, str]]] = {}
+    for pod, status in _waiting(pods, PULL_FAILURES):
+        image = _spec_image(pod, str(status.get("name")), str(status.get("image", "")))
+        reason = str(deep_get(status, "state.waiting.reason"))
+        by_image.setdefault(image, []).append((pod, reason))
+    found = []
+    for image, stuck in by_image.items():
+        pod, reason = stuck[0]
+        change = next((c for c in observed.image_changes if c.image == image), None)
+        set_by = (
+            f" The image was set by change #{change.entry_id} of the audit "
+            f"({change.username}, {ago(change.at, observed.now)} ago)."
+            if change
+            else ""
+        )
+        todo = (
+            f"Set an image that exists, or revert change #{change.entry_id}."
+            if change
+            else "Set an image that exists (check the name and tag), or give the pods a pull secret."
+        )
+        found.append(
+            Finding(
+                RANK_PODS,
+                "ImagePullBackOff",
+                f"{count(len(stuck), 'pod')} cannot pull image {image} ({reason}), "
+                f"e.g. {name_of(pod)}.{set_by}",
+                todo,
+                subject=f"Pod {name_of(pod)}",
+                see=Section.HISTORY if change else None,
+            )
+        )
+    return found
+
+
+def _crash_findings(pods: list[Body]) -> list[Finding]:
+    crashes = _waiting(pods, CRASHING)
+    if not crashes:
+        return []
+    pod, status = crashes[0]
+    last = deep_get(status, "lastState.terminated") or {}
+    exit_text = (
+        f" (last exit: {last.get('reason', 'Error')}, code {last.get('exitCode')})" if last else ""
+    )
+    container = status.get("name")
+    namespace = deep_get(pod, "metadata.namespace", "")
+    return [
+        Finding(
+            RANK_PODS,
+            "CrashLoopBackOff",
+            f"CrashLoopBackOff: container {container} of {count(len(crashes), 'pod')} keeps "
+            f"crashing, e.g. {name_of(pod)}, {status.get('restartCount', 0)} restarts{exit_text}.",
+            f"Read its logs: kubectl logs -n {namespace} {name_of(pod)} -c {container} --previous",
+            subject=f"Pod {name_of(pod)}",
+        )
+    ]
+
+
+def _unready_containers(pod: Body, now: datetime) -> tuple[list[str], datetime] | None:
+    """The containers of a running pod that run and have started but are not ready (their
+    readiness probe fails), and since when they are so: the later of their start and the
+    pod's Ready turning False. None while a pod starts, stops or is stuck another way (a
+    crash loop, an image pull: other rules say those), or within UNREADY_GRACE_SECONDS."""
+    ready = find_condition(deep_get(pod, "status.conditions"), "Ready") or {}
+    if (
+        deep_get(pod, "status.phase") != "Running"
+        or ready.get("status") != "False"
+        or ready.get("reason") != "ContainersNotReady"
+        or _waiting([pod], tuple(STUCK_REASONS))
+    ):
+        return None
+    statuses = deep_get(pod, "status.containerStatuses", []) or []
+    unready = [s for s in statuses if not s.get("ready")]
+    running = [s for s in unready if s.get("started") and deep_get(s, "state.running")]
+    if not unready or len(running) < len(unready):
+        return None  # one is still starting, or stopped
+    stamps = [parse_time(deep_get(s, "state.running.startedAt")) for s in running]
+    stamps.append(parse_time(ready.get("lastTransitionTime")))
+    known = [t for t in stamps if t is not None]
+    if not known:
+        return None
+    since = max(known)
+    if (now - since).total_seconds() <= UNREADY_GRACE_SECONDS:
+        return None
+    return [str(s.get("name")) for s in running], since
+
+
+def _probe_text(pod: Body, container: str) -> str:
+    """What the container's readiness probe asks, as kubectl describe words it: "GET
+    :80/healthz", "TCP :6379"; "" if its spec has none (or an unknown kind)."""
+    containers: list[Body] = deep_get(pod, "spec.containers", []) or []
+    spec = next((c for c in containers if c.get("name") == container), {})
+    probe = spec.get("readinessProbe") or {}
+    if http := probe.get("httpGet"):
+        scheme = "HTTPS " if http.get("scheme") == "HTTPS" else ""
+        return f"{scheme}GET :{http.get('port')}{http.get('path', '/')}"
+    if tcp := probe.get("tcpSocket"):
+        return f"TCP :{tcp.get('port')}"
+    if grpc := probe.get("grpc"):
+        return f"gRPC :{grpc.get('port')}"
+    if command := deep_get(probe, "exec.command"):
+        return f"exec {' '.join(str(c) for c in command)}"
+    return ""
+
+
+def _unready_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
+    """Pods that run but never become ready: a failing readiness probe. Its answer ("HTTP
+    probe failed with statuscode: 503") is only in the pod's Events, which the mirror does
+    not hold (the watcher would pay for every pod's at a cold start): the advice says where
+    to read it."""
+    if observed.now is None:
+        return []
+    stuck = [(pod, found) for pod in pods if (found := _unready_containers(pod, observed.now))]
+    if not stuck:
+        return []
+    pod, (containers, since) = stuck[0]
+    name, namespace = name_of(pod), deep_get(pod, "metadata.namespace", "")
+    probes = [text for c in containers if (text := _probe_text(pod, c))]
+    which = (
+        f"container {containers[0]} fails its readiness probe"
+        if len(containers) == 1
+        else f"containers {', '.join(containers)} fail their readiness probes"
+    )
+    asks = f" ({', '.join(probes)})" if probes else ""
+    first = containers[0]
+    probe = (
+        f"its readiness probe {probes[0]}"
+        if len(probes) == 1 and len(containers) == 1
+        else "its readiness probe (kubectl -n "
+        f'{namespace} get pod {name} -o jsonpath=\'{{.spec.containers[?(@.name=="{first}")]'
+        ".readinessProbe}')"
+    )
+    return [
+        Finding(
+            RANK_PODS,
+            "NotReady",
+            f"Not ready: {count(len(stuck), 'pod')} running but not ready for "
+            f"{ago(since, observed.now)}, e.g. {name}: {which}{asks}.",
+            f"Read why the probe fails in the pod's Events (kubectl -n {namespace} describe "
+            f"pod {name}), then check what {probe} asks of container {first} and why it does "
+            f"not answer (kubectl -n {namespace} logs {name} -c {first}).",
+            subject=f"Pod {name}",
+            see=Section.TREE,
+        )
+    ]
+
+
+def _requested(pod: Body, resource: str) -> str:
+    """How much of `resource` the pod's containers ask for, as their spec says it ("" if
+    none says); an extended resource may set only its limit, which is then the request."""
+    asked = []
+    for container in deep_get(pod, "spec.containers", []) or []:
+        resources = container.get("resources") or {}
+        value = (resources.get("requests") or {}).get(resource) or (
+            resources.get("limits") or {}
+        ).get(resource)
+        if value:
+            asked.append(str(value))
+    return "+".join(asked)
+
+
+def _lower(observed: Observed) -> str:
+    """How to ask for less, in the CR's own fields: a Ptemplate's pods each request its
+    spec.deviceCount and it has no size; a Memcached's requests are the operator's."""
+    if observed.requests_path:
+        return f"Lower {observed.requests_path} (what each pod requests)"
+    if observed.size_path:
+        return f"Lower what each pod requests (or the CR's {observed.size_path})"
+    return "Lower what each pod requests"
+
+
+def _short_of(pod: Body, message: str, lower: str) -> tuple[str, str] | None:
+    """(what, todo) when nodes the pod may run on were excluded for lack of a resource:
+    the cause to name, whatever else excluded the other nodes."""
+    short: dict[str, int] = {}
+    for needed, resource in _INSUFFICIENT.findall(message):
+        short[resource] = max(short.get(resource, 0), int(needed or 0))
+    if not short:
+        return None
+    names = ", ".join(short)
+    asks = [f"{asked} {r}" for r in short if (asked := _requested(pod, r))]
+    nodes = max(short.values())
+    where = f"the {nodes} node(s) it may run on" if nodes else "the nodes it may run on"
+    what = (
+        f"not enough {names}: each pod requests {', '.join(asks)}, more than {where} have free"
+        if asks
+        else f"not enough {names} free on {where}"
+    )
+    extended = all("/" in r for r in short)
+    more = (
+        f"add {names} to the nodes it may run on (is its device plugin running there?)"
+        if extended
+        else f"free {names} on the nodes, or add nodes"
+    )
+    return what, f"{lower}, or {more}."
+
+
+def _matches_no_node(message: str) -> bool:
+    """Every node was excluded by the node selector or affinity, none for another reason."""
+    mismatch, nodes = _NODE_MISMATCH.search(message), _NODES.search(message)
+    if mismatch is None:
+        return False
+    if mismatch[1] is None or nodes is None:  # no counts: judge by the reason alone
+        return True
+    return mismatch[1] == nodes[1]
+
+
+def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
+    stuck = []
+    for pod in pods:
+        scheduled = find_condition(deep_get(pod, "status.conditions"), "PodScheduled") or {}
+        if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
+            stuck.append((pod, str(scheduled.get("message") or "")))
+    if not stuck:
+        return []
+    pod, message = stuck[0]
+    selector = deep_get(pod, "spec.nodeSelector") or {}
+    selector_text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+    if short := _short_of(pod, message, _lower(observed)):
+        what, todo = short
+    elif selector and _matches_no_node(message):
+        what = f"no node matches the node selector {selector_text}"
+        todo = f"Label a node to match ({selector_text}) or change the CR's node selector."
+    else:
+        what = "the scheduler can place them nowhere"
+        todo = "Read the scheduler's message: add nodes, or relax the pods' constraints."
+    return [
+        Finding(
+            RANK_PODS,
+            "Unschedulable",
+            f"Pending: {count(len(stuck), 'pod')} unschedulable, {what}, e.g. {name_of(pod)}: "
+            f"{message}",
+            todo,
+            subject=f"Pod {name_of(pod)}",
+        )
+    ]
+
+
+def _mounting(pvc: Body, pods: list[Body]) -> list[Body]:
+    namespace = deep_get(pvc, "metadata.namespace")
+    return [
+        pod
+        for pod in pods
+        if deep_get(pod, "metadata.namespace") == namespace and name_of(pvc) in pod_claims(pod)
+    ]
+
+
+def _remount_todo(pvc: Body, pods: list[Body]) -> str:
+    """Restart the pods that mount the claim, named, with the command that does it."""
+    why = "the file system grows when it is mounted again"
+    mounting = _mounting(pvc, pods)
+    if not mounting:
+        return f"Restart the pod that mounts it: {why}."
+    names = [name_of(pod) for pod in mounting]
+    owners = [controlling_ref(deep_get(pod, "metadata.ownerReferences")) or {} for pod in mounting]
+    sets = {owner.get("name") for owner in owners if owner.get("kind") == "StatefulSet"}
+    kubectl = f"kubectl{in_namespace(pvc)}"
+    if len(sets) == 1 and all(owner.get("kind") == "StatefulSet" for owner in owners):
+        command = f"{kubectl} rollout restart statefulset {sets.pop()}"
+    elif all(owners):
+        command = f"{kubectl} delete pod {' '.join(names)}"
+    else:
+        command = f"{kubectl} delete pod {' '.join(names)}, then create it again yourself"
+    which = (
+        f"pod {names[0]}, which mounts"
+        if len(names) == 1
+        else f"pods {', '.join(names)}, which mount"
+    )
+    return f"Restart {which} it: {why} ({command})."
+
+
+def volume_findings(objects: list[Body]) -> list[Finding]:
+    pods = of_kind(objects, "Pod")
+    found = []
+    for pvc in of_kind(objects, "PersistentVolumeClaim"):
+        name, phase = name_of(pvc), deep_get(pvc, "status.phase", "")
+        conditions = deep_get(pvc, "status.conditions", []) or []
+        resize = next(
+            (c for c in conditions if c.get("type") in ("Resizing", "FileSystemResizePending")),
+            None,
+        )
+        if phase == "Pending":
+            found.append(
+                Finding(
+                    RANK_VOLUME,
+                    "ClaimPending",
+                    f"PersistentVolumeClaim {name} is Pending: no volume is bound to it.",
+                    "Check its StorageClass exists and can provision "
+                    f"(kubectl describe pvc{in_namespace(pvc)} {name}).",
+                    subject=f"PersistentVolumeClaim {name}",
+                )
+            )
+        elif resize is not None:
+            wanted = deep_get(pvc, "spec.resources.requests.storage", "?")
+            has = deep_get(pvc, "status.capacity.storage", "?")
+            todo = (
+                _remount_todo(pvc, pods)
+                if resize.get("type") == "FileSystemResizePending"
+                else "Wait for the volume's provisioner to finish the resize."
+            )
+            found.append(
+                Finding(
+                    RANK_VOLUME,
+                    "ClaimResizing",
+                    f"PersistentVolumeClaim {name} waits for a resize "
+                    f"({resize.get('type')}): {has} of {wanted}.",
+                    todo,
+                    subject=f"PersistentVolumeClaim {name}",
+                )
+            )
+    return found
+
+
+def _replica_failure(workload: Body) -> Body | None:
+    failure = find_condition(deep_get(workload, "status.conditions"), "ReplicaFailure")
+    return failure if failure and failure.get("status") == "True" else None
+
+
+def _refused_pods_findings(observed: Observed) -> list[Finding]:
+    """Workloads whose pod creates the API server refuses. A ReplicaSet tells it in its
+    ReplicaFailure condition, which its Deployment carries too (the Deployment's is read
+    when no ReplicaSet carries one); a StatefulSet or DaemonSet short of pods, in a recent
+    FailedCreate Event. Any refusal of a pod shows so: a quota, a LimitRange, PodSecurity,
+    a webhook."""
+    found = []
+    failing = [
+        (workload, failure)
+        for kind in ("ReplicaSet", "Deployment")
+        for workload in of_kind(observed.objects, kind)
+        if (failure := _replica_failure(workload))
+    ]
+    if failing:
+        workload, failure = failing[0]
+        message = str(failure.get("message") or "")
+        found.append(_refused(observed, workload, f"({failure.get('reason')})", message))
+    for workload in [
+        *of_kind(observed.objects, "StatefulSet"),
+        *of_kind(observed.objects, "DaemonSet"),
+    ]:
+        if observed.now is None:
+            continue
+        uid = deep_get(workload, "metadata.uid")
+        pods = [p for p in of_kind(observed.objects, "Pod") if _controller_uid(p) == uid]
+        # The rule the operators' status follows (a BookStore's DB): controllers.refusals.
+        event = current_refusal(workload, observed.refusals, pods, now=observed.now)
+        if event is None:
+            continue
+        message = event_message(event)
+        last = ago(event_time(event), observed.now)
+        found.append(_refused(observed, workload, f"(FailedCreate, last {last} ago)", message))
+    return found
+
+
+def _refused(observed: Observed, workload: Body, how: str, message: str) -> Finding:
+    kind, name = workload.get("kind"), name_of(workload)
+    return Finding(
+        RANK_PODS_REFUSED,
+        "ReplicaFailure" if kind in ("ReplicaSet", "Deployment") else "FailedCreate",
+        f"{kind} {name} cannot create its pods: the API server refuses them {how}: {message}",
+        refusal_advice(
+            str(deep_get(workload, "metadata.namespace", "")),
+            message,
+            observed.requests_path or observed.size_path,
+        ),
+        subject=f"{kind} {name}",
+    )
+
+
+def _daemonset_findings(objects: list[Body]) -> list[Finding]:
+    """A DaemonSet its controller has counted that wants no pod: no node is selected."""
+    found = []
+    for daemonset in of_kind(objects, "DaemonSet"):
+        counted = int(deep_get(daemonset, "status.observedGeneration", 0) or 0) >= int(
+            deep_get(daemonset, "metadata.generation", 1) or 1
+        )
+        if not counted or deep_get(daemonset, "status.desiredNumberScheduled") != 0:
+            continue
+        selector = deep_get(daemonset, "spec.template.spec.nodeSelector") or {}
+        text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        what = f"no node matches its node selector {text}" if text else "no node matches it"
+        name = name_of(daemonset)
+        found.append(
+            Finding(
+                RANK_PODS,
+                "NoMatchingNodes",
+                f"DaemonSet {name} runs no pod: {what} (0 nodes selected).",
+                f"Label the nodes that should run it (kubectl label node NODE {text or 'KEY=VALUE'}),"
+                " or change the CR's node selector.",
+                subject=f"DaemonSet {name}",
+            )
+        )
+    return found
+
+
+def pod_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
+    """What keeps the CR's pods from running and ready (`pods`: the live ones it owns),
+    most specific first: refused creates, images, crash loops, no node, readiness, and a
+    DaemonSet no node is selected for."""
+    return [
+        *_refused_pods_findings(observed),
+        *_pull_findings(observed, pods),
+        *_crash_findings(pods),
+        *_unschedulable_findings(observed, pods),
+        *_unready_findings(observed, pods),
+        *_daemonset_findings(observed.objects),
+    ]
