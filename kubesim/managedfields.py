@@ -126,18 +126,25 @@ def _member(node: Fields) -> bool:
 
 
 def union(a: Fields | None, b: Fields | None) -> Fields | None:
+    """a with b's members; a itself (not a copy) when b adds none: a manager writing the
+    fields it owns already keeps sharing its set with the versions before."""
     if a is None:
         return b
     if b is None or a is b:
         return a
-    out: Fields = {".": {}} if _member(a) or _member(b) else {}
+    member = _member(a)
+    out: Fields = {".": {}} if member or _member(b) else {}
+    same = member or not _member(b)
     for k, v in a.items():
         if k != ".":
-            out[k] = union(v, b.get(k))
+            sub = out[k] = union(v, b.get(k))
+            same = same and sub is v
     for k, v in b.items():
         if k != "." and k not in a:
             out[k] = v
-    return {} if list(out) == ["."] else out
+            same = False
+    result = {} if list(out) == ["."] else out
+    return a if same and result == a else result
 
 
 def difference(a: Fields | None, b: Fields | None) -> Fields | None:
