@@ -15,7 +15,7 @@ fields of the configuration it sent (kubesim takes them without conflicts, see R
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,18 +126,25 @@ def _member(node: Fields) -> bool:
 
 
 def union(a: Fields | None, b: Fields | None) -> Fields | None:
+    """a with b's members; a itself (not a copy) when b adds none: a manager writing the
+    fields it owns already keeps sharing its set with the versions before."""
     if a is None:
         return b
     if b is None or a is b:
         return a
-    out: Fields = {".": {}} if _member(a) or _member(b) else {}
+    member = _member(a)
+    out: Fields = {".": {}} if member or _member(b) else {}
+    same = member or not _member(b)
     for k, v in a.items():
         if k != ".":
-            out[k] = union(v, b.get(k))
+            sub = out[k] = union(v, b.get(k))
+            same = same and sub is v
     for k, v in b.items():
         if k != "." and k not in a:
             out[k] = v
-    return {} if list(out) == ["."] else out
+            same = False
+    result = {} if list(out) == ["."] else out
+    return a if same and result == a else result
 
 
 def difference(a: Fields | None, b: Fields | None) -> Fields | None:
@@ -231,7 +238,8 @@ def _whole(value: Any, shape: Shape) -> Fields:
             return {}
         out: Fields = {".": {}}
         for k, v in value.items():
-            out["f:" + k] = _whole(v, shape.child(k))
+            # a scalar owns itself alone: no shape is looked up for it
+            out["f:" + k] = _whole(v, shape.child(k)) if isinstance(v, _NESTED) else {}
         return out
     keys = _granular_list(value, shape)
     if keys is None:
@@ -248,6 +256,12 @@ def _items(value: list[Any], keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 Diff = tuple["Fields | None", "Fields | None"]  # (added or changed, removed)
+_NESTED = (dict, list)
+
+
+def _leaf_diff(lhs: Any, rhs: Any) -> Diff:
+    """_diff of two different values neither of which is a map or a list."""
+    return (None, {}) if rhs is _MISSING else ({}, None)
 
 
 def _diff(lhs: Any, rhs: Any, shape: Shape, skeleton: dict[str, Any] | None) -> Diff:
@@ -273,13 +287,12 @@ def _diff_map(
     rhs: dict[str, Any],
     shape: Shape,
     skeleton: dict[str, Any] | None,
-    skip: Callable[[str], bool] | None = None,
+    keys: AbstractSet[str] | None = None,
 ) -> Diff:
+    """The maps' diff, over `keys` (default: all of both)."""
     changed: Fields = {}
     removed: Fields = {}
-    for k in lhs.keys() | rhs.keys():
-        if skip is not None and skip(k):
-            continue
+    for k in lhs.keys() | rhs.keys() if keys is None else keys:
         empty, sub = _MISSING, None
         if skeleton is not None and k in skeleton:
             sub = skeleton[k]
@@ -287,7 +300,10 @@ def _diff_map(
         a, b = lhs.get(k, empty), rhs.get(k, empty)
         if a is b or (a is not _MISSING and b is not _MISSING and a == b):
             continue  # most of an object is as it was: no shapes looked up for it
-        c, r = _diff(a, b, shape.child(k), sub)
+        if isinstance(a, _NESTED) or isinstance(b, _NESTED):
+            c, r = _diff(a, b, shape.child(k), sub)
+        else:  # two scalars, or one: a leaf whose shape does not matter
+            c, r = _leaf_diff(a, b)
         if c is not None:
             changed["f:" + k] = c
         if r is not None:
@@ -355,17 +371,52 @@ class Kind:
     status_reset: bool  # the status subresource owns status: main writes never do
 
 
-def _root_diff(kind: Kind, old: dict[str, Any] | None, new: dict[str, Any], main: bool) -> Diff:
+Scope = tuple[set[str], "set[str] | None"]  # the top-level fields to compare, metadata's
+
+
+def _scope(entries: list[Any]) -> Scope:
+    """The top-level fields, and metadata's (None: all of them), under which some entry owns
+    anything. A write that records no entry of its own changes the entries there alone, so
+    the rest need not be compared: a controller's status write when no one owns status."""
+    top: set[str] = set()
+    meta: set[str] | None = set()
+    for entry in entries:
+        fields = entry.get("fieldsV1") if isinstance(entry, dict) else None
+        if not isinstance(fields, dict):
+            continue
+        top.update(k[2:] for k in fields if k.startswith("f:"))
+        owned = fields.get("f:metadata")
+        if meta is not None and isinstance(owned, dict):
+            if _member(owned):
+                meta = None
+            else:
+                meta.update(k[2:] for k in owned if k.startswith("f:"))
+    return top, meta
+
+
+def _root_diff(
+    kind: Kind,
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    main: bool,
+    scope: Scope | None = None,
+) -> Diff:
     shape = Shape("", None, kind.schema)
     skeleton = {"metadata": {}} if kind.custom else _SKELETON
     ignored = {"apiVersion", "kind", "metadata"}
     if main and kind.status_reset:
         ignored.add("status")
     before = old or {}
-    changed, removed = _diff_map(before, new, shape, skeleton, ignored.__contains__)
+    keys = (before.keys() | new.keys()) - ignored
     # metadata: its identity and bookkeeping are the server's, never compared
     meta_old, meta_new = before.get("metadata") or {}, new.get("metadata") or {}
-    c, r = _diff_map(meta_old, meta_new, shape.child("metadata"), {}, _STRIPPED_META.__contains__)
+    meta_keys = (meta_old.keys() | meta_new.keys()) - _STRIPPED_META
+    if scope is not None:
+        keys &= scope[0]
+        if scope[1] is not None:
+            meta_keys &= scope[1]
+    changed, removed = _diff_map(before, new, shape, skeleton, keys)
+    c, r = _diff_map(meta_old, meta_new, shape.child("metadata"), {}, meta_keys)
     if c is not None:
         changed = {**(changed or {}), "f:metadata": c}
     if r is not None:
@@ -458,7 +509,11 @@ def track(
         base = live  # kubesim's controllers carry what they read
     if not base and (write is None or (old is not None and write.applied is None)):
         return  # an object without managedFields is not tracked until it is applied
-    changed, removed = _root_diff(kind, old, new, main)
+    # Without an entry of its own, the write changes the others' only where they own fields.
+    # (Where it changed only fields no one owns, the list stays as it is: a stored list is
+    # already sorted and without empty entries, what the loop below would make of it.)
+    scope = _scope(base) if write is None else None
+    changed, removed = _root_diff(kind, old, new, main, scope)
     if write is None and changed is None and removed is None:
         if base:
             meta["managedFields"] = base

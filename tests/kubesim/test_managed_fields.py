@@ -331,6 +331,50 @@ def test_a_custom_resource_names_each_writer_of_its_spec_and_status(
     assert {e["apiVersion"] for e in got["metadata"]["managedFields"]} == {memcached[6:]}
 
 
+def test_a_status_write_keeps_its_manager_s_fields_and_a_second_manager_takes_one_over(
+    kube_api_client: Api, memcached: str, namespace: str
+) -> None:
+    path = f"{memcached}/namespaces/{namespace}/memcacheds"
+    cr = {"apiVersion": memcached[6:], "kind": "Memcached", "metadata": {"name": "m"},
+          "spec": {"size": 1}}  # fmt: skip
+    _write(kube_api_client, "POST", path, cr, "opsboard-bootstrap")
+    m = f"{path}/m/status"
+    condition = {"type": "Available", "status": "False", "reason": "Waiting", "message": "m",
+                 "lastTransitionTime": "2024-01-01T00:00:00Z"}  # fmt: skip
+    status = {"observedGeneration": 1, "nodes": ["a"], "conditions": [condition]}
+    first = _write(kube_api_client, "PATCH", m, {"status": status}, "opsboard")
+    # The same manager again, one field of a condition and the atomic list changed: its
+    # entry owns what it did, and no other entry moves.
+    again = {"conditions": [{**condition, "status": "True", "reason": "Ready"}], "nodes": ["b"]}
+    second = _write(kube_api_client, "PATCH", m, {"status": again}, "opsboard")
+    assert _managed(second) == _managed(first)
+    fields = {".": {}, "f:lastTransitionTime": {}, "f:message": {}, "f:reason": {},
+              "f:status": {}, "f:type": {}}  # fmt: skip
+    assert _managed(second)[("opsboard", "Update", "status")] == {
+        "f:status": {
+            ".": {},
+            "f:conditions": {".": {}, _k(type="Available"): fields},
+            "f:nodes": {},
+            "f:observedGeneration": {},
+        }
+    }
+    # A second manager that changes one of those fields takes it; one that writes the
+    # value the field has takes nothing.
+    _write(kube_api_client, "PATCH", m, {"status": {"observedGeneration": 1}}, "same-value")
+    taken = _write(kube_api_client, "PATCH", m, {"status": {"nodes": ["c"]}}, "other")
+    assert _managed(taken) == {
+        ("opsboard-bootstrap", "Update", ""): _managed(first)[("opsboard-bootstrap", "Update", "")],
+        ("opsboard", "Update", "status"): {
+            "f:status": {
+                ".": {},
+                "f:conditions": {".": {}, _k(type="Available"): fields},
+                "f:observedGeneration": {},
+            }
+        },
+        ("other", "Update", "status"): {"f:status": {"f:nodes": {}}},
+    }
+
+
 def test_a_client_list_replaces_them_and_an_empty_one_clears_them(
     kube_api_client: Api, namespace: str
 ) -> None:
@@ -438,3 +482,50 @@ def test_kubesim_s_own_controllers_take_fields_without_an_entry_of_their_own(
     assert _managed(changed) == {("me", "Update", ""): {"f:data": {".": {}, "f:k2": {}}}}
     made = store.create("configmaps", {**cm, "metadata": {"name": "own"}}, namespace=namespace)
     assert "managedFields" not in made["metadata"]
+
+
+@pytest.mark.kubesim_only
+def test_kubesim_s_own_controllers_take_only_what_someone_owns(
+    kubesim_server: Any, namespace: str
+) -> None:
+    store = kubesim_server.store
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "c", "labels": {"a": "1", "b": "1"}}, "data": {"k": "v"}}  # fmt: skip
+    store.create("configmaps", cm, namespace=namespace, field_manager="me")
+    store.patch("configmaps", namespace, "c", {"data": {"k2": "v2"}}, field_manager="you")
+    before = store.get("configmaps", namespace, "c")["metadata"]["managedFields"]
+    # Fields no one owns, at the top and under metadata: the entries stay as they were.
+    untouched = store.patch(
+        "configmaps", namespace, "c",
+        {"binaryData": {"b": "YQ=="}, "metadata": {"annotations": {"x": "y"}}},
+    )  # fmt: skip
+    assert untouched["metadata"]["managedFields"] == before
+    # A label one manager owns and a data key another owns: each loses that one field.
+    taken = store.patch(
+        "configmaps", namespace, "c", {"metadata": {"labels": {"a": "2"}}, "data": {"k2": "w"}}
+    )
+    assert _managed(taken) == {  # "you" owned nothing else: its entry is gone
+        ("me", "Update", ""): {
+            "f:data": {".": {}, "f:k": {}},
+            "f:metadata": {"f:labels": {".": {}, "f:b": {}}},
+        },
+    }
+
+
+@pytest.mark.kubesim_only
+def test_kubesim_s_own_status_write_takes_a_status_field_from_its_manager(
+    kube_api_client: Api, kubesim_server: Any, memcached: str, namespace: str
+) -> None:
+    path = f"{memcached}/namespaces/{namespace}/memcacheds"
+    cr = {"apiVersion": memcached[6:], "kind": "Memcached", "metadata": {"name": "m"},
+          "spec": {"size": 1}}  # fmt: skip
+    _write(kube_api_client, "POST", path, cr, "opsboard-bootstrap")
+    status = {"status": {"observedGeneration": 1, "nodes": ["a"]}}
+    _write(kube_api_client, "PATCH", f"{path}/m/status", status, "opsboard")
+    resource = f"memcacheds.{memcached.split('/')[2]}"
+    store = kubesim_server.store
+    taken = store.patch(resource, namespace, "m", {"status": {"nodes": ["b"]}},
+                        subresource="status")  # fmt: skip
+    assert _managed(taken)[("opsboard", "Update", "status")] == {
+        "f:status": {".": {}, "f:observedGeneration": {}}
+    }
