@@ -10,12 +10,12 @@ from kubesim.resources import Registry, ResourceType
 
 KUBE_VERSION = {
     "major": "1",
-    "minor": "32",
-    "gitVersion": "v1.32.0-kubesim",
+    "minor": "28",
+    "gitVersion": "v1.28.7-kubesim",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
     "buildDate": "2026-01-01T00:00:00Z",
-    "goVersion": "go1.23.4",
+    "goVersion": "go1.21.7",
     "compiler": "gc",
     "platform": "linux/amd64",
 }

@@ -29,7 +29,7 @@ V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 # OpenAPI v2 is served empty: clients use the v3 documents; v2 only has to parse.
 V2_EMPTY = {
     "swagger": "2.0",
-    "info": {"title": "Kubernetes", "version": "v1.32.0"},
+    "info": {"title": "Kubernetes", "version": "v1.28.7"},
     "paths": {},
     "definitions": {},
 }
@@ -142,7 +142,7 @@ def document(registry: Registry, group: str, version: str) -> dict[str, Any] | N
     if vendored is None:
         doc = {
             "openapi": "3.0.0",
-            "info": {"title": "Kubernetes", "version": "v1.32.0"},
+            "info": {"title": "Kubernetes", "version": "v1.28.7"},
             "paths": {},
             "components": {"schemas": {}},
         }

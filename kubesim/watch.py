@@ -42,7 +42,7 @@ def serve_watch(h: Handler, t: Target) -> None:
     )
     bookmarks = q.get("allowWatchBookmarks") == "true"
     if q.get("sendInitialEvents"):
-        # Streaming lists need the WatchList feature gate, off by default before 1.32.
+        # Streaming lists need the WatchList feature gate, off by default on v1.28.
         raise errors.invalid(
             "ListOptions",
             "meta.k8s.io",

@@ -14,7 +14,7 @@ from kubesim.cluster.workloads import set_condition
 
 PREFIX = "kubesim-node-"
 LEASE_NAMESPACE = "kube-node-lease"
-KUBELET_VERSION = "v1.32.2"
+KUBELET_VERSION = "v1.28.7"
 UNREACHABLE = "node.kubernetes.io/unreachable"
 UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 # The kubelet's nodeStatusReportFrequency: the node status is rewritten this often (seconds).
