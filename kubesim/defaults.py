@@ -165,9 +165,15 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
         spec.setdefault("enableServiceLinks", True)
         spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
         spec.setdefault("priority", 0)
+        # The DefaultTolerationSeconds admission plugin: 5 min on a node that stops
+        # reporting, unless a toleration of the key (or of every key) already has effect
+        # NoExecute (or every effect); a NoSchedule one does not count.
         tolerations = spec.setdefault("tolerations", [])
         for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
-            if not any(t.get("key") == key for t in tolerations):
+            if not any(
+                t.get("key") in (key, "", None) and t.get("effect") in ("NoExecute", "", None)
+                for t in tolerations
+            ):
                 tolerations.append(
                     {
                         "key": key,

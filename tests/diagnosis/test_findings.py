@@ -227,6 +227,98 @@ def test_a_rollout_past_its_deadline_is_explained_by_its_unready_pods() -> None:
     assert findings[1].todo.startswith("Fix what keeps its new pods from becoming ready (above)")
 
 
+def _lost(name: str, *, node: str = "node-2", owner: tuple[str, str] = ("ReplicaSet", "cache-5d8"),
+          not_ready_for: float = 120, tolerate: int | None = 300) -> dict[str, Any]:  # fmt: skip
+    """A pod whose node stopped reporting, as v1.28.7 leaves it (seen on a real control
+    plane): Running, Ready False with no reason (the node lifecycle controller's
+    MarkPodsNotReady), ContainersReady and the containers still ready (the kubelet's last
+    word), the unreachable toleration the DefaultTolerationSeconds admission added."""
+    flipped = _stamp(NOW - timedelta(seconds=not_ready_for))
+    pod = _pod(name, image="memcached:1.6", phase="Running", conditions=[
+        {"type": "Ready", "status": "False", "lastProbeTime": None, "lastTransitionTime": flipped},
+        {"type": "ContainersReady", "status": "True", "lastTransitionTime": _stamp(NOW - timedelta(hours=1))},
+    ])  # fmt: skip
+    pod["status"]["containerStatuses"][0] |= {"ready": True, "started": True}
+    pod["spec"] |= {"nodeName": node, "tolerations": [
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+         **({"tolerationSeconds": tolerate} if tolerate is not None else {})}]}  # fmt: skip
+    pod["metadata"]["ownerReferences"] = [
+        {"kind": owner[0], "name": owner[1], "controller": True, "uid": f"{owner[1]}-uid"}
+    ]
+    return pod
+
+
+_REPLICASET = {"kind": "ReplicaSet", "metadata": {"name": "cache-5d8", "namespace": "shop",
+               "ownerReferences": [{"kind": "Deployment", "name": "cache", "controller": True}]}}  # fmt: skip
+
+
+def test_pods_on_a_node_that_stopped_reporting_name_it_and_what_kubernetes_does_next() -> None:
+    pods = [_lost("cache-5d8-a"), _lost("cache-5d8-b", not_ready_for=100)]
+    gated = _lost("cache-5d8-c")  # a readiness gate the kubelet says is not ready: not this
+    gated["status"]["conditions"][0] |= {"reason": "ReadinessGatesNotReady"}
+    objects = [_REPLICASET, *pods, gated, _pod("cache-5d8-d", image="memcached:1.6")]
+    [finding] = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW))
+    assert finding.code == "NodeLost" and finding.subject == "Node node-2"
+    assert finding.what == (
+        "Node node-2 stopped reporting (its kubelet is down or the node is lost): 2 pods on it "
+        "not ready for 2 min (cache-5d8-a, cache-5d8-b). Kubernetes evicts them after their "
+        "toleration of an unreachable node (300 s), in about 3 min, and Deployment cache "
+        "starts replacements on another node."
+    )
+    assert finding.todo == (
+        "See why node node-2 stopped reporting (kubectl describe node node-2) and bring the "
+        "node or its kubelet back."
+    )
+
+
+def test_a_statefulset_pod_on_a_lost_node_waits_for_it_even_once_evicted() -> None:
+    pod = _lost("db-0", owner=("StatefulSet", "db"), not_ready_for=400)
+    pod["metadata"]["deletionTimestamp"] = _stamp(NOW - timedelta(seconds=100))
+    [finding] = diagnose(Observed(_cr(), objects=[pod], engine=LIVE, now=NOW))
+    assert finding.what.endswith(
+        "1 pod on it not ready for 6 min (db-0). Kubernetes has evicted it, but no kubelet is "
+        "there to stop it; StatefulSet db does not replace db-0 until it is gone: until node "
+        "node-2 is back or it is deleted by force."
+    )
+    assert finding.todo.endswith(
+        "bring the node or its kubelet back. If the node is gone for good, make sure it is "
+        "really down (a pod deleted by force while it still runs there would run twice), then: "
+        "kubectl -n shop delete pod db-0 --force --grace-period=0"
+    )
+
+
+def test_each_lost_node_is_named_with_what_its_pods_owners_do() -> None:
+    daemon = _lost("agent-x", node="node-3", owner=("DaemonSet", "agent"), tolerate=None)
+    db = _lost("db-0", owner=("StatefulSet", "db"), not_ready_for=400)
+    web = _lost("cache-5d8-a", tolerate=30, not_ready_for=60)
+    objects = [_REPLICASET, daemon, db, web]
+    findings = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW))
+    assert [f.subject for f in findings] == ["Node node-2", "Node node-3"]
+    assert findings[0].what.endswith(
+        "2 pods on it not ready for 6 min (db-0, cache-5d8-a). Kubernetes evicts it after its "
+        "toleration of an unreachable node (300 s), any moment now; StatefulSet db does not "
+        "replace db-0 until it is gone: until node node-2 is back or it is deleted by force. "
+        "Kubernetes evicts it after its toleration of an unreachable node (30 s), any moment "
+        "now, and Deployment cache starts a replacement on another node."
+    )
+    assert "delete pod db-0 --force --grace-period=0" in findings[0].todo
+    assert findings[1].what.endswith(
+        "(agent-x). DaemonSet agent's pod stays there until node node-3 is back: no other "
+        "node runs it in its place."
+    )
+    assert "--force" not in findings[1].todo
+
+
+def test_a_rollout_past_its_deadline_is_explained_by_its_pods_on_a_lost_node() -> None:
+    deployment = {"kind": "Deployment", "metadata": {"name": "cache", "namespace": "shop"},
+                  "spec": {}, "status": {"conditions": [{"type": "Progressing", "status": "False",
+                  "reason": "ProgressDeadlineExceeded", "message": "ReplicaSet x has timed out"}]}}  # fmt: skip
+    objects = [deployment, _REPLICASET, _lost("cache-5d8-a", not_ready_for=900)]
+    findings = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW))
+    assert [f.code for f in findings] == ["NodeLost", "ProgressDeadlineExceeded"]
+    assert findings[1].todo.startswith("Fix what keeps its new pods from becoming ready (above)")
+
+
 def test_a_forbidden_last_run_comes_first_and_backoff_says_when_the_retry_is_due() -> None:
     error = (
         'PATCH /apis/apps/v1/namespaces/shop/deployments/cache: 403 forbidden: User "system:'

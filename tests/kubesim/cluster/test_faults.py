@@ -166,7 +166,16 @@ def test_a_node_going_not_ready_makes_its_pods_not_ready(cluster, core, namespac
 
     cluster.set_node_ready(node, False)
 
-    wait_for(lambda: not is_ready(read(core, namespace, "stranded")), what="pod not ready")
+    stranded = wait_for(
+        lambda: not is_ready(p := read(core, namespace, "stranded")) and p, what="pod not ready"
+    )
+    # As v1.28's MarkPodsNotReady leaves it (seen on a real control plane): only the Ready
+    # condition's status changes; no kubelet is left to update the containers' statuses.
+    ready = condition(stranded, "Ready")
+    assert (ready.status, ready.reason, ready.message) == ("False", None, None)
+    assert condition(stranded, "ContainersReady").status == "True"
+    assert stranded.status.phase == "Running"
+    assert [c.ready for c in stranded.status.container_statuses] == [True]
     n = core.read_node(node)
     assert condition(n, "Ready").status == "Unknown"
     assert {(t.key, t.effect) for t in n.spec.taints} == {

@@ -213,3 +213,38 @@ def test_a_readiness_probe_delays_ready_but_not_running(core, namespace):
     assert running.status.container_statuses[0].started is True
 
     wait_for(lambda: is_ready(read(core, namespace, "probed")), what="Ready after the probe delay")
+
+
+def test_pods_get_five_minutes_on_a_node_that_stops_reporting_unless_they_say_otherwise(
+    core, namespace
+):
+    """DefaultTolerationSeconds: a NoSchedule toleration of the taint does not count, a
+    toleration of every key or every effect does."""
+    unreachable = "node.kubernetes.io/unreachable"
+    cases = {
+        "plain": [],
+        "noschedule": [{"key": unreachable, "operator": "Exists", "effect": "NoSchedule"}],
+        "everything": [{"operator": "Exists"}],
+        "every-effect": [{"key": unreachable, "operator": "Exists"}],
+    }
+    added = {}
+    for name, tolerations in cases.items():
+        created = core.create_namespaced_pod(
+            namespace, pod(name, tolerations=tolerations), dry_run="All"
+        )
+        added[name] = {
+            (t.key, t.effect, t.toleration_seconds)
+            for t in created.spec.tolerations
+            if t.to_dict() not in [client.V1Toleration(**c).to_dict() for c in tolerations]
+        }
+
+    both = {
+        ("node.kubernetes.io/not-ready", "NoExecute", 300),
+        (unreachable, "NoExecute", 300),
+    }
+    assert added == {
+        "plain": both,
+        "noschedule": both,
+        "everything": set(),
+        "every-effect": {("node.kubernetes.io/not-ready", "NoExecute", 300)},
+    }

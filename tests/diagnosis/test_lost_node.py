@@ -1,0 +1,81 @@
+"""A node that stops reporting, diagnosed end to end (real watcher and worker on kubesim,
+whose node controller takes a node's kubelet away on request; the rig's fake kubelet cannot
+silence one node): the Memcached's pod on it turns not ready, and its page and
+opsboard_diagnose name the node, the pod and what Kubernetes does next."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from kubernetes import client
+
+from controllers.kube import ApiKube
+from controllers.memcached.desired import MEMCACHED
+from opsboard.diagnosis.observed import Finding
+from opsboard.mirror.models import KubeObject
+from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.fixtures.celery import EngineProcesses
+from tests.kubesim.cluster.helpers import control
+from tests.support.waiting import wait_for
+
+pytestmark = [pytest.mark.kubesim_only, pytest.mark.django_db(transaction=True)]
+
+
+def _set_node_ready(api: client.ApiClient, node: str, *, ready: bool) -> None:
+    control(api, "POST", f"/_kubesim/cluster/nodes/{node}/{'ready' if ready else 'notready'}")
+
+
+def test_pods_on_a_node_that_stopped_reporting_are_named_with_the_node(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, viewer_client: Client,
+) -> None:  # fmt: skip
+    engine.controllers = "controllers.memcached"
+    engine.start_worker()
+    engine.start_watcher()
+    cluster_kube.create(MEMCACHED, {
+        "apiVersion": MEMCACHED_API, "kind": "Memcached",
+        "metadata": {"name": "cache", "namespace": namespace}, "spec": {"size": 1},
+    })  # fmt: skip
+    crs = KubeObject.objects.filter(kind="Memcached", namespace=namespace, name="cache")
+    wait_for(lambda: crs.filter(health="Available").exists(), what="the Memcached available")
+    [pod] = client.CoreV1Api(kube_api_client).list_namespaced_pod(namespace).items
+    victim, node = pod.metadata.name, pod.spec.node_name
+
+    _set_node_ready(kube_api_client, node, ready=False)
+    try:
+        wait_for(
+            lambda: crs.filter(health="Progressing").exists(), what="the Memcached Progressing"
+        )
+        path = f"/k/memcached/{namespace}/cache/"
+
+        def named() -> tuple[Finding, str] | None:
+            page = viewer_client.get(path)
+            found = [f for f in page.context["diagnosis"].findings if f.code == "NodeLost"]
+            return (found[0], page.content.decode()) if found else None
+
+        finding, html = wait_for(named, what="the NodeLost finding")
+        assert finding.subject == f"Node {node}"
+        assert finding.what.startswith(
+            f"Node {node} stopped reporting (its kubelet is down or the node is lost): 1 pod "
+            "on it not ready for "
+        )
+        assert f"({victim}). Kubernetes evicts it after its toleration of an unreachable " in (
+            finding.what
+        )
+        assert "Deployment cache starts a replacement on another node." in finding.what
+        assert f"kubectl describe node {node}" in finding.todo
+        assert 'data-code="NodeLost"' in html
+        # The readiness rule leaves these pods alone: their containers are not the cause.
+        codes = [f.code for f in viewer_client.get(path).context["diagnosis"].findings]
+        assert "NotReady" not in codes
+
+        out = StringIO()
+        call_command("opsboard_diagnose", "memcached", f"{namespace}/cache", stdout=out)
+        assert "[NodeLost]" in out.getvalue()
+        assert node in out.getvalue() and victim in out.getvalue()
+    finally:
+        _set_node_ready(kube_api_client, node, ready=True)
+    wait_for(lambda: crs.filter(health="Available").exists(), what="the Memcached back")
