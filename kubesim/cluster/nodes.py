@@ -355,7 +355,7 @@ class NodeController(Controller[Key]):
                     pod,
                     "TaintManagerEviction",
                     f"Marking for deletion Pod {meta['namespace']}/{meta['name']}",
-                    "taint-eviction-controller",
+                    "taint-controller",  # v1.29 renamed it taint-eviction-controller
                 )
                 self.ctx.api.delete("pods", meta["namespace"], meta["name"])
             else:

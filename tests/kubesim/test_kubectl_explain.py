@@ -1,9 +1,10 @@
 """`kubectl explain` of built-in kinds prints kube-apiserver v1.28.7's field documentation.
 
-The expected texts are what the rig printed. kubectl on this machine runs the client whose
-minor version matches the server's (1.28 for the rig, 1.32 for kubesim, which says it is
-1.32), and newer clients add blank lines, an ENUM block and `enum:` lines of their own: the
-output is compared without those, which leaves what the server's documents say.
+The expected texts are what the rig printed. Where kubectl is a dispatcher that runs the
+client matching the server's minor version (1.28 for both here), a newer client may still be
+the one that runs, and newer clients add blank lines, an ENUM block and `enum:` lines of
+their own: the output is compared without those, which leaves what the server's documents
+say.
 """
 
 from __future__ import annotations
