@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 from kubesim import (
+    apply_patch,
     discovery,
     errors,
     eviction,
@@ -647,6 +648,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.sim.store.get_entry(t.rt.key, t.namespace, t.name or "")
             except ApiError:
                 existed = False
+            # A subresource is never created by an apply: its 404 comes before the body's check.
+            if existed or t.subresource is None:
+                if t.subresource == "scale":
+                    body = apply_patch.applied_object(body, "autoscaling", "v1", "Scale")
+                else:
+                    body = apply_patch.applied_object(body, t.rt.group, t.version, t.rt.kind)
             if isinstance(body, dict):
                 meta = body.setdefault("metadata", {})
                 if isinstance(meta, dict):
