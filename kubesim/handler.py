@@ -27,6 +27,7 @@ from kubesim import (
     managedfields,
     openapi,
     protobuf,
+    query_options,
     reviews,
     routing,
     tables,
@@ -206,7 +207,8 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         self._url_path = url.path
         self._query_lists = parse_qs(url.query, keep_blank_values=True)
-        self.query = {k: v[-1] for k, v in self._query_lists.items()}
+        # single-valued options take the first of repeated values; dryRun is a list
+        self.query = query_options.first_values(self._query_lists)
         parts = [p for p in url.path.split("/") if p]
         info = {"verb": "", "resource": "", "subresource": "", "namespace": "", "name": ""}
         if parts[:1] != ["_kubesim"]:
@@ -256,7 +258,7 @@ class Handler(BaseHTTPRequestHandler):
     def _describe(self, t: routing.Target) -> dict[str, str]:
         method = self.command
         if method == "GET":
-            if t.watch_path or self.query.get("watch") in ("true", "1"):
+            if t.watch_path or query_options.bool_option(self.query, "watch"):
                 verb = "watch"
             else:
                 verb = "get" if t.name else "list"
@@ -576,7 +578,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _list(self, t: routing.Target) -> None:
         rt, q = t.rt, self.query
-        limit = _int_param(q, "limit")
+        _, limit = query_options.list_ints(q)
         start = None
         if q.get("continue"):
             start = _decode_continue(q["continue"])
@@ -585,7 +587,7 @@ class Handler(BaseHTTPRequestHandler):
             t.namespace,
             label_selector=q.get("labelSelector"),
             field_selector=q.get("fieldSelector"),
-            limit=limit or None,
+            limit=limit if limit and limit > 0 else None,
             start_after=start,
         )
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
@@ -688,8 +690,8 @@ class Handler(BaseHTTPRequestHandler):
         q = self.query
         if q.get("propagationPolicy"):
             opts["propagationPolicy"] = q["propagationPolicy"]
-        if q.get("gracePeriodSeconds"):
-            opts["gracePeriodSeconds"] = _int_param(q, "gracePeriodSeconds")
+        if "gracePeriodSeconds" in q:
+            opts["gracePeriodSeconds"] = query_options.int_option(q, "gracePeriodSeconds")
         if q.get("orphanDependents") == "true" or opts.get("orphanDependents") is True:
             opts.setdefault("propagationPolicy", "Orphan")
         elif opts.get("orphanDependents") is False:
@@ -778,16 +780,6 @@ def _yaml_message(exc: yaml.YAMLError) -> str:
 
 def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _int_param(q: dict[str, str], key: str) -> int | None:
-    value = q.get(key)
-    if value in (None, ""):
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise errors.bad_request(f'invalid value for {key}: "{value}"') from None
 
 
 def _encode_continue(rv: int, last: tuple[str, str]) -> str:
