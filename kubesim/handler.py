@@ -120,15 +120,16 @@ class Handler(BaseHTTPRequestHandler):
         code: int,
         body: bytes,
         *,
-        content_type: str = "application/json",
+        content_type: str | None = "application/json",
         headers: dict[str, str] | None = None,
     ) -> None:
+        """`content_type` None sends none (an empty answer of Go's, such as http.NotFound's)."""
         if not self._body_read:  # else it would be read as the next request on this connection
             self._drain()
         self._record(code)
         lines = [
             f"HTTP/1.1 {code} {self.responses.get(code, ('',))[0]}",
-            f"Content-Type: {content_type}",
+            *([f"Content-Type: {content_type}"] if content_type else []),
             f"Content-Length: {len(body)}",
             f"Cache-Control: {(headers or {}).get('Cache-Control', 'no-cache, private')}",
             f"Audit-Id: {self._audit_id}",
@@ -313,9 +314,12 @@ class Handler(BaseHTTPRequestHandler):
                 asked=self.query.get("hash"),
                 if_none_match=self.headers.get("If-None-Match"),
             )
-            if answer is not None:
-                self.send_bytes(answer.code, answer.body, headers=answer.headers)
-                return
+            # the empty 404 of Go's http.NotFound has no content type
+            content_type = None if answer.code == 404 else "application/json"
+            self.send_bytes(
+                answer.code, answer.body, content_type=content_type, headers=answer.headers
+            )
+            return
         elif parts == ["openapi", "v2"]:
             if "protobuf" in self.headers.get("Accept", ""):
                 # An empty gnostic Document: kubectl then skips client-side validation of
