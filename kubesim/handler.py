@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 from kubesim import (
+    apply_patch,
     discovery,
     errors,
     eviction,
@@ -26,6 +27,7 @@ from kubesim import (
     managedfields,
     openapi,
     protobuf,
+    query_options,
     reviews,
     routing,
     tables,
@@ -118,15 +120,16 @@ class Handler(BaseHTTPRequestHandler):
         code: int,
         body: bytes,
         *,
-        content_type: str = "application/json",
+        content_type: str | None = "application/json",
         headers: dict[str, str] | None = None,
     ) -> None:
+        """`content_type` None sends none (an empty answer of Go's, such as http.NotFound's)."""
         if not self._body_read:  # else it would be read as the next request on this connection
             self._drain()
         self._record(code)
         lines = [
             f"HTTP/1.1 {code} {self.responses.get(code, ('',))[0]}",
-            f"Content-Type: {content_type}",
+            *([f"Content-Type: {content_type}"] if content_type else []),
             f"Content-Length: {len(body)}",
             f"Cache-Control: {(headers or {}).get('Cache-Control', 'no-cache, private')}",
             f"Audit-Id: {self._audit_id}",
@@ -205,7 +208,8 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         self._url_path = url.path
         self._query_lists = parse_qs(url.query, keep_blank_values=True)
-        self.query = {k: v[-1] for k, v in self._query_lists.items()}
+        # single-valued options take the first of repeated values; dryRun is a list
+        self.query = query_options.first_values(self._query_lists)
         parts = [p for p in url.path.split("/") if p]
         info = {"verb": "", "resource": "", "subresource": "", "namespace": "", "name": ""}
         if parts[:1] != ["_kubesim"]:
@@ -255,7 +259,7 @@ class Handler(BaseHTTPRequestHandler):
     def _describe(self, t: routing.Target) -> dict[str, str]:
         method = self.command
         if method == "GET":
-            if t.watch_path or self.query.get("watch") in ("true", "1"):
+            if t.watch_path or query_options.bool_option(self.query, "watch"):
                 verb = "watch"
             else:
                 verb = "get" if t.name else "list"
@@ -310,9 +314,12 @@ class Handler(BaseHTTPRequestHandler):
                 asked=self.query.get("hash"),
                 if_none_match=self.headers.get("If-None-Match"),
             )
-            if answer is not None:
-                self.send_bytes(answer.code, answer.body, headers=answer.headers)
-                return
+            # the empty 404 of Go's http.NotFound has no content type
+            content_type = None if answer.code == 404 else "application/json"
+            self.send_bytes(
+                answer.code, answer.body, content_type=content_type, headers=answer.headers
+            )
+            return
         elif parts == ["openapi", "v2"]:
             if "protobuf" in self.headers.get("Accept", ""):
                 # An empty gnostic Document: kubectl then skips client-side validation of
@@ -575,7 +582,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _list(self, t: routing.Target) -> None:
         rt, q = t.rt, self.query
-        limit = _int_param(q, "limit")
+        _, limit = query_options.list_ints(q)
         start = None
         if q.get("continue"):
             start = _decode_continue(q["continue"])
@@ -584,7 +591,7 @@ class Handler(BaseHTTPRequestHandler):
             t.namespace,
             label_selector=q.get("labelSelector"),
             field_selector=q.get("fieldSelector"),
-            limit=limit or None,
+            limit=limit if limit and limit > 0 else None,
             start_after=start,
         )
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
@@ -647,6 +654,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.sim.store.get_entry(t.rt.key, t.namespace, t.name or "")
             except ApiError:
                 existed = False
+            # A subresource is never created by an apply: its 404 comes before the body's check.
+            if existed or t.subresource is None:
+                if t.subresource == "scale":
+                    body = apply_patch.applied_object(body, "autoscaling", "v1", "Scale")
+                else:
+                    body = apply_patch.applied_object(body, t.rt.group, t.version, t.rt.kind)
             if isinstance(body, dict):
                 meta = body.setdefault("metadata", {})
                 if isinstance(meta, dict):
@@ -681,8 +694,8 @@ class Handler(BaseHTTPRequestHandler):
         q = self.query
         if q.get("propagationPolicy"):
             opts["propagationPolicy"] = q["propagationPolicy"]
-        if q.get("gracePeriodSeconds"):
-            opts["gracePeriodSeconds"] = _int_param(q, "gracePeriodSeconds")
+        if "gracePeriodSeconds" in q:
+            opts["gracePeriodSeconds"] = query_options.int_option(q, "gracePeriodSeconds")
         if q.get("orphanDependents") == "true" or opts.get("orphanDependents") is True:
             opts.setdefault("propagationPolicy", "Orphan")
         elif opts.get("orphanDependents") is False:
@@ -771,16 +784,6 @@ def _yaml_message(exc: yaml.YAMLError) -> str:
 
 def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _int_param(q: dict[str, str], key: str) -> int | None:
-    value = q.get(key)
-    if value in (None, ""):
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise errors.bad_request(f'invalid value for {key}: "{value}"') from None
 
 
 def _encode_continue(rv: int, last: tuple[str, str]) -> str:

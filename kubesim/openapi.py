@@ -1,4 +1,5 @@
-"""OpenAPI v3 documents: the index and one document per group-version.
+"""OpenAPI v3 documents: the index, one document per group-version, and the small ones of
+/api, /apis, each built-in group and /version.
 
 kubectl reads them to learn that the server validates fields itself (the `fieldValidation`
 parameter on PATCH operations), to find a kind's schema for `apply` and `explain`. Built-in
@@ -38,13 +39,31 @@ V2_EMPTY = {
 VENDORED = pathlib.Path(__file__).with_name("openapi_v3")
 
 
-def vendored_file(group: str, version: str) -> pathlib.Path:
-    """Named as the Kubernetes repo names them (api__v1_openapi.json), gzipped."""
-    return VENDORED / ((f"apis__{group}__{version}" if group else f"api__{version}") + ".json.gz")
+def vendored_file(path: str) -> pathlib.Path:
+    """A document's file, named for its path as the Kubernetes repo names them
+    (api__v1_openapi.json, apis__apps_openapi.json), gzipped."""
+    return VENDORED / (path.replace("/", "__") + ".json.gz")
+
+
+def gv_path(group: str, version: str) -> str:
+    return f"apis/{group}/{version}" if group else f"api/{version}"
+
+
+def fixed_paths(registry: Registry) -> list[str]:
+    """The documents kube-apiserver lists beside its group-versions' that kubesim serves too:
+    discovery's /api, /apis and each built-in group's /apis/GROUP (a CRD's group has none),
+    and /version. They never change. (/logs and OIDC discovery are not served: not listed.)"""
+    groups = sorted({rt.group for rt in registry.all() if rt.group and not rt.crd})
+    return ["api", "apis", *(f"apis/{group}" for group in groups), "version"]
+
+
+def _hash(data: bytes) -> str:
+    """kube-openapi's: the whole SHA-512, in upper-case hex."""
+    return hashlib.sha512(data).hexdigest().upper()
 
 
 def _gv_path(rt: ResourceType, version: str) -> str:
-    return f"api/{version}" if not rt.group else f"apis/{rt.group}/{version}"
+    return gv_path(rt.group, version)
 
 
 def _schema_name(rt: ResourceType, version: str) -> str:
@@ -110,14 +129,21 @@ def _operation(rt: ResourceType, version: str, verb: str) -> dict[str, Any]:
 
 
 def _vendored(group: str, version: str) -> bytes | None:
-    path = vendored_file(group, version)
+    path = vendored_file(gv_path(group, version))
     return gzip.decompress(path.read_bytes()) if path.exists() else None
 
 
 @functools.cache
 def _vendored_digest(group: str, version: str) -> bytes | None:
-    path = vendored_file(group, version)
+    path = vendored_file(gv_path(group, version))
     return hashlib.sha512(path.read_bytes()).digest() if path.exists() else None
+
+
+@functools.cache
+def _fixed(path: str) -> tuple[bytes, str]:
+    """A fixed document (a few KB) and the hash of its content, as the server hashes it."""
+    data = gzip.decompress(vendored_file(path).read_bytes())
+    return data, _hash(data)
 
 
 def _kinds(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
@@ -201,20 +227,21 @@ def _digest(registry: Registry, group: str, version: str) -> str | None:
     vendored = _vendored_digest(group, version)
     if vendored is not None and not any(rt.crd for rt in types):
         kinds = ",".join(sorted(rt.kind for rt in types)).encode()
-        return hashlib.sha512(vendored + kinds).hexdigest()[:32].upper()
+        return _hash(vendored + kinds)
     doc = document(registry, group, version)
-    return None if doc is None else hashlib.sha512(dumps(doc)).hexdigest()[:32].upper()
+    return None if doc is None else _hash(dumps(doc))
 
 
 def index(registry: Registry) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     gvs = {("", "v1")} | {(g, v) for g, vs in registry.groups().items() for v in vs}
-    for group, version in sorted(gvs):
+    digests = {path: _fixed(path)[1] for path in fixed_paths(registry)}
+    for group, version in gvs:
         digest = _digest(registry, group, version)
-        if digest is None:
-            continue
-        key = f"apis/{group}/{version}" if group else f"api/{version}"
-        paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest}"}
+        if digest is not None:
+            digests[gv_path(group, version)] = digest
+    for path in sorted(digests):  # in the order of Go's encoding of a map
+        paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digests[path]}"}
     return {"paths": paths}
 
 
@@ -235,18 +262,22 @@ def _group_version(parts: list[str]) -> tuple[str, str] | None:
 
 def v3(
     registry: Registry, parts: list[str], *, asked: str | None, if_none_match: str | None
-) -> Answer | None:
+) -> Answer:
     """As kube-apiserver answers: a document asked for by its current hash may be kept for
     good (kubectl's HTTP cache then never asks again), an old hash redirects to the current
-    one, and an unchanged document is not sent again to a client that has it."""
+    one, and an unchanged document is not sent again to a client that has it. A path that
+    names no document is an empty 404."""
     if not parts:
         return Answer(200, dumps(index(registry)), {})
-    gv = _group_version(parts)
-    digest = None if gv is None else _digest(registry, *gv)
-    if gv is None or digest is None:
-        return None
+    path, gv = "/".join(parts), _group_version(parts)
+    if gv is not None:
+        digest = _digest(registry, *gv)
+    else:
+        digest = _fixed(path)[1] if path in fixed_paths(registry) else None
+    if digest is None:
+        return Answer(404, b"", {})
     if asked is not None and asked != digest:
-        location = f"/openapi/v3/{'/'.join(parts)}?hash={digest}"
+        location = f"/openapi/v3/{path}?hash={digest}"
         return Answer(301, b"", {"Location": location})
     now = time.time()
     headers = {"Date": formatdate(now, usegmt=True), "ETag": f'"{digest}"', "Vary": "Accept"}
@@ -255,4 +286,5 @@ def v3(
         headers["Expires"] = formatdate(now + 365 * 24 * 3600, usegmt=True)
     if if_none_match == headers["ETag"]:
         return Answer(304, b"", headers)
-    return Answer(200, document_bytes(registry, *gv) or b"", headers)
+    body = _fixed(path)[0] if gv is None else document_bytes(registry, *gv) or b""
+    return Answer(200, body, headers)

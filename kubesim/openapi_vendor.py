@@ -1,5 +1,6 @@
 """Vendors kube-apiserver v1.28.7's OpenAPI v3 documents for the built-in group-versions
-kubesim serves into kubesim/openapi_v3/, one gzipped file each, which openapi.py serves.
+kubesim serves, and the small ones of /api, /apis, each built-in group and /version, into
+kubesim/openapi_v3/, one gzipped file each, which openapi.py serves.
 
 Two sources give the same documents but for enums:
 
@@ -25,33 +26,34 @@ import subprocess
 
 import orjson
 
-from kubesim.openapi import VENDORED, vendored_file
+from kubesim.openapi import VENDORED, fixed_paths, gv_path, vendored_file
 from kubesim.resources import Registry
 
 
-def built_in_group_versions() -> list[tuple[str, str]]:
-    gvs = {(rt.group, v) for rt in Registry().all() if not rt.crd for v in rt.served_versions}
-    return sorted(gvs)
+def built_in_documents() -> list[str]:
+    """The paths of the documents to vendor: the built-in group-versions and the fixed ones."""
+    registry = Registry()
+    gvs = {(rt.group, v) for rt in registry.all() if not rt.crd for v in rt.served_versions}
+    return sorted({gv_path(g, v) for g, v in gvs} | set(fixed_paths(registry)))
 
 
-def _from_server(kubeconfig: str, group: str, version: str) -> bytes:
-    path = f"/openapi/v3/apis/{group}/{version}" if group else f"/openapi/v3/api/{version}"
-    cmd = ["kubectl", f"--kubeconfig={kubeconfig}", "get", "--raw", path]
+def _from_server(kubeconfig: str, path: str) -> bytes:
+    cmd = ["kubectl", f"--kubeconfig={kubeconfig}", "get", "--raw", f"/openapi/v3/{path}"]
     return subprocess.run(cmd, check=True, capture_output=True, timeout=60).stdout
 
 
-def _from_repo(repo: str, rev: str, group: str, version: str) -> bytes:
-    name = (f"apis__{group}__{version}" if group else f"api__{version}") + "_openapi.json"
+def _from_repo(repo: str, rev: str, path: str) -> bytes:
+    name = path.replace("/", "__") + "_openapi.json"
     cmd = ["git", "-C", repo, "show", f"{rev}:api/openapi-spec/v3/{name}"]
     return subprocess.run(cmd, check=True, capture_output=True, timeout=60).stdout
 
 
-def write(group: str, version: str, document: bytes) -> int:
+def write(path: str, document: bytes) -> int:
     # Compact, key order kept, no timestamp in the gzip header: the same input gives the
     # same bytes, so a regeneration shows in git only when a document changed.
     compact = orjson.dumps(orjson.loads(document))
     data = gzip.compress(compact, compresslevel=9, mtime=0)
-    vendored_file(group, version).write_bytes(data)
+    vendored_file(path).write_bytes(data)
     return len(data)
 
 
@@ -63,17 +65,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rev", default="HEAD", help="with --repo: the revision (v1.28.7)")
     args = p.parse_args(argv)
     VENDORED.mkdir(exist_ok=True)
-    wanted = built_in_group_versions()
+    wanted = built_in_documents()
     total = 0
-    for group, version in wanted:
+    for path in wanted:
         if args.kubeconfig:
-            document = _from_server(args.kubeconfig, group, version)
+            document = _from_server(args.kubeconfig, path)
         else:
-            document = _from_repo(args.repo, args.rev, group, version)
-        size = write(group, version, document)
+            document = _from_repo(args.repo, args.rev, path)
+        size = write(path, document)
         total += size
-        print(f"{vendored_file(group, version).name}: {size} bytes")
-    keep = {vendored_file(g, v).name for g, v in wanted}
+        print(f"{vendored_file(path).name}: {size} bytes")
+    keep = {vendored_file(path).name for path in wanted}
     for stale in VENDORED.glob("*.json.gz"):
         if stale.name not in keep:
             stale.unlink()

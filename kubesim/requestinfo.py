@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import unquote
 
+from kubesim import query_options
 from kubesim.authn import UserInfo
 from kubesim.rbac import Attributes
 from kubesim.selectors import exact_name
@@ -44,7 +45,7 @@ def attributes(user: UserInfo, method: str, path: str, query: dict[str, str]) ->
     name = rest[1] if len(rest) >= 2 else ""
     subresource = rest[2] if len(rest) >= 3 and verb != "proxy" else ""
     if not name and verb == "get":
-        verb = "watch" if query.get("watch", "false").lower() not in ("false", "0") else "list"
+        verb = "watch" if query_options.bool_option(query, "watch") else "list"
         name = exact_name(query.get("fieldSelector")) or ""
     if not name and verb == "delete":
         verb = "deletecollection"

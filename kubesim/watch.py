@@ -11,7 +11,7 @@ import random
 import time
 from typing import TYPE_CHECKING, Any
 
-from kubesim import errors, tables
+from kubesim import errors, query_options, tables
 from kubesim.errors import ApiError
 from kubesim.jsonutil import dumps
 from kubesim.selectors import parse_fields, parse_labels
@@ -36,11 +36,10 @@ def serve_watch(h: Handler, t: Target) -> None:
     rv_param = q.get("resourceVersion") or ""
     if rv_param and not rv_param.isdigit():
         raise errors.bad_request(f'invalid resource version: "{rv_param}"')
-    timeout = q.get("timeoutSeconds")
-    deadline = time.monotonic() + (
-        int(timeout) if timeout and timeout.isdigit() else random.uniform(1800, 3600)
-    )
-    bookmarks = q.get("allowWatchBookmarks") == "true"
+    timeout, _ = query_options.list_ints(q)
+    # as the watch handler: no timeout, or 0, is the server's random one; a negative one is over
+    deadline = time.monotonic() + (timeout or random.uniform(1800, 3600))
+    bookmarks = query_options.bool_option(q, "allowWatchBookmarks")
     if q.get("sendInitialEvents"):
         # Streaming lists need the WatchList feature gate, off by default on v1.28.
         raise errors.invalid(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 
 import pytest
 from kubernetes import client
@@ -107,3 +109,43 @@ def test_openapi_v3_document_asked_by_its_hash_is_kept_for_good(kube_api_client:
     assert old.status == 301 and old.headers["Location"] == url
     unasked = raw(kube_api_client, "GET", "/openapi/v3/apis/apps/v1")
     assert unasked.status == 200 and unasked.headers["Cache-Control"] == "no-cache, private"
+
+
+@pytest.mark.parametrize(
+    ("path", "served", "operation"),
+    [
+        ("api", "/api/", "getCoreAPIVersions"),
+        ("apis", "/apis/", "getAPIVersions"),
+        ("apis/apps", "/apis/apps/", "getAppsAPIGroup"),
+        ("apis/rbac.authorization.k8s.io", "/apis/rbac.authorization.k8s.io/", None),
+        ("version", "/version/", "getCodeVersion"),
+    ],
+)
+def test_openapi_v3_index_lists_the_discovery_and_version_documents(
+    kube_api_client: Api, path: str, served: str, operation: str | None
+) -> None:
+    """Beside the group-versions', kube-apiserver lists the documents of /api, /apis, each
+    built-in group and /version, each hashed with the whole SHA-512 of its content."""
+    paths = raw(kube_api_client, "GET", "/openapi/v3").json()["paths"]
+    url = paths[path]["serverRelativeURL"]
+    digest = url.split("?hash=")[1]
+    got = raw(kube_api_client, "GET", url)
+    assert got.status == 200 and got.headers["Cache-Control"] == "public, immutable"
+    assert hashlib.sha512(got.data).hexdigest().upper() == digest
+    doc = got.json()
+    assert doc["info"] == {"title": "Kubernetes", "version": "v1.28.7"}
+    assert list(doc["paths"]) == [served]
+    if operation:
+        assert doc["paths"][served]["get"]["operationId"] == operation
+
+
+def test_openapi_v3_hashes_are_the_whole_sha512(kube_api_client: Api) -> None:
+    paths = raw(kube_api_client, "GET", "/openapi/v3").json()["paths"]
+    for entry in paths.values():
+        assert re.fullmatch(r"/openapi/v3/\S+\?hash=[0-9A-F]{128}", entry["serverRelativeURL"])
+
+
+def test_openapi_v3_path_without_a_document_is_an_empty_404(kube_api_client: Api) -> None:
+    for path in ("apis/no.such.group", "apis/apps/v9", "api/v1/pods"):
+        got = raw(kube_api_client, "GET", f"/openapi/v3/{path}")
+        assert (got.status, got.data, got.headers.get("Content-Type")) == (404, b"", None)

@@ -49,3 +49,21 @@ def test_the_index_hash_changes_with_the_kinds_a_vendored_document_is_served_wit
     assert (
         before != after and index(registry)["paths"]["apis/apps/v1"]["serverRelativeURL"] == after
     )
+
+
+def test_a_custom_resources_group_has_no_group_document() -> None:
+    """kube-apiserver lists a group's own document for its built-in groups only."""
+    registry = Registry()
+    registry.add(
+        ResourceType(
+            group="cache.example.com",
+            version="v1",
+            plural="caches",
+            singular="cache",
+            kind="Cache",
+            crd="caches.cache.example.com",
+        )
+    )
+    paths = index(registry)["paths"]
+    assert "apis/cache.example.com/v1" in paths and "apis/apps" in paths
+    assert "apis/cache.example.com" not in paths
