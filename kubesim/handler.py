@@ -675,6 +675,7 @@ class Handler(BaseHTTPRequestHandler):
             field_validation=fv,
             warnings=self._warnings,
             field_manager=self._manager(),
+            force=patch_type == "apply" and query_options.bool_option(self.query, "force"),
         )
         self._send_object(t, 200 if existed else 201, obj, data)
 

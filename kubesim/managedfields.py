@@ -9,7 +9,8 @@ An Update (create, PUT, JSON/merge/strategic patches, status and scale) gives it
 the fields it added or changed, as structured-merge-diff's Compare finds them: a map or
 list item that was absent owns itself ("."), leaves are compared by value. Those fields and
 the removed ones are taken from every other manager; empty entries go. An Apply owns the
-fields of the configuration it sent (kubesim takes them without conflicts, see README).
+fields of the configuration it sent; apply_ownership.py refuses its conflicts beforehand and
+removes the fields it dropped.
 """
 
 from __future__ import annotations
@@ -164,6 +165,19 @@ def difference(a: Fields | None, b: Fields | None) -> Fields | None:
             out[k] = sub
     if same:
         return a
+    if not out:
+        return None
+    return {} if list(out) == ["."] else out
+
+
+def intersection(a: Fields | None, b: Fields | None) -> Fields | None:
+    """The members a and b share."""
+    if a is None or b is None:
+        return None
+    out: Fields = {".": {}} if _member(a) and _member(b) else {}
+    for k, v in a.items():
+        if k != "." and k in b and (sub := intersection(v, b[k])) is not None:
+            out[k] = sub
     if not out:
         return None
     return {} if list(out) == ["."] else out
@@ -430,6 +444,13 @@ def _root_diff(
             else {k: v for k, v in changed.items() if k != "f:spec"}
         )
     return changed, removed
+
+
+def changed_fields(
+    kind: Kind, old: dict[str, Any], new: dict[str, Any], subresource: str | None
+) -> Fields | None:
+    """The fields a write from `old` to `new` added or changed, as an Update would own them."""
+    return _root_diff(kind, old, new, subresource is None)[0]
 
 
 def _strip(fields: Fields | None) -> Fields | None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack, cast
 
 from kubesim import (
+    apply_ownership,
     builtin_schema,
     crds,
     defaults,
@@ -67,6 +68,7 @@ class PatchOptions(TypedDict, total=False):
     field_validation: str | None
     warnings: builtins.list[str] | None
     field_manager: str | None
+    force: bool
 
 
 class DeleteOptions(TypedDict, total=False):
@@ -188,6 +190,24 @@ def _track(
         api_version = str(new.get("apiVersion") or rt.api_version)
         write = managedfields.Write(manager, api_version, subresource, applied)
     managedfields.track(_tracked_kind(rt, new), old, new, write, sent, subresource)
+
+
+def _own_applied(
+    rt: ResourceType,
+    old: dict[str, Any],
+    merged: dict[str, Any],
+    applied: dict[str, Any],
+    manager: str,
+    subresource: str | None,
+    force: bool,
+) -> None:
+    """An apply's field ownership: its conflicts (409 unless forced), then the fields it
+    dropped removed from the merged object (apply_ownership.py)."""
+    kind = _tracked_kind(rt, merged)
+    applier = apply_ownership.Applier(manager, subresource)
+    if not force:
+        apply_ownership.check_conflicts(kind, old, merged, applier)
+    apply_ownership.prune(kind, old, merged, applier, applied)
 
 
 @dataclass(slots=True)
@@ -948,8 +968,10 @@ class Store:
         warnings: builtins.list[str] | None = None,
         decoded: bool = False,
         field_manager: str | None = None,
+        force: bool = False,
     ) -> Entry:
-        """Patch; `decoded` as for create_entry (a controller's patch of what it wrote)."""
+        """Patch; `decoded` as for create_entry (a controller's patch of what it wrote);
+        `force` lets an apply take the fields it changes from their other managers."""
         rt = self.type_of(resource)
         if patch_type == "strategic" and rt.crd:
             raise errors.unsupported_media(
@@ -1011,6 +1033,8 @@ class Store:
                 )
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patched object is not an object")
+            if patch_type == "apply" and field_manager is not None and subresource != "scale":
+                _own_applied(rt, old, patched, body, field_manager, subresource, force)
             if not (decoded or rt.crd) and subresource is None and patch_type != "apply":
                 strict = field_validation == "Strict"
                 wrong_type = functools.partial(_wrong_type_in_patch, patch_type, old, body)
