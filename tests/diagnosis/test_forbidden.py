@@ -16,9 +16,8 @@ import yaml
 from django.test import Client
 
 from controllers.kube import ApiKube
-from controllers.memcached.desired import MEMCACHED
 from opsboard.engine.models import ReconcileRun
-from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
 from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import wait_for
 
@@ -96,16 +95,11 @@ def test_a_missing_verb_is_diagnosed_naming_verb_resource_and_cluster_role(
     role_name, kubeconfig = operator_identity
     settings.OPSBOARD_OPERATOR_CLUSTER_ROLE = role_name
     engine.kubeconfig = str(kubeconfig)
-    engine.controllers = "controllers.memcached"
     engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
     # Only this test's namespace: a shared cluster holds other people's Memcacheds.
     engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
-    engine.start_worker()
-    engine.start_watcher()
-    cluster_kube.create(MEMCACHED, {
-        "apiVersion": MEMCACHED_API, "kind": "Memcached",
-        "metadata": {"name": "denied", "namespace": namespace}, "spec": {"size": 1},
-    })  # fmt: skip
+    start_memcached_operator(engine)
+    create_memcached(cluster_kube, namespace, "denied", size=1)
     run = wait_for(
         lambda: ReconcileRun.objects.filter(namespace=namespace, name="denied", error__contains="403").first(),
         timeout=60, what="a run refused with 403",

@@ -13,10 +13,9 @@ from django.test import Client
 from kubernetes import client
 
 from controllers.kube import ApiKube
-from controllers.memcached.desired import MEMCACHED
 from opsboard.diagnosis.observed import Finding
 from opsboard.mirror.models import KubeObject
-from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
 from tests.fixtures.celery import EngineProcesses
 from tests.kubesim.cluster.helpers import control
 from tests.support.waiting import wait_for
@@ -32,13 +31,8 @@ def test_pods_on_a_node_that_stopped_reporting_are_named_with_the_node(
     engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
     namespace: str, viewer_client: Client,
 ) -> None:  # fmt: skip
-    engine.controllers = "controllers.memcached"
-    engine.start_worker()
-    engine.start_watcher()
-    cluster_kube.create(MEMCACHED, {
-        "apiVersion": MEMCACHED_API, "kind": "Memcached",
-        "metadata": {"name": "cache", "namespace": namespace}, "spec": {"size": 1},
-    })  # fmt: skip
+    start_memcached_operator(engine)
+    create_memcached(cluster_kube, namespace, "cache", size=1)
     crs = KubeObject.objects.filter(kind="Memcached", namespace=namespace, name="cache")
     wait_for(lambda: crs.filter(health="Available").exists(), what="the Memcached available")
     [pod] = client.CoreV1Api(kube_api_client).list_namespaced_pod(namespace).items

@@ -17,9 +17,8 @@ from kubernetes import client
 
 from controllers.bookstore.desired import BOOKSTORE
 from controllers.kube import ApiKube
-from controllers.memcached.desired import MEMCACHED
 from opsboard.mirror.models import KubeObject
-from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
 from tests.fixtures.celery import EngineProcesses
 from tests.kubesim.cluster.helpers import create_quota
 from tests.support.waiting import wait_for
@@ -41,17 +40,12 @@ def test_a_memcached_past_the_pods_quota_is_diagnosed_naming_the_quota(
     engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
     namespace: str, viewer_client: Client, settings: Any,
 ) -> None:  # fmt: skip
-    engine.controllers = "controllers.memcached"
     engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
     # Only this test's namespace: a shared cluster holds other people's Memcacheds.
     engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
-    engine.start_worker()
-    engine.start_watcher()
+    start_memcached_operator(engine)
     create_quota(client.CoreV1Api(kube_api_client), namespace, {"pods": "1"})
-    cluster_kube.create(MEMCACHED, {
-        "apiVersion": MEMCACHED_API, "kind": "Memcached",
-        "metadata": {"name": "capped", "namespace": namespace}, "spec": {"size": 3},
-    })  # fmt: skip
+    create_memcached(cluster_kube, namespace, "capped", size=3)
     wait_for(lambda: _mirrored_failure(namespace), what="ReplicaFailure in the mirror")
 
     response = viewer_client.get(f"/k/memcached/{namespace}/capped/")

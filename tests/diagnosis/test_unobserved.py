@@ -14,10 +14,9 @@ from django.test import Client
 from django.utils import timezone
 
 from controllers.kube import ApiKube
-from controllers.memcached.desired import MEMCACHED
 from opsboard.diagnosis.findings import CONTROLLER_GRACE_SECONDS
 from opsboard.mirror.models import KubeObject
-from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
 from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import wait_for
 
@@ -37,13 +36,8 @@ def test_a_deployment_no_controller_acts_on_is_named_with_the_cluster_to_check(
     controllers_paused: None, engine: EngineProcesses, cluster_kube: ApiKube, namespace: str,
     viewer_client: Client,
 ) -> None:  # fmt: skip
-    engine.controllers = "controllers.memcached"
-    engine.start_worker()
-    engine.start_watcher()
-    cluster_kube.create(MEMCACHED, {
-        "apiVersion": MEMCACHED_API, "kind": "Memcached",
-        "metadata": {"name": "unseen", "namespace": namespace}, "spec": {"size": 2},
-    })  # fmt: skip
+    start_memcached_operator(engine)
+    create_memcached(cluster_kube, namespace, "unseen", size=2)
     mirrored = KubeObject.objects.filter(kind="Deployment", namespace=namespace, name="unseen")
     wait_for(mirrored.exists, what="the operator's Deployment in the mirror")
     path = f"/k/memcached/{namespace}/unseen/"
