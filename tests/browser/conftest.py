@@ -53,11 +53,12 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture
 def page_as(browser, live_server):
-    """`page_as(user)`: a fresh browser page logged in through the login form."""
+    """`page_as(user)`: a fresh browser page logged in through the login form (`width=`: of
+    another viewport than the usual 1360 px)."""
     contexts = []
 
-    def login(user: User):
-        context = browser.new_context(viewport={"width": 1360, "height": 900})
+    def login(user: User, *, width: int = 1360):
+        context = browser.new_context(viewport={"width": width, "height": 900})
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(15_000)

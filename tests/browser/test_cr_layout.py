@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from opsboard.mirror.models import KubeObject
-from tests.browser.conftest import log_in, screenshot
+from tests.browser.conftest import screenshot
 from tests.dashboard.mirror_factory import memcached_with_pods
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -36,48 +36,36 @@ def _cr_with_long_messages() -> KubeObject:
 
 @pytest.mark.parametrize("width", [1280, 800])
 def test_a_long_condition_message_wraps_inside_the_status_card(
-    browser, live_server, admin_user, width: int
+    page_as, live_server, admin_user, width: int
 ) -> None:
     _cr_with_long_messages()
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    try:
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        log_in(page, live_server.url, admin_user)
-        page.goto(f"{live_server.url}/k/memcached/default/cache/")
-        table = page.locator("table:has(caption:text('Conditions'))")
-        table.get_by_text("team7averylongpathsegment", exact=False).wait_for()
-        sticking_out = table.evaluate(OVERFLOW)
-        screenshot(page, f"cr-conditions-{width}")
-        assert max(sticking_out) <= 0, f"the table sticks out of its card by {sticking_out} px"
-        since = table.locator("td time").last  # the last column is there, not scrolled away
-        assert since.get_attribute("title") == "2026-11-29T21:23:59Z"
-        assert since.inner_text().endswith(" ago") and since.is_visible()
-    finally:
-        context.close()
+    page = page_as(admin_user, width=width)
+    page.goto(f"{live_server.url}/k/memcached/default/cache/")
+    table = page.locator("table:has(caption:text('Conditions'))")
+    table.get_by_text("team7averylongpathsegment", exact=False).wait_for()
+    sticking_out = table.evaluate(OVERFLOW)
+    screenshot(page, f"cr-conditions-{width}")
+    assert max(sticking_out) <= 0, f"the table sticks out of its card by {sticking_out} px"
+    since = table.locator("td time").last  # the last column is there, not scrolled away
+    assert since.get_attribute("title") == "2026-11-29T21:23:59Z"
+    assert since.inner_text().endswith(" ago") and since.is_visible()
 
 
 # Below 1024 px the list's eight columns scroll sideways whatever the image: .scroll.
 @pytest.mark.parametrize("width", [1280, 1024])
 def test_a_long_image_wraps_inside_the_list_of_all_resources(
-    browser, live_server, admin_user, width: int
+    page_as, live_server, admin_user, width: int
 ) -> None:
     cr = memcached_with_pods("cache", size=1)
     cr.spec["image"] = IMAGE
     cr.body["spec"] = cr.spec
     cr.save()
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    try:
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        log_in(page, live_server.url, admin_user)
-        page.goto(f"{live_server.url}/crs/")
-        table = page.locator("table.crs")
-        table.get_by_text("team7averylongpathsegment", exact=False).wait_for()
-        scroll = page.locator("#cr-table .scroll")
-        sticking_out = scroll.evaluate("el => el.scrollWidth - el.clientWidth")
-        screenshot(page, f"crs-long-image-{width}")
-        assert sticking_out <= 0, f"the list scrolls sideways by {sticking_out} px"
-        assert table.get_by_role("link", name="Age", exact=True).is_visible()  # the last column
-    finally:
-        context.close()
+    page = page_as(admin_user, width=width)
+    page.goto(f"{live_server.url}/crs/")
+    table = page.locator("table.crs")
+    table.get_by_text("team7averylongpathsegment", exact=False).wait_for()
+    scroll = page.locator("#cr-table .scroll")
+    sticking_out = scroll.evaluate("el => el.scrollWidth - el.clientWidth")
+    screenshot(page, f"crs-long-image-{width}")
+    assert sticking_out <= 0, f"the list scrolls sideways by {sticking_out} px"
+    assert table.get_by_role("link", name="Age", exact=True).is_visible()  # the last column
