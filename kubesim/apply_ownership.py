@@ -26,11 +26,7 @@ class Applier:
     subresource: str | None
 
     def owns(self, entry: Entry) -> bool:
-        return (
-            entry.get("manager") == self.manager
-            and entry.get("operation") == "Apply"
-            and entry.get("subresource", "") == (self.subresource or "")
-        )
+        return managedfields.identity(entry) == (self.manager, "Apply", "", self.subresource or "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,10 +124,9 @@ def _print_manager(entry: Entry) -> str:
 def _identifier(entry: Entry) -> str:
     """BuildManagerIdentifier: the entry's JSON without fields or time (an Apply's without
     its version either); the server sorts managers by it."""
-    ident = {k: entry.get(k) for k in ("manager", "operation", "apiVersion", "subresource")}
-    if ident["operation"] == "Apply":
-        ident["apiVersion"] = None
-    return json.dumps({k: v for k, v in ident.items() if v}, separators=(",", ":"))
+    names = ("manager", "operation", "apiVersion", "subresource")
+    ident = zip(names, managedfields.identity(entry), strict=True)
+    return json.dumps({k: v for k, v in ident if v}, separators=(",", ":"))
 
 
 def _quote(text: str) -> str:

@@ -489,7 +489,9 @@ def _is_reset(entries: Any) -> bool:
     return isinstance(entries, list) and (entries == [] or entries == [{}])
 
 
-def _ident(entry: Entry) -> tuple[str, str, str, str]:
+def identity(entry: Entry) -> tuple[str, str, str, str]:
+    """Whose entry it is: (manager, operation, apiVersion, subresource), an Apply's without
+    its version (one Apply entry per manager, whatever version it applied)."""
     op = entry.get("operation", "")
     version = "" if op == "Apply" else entry.get("apiVersion", "")
     return (entry.get("manager", ""), op, version, entry.get("subresource", ""))
@@ -551,7 +553,7 @@ def track(
     for entry in base:
         if not isinstance(entry, dict):
             continue
-        if mine is not None and _ident(entry) == mine:
+        if mine is not None and identity(entry) == mine:
             previous = entry
             continue
         fields = difference(difference(entry.get("fieldsV1") or None, taken), removed)
