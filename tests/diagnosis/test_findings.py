@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from controllers.refusals import REFUSAL_FRESH_SECONDS, short_of_pods
+from controllers.unready import UNREADY_GRACE_SECONDS
 from opsboard.diagnosis.findings import CONTROLLER_GRACE_SECONDS, diagnose
 from opsboard.diagnosis.observed import EngineState, ImageChange, LastRun, Observed, Section
-from opsboard.diagnosis.pod_findings import UNREADY_GRACE_SECONDS
 
 NOW = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)
 LIVE = EngineState(watcher_leader="w1", workers=("host:1",))
