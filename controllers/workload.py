@@ -110,10 +110,8 @@ def workload_status(
     Pods that cannot start come first: they keep the CR from its size at all.
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
-    live = sorted(
-        (p for p in pods if not deep_get(p, "metadata.deletionTimestamp")),
-        key=lambda p: p["metadata"]["name"],
-    )
+    pods = sorted(pods, key=lambda p: p["metadata"]["name"])  # messages name the first
+    live = [p for p in pods if not deep_get(p, "metadata.deletionTimestamp")]
     ready = sum(1 for p in live if pod_is_ready(p))
     current = [p for p in live if image in pod_images(p)]
     outdated = len(live) - len(current)

@@ -216,3 +216,14 @@ def test_a_consumer_pod_whose_readiness_probe_fails_is_degraded() -> None:
     assert "1 consumer pod running but not ready, e.g. pt-consumer-b" in _message(
         status, "Degraded"
     )
+
+
+def test_the_message_names_the_same_pod_whatever_order_the_cache_lists_them_in() -> None:
+    """A message that changed with the list's order would rewrite the status each run."""
+    pods = [_lost("m-b"), _lost("m-a")]
+    cr = memcached(size=2, image=IMAGE)
+    messages = {
+        _message(memcached_status(cr, pods=order, now=AT), "Degraded")
+        for order in (pods, pods[::-1])
+    }
+    assert len(messages) == 1 and "e.g. m-a:" in messages.pop()
