@@ -154,7 +154,7 @@ def finish(
     the run as a PermanentError; otherwise `settle`. `recheck=False`: every change the
     status is told from wakes this CR (its pods are owned), so a rollout needs no timer.
     `due`: seconds after which the status would read otherwise with no event to tell (a
-    pod's grace for waiting on a node ends: controllers.scheduling): run again by then."""
+    pod's grace ends, for a node or to become ready: controllers.graces): run again by then."""
     fatal = problem if problem is not None and problem[0] in permanent else None
     # A run that ends in a PermanentError has no requeue to write held-back progress later.
     wait = None if fatal else progress_wait(cr.get("status") or {}, status, now=datetime.now(UTC))

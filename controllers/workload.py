@@ -19,9 +19,12 @@ from controllers.pods import (
 from controllers.problems import PODS_REFUSED, Problem
 from controllers.refusals import REASON, current_refusal, event_message, refusal_advice
 from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS, unscheduled
+from controllers.unready import Unready, failing_message, lost_message, unready
 from controllers.wording import count, plural
 
 UNSCHEDULABLE = "PodsUnschedulable"
+NODE_LOST = "NodeLost"
+READINESS_FAILING = "ReadinessFailing"
 
 
 def unschedulable_problem(stuck: list[tuple[Body, str]], *, noun: str = "pod") -> Problem | None:
@@ -34,6 +37,19 @@ def unschedulable_problem(stuck: list[tuple[Body, str]], *, noun: str = "pod") -
     return UNSCHEDULABLE, (
         f"{count(len(stuck), noun)} cannot be scheduled, e.g. {pod['metadata']['name']}: {message}"
     )
+
+
+def unready_problem(
+    found: Unready, *, workload: Body | None = None, noun: str = "pod"
+) -> Problem | None:
+    """Degraded for pods that are not ready and are not starting (controllers.unready): on a
+    node that stopped reporting (Kubernetes evicts them after their toleration), or whose
+    readiness probe keeps failing (nothing changes by itself). The first says more: a node."""
+    if found.lost:
+        return NODE_LOST, lost_message(found.lost, workload=workload, noun=noun)
+    if found.failing:
+        return READINESS_FAILING, failing_message(found.failing, noun=noun)
+    return None
 
 
 def refused_problem(
@@ -84,33 +100,39 @@ def workload_status(
 ) -> Body:
     """The CR's status, told from its pods: nodes, readyReplicas, selector and conditions.
 
-    Available: the ready pods reach the size. Progressing: a scale or rollout is under way.
-    Degraded: pods cannot start (the image cannot be pulled, a container crashes, no node
-    has taken them for `grace` seconds: scheduling), the API server refuses them (their
-    Deployment, `workload`, says so, or `events` about their StatefulSet do), or a
+    Available: the ready pods reach the size. Progressing: a scale or rollout is under way,
+    or pods are starting. Degraded: pods cannot start (the image cannot be pulled, a
+    container crashes, no node has taken them for `grace` seconds: scheduling), the API
+    server refuses them (their Deployment, `workload`, says so, or `events` about their
+    StatefulSet do), pods are not ready and not starting either (on a node that stopped
+    reporting, or a readiness probe that fails past its grace: controllers.unready), or a
     `problem` found before anything was written (an invalid spec, a child in the way).
+    Pods that cannot start come first: they keep the CR from its size at all.
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
-    live = sorted(
-        (p for p in pods if not deep_get(p, "metadata.deletionTimestamp")),
-        key=lambda p: p["metadata"]["name"],
-    )
+    pods = sorted(pods, key=lambda p: p["metadata"]["name"])  # messages name the first
+    live = [p for p in pods if not deep_get(p, "metadata.deletionTimestamp")]
     ready = sum(1 for p in live if pod_is_ready(p))
     current = [p for p in live if image in pod_images(p)]
     outdated = len(live) - len(current)
+    # Not ready and not starting either: nothing will change by itself (controllers.unready).
+    # A StatefulSet's pod evicted from a lost node still holds its place: it is not replaced.
+    settled = unready(pods, now=parse_time(now))
+    held = [p for p in settled.lost if deep_get(p, "metadata.deletionTimestamp")]
+    not_starting = len(settled.lost) - len(held) + len(settled.failing)
 
     # Worded by the size: "0/1 pod ready", "1/3 pods ready", "1 pod runs nginx".
     pods_of_size, runs = plural(size, "pod"), plural(size, "runs", "run")
     progressing: tuple[str, str] | None = None
     if outdated:
         progressing = ("RollingOut", f"{len(current)}/{size} {pods_of_size} {runs} {image}")
-    elif len(live) < size:
+    elif len(live) + len(held) < size:
         progressing = ("ScalingUp", f"{len(live)}/{size} {pods_of_size} created")
     elif len(live) > size:
         progressing = ("ScalingDown", f"{count(len(live), 'pod')} for size {size}")
-    elif ready < size:
+    elif ready + not_starting < len(live):
         progressing = ("PodsStarting", f"{ready}/{size} {pods_of_size} ready")
-    # A pod that is not ready keeps Progressing True: one waiting for a node says so there.
+    # A starting pod keeps Progressing True: one waiting for a node says so there.
     pending = unscheduled(live, now=now, grace=grace)
     if progressing is not None and (note := pending.waiting_note()):
         progressing = (progressing[0], progressing[1] + note)
@@ -136,8 +158,12 @@ def workload_status(
         )
     else:
         # Pending past the grace: for good until someone frees a node, not "Progressing".
-        degraded = unschedulable_problem(pending.stuck) or refused_problem(
-            workload, events=events or [], pods=live, now=now, size_field=size_field
+        degraded = (
+            unschedulable_problem(pending.stuck)
+            or refused_problem(
+                workload, events=events or [], pods=live, now=now, size_field=size_field
+            )
+            or unready_problem(settled, workload=workload)
         )
 
     # Never "5/4 ready": just after a scale-down (or in a surge) the pods on their way out

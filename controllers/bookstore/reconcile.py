@@ -38,10 +38,11 @@ from controllers.bookstore.desired import (
 from controllers.bookstore.quantity import parse_quantity
 from controllers.bookstore.status import compute_status
 from controllers.fields import deep_get
+from controllers.graces import grace_ends
 from controllers.images import is_valid_image
 from controllers.pods import STUCK_REASONS
 from controllers.problems import INVALID_SPEC, Problem, ownership_problem
-from controllers.scheduling import grace_from, unscheduled
+from controllers.scheduling import grace_from
 
 EXPANSION_FAILED = "VolumeExpansionFailed"
 
@@ -92,7 +93,7 @@ def reconcile(ctx: Context) -> Result:
         db_events=refusal_events(ctx, statefulset),
         grace=grace,
     )
-    due = unscheduled([*app_pods, *db_pods], now=at, grace=grace).recheck
+    due = grace_ends([*app_pods, *db_pods], now=at, grace=grace)
     permanent = (INVALID_SPEC, EXPANSION_FAILED)
     return finish(ctx, BOOKSTORE, cr, status, problem, permanent=permanent, due=due)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from controllers.apply import ensure_child, finish, now
 from controllers.base import DEPLOYMENT, POD, Body, Context, ExpectedChild, Result
 from controllers.fields import deep_get
+from controllers.graces import grace_ends
 from controllers.memcached.desired import (
     MEMCACHED,
     desired_deployment,
@@ -14,7 +15,7 @@ from controllers.memcached.desired import (
 )
 from controllers.memcached.status import compute_status
 from controllers.problems import ownership_problem, spec_problem
-from controllers.scheduling import grace_from, unscheduled
+from controllers.scheduling import grace_from
 
 
 def reconcile(ctx: Context) -> Result:
@@ -35,8 +36,8 @@ def reconcile(ctx: Context) -> Result:
     )
     # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
     # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer, but
-    # for the end of a pod's grace for waiting on a node, which no event tells.
-    due = unscheduled(pods, now=at, grace=grace).recheck
+    # for the end of a pod's grace (for a node, or to become ready), which no event tells.
+    due = grace_ends(pods, now=at, grace=grace)
     return finish(ctx, MEMCACHED, cr, status, problem, recheck=False, due=due)
 
 

@@ -15,6 +15,7 @@ from controllers.base import (
     Result,
 )
 from controllers.fields import deep_get
+from controllers.graces import grace_ends
 from controllers.images import is_valid_image
 from controllers.problems import INVALID_SPEC, Problem, ownership_problem
 from controllers.ptemplate.desired import (
@@ -39,7 +40,7 @@ from controllers.ptemplate.desired import (
     spec_pull_secret,
 )
 from controllers.ptemplate.status import compute_status
-from controllers.scheduling import grace_from, unscheduled
+from controllers.scheduling import grace_from
 
 PULL_SECRET_MISSING = "PullSecretMissing"
 
@@ -73,7 +74,7 @@ def reconcile(ctx: Context) -> Result:
         events=refusal_events(ctx, daemonset),
         grace=grace,
     )
-    due = unscheduled(pods, now=at, grace=grace).recheck  # a pod's grace for a node ends
+    due = grace_ends(pods, now=at, grace=grace)  # a pod's grace ends
     result = finish(ctx, PTEMPLATE, cr, status, problem, due=due)
     if problem is not None and problem[0] == PULL_SECRET_MISSING:
         # Secrets are not watched (their data would land in the mirror): look again slowly.

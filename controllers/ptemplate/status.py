@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controllers.base import Body
-from controllers.conditions import conditions_from
+from controllers.conditions import conditions_from, parse_time
 from controllers.fields import deep_get
 from controllers.pods import (
     CRASHING,
@@ -20,8 +20,9 @@ from controllers.ptemplate.desired import (
     spec_node_selector,
 )
 from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS, Unscheduled, unscheduled
+from controllers.unready import Unready, unready
 from controllers.wording import count, plural
-from controllers.workload import refused_problem, unschedulable_problem
+from controllers.workload import refused_problem, unready_problem, unschedulable_problem
 
 NO_MATCHING_NODES = "NoMatchingNodes"
 NO_DEVICE_CAPACITY = "NoDeviceCapacity"
@@ -37,6 +38,7 @@ def _degraded(
     desired: int | None,
     pending: Unscheduled,
     refused: Problem | None,
+    settled: Unready,
 ) -> tuple[str, str] | None:
     if desired == 0:
         return NO_MATCHING_NODES, f"No node matches the node selector {_selector_text(cr)}"
@@ -64,7 +66,8 @@ def _degraded(
             f"Container {status.get('name')} keeps crashing: {count(len(crashes), 'pod')} in "
             f"CrashLoopBackOff, e.g. {pod['metadata']['name']}"
         )
-    return None
+    # Running, not ready, not starting: on a lost node, or a readiness probe that fails.
+    return unready_problem(settled, workload=None, noun="consumer pod")
 
 
 def compute_status(
@@ -84,8 +87,10 @@ def compute_status(
     Before that, a new DaemonSet's desired count is unknown (a 0 means nothing yet); a
     changed one's is the count of its previous generation, and none of its pods is updated
     yet: a spec change does not make a healthy Ptemplate unavailable for a moment.
-    Degraded when the consumer pods cannot be placed or start, or when the API server
-    refuses them, which the DaemonSet tells only in the FailedCreate `events` about it.
+    Degraded when the consumer pods cannot be placed or start, when the API server
+    refuses them, which the DaemonSet tells only in the FailedCreate `events` about it, or
+    when they are not ready and not starting either (controllers.unready): on a node that
+    stopped reporting, or a readiness probe that fails past its grace.
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
     live = sorted(
@@ -103,7 +108,11 @@ def compute_status(
     # A previous generation's 0 may be what a new node selector fixes: not yet "no node".
     pending = unscheduled(live, now=now, grace=grace)
     refused = refused_problem(daemonset, events=events or [], pods=live, now=now)
-    degraded = problem or _degraded(cr, live, desired if counted else None, pending, refused)
+    settled = unready(live, now=parse_time(now))  # a DaemonSet's evicted pod is replaced
+    not_starting = len(settled.lost) + len(settled.failing)
+    degraded = problem or _degraded(
+        cr, live, desired if counted else None, pending, refused, settled
+    )
     consumers, runs = plural(desired or 0, "consumer pod"), plural(desired or 0, "runs", "run")
     if desired is None:
         progressing: tuple[str, str] | None = ("Creating", "The consumer DaemonSet is starting")
@@ -111,7 +120,7 @@ def compute_status(
         # Updated as the DaemonSet counts it: a change of deviceCount keeps the image.
         done = min(updated, len(current))
         progressing = ("RollingOut", f"{done}/{desired} {consumers} updated")
-    elif ready < desired:
+    elif ready + not_starting < desired:
         progressing = ("PodsStarting", f"{ready}/{desired} {consumers} ready")
     else:
         progressing = None

@@ -15,9 +15,10 @@ from controllers.base import (
     TemporaryError,
 )
 from controllers.fields import deep_get, node_port
+from controllers.graces import grace_ends
 from controllers.kube import Conflict, node_port_refusal
 from controllers.problems import ownership_problem, spec_problem
-from controllers.scheduling import grace_from, unscheduled
+from controllers.scheduling import grace_from
 from controllers.webserver.desired import (
     PORT_NAME,
     SERVICE_EXACT,
@@ -62,8 +63,8 @@ def reconcile(ctx: Context) -> Result:
     )
     # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
     # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer, but
-    # for the end of a pod's grace for waiting on a node, which no event tells.
-    due = unscheduled(pods, now=at, grace=grace).recheck
+    # for the end of a pod's grace (for a node, or to become ready), which no event tells.
+    due = grace_ends(pods, now=at, grace=grace)
     return finish(ctx, WEBSERVER, cr, status, problem, recheck=False, due=due)
 
 

@@ -1,18 +1,19 @@
 """Findings about a CR's pods and what makes them: images that cannot be pulled, crash
-loops, pods no node takes or that never become ready, pods on a node that stopped reporting,
-refused creates, volumes (pure)."""
+loops, pods no node takes or that never become ready, refused creates, volumes; pods on a
+node that stopped reporting are lost_node.py's (pure)."""
 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
 
 from controllers.base import Body
-from controllers.conditions import find_condition, parse_time
+from controllers.conditions import find_condition
 from controllers.fields import controlling_ref, deep_get
-from controllers.pods import CRASHING, PULL_FAILURES, STUCK_REASONS, pod_claims
+from controllers.pods import CRASHING, PULL_FAILURES, pod_claims
 from controllers.refusals import current_refusal, event_message, event_time, refusal_advice
-from controllers.wording import count, plural
+from controllers.unready import failing_words, probe_text, unready
+from controllers.wording import count
+from opsboard.diagnosis.lost_node import lost_node_findings
 from opsboard.diagnosis.observed import (
     RANK_PODS,
     RANK_PODS_REFUSED,
@@ -31,11 +32,6 @@ from opsboard.diagnosis.observed import (
 _NODES = re.compile(r"0/(\d+) nodes are available")
 _INSUFFICIENT = re.compile(r"(?:(\d+) )?Insufficient ([\w./-]+?)\.?(?:[,\s]|$)")
 _NODE_MISMATCH = re.compile(r"(?:(\d+) )?node\(s\) didn't match Pod's node affinity/selector")
-# How long a running container may stay unready before the diagnosis names it: a readiness
-# probe passes after its initialDelaySeconds and a period or two, and a blip of a failing
-# probe (a slow request) is over in a few periods.
-UNREADY_GRACE_SECONDS = 30.0
-UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 
 
 def _controller_uid(obj: Body) -> str:
@@ -120,72 +116,19 @@ def _crash_findings(pods: list[Body]) -> list[Finding]:
     ]
 
 
-def _unready_containers(pod: Body, now: datetime) -> tuple[list[str], datetime] | None:
-    """The containers of a running pod that run and have started but are not ready (their
-    readiness probe fails), and since when they are so: the later of their start and the
-    pod's Ready turning False. None while a pod starts, stops or is stuck another way (a
-    crash loop, an image pull: other rules say those), or within UNREADY_GRACE_SECONDS."""
-    ready = find_condition(deep_get(pod, "status.conditions"), "Ready") or {}
-    if (
-        deep_get(pod, "status.phase") != "Running"
-        or ready.get("status") != "False"
-        or ready.get("reason") != "ContainersNotReady"
-        or _waiting([pod], tuple(STUCK_REASONS))
-    ):
-        return None
-    statuses = deep_get(pod, "status.containerStatuses", []) or []
-    unready = [s for s in statuses if not s.get("ready")]
-    running = [s for s in unready if s.get("started") and deep_get(s, "state.running")]
-    if not unready or len(running) < len(unready):
-        return None  # one is still starting, or stopped
-    stamps = [parse_time(deep_get(s, "state.running.startedAt")) for s in running]
-    stamps.append(parse_time(ready.get("lastTransitionTime")))
-    known = [t for t in stamps if t is not None]
-    if not known:
-        return None
-    since = max(known)
-    if (now - since).total_seconds() <= UNREADY_GRACE_SECONDS:
-        return None
-    return [str(s.get("name")) for s in running], since
-
-
-def _probe_text(pod: Body, container: str) -> str:
-    """What the container's readiness probe asks, as kubectl describe words it: "GET
-    :80/healthz", "TCP :6379"; "" if its spec has none (or an unknown kind)."""
-    containers: list[Body] = deep_get(pod, "spec.containers", []) or []
-    spec = next((c for c in containers if c.get("name") == container), {})
-    probe = spec.get("readinessProbe") or {}
-    if http := probe.get("httpGet"):
-        scheme = "HTTPS " if http.get("scheme") == "HTTPS" else ""
-        return f"{scheme}GET :{http.get('port')}{http.get('path', '/')}"
-    if tcp := probe.get("tcpSocket"):
-        return f"TCP :{tcp.get('port')}"
-    if grpc := probe.get("grpc"):
-        return f"gRPC :{grpc.get('port')}"
-    if command := deep_get(probe, "exec.command"):
-        return f"exec {' '.join(str(c) for c in command)}"
-    return ""
-
-
 def _unready_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
     """Pods that run but never become ready: a failing readiness probe. Its answer ("HTTP
     probe failed with statuscode: 503") is only in the pod's Events, which the mirror does
     not hold (the watcher would pay for every pod's at a cold start): the advice says where
     to read it."""
-    if observed.now is None:
-        return []
-    stuck = [(pod, found) for pod in pods if (found := _unready_containers(pod, observed.now))]
+    # The rule the CR's ReadinessFailing condition follows, with the same grace.
+    stuck = unready(pods, now=observed.now).failing
     if not stuck:
         return []
-    pod, (containers, since) = stuck[0]
+    pod, containers, since = stuck[0].pod, stuck[0].containers, stuck[0].since
     name, namespace = name_of(pod), deep_get(pod, "metadata.namespace", "")
-    probes = [text for c in containers if (text := _probe_text(pod, c))]
-    which = (
-        f"container {containers[0]} fails its readiness probe"
-        if len(containers) == 1
-        else f"containers {', '.join(containers)} fail their readiness probes"
-    )
-    asks = f" ({', '.join(probes)})" if probes else ""
+    probes = [text for c in containers if (text := probe_text(pod, c))]
+    which, asks = failing_words(stuck[0])
     first = containers[0]
     probe = (
         f"its readiness probe {probes[0]}"
@@ -207,160 +150,6 @@ def _unready_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
             see=Section.TREE,
         )
     ]
-
-
-def _lost(pod: Body) -> bool:
-    """A running pod whose node stopped reporting: the node lifecycle controller turned its
-    Ready condition False (MarkPodsNotReady: status only, no reason) while its containers
-    still say ready, as the kubelet last reported them before it went silent."""
-    ready = find_condition(deep_get(pod, "status.conditions"), "Ready") or {}
-    statuses = deep_get(pod, "status.containerStatuses", []) or []
-    return bool(
-        deep_get(pod, "status.phase") == "Running"
-        and deep_get(pod, "spec.nodeName")
-        and ready.get("status") == "False"
-        and not ready.get("reason")
-        and statuses
-        and all(s.get("ready") for s in statuses)
-    )
-
-
-def _ready_since(pod: Body) -> datetime | None:
-    ready = find_condition(deep_get(pod, "status.conditions"), "Ready") or {}
-    return parse_time(ready.get("lastTransitionTime"))
-
-
-def _workload(observed: Observed, pod: Body) -> tuple[str, str]:
-    """(kind, name) of what makes the pod: a ReplicaSet's Deployment, a StatefulSet, a
-    DaemonSet; ("", "") for a pod nothing controls."""
-    ref = controlling_ref(deep_get(pod, "metadata.ownerReferences")) or {}
-    kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
-    if kind == "ReplicaSet":
-        replicaset = next(
-            (r for r in of_kind(observed.objects, "ReplicaSet") if name_of(r) == name), {}
-        )
-        owner = controlling_ref(deep_get(replicaset, "metadata.ownerReferences")) or {}
-        if owner.get("kind") == "Deployment":
-            return "Deployment", str(owner.get("name"))
-    return kind, name
-
-
-def _unreachable_toleration(pod: Body) -> float | None:
-    """How long the pod stays on an unreachable node before it is evicted (seconds; 300 by
-    the DefaultTolerationSeconds admission plugin), None if it tolerates one for ever."""
-    matching = [
-        t
-        for t in deep_get(pod, "spec.tolerations", []) or []
-        if t.get("key") in (UNREACHABLE_TAINT, "", None)
-        and t.get("effect") in ("NoExecute", "", None)
-    ]
-    if not matching:
-        return 0.0
-    limits = [t.get("tolerationSeconds") for t in matching]
-    return None if None in limits else float(max(0, min(int(v) for v in limits)))
-
-
-def _eviction(pods: list[Body], now: datetime) -> str:
-    """When Kubernetes evicts the pods: their toleration runs from about when their Ready
-    turned False (the unreachable taint follows within the controller's next pass)."""
-    it = "it" if len(pods) == 1 else "them"
-    if all(deep_get(p, "metadata.deletionTimestamp") for p in pods):
-        return f"Kubernetes has evicted {it}, but no kubelet is there to stop {it}"
-    seconds = _unreachable_toleration(pods[0])
-    if seconds is None:
-        return f"Kubernetes leaves {it} there (a toleration of an unreachable node for ever)"
-    flipped = _ready_since(pods[0])
-    due = flipped + timedelta(seconds=seconds) if flipped else None
-    left = (due - now).total_seconds() if due else 0.0
-    when = (
-        "any moment now"
-        if left <= 0
-        else f"in about {int(left)} s"
-        if left < 120
-        else f"in about {round(left / 60)} min"
-    )
-    their = plural(len(pods), "its", "their")
-    return (
-        f"Kubernetes evicts {it} after {their} toleration of an unreachable node "
-        f"({int(seconds)} s), {when}"
-    )
-
-
-def _next_step(kind: str, name: str, pods: list[Body], node: str, now: datetime) -> str:
-    """What Kubernetes does next with the pods one workload has on a node that went."""
-    one = len(pods) == 1
-    if kind == "DaemonSet":
-        return (
-            f"DaemonSet {name}'s pod stays there until node {node} is back: no other node runs "
-            "it in its place"
-        )
-    evicted = _eviction(pods, now)
-    if kind == "StatefulSet":
-        names = ", ".join(name_of(p) for p in pods)
-        return (
-            f"{evicted}; StatefulSet {name} does not replace {names} until "
-            f"{'it is' if one else 'they are'} gone: until node {node} is back or "
-            f"{'it is' if one else 'they are'} deleted by force"
-        )
-    if kind:
-        replacement = "a replacement" if one else "replacements"
-        return f"{evicted}, and {kind} {name} starts {replacement} on another node"
-    return f"{evicted}; no controller starts {'it' if one else 'them'} again"
-
-
-def _lost_node_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
-    """The CR's pods on a node that stopped reporting (kubelet down, node lost), one finding
-    per node. Nodes are not mirrored: the pods' own status tells it. An evicted pod stays
-    (Terminating) until its node confirms; only a StatefulSet's waits on it, so those count."""
-    now = observed.now
-    if now is None:
-        return []
-    evicted = [
-        p
-        for p in observed.objects
-        if p.get("kind") == "Pod"
-        and deep_get(p, "metadata.deletionTimestamp")
-        and _workload(observed, p)[0] == "StatefulSet"
-    ]
-    by_node: dict[str, list[Body]] = {}
-    for pod in [*pods, *evicted]:
-        if _lost(pod):
-            by_node.setdefault(str(deep_get(pod, "spec.nodeName")), []).append(pod)
-    found = []
-    for node, lost in sorted(by_node.items()):
-        since = min((t for p in lost if (t := _ready_since(p))), default=None)
-        names = [name_of(p) for p in lost]
-        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        by_workload: dict[tuple[str, str], list[Body]] = {}
-        for pod in lost:
-            by_workload.setdefault(_workload(observed, pod), []).append(pod)
-        steps = [_next_step(k, n, ps, node, now) for (k, n), ps in by_workload.items()]
-        todo = (
-            f"See why node {node} stopped reporting (kubectl describe node {node}) and bring "
-            "the node or its kubelet back."
-        )
-        stateful = [p for (k, _), ps in by_workload.items() if k == "StatefulSet" for p in ps]
-        if stateful:
-            namespace = deep_get(stateful[0], "metadata.namespace", "")
-            todo += (
-                " If the node is gone for good, make sure it is really down (a pod deleted by "
-                "force while it still runs there would run twice), then: kubectl -n "
-                f"{namespace} delete pod {' '.join(name_of(p) for p in stateful)} --force "
-                "--grace-period=0"
-            )
-        found.append(
-            Finding(
-                RANK_PODS,
-                "NodeLost",
-                f"Node {node} stopped reporting (its kubelet is down or the node is lost): "
-                f"{count(len(lost), 'pod')} on it not ready for {ago(since, now)} ({shown}). "
-                f"{'. '.join(steps)}.",
-                todo,
-                subject=f"Node {node}",
-                see=Section.TREE,
-            )
-        )
-    return found
 
 
 def _requested(pod: Body, resource: str) -> str:
@@ -620,6 +409,6 @@ def pod_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
         *_crash_findings(pods),
         *_unschedulable_findings(observed, pods),
         *_unready_findings(observed, pods),
-        *_lost_node_findings(observed, pods),
+        *lost_node_findings(observed),
         *_daemonset_findings(observed.objects),
     ]

@@ -5,10 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from controllers.conditions import find_condition
+from controllers.memcached.status import compute_status as memcached_status
 from controllers.refusals import REFUSAL_FRESH_SECONDS, short_of_pods
+from controllers.unready import UNREADY_GRACE_SECONDS
 from opsboard.diagnosis.findings import CONTROLLER_GRACE_SECONDS, diagnose
 from opsboard.diagnosis.observed import EngineState, ImageChange, LastRun, Observed, Section
-from opsboard.diagnosis.pod_findings import UNREADY_GRACE_SECONDS
+from tests.controllers.builders import memcached
 
 NOW = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)
 LIVE = EngineState(watcher_leader="w1", workers=("host:1",))
@@ -737,3 +740,22 @@ def test_a_workload_changed_a_moment_ago_or_observed_is_no_finding() -> None:
         found = Observed(_cr(), objects=[workload], objects_changed_at=changed, engine=LIVE,
                          now=NOW)  # fmt: skip
         assert diagnose(found) == []
+
+
+def test_the_crs_status_and_the_diagnosis_tell_unready_pods_alike() -> None:
+    """One rule (controllers.unready) for both: the pod the diagnosis names is the one the
+    CR is Degraded for, and one still within the grace is neither named nor Degraded."""
+    grace = UNREADY_GRACE_SECONDS
+    cases = [
+        (_unready("cache-1", running_for=3600, unready_for=grace - 1), [], "AsExpected"),
+        (_unready("cache-1", running_for=3600, unready_for=grace + 1), ["NotReady"],
+         "ReadinessFailing"),
+        (_lost("cache-5d8-a"), ["NodeLost"], "NodeLost"),
+    ]  # fmt: skip
+    for pod, codes, reason in cases:
+        status = memcached_status(
+            memcached(size=1, image="memcached:1.6"), pods=[pod], now=_stamp(NOW)
+        )
+        degraded = find_condition(status["conditions"], "Degraded") or {}
+        findings = diagnose(Observed(_cr(), objects=[pod], engine=LIVE, now=NOW))
+        assert ([f.code for f in findings], degraded.get("reason")) == (codes, reason)

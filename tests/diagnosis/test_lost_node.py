@@ -1,7 +1,8 @@
 """A node that stops reporting, diagnosed end to end (real watcher and worker on kubesim,
 whose node controller takes a node's kubelet away on request; the rig's fake kubelet cannot
-silence one node): the Memcached's pod on it turns not ready, and its page and
-opsboard_diagnose name the node, the pod and what Kubernetes does next."""
+silence one node): the Memcached's pod on it turns not ready, the Memcached Degraded, and
+its page, "Needs attention" and opsboard_diagnose name the node, the pod and what
+Kubernetes does next, once."""
 
 from __future__ import annotations
 
@@ -40,9 +41,8 @@ def test_pods_on_a_node_that_stopped_reporting_are_named_with_the_node(
 
     _set_node_ready(kube_api_client, node, ready=False)
     try:
-        wait_for(
-            lambda: crs.filter(health="Progressing").exists(), what="the Memcached Progressing"
-        )
+        # The CR's own status says so too (Degraded, NodeLost: controllers.unready).
+        wait_for(lambda: crs.filter(health="Degraded").exists(), what="the Memcached Degraded")
         path = f"/k/memcached/{namespace}/cache/"
 
         def named() -> tuple[Finding, str] | None:
@@ -62,9 +62,15 @@ def test_pods_on_a_node_that_stopped_reporting_are_named_with_the_node(
         assert "Deployment cache starts a replacement on another node." in finding.what
         assert f"kubectl describe node {node}" in finding.todo
         assert 'data-code="NodeLost"' in html
-        # The readiness rule leaves these pods alone: their containers are not the cause.
+        # The readiness rule leaves these pods alone: their containers are not the cause. The
+        # CR's Degraded NodeLost is not said a second time beside the finding that explains it.
         codes = [f.code for f in viewer_client.get(path).context["diagnosis"].findings]
-        assert "NotReady" not in codes
+        assert "NotReady" not in codes and codes.count("NodeLost") == 1
+
+        # Degraded comes first in "Needs attention", told by the node's finding.
+        attention = viewer_client.get("/").context["attention"]
+        [listed] = [a for a in attention if a.cr.namespace == namespace]
+        assert [f.code for f in listed.diagnosis.findings] == ["NodeLost"]
 
         out = StringIO()
         call_command("opsboard_diagnose", "memcached", f"{namespace}/cache", stdout=out)

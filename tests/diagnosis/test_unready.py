@@ -13,8 +13,8 @@ from django.test import Client
 from kubernetes import client
 
 from controllers.kube import ApiKube
+from controllers.unready import UNREADY_GRACE_SECONDS
 from opsboard.diagnosis.observed import Finding
-from opsboard.diagnosis.pod_findings import UNREADY_GRACE_SECONDS
 from opsboard.mirror.models import KubeObject
 from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
 from tests.fixtures.celery import EngineProcesses
