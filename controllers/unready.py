@@ -109,6 +109,24 @@ def failing_readiness(pod: Body) -> Failing | None:
     return Failing(pod, [str(s.get("name")) for s in running], max(known))
 
 
+def probe_window(found: Failing) -> float:
+    """How long its unready containers' readiness probes may take to pass once they start:
+    initialDelaySeconds, then failureThreshold periods (0 + 3 periods of 10 s by the API's defaults,
+    UNREADY_GRACE_SECONDS). A slow app's probe says it starts late: until then it starts."""
+    containers: list[Body] = deep_get(found.pod, "spec.containers", []) or []
+    probes = [
+        c.get("readinessProbe") or {} for c in containers if c.get("name") in found.containers
+    ]
+    return max(
+        (
+            float(p.get("initialDelaySeconds", 0))
+            + float(p.get("periodSeconds", 10)) * float(p.get("failureThreshold", 3))
+            for p in probes
+        ),
+        default=0.0,
+    )
+
+
 @dataclass(frozen=True)
 class Unready:
     """The pods that are not ready and not starting, and when that may change by itself."""
@@ -122,7 +140,8 @@ def unready(
     pods: list[Body], *, now: datetime | None, grace: float = UNREADY_GRACE_SECONDS
 ) -> Unready:
     """`pods`' lost ones, and their live ones whose readiness has failed for longer than
-    `grace` at `now` (none if `now` is unknown: they may still be starting)."""
+    `grace` at `now`, or than their probes' own window where that is longer (probe_window;
+    none if `now` is unknown: they may still be starting)."""
     failing, left = [], []
     for pod in pods:
         if deep_get(pod, "metadata.deletionTimestamp") or now is None:
@@ -130,11 +149,12 @@ def unready(
         if (found := failing_readiness(pod)) is None:
             continue
         waited = (now - found.since).total_seconds()
-        if waited > grace:
+        allowed = max(grace, probe_window(found))
+        if waited > allowed:
             failing.append(found)
         else:
             # Times have whole seconds: one more makes sure the grace is over by then.
-            left.append(grace - waited + 1.0)
+            left.append(allowed - waited + 1.0)
     return Unready(lost_pods(pods), failing, min(left, default=None))
 
 

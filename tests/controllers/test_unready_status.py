@@ -227,3 +227,18 @@ def test_the_message_names_the_same_pod_whatever_order_the_cache_lists_them_in()
         for order in (pods, pods[::-1])
     }
     assert len(messages) == 1 and "e.g. m-a:" in messages.pop()
+
+
+def test_a_slow_probe_keeps_its_pod_starting_for_its_own_window() -> None:
+    """A probe that starts late (initialDelaySeconds) is given its own window, not 30 s."""
+    slow = {"httpGet": {"path": "/", "port": 80}, "initialDelaySeconds": 60, "periodSeconds": 5}
+    pods = [pod("m-a", image=IMAGE), _unready("m-b", for_s=50, probe=slow)]
+    status = memcached_status(memcached(size=2, image=IMAGE), pods=pods, now=AT)
+    assert _conditions(status)["Progressing"] == ("True", "PodsStarting")
+    assert _conditions(status)["Degraded"] == ("False", "AsExpected")
+    # 60 s + 3 failures of 5 s after it began to wait, 50 s ago: look again in 26 s.
+    assert grace_ends(pods, now=AT, grace=30.0) == 26.0
+
+    late = [pod("m-a", image=IMAGE), _unready("m-b", for_s=80, probe=slow)]
+    status = memcached_status(memcached(size=2, image=IMAGE), pods=late, now=AT)
+    assert _conditions(status)["Degraded"] == ("True", "ReadinessFailing")
