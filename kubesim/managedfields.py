@@ -10,11 +10,13 @@ the fields it added or changed, as structured-merge-diff's Compare finds them: a
 list item that was absent owns itself ("."), leaves are compared by value. Those fields and
 the removed ones are taken from every other manager; empty entries go. An Apply owns the
 fields of the configuration it sent; apply_ownership.py refuses its conflicts beforehand and
-removes the fields it dropped.
+removes the fields it dropped. After an Update, no more than 10 Update entries are kept: the
+oldest merge into `ancient-changes`, one per apiVersion (capmanagers.go).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -26,6 +28,8 @@ Fields = dict[str, Any]
 Entry = dict[str, Any]
 
 MAX_MANAGER = 128
+MAX_UPDATE_MANAGERS = 10  # DefaultMaxUpdateManagers
+ANCIENT_CHANGES = "ancient-changes"
 UNSET: Any = object()  # no managedFields were sent
 _MISSING = UNSET
 # What stripMetaManager leaves out of every set: identity and bookkeeping the server owns.
@@ -566,6 +570,8 @@ def track(
         own = _own_entry(write, mine[1], previous, changed, removed, apply_set)
         if own is not None:
             out.append(own)
+        if len(out) > MAX_UPDATE_MANAGERS and mine[1] == "Update":
+            out = _cap_updates(out)
     if out:
         out.sort(key=_sort_key)
         meta["managedFields"] = out
@@ -597,4 +603,54 @@ def _own_entry(
     entry["fieldsV1"] = fields
     if write.subresource:
         entry["subresource"] = write.subresource
+    return entry
+
+
+def _go_identifier(entry: Entry) -> str:
+    """An Update entry's BuildManagerIdentifier: the JSON Go makes of its manager, operation,
+    apiVersion and subresource, by which equally old entries are ordered."""
+    ident = {"manager": entry.get("manager", ""), "operation": "Update"}
+    if entry.get("apiVersion"):
+        ident["apiVersion"] = entry["apiVersion"]
+    if entry.get("subresource"):
+        ident["subresource"] = entry["subresource"]
+    text = json.dumps(ident, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _cap_updates(entries: list[Entry]) -> list[Entry]:
+    """capUpdateManagers: while more than 10 Update entries are left, the oldest (by second,
+    then identifier) are merged, per apiVersion, into an `ancient-changes` entry of that
+    version (no subresource) with the time of the last one merged. Kept as Go does it: the
+    first entry of a version is merged only once a second one is, and a bucket that is not
+    the first of its version is merged into itself, then dropped, fields and all."""
+    updaters = [e for e in entries if e.get("operation") != "Apply"]
+    if len(updaters) <= MAX_UPDATE_MANAGERS:
+        return entries
+    updaters.sort(key=lambda e: (e.get("time") or "", _go_identifier(e)))
+    by_id = {identity(e): e for e in entries}
+    first: dict[str, tuple[str, str, str, str]] = {}
+    length = len(updaters)
+    for entry in updaters:
+        if length <= MAX_UPDATE_MANAGERS:
+            break
+        version = entry.get("apiVersion", "")
+        if version not in first:
+            first[version] = identity(entry)
+            continue
+        bucket = (ANCIENT_CHANGES, "Update", version, "")
+        merged = by_id.get(bucket) or by_id.pop(first[version], None) or {}
+        fields = union(entry.get("fieldsV1") or None, merged.get("fieldsV1") or None)
+        by_id[bucket] = _bucket_entry(version, entry.get("time"), fields)
+        del by_id[identity(entry)]  # the bucket itself, when it was not the first
+        length -= 1
+    return list(by_id.values())
+
+
+def _bucket_entry(version: str, when: str | None, fields: Fields | None) -> Entry:
+    entry: Entry = {"manager": ANCIENT_CHANGES, "operation": "Update", "apiVersion": version}
+    if when:
+        entry["time"] = when
+    entry["fieldsType"] = "FieldsV1"
+    entry["fieldsV1"] = fields or {}
     return entry
