@@ -33,6 +33,7 @@ from kubesim import (
     scale,
     schema,
 )
+from kubesim.duplicates import Duplicates
 from kubesim.errors import ApiError, FieldError, GoLiteral
 from kubesim.jsonutil import clone, dumps, later, loads, loads_object, now
 from kubesim.patch import json_patch, merge_patch, strategic_merge
@@ -136,6 +137,17 @@ def _wrong_type_in_patch(
         merge_patch(clone(old), body) if patch_type == "merge" else json_patch(clone(old), body)
     )
     return errors.patch_invalid(dumps(patched).decode(), str(exc))
+
+
+def _refused_in_patch(patch_type: str, old: dict[str, Any], body: Any, why: str) -> ApiError:
+    """A patch whose result has unknown or repeated fields under fieldValidation=Strict: the
+    422 of a value of the wrong type, the same patch or patched object shown."""
+    if patch_type == "strategic":
+        return errors.patch_invalid(gojson.printed(body), why)
+    patched = (
+        merge_patch(clone(old), body) if patch_type == "merge" else json_patch(clone(old), body)
+    )
+    return errors.patch_invalid(dumps(patched).decode(), why)
 
 
 def _storage_key(rt: ResourceType, ns: str, name: str) -> str:
@@ -573,10 +585,13 @@ class Store:
         strict: bool,
         warnings: builtins.list[str] | None,
         wrong_type: Callable[[builtin_schema.TypeMismatch], ApiError] | None = None,
+        duplicates: Duplicates | None = None,
+        refused: Callable[[str], ApiError] | None = None,
     ) -> None:
         """What decoding into kube-apiserver's Go types does to a built-in object: wrong
         JSON types are 400 (or `wrong_type`'s error), unknown fields are dropped with a
-        warning (400 when Strict)."""
+        warning (400 when Strict, or `refused`'s error), as are repeated ones
+        (`duplicates`)."""
         version = obj.get("apiVersion", rt.api_version).rpartition("/")[2]
         prefix = f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: '
         try:
@@ -588,14 +603,17 @@ class Store:
             raise (
                 wrong_type(exc) if wrong_type else errors.bad_request(prefix + str(exc))
             ) from None
-        if unknown and strict:
-            raise errors.bad_request(
-                prefix
-                + "strict decoding error: "
-                + ", ".join(f'unknown field "{u}"' for u in unknown)
-            )
-        if unknown and warnings is not None:
-            warnings.extend(f'unknown field "{u}"' for u in unknown)
+        if duplicates is not None and not rt.crd:  # a custom resource's: with its schema's
+            issues = duplicates.issues(unknown)
+        elif unknown:
+            issues = [f'unknown field "{u}"' for u in unknown]
+        else:
+            return
+        if strict:
+            why = "strict decoding error: " + ", ".join(issues)
+            raise refused(why) if refused else errors.bad_request(prefix + why)
+        if warnings is not None:
+            warnings.extend(issues)
 
     def _prepare(
         self,
@@ -606,6 +624,7 @@ class Store:
         warnings: builtins.list[str] | None,
         old: dict[str, Any] | None = None,
         name_errors: builtins.list[FieldError] | None = None,
+        duplicates: Duplicates | None = None,
     ) -> None:
         """Defaulting, pruning and validation shared by create and update (given `old`);
         a create's name errors are reported with the rest, first, as ObjectMeta's are."""
@@ -614,15 +633,21 @@ class Store:
             version = obj["apiVersion"].rpartition("/")[2]
             root = (rt.version_info.get(version) or {}).get("schema")
             new, unknown, errs = schema.process(root, obj)
-            if unknown:
+            # the decoder's repeated fields, then the fields pruning dropped, sorted
+            unknown = sorted(unknown)
+            issues = (
+                duplicates.issues(unknown)
+                if duplicates is not None
+                else [f'unknown field "{u}"' for u in unknown]
+            )
+            if issues:
                 if strict:
                     raise errors.bad_request(
                         f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: '
-                        f"strict decoding error: "
-                        + ", ".join(f'unknown field "{u}"' for u in unknown)
+                        f"strict decoding error: " + ", ".join(issues)
                     )
                 if warnings is not None:
-                    warnings.extend(f'unknown field "{u}"' for u in unknown)
+                    warnings.extend(issues)
             obj.clear()
             obj.update(new)
             errs += scale.replicas_errors(rt, obj, spec=True)
@@ -656,20 +681,25 @@ class Store:
         decoded: bool = False,
         field_manager: str | None = None,
         applied: dict[str, Any] | None = None,
+        duplicates: Duplicates | None = None,
     ) -> Entry:
         """Create from an object the store may keep (callers pass a private copy).
 
         `decoded`: the object was built by the cluster's own controllers from its kind's
         fields, so decoding it as a client's JSON (_decode) would change nothing: skipped,
-        as it was 7 % of kubesim's CPU in a cold start (seven Events per new pod)."""
+        as it was 7 % of kubesim's CPU in a cold start (seven Events per new pod).
+        `duplicates`: the fields the client's JSON repeated."""
         rt = self.type_of(resource)
+        if field_validation == "Ignore":
+            warnings = None  # no word of unknown or repeated fields
         if not isinstance(obj, dict):
             raise errors.bad_request("Object 'Kind' is missing in the request body")
         self._check_type(rt, obj)
         given = obj.get("metadata")
         sent = given.get("managedFields", managedfields.UNSET) if isinstance(given, dict) else None
         if not decoded:
-            self._decode(rt, obj, strict=field_validation == "Strict", warnings=warnings)
+            strict = field_validation == "Strict"
+            self._decode(rt, obj, strict=strict, warnings=warnings, duplicates=duplicates)
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = obj["metadata"] = {}
@@ -733,6 +763,7 @@ class Store:
                 strict=field_validation == "Strict",
                 warnings=warnings,
                 name_errors=defaults.validate_name(rt.key, name),
+                duplicates=duplicates,
             )
             if rt.key == "daemonsets.apps":
                 defaults.template_generation(obj, None)
@@ -773,9 +804,12 @@ class Store:
         decoded: bool = False,
         field_manager: str | None = None,
         applied: dict[str, Any] | None = None,
+        duplicates: Duplicates | None = None,
     ) -> Entry:
-        """Replace, or write a subresource; `decoded` as for create_entry."""
+        """Replace, or write a subresource; `decoded` and `duplicates` as for create_entry."""
         rt = self.type_of(resource)
+        if field_validation == "Ignore":
+            warnings = None
         if not isinstance(obj, dict):
             raise errors.bad_request("Object 'Kind' is missing in the request body")
         meta = obj.get("metadata")
@@ -846,7 +880,8 @@ class Store:
                 else:
                     new.pop("status", None)
                 if rt.crd:
-                    self._prepare(rt, new, strict=field_validation == "Strict", warnings=warnings)
+                    strict = field_validation == "Strict"
+                    self._prepare(rt, new, strict=strict, warnings=warnings, duplicates=duplicates)
             elif subresource == "finalize" and rt.key == "namespaces":
                 new = clone(old)
                 new["spec"] = obj.get("spec") or {}
@@ -855,7 +890,8 @@ class Store:
             else:
                 self._check_type(rt, obj)
                 if not decoded:
-                    self._decode(rt, obj, strict=field_validation == "Strict", warnings=warnings)
+                    strict = field_validation == "Strict"
+                    self._decode(rt, obj, strict=strict, warnings=warnings, duplicates=duplicates)
                 new = obj
                 new_meta = new["metadata"]
                 for k in _SERVER_META:
@@ -874,7 +910,12 @@ class Store:
                 if rt.key == "namespaces":
                     new["spec"] = old.get("spec", {})
                 self._prepare(
-                    rt, new, strict=field_validation == "Strict", warnings=warnings, old=old
+                    rt,
+                    new,
+                    strict=field_validation == "Strict",
+                    warnings=warnings,
+                    old=old,
+                    duplicates=duplicates,
                 )
                 self._bump_generation(rt, old, new)
             _track(rt, old, new, field_manager, subresource, applied, sent)
@@ -969,10 +1010,13 @@ class Store:
         decoded: bool = False,
         field_manager: str | None = None,
         force: bool = False,
+        duplicates: Duplicates | None = None,
     ) -> Entry:
         """Patch; `decoded` as for create_entry (a controller's patch of what it wrote);
         `force` lets an apply take the fields it changes from their other managers."""
         rt = self.type_of(resource)
+        if field_validation == "Ignore":
+            warnings = None
         if patch_type == "strategic" and rt.crd:
             raise errors.unsupported_media(
                 [
@@ -1038,12 +1082,21 @@ class Store:
             if not (decoded or rt.crd) and subresource is None and patch_type != "apply":
                 strict = field_validation == "Strict"
                 wrong_type = functools.partial(_wrong_type_in_patch, patch_type, old, body)
+                refused = functools.partial(_refused_in_patch, patch_type, old, body)
                 # The stored managedFields, when the patch left them, need no decoding.
                 meta = patched.get("metadata")
                 kept = isinstance(meta, dict) and meta.get("managedFields", 0) is managed
                 if kept:
                     del patched["metadata"]["managedFields"]
-                self._decode(rt, patched, strict=strict, warnings=warnings, wrong_type=wrong_type)
+                self._decode(
+                    rt,
+                    patched,
+                    strict=strict,
+                    warnings=warnings,
+                    wrong_type=wrong_type,
+                    duplicates=duplicates,
+                    refused=refused,
+                )
                 if kept:
                     patched["metadata"]["managedFields"] = managed
                 decoded = True
@@ -1072,6 +1125,7 @@ class Store:
                 decoded=decoded,
                 field_manager=field_manager,
                 applied=body if patch_type == "apply" and field_manager is not None else None,
+                duplicates=duplicates if rt.crd else None,
             )
 
     # --- delete -------------------------------------------------------------------------------

@@ -1,0 +1,216 @@
+"""fieldValidation (Ignore, Warn, Strict) with unknown and repeated fields, as kube-apiserver
+v1.28 answers: Ignore says nothing, Warn (the default) sends a Warning per field, Strict
+refuses the write. A repeated field is kept as Go's decoder keeps it. The bodies are sent
+as written, since a Python dict cannot repeat a key."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from tests.kubesim.support import memcached_crd, raw, wait_for
+
+Api = client.ApiClient
+STRATEGIC = "application/strategic-merge-patch+json"
+MERGE = "application/merge-patch+json"
+# A ConfigMap with an unknown field and a repeated one (two maps: Go merges them).
+CONFIGMAP = (
+    '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"NAME"},'
+    '"data":{"a":"1"},"bogus":1,"data":{"b":"2"}}'
+)
+
+
+def _send(
+    api: Api, method: str, path: str, body: str, query: str, ctype: str = "application/json"
+) -> Any:
+    return raw(api, method, f"{path}?{query}", body=body.encode(), content_type=ctype)
+
+
+def _warnings(resp: Any) -> list[str]:
+    return list(resp.headers.getlist("Warning"))
+
+
+def test_ignore_says_nothing_of_unknown_or_repeated_fields(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    created = _send(
+        kube_api_client, "POST", path, CONFIGMAP.replace("NAME", "c"), "fieldValidation=Ignore"
+    )
+    assert created.status == 201, created.data
+    assert _warnings(created) == []
+    assert created.json()["data"] == {"a": "1", "b": "2"}
+    assert "bogus" not in created.json()
+    body = CONFIGMAP.replace("NAME", "c")
+    for method, ctype in (("PUT", "application/json"), ("PATCH", MERGE), ("PATCH", STRATEGIC)):
+        resp = _send(kube_api_client, method, f"{path}/c", body, "fieldValidation=Ignore", ctype)
+        assert (resp.status, _warnings(resp)) == (200, []), resp.data
+    # Warn, and no option at all, name each field.
+    for query in ("fieldValidation=Warn", ""):
+        resp = _send(kube_api_client, "PUT", f"{path}/c", body, query)
+        assert _warnings(resp) == [
+            '299 - "unknown field \\"bogus\\""',
+            '299 - "duplicate field \\"data\\""',
+        ]
+
+
+def test_repeated_fields_warn_in_the_body_s_order_and_merge_as_go_decodes_them(
+    kube_api_client: Api, namespace: str
+) -> None:
+    # Maps and structs given twice are merged, a list's items by index; a scalar's last wins.
+    service = (
+        '{"apiVersion":"v1","kind":"Service","metadata":{"name":"s","labels":{"a":"1"},'
+        '"labels":{"b":"2"}},"zzz":1,"spec":{"ports":[{"port":80,"name":"a","protocol":"UDP"}],'
+        '"bogus":3,"ports":[{"port":81}],"selector":{"x":"1"},"type":"ClusterIP",'
+        '"type":"NodePort"},"aaa":2}'
+    )
+    path = f"/api/v1/namespaces/{namespace}/services"
+    created = _send(kube_api_client, "POST", path, service, "dryRun=All")
+    assert created.status == 201, created.data
+    fields = [
+        'duplicate field "metadata.labels"',
+        'unknown field "zzz"',
+        'unknown field "spec.bogus"',
+        'duplicate field "spec.ports"',
+        'duplicate field "spec.type"',
+        'unknown field "aaa"',
+    ]
+    assert _warnings(created) == ["299 - " + _quoted(f) for f in fields]
+    got = created.json()
+    assert got["metadata"]["labels"] == {"a": "1", "b": "2"}
+    ((port,),) = [got["spec"]["ports"]]
+    assert (port["name"], port["port"], port["protocol"]) == ("a", 81, "UDP")
+    assert got["spec"]["type"] == "NodePort"
+    refused = _send(kube_api_client, "POST", path, service, "dryRun=All&fieldValidation=Strict")
+    assert refused.status == 400, refused.data
+    assert refused.json()["message"] == (
+        'Service in version "v1" cannot be handled as a Service: strict decoding error: '
+        + ", ".join(fields)
+    )
+
+
+def test_a_repeated_field_deep_in_a_list_is_named_by_its_path(
+    kube_api_client: Api, namespace: str
+) -> None:
+    deployment = (
+        '{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{'
+        '"replicas":1,"replicas":2,"selector":{"matchLabels":{"a":"b"}},"template":{'
+        '"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"x",'
+        '"image":"y","env":[{"name":"A","value":"1","value":"2"}]}]}}}}'
+    )
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    refused = _send(kube_api_client, "POST", path, deployment, "fieldValidation=Strict")
+    assert refused.status == 400, refused.data
+    assert refused.json()["message"] == (
+        'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: '
+        'duplicate field "spec.replicas", '
+        'duplicate field "spec.template.spec.containers[0].image", '
+        'duplicate field "spec.template.spec.containers[0].env[0].value"'
+    )
+    created = _send(kube_api_client, "POST", path, deployment, "")
+    assert created.status == 201, created.data
+    spec = created.json()["spec"]
+    assert (spec["replicas"], spec["template"]["spec"]["containers"][0]["image"]) == (2, "y")
+
+
+def test_a_patch_s_repeated_fields_come_before_the_patched_object_s_unknown_ones(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    cm = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"p"},"data":{"a":"1"}}'
+    assert _send(kube_api_client, "POST", path, cm, "").status == 201
+    # A patch is a map: the last of a repeated field wins.
+    patch = '{"spec":[1,2.5,true,"s"],"data":{"x":"1"},"data":{"b":"<&>","n":null}}'
+    for ctype in (MERGE, STRATEGIC):
+        warned = _send(kube_api_client, "PATCH", f"{path}/p", patch, "", ctype)
+        assert warned.status == 200, warned.data
+        assert _warnings(warned) == [
+            '299 - "duplicate field \\"data\\""',
+            '299 - "unknown field \\"spec\\""',
+        ]
+        assert warned.json()["data"] == {"a": "1", "b": "<&>"}
+    why = 'strict decoding error: duplicate field "data", unknown field "spec"'
+    # Strict: the 422 of a patch; a strategic one shows the patch as Go prints a map.
+    strategic = _send(
+        kube_api_client, "PATCH", f"{path}/p", patch, "fieldValidation=Strict", STRATEGIC
+    )
+    assert strategic.status == 422, strategic.data
+    shown = 'Invalid value: "map[data:map[b:<&> n:<nil>] spec:[1 2.5 true s]]": ' + why
+    assert strategic.json()["message"] == ' "" is invalid: patch: ' + shown
+    assert strategic.json()["details"] == {
+        "causes": [{"reason": "FieldValueInvalid", "message": shown, "field": "patch"}]
+    }
+    # a merge patch shows the patched object
+    merge = _send(kube_api_client, "PATCH", f"{path}/p", patch, "fieldValidation=Strict", MERGE)
+    assert merge.status == 422, merge.data
+    message = merge.json()["message"]
+    assert message.startswith(' "" is invalid: patch: Invalid value: "{')
+    assert message.endswith('}": ' + why)
+    assert '\\"spec\\":[1,2.5,true,\\"s\\"]' in message
+
+
+@pytest.fixture
+def memcacheds(kube_api_client: Api, namespace: str) -> Iterator[str]:
+    """A Memcached CRD in a group of its own; its objects' path in the namespace."""
+    body = memcached_crd(group=f"t{uuid.uuid4().hex[:8]}.example.com")
+    ext = client.ApiextensionsV1Api(kube_api_client)
+    ext.create_custom_resource_definition(body)
+
+    def established() -> bool:
+        got = ext.read_custom_resource_definition(body["metadata"]["name"])
+        return any(c.type == "Established" and c.status == "True"
+                   for c in got.status.conditions or [])  # fmt: skip
+
+    wait_for(established, what="the CRD to be established")
+    yield f"/apis/{body['spec']['group']}/v1alpha1/namespaces/{namespace}/memcacheds"
+    ext.delete_custom_resource_definition(body["metadata"]["name"])
+
+
+def test_a_custom_resource_s_repeated_fields_come_first_then_its_unknown_ones_sorted(
+    kube_api_client: Api, memcacheds: str
+) -> None:
+    group_version = memcacheds.split("/")[2] + "/v1alpha1"
+    cr = (
+        f'{{"apiVersion":"{group_version}","kind":"Memcached","metadata":{{"name":"NAME",'
+        '"labels":{"a":"1"},"labels":{"b":"2"}},"zz":1,"spec":{"size":1,"extra":{"x":1},'
+        '"zoo":1,"bogus":1,"extra":{"y":2},"size":2},"aa":1}'
+    )
+    fields = [
+        'duplicate field "metadata.labels"',
+        'duplicate field "spec.extra"',
+        'duplicate field "spec.size"',
+        'unknown field "aa"',
+        'unknown field "spec.bogus"',
+        'unknown field "spec.zoo"',
+        'unknown field "zz"',
+    ]
+    ignored = _send(
+        kube_api_client, "POST", memcacheds, cr.replace("NAME", "i"), "fieldValidation=Ignore"
+    )
+    assert (ignored.status, _warnings(ignored)) == (201, []), ignored.data
+    # Unstructured: the last of a repeated field wins, maps included.
+    got = ignored.json()
+    assert (got["metadata"]["labels"], got["spec"]) == (
+        {"b": "2"},
+        {"extra": {"y": 2}, "image": "memcached:1.6", "size": 2},
+    )
+    warned = _send(kube_api_client, "POST", memcacheds, cr.replace("NAME", "w"), "")
+    assert warned.status == 201, warned.data
+    assert _warnings(warned) == ["299 - " + _quoted(f) for f in fields]
+    refused = _send(
+        kube_api_client, "POST", memcacheds, cr.replace("NAME", "s"), "fieldValidation=Strict"
+    )
+    assert refused.status == 400, refused.data
+    assert refused.json()["message"] == (
+        'Memcached in version "v1alpha1" cannot be handled as a Memcached: strict decoding '
+        "error: " + ", ".join(fields)
+    )
+
+
+def _quoted(text: str) -> str:
+    """A Warning header's text: quoted, its own quotes escaped."""
+    return '"' + text.replace('"', '\\"') + '"'
