@@ -501,7 +501,7 @@ def identity(entry: Entry) -> tuple[str, str, str, str]:
     return (entry.get("manager", ""), op, version, entry.get("subresource", ""))
 
 
-def _sort_key(entry: Entry) -> tuple[str, str, str, str, str]:
+def sort_key(entry: Entry) -> tuple[str, str, str, str, str]:
     return (
         entry.get("operation", ""),
         entry.get("time", ""),
@@ -531,7 +531,7 @@ def track(
     main = (write.subresource if write is not None else subresource) is None
     if write is not None and write.applied is None and main and _is_reset(sent):
         return  # [] or [{}]: the client clears them, and this write is not tracked
-    base = sent if main and sent is not _MISSING and sent and _valid(sent) else live
+    base = decoded(sent if main and sent is not _MISSING and sent and _valid(sent) else live)
     if write is None:
         base = live  # kubesim's controllers carry what they read
     if not base and (write is None or (old is not None and write.applied is None)):
@@ -573,7 +573,7 @@ def track(
         if len(out) > MAX_UPDATE_MANAGERS and mine[1] == "Update":
             out = _cap_updates(out)
     if out:
-        out.sort(key=_sort_key)
+        out.sort(key=sort_key)
         meta["managedFields"] = out
 
 
@@ -597,8 +597,12 @@ def _own_entry(
     if not touched and previous is not None:
         return previous if fields == previous.get("fieldsV1") else {**previous, "fieldsV1": fields}
     entry: Entry = {"manager": write.manager, "operation": op, "apiVersion": write.api_version}
-    if write.subresource != "scale":  # v1.28 loses the time of a scale write's entry
-        entry["time"] = _now()
+    if op == "Apply" and changed is None and removed is None:
+        when = previous.get("time") if previous else None  # the object is as it was: no time
+    else:
+        when = None if write.subresource == "scale" else _now()  # v1.28 loses a scale write's
+    if when:
+        entry["time"] = when
     entry["fieldsType"] = "FieldsV1"
     entry["fieldsV1"] = fields
     if write.subresource:
@@ -606,16 +610,22 @@ def _own_entry(
     return entry
 
 
-def _go_identifier(entry: Entry) -> str:
-    """An Update entry's BuildManagerIdentifier: the JSON Go makes of its manager, operation,
-    apiVersion and subresource, by which equally old entries are ordered."""
-    ident = {"manager": entry.get("manager", ""), "operation": "Update"}
-    if entry.get("apiVersion"):
-        ident["apiVersion"] = entry["apiVersion"]
-    if entry.get("subresource"):
-        ident["subresource"] = entry["subresource"]
+def go_identifier(entry: Entry) -> str:
+    """BuildManagerIdentifier: the JSON Go makes of an entry's identity (an Apply's without
+    its version), by which the server orders managers."""
+    names = ("manager", "operation", "apiVersion", "subresource")
+    ident = {k: v for k, v in zip(names, identity(entry), strict=True) if v}
     text = json.dumps(ident, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def decoded(entries: list[Any]) -> list[Any]:
+    """DecodeManagedFields keys the entries by identity: of two with the same (a scale write
+    splits one so), the last is kept."""
+    if len(entries) < 2:
+        return entries
+    by_id = {identity(e): e for e in entries if isinstance(e, dict)}
+    return entries if len(by_id) == len(entries) else list(by_id.values())
 
 
 def _cap_updates(entries: list[Entry]) -> list[Entry]:
@@ -627,7 +637,7 @@ def _cap_updates(entries: list[Entry]) -> list[Entry]:
     updaters = [e for e in entries if e.get("operation") != "Apply"]
     if len(updaters) <= MAX_UPDATE_MANAGERS:
         return entries
-    updaters.sort(key=lambda e: (e.get("time") or "", _go_identifier(e)))
+    updaters.sort(key=lambda e: (e.get("time") or "", go_identifier(e)))
     by_id = {identity(e): e for e in entries}
     first: dict[str, tuple[str, str, str, str]] = {}
     length = len(updaters)

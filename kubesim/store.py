@@ -31,6 +31,7 @@ from kubesim import (
     managedfields,
     omitempty,
     scale,
+    scale_fields,
     schema,
 )
 from kubesim.duplicates import Duplicates
@@ -973,12 +974,34 @@ class Store:
         *,
         dry_run: bool,
         manager: str | None,
+        applied: dict[str, Any] | None = None,
+        force: bool = False,
     ) -> Entry:
+        """A write of the Scale; an apply's (`applied`) fields owned as on the Scale."""
+        entries = old["metadata"].get("managedFields") or []
+        tracked = manager is not None and bool(entries or applied is not None)
+        if tracked:
+            assert manager is not None
+            before = scale.scale_of(rt, old)["spec"].get("replicas", 0)
+            after = (wanted.get("spec") or {}).get("replicas") if isinstance(wanted, dict) else None
+            what = scale_fields.ScaleWrite(
+                manager, applied, force, before, after if isinstance(after, int) else before
+            )
+            replicas = scale_fields.replicas_fields(rt.spec_replicas_path)
+            version = str(old.get("apiVersion") or rt.api_version)
+            entries, dropped = scale_fields.write(entries, replicas, rt.group, version, what)
+            if dropped:  # Scale's replicas, an int32, are 0 once removed
+                wanted = {**wanted, "spec": {**(wanted.get("spec") or {}), "replicas": 0}}
         new = scale.scaled(rt, old, wanted)
         if rt.crd:
             self._prepare(rt, new, strict=False, warnings=None)
         self._bump_generation(rt, old, new)
-        _track(rt, old, new, manager, "scale")
+        if not tracked:  # kubesim's controllers, or an object whose fields are not tracked
+            _track(rt, old, new, manager, "scale")
+        elif entries:
+            new["metadata"]["managedFields"] = entries
+        else:
+            new["metadata"].pop("managedFields", None)
         obj, _ = self._write_update(rt, old, new, dry_run=dry_run)
         result = scale.scale_of(rt, obj)
         return result, dumps(result)
@@ -1077,7 +1100,12 @@ class Store:
                 )
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patched object is not an object")
-            if patch_type == "apply" and field_manager is not None and subresource != "scale":
+            if subresource == "scale" and patch_type == "apply":
+                return self._update_scale(
+                    rt, old, patched, dry_run=dry_run, manager=field_manager,
+                    applied=body if field_manager is not None else None, force=force,
+                )  # fmt: skip
+            if patch_type == "apply" and field_manager is not None:
                 _own_applied(rt, old, patched, body, field_manager, subresource, force)
             if not (decoded or rt.crd) and subresource is None and patch_type != "apply":
                 strict = field_validation == "Strict"

@@ -429,6 +429,23 @@ def test_an_apply_owns_the_fields_of_its_configuration(
     }
 
 
+def test_an_apply_that_changes_nothing_gives_its_entry_no_time(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}}
+    _write(kube_api_client, "POST", path, cm, "creator")
+    # The object stays as it was: the applier's new entry has no time (structured-merge-diff
+    # returns no object, and the server stamps only a changed one).
+    same = _write(kube_api_client, "PATCH", f"{path}/c", json.dumps(cm), "applier", APPLY)
+    (entry,) = [e for e in same["metadata"]["managedFields"] if e["manager"] == "applier"]
+    assert "time" not in entry and entry["fieldsV1"] == {"f:data": {"f:k": {}}}
+    changed = {**cm, "data": {"k": "v", "k2": "v2"}}
+    after = _write(kube_api_client, "PATCH", f"{path}/c", json.dumps(changed), "applier", APPLY)
+    (entry,) = [e for e in after["metadata"]["managedFields"] if e["manager"] == "applier"]
+    assert "time" in entry
+
+
 def _entries(obj: dict[str, Any]) -> list[tuple[str, str, str, Any]]:
     """(manager, operation, subresource, fieldsV1) of every entry, in the server's order."""
     return [

@@ -254,3 +254,136 @@ def test_containers_and_env_items_an_applier_drops_are_removed(
     got = _ok(kube_api_client, "PATCH", f"{path}/d", _deployment(None, bare), "B", APPLY)
     (container,) = got["spec"]["template"]["spec"]["containers"]
     assert "env" not in container
+
+
+def _scale(replicas: int | None) -> dict[str, Any]:
+    spec = {} if replicas is None else {"replicas": replicas}
+    return {
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {"name": "d"},
+        "spec": spec,
+    }
+
+
+def _entries(obj: dict[str, Any]) -> list[tuple[str, str, str, bool, Any]]:
+    """(manager, operation, subresource, has a time, fieldsV1) in the server's order."""
+    return [
+        (e["manager"], e["operation"], e.get("subresource", ""), "time" in e, e["fieldsV1"])
+        for e in obj["metadata"].get("managedFields") or []
+        if e["manager"] != "kube-controller-manager"
+    ]
+
+
+REPLICAS = {"f:spec": {"f:replicas": {}}}
+
+
+def _get(api: Api, path: str) -> dict[str, Any]:
+    resp = raw(api, "GET", path)
+    assert resp.status == 200, resp.data
+    return dict(resp.json())
+
+
+def test_an_apply_to_the_scale_subresource_conflicts_with_the_owners_of_replicas(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    container = {"name": "c", "image": "nginx:1.25"}
+    _ok(kube_api_client, "POST", path, _deployment(1, container), "creator", "application/json")
+    d, scale = f"{path}/d", f"{path}/d/scale"
+    # The owners are the Scale's, under autoscaling/v1: an Update is named with that version.
+    answer = _refused(kube_api_client, scale, _scale(3), "scaler")
+    assert answer == _conflict(
+        'Apply failed with 1 conflict: conflict with "creator" using autoscaling/v1: '
+        ".spec.replicas",
+        ('conflict with "creator" using autoscaling/v1', ".spec.replicas"),
+    )
+    # The same value is shared. The Scale gives the creator's share back as an entry of its
+    # own, without a time: the creator's identity twice.
+    _ok(kube_api_client, "PATCH", scale, _scale(1), "scaler", APPLY)
+    got = _get(kube_api_client, d)
+    creator = _entries(got)[2]
+    assert _entries(got)[:2] == [
+        ("scaler", "Apply", "scale", False, REPLICAS),
+        ("creator", "Update", "", False, REPLICAS),
+    ]
+    assert (
+        creator[:4] == ("creator", "Update", "", True) and "f:replicas" not in creator[4]["f:spec"]
+    )
+    assert {e["apiVersion"] for e in got["metadata"]["managedFields"]} == {"apps/v1"}
+    # Decoding keeps the last of the two: the next apply conflicts with no one but the creator
+    # is gone from replicas, and a main-resource applier conflicts with the scale's.
+    moved = _ok(kube_api_client, "PATCH", scale, _scale(2), "scaler", APPLY)
+    assert moved["spec"] == {"replicas": 2}
+    got = _get(kube_api_client, d)
+    assert [e[:4] for e in _entries(got)] == [
+        ("scaler", "Apply", "scale", False),
+        ("creator", "Update", "", True),
+    ]
+    answer = _refused(kube_api_client, d, _deployment(5, container), "applier")
+    assert answer["message"] == (
+        'Apply failed with 1 conflict: conflict with "scaler" with subresource "scale": '
+        ".spec.replicas"
+    )
+
+
+def test_a_forced_apply_to_the_scale_takes_replicas_and_an_update_there_is_named_with_it(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    container = {"name": "c", "image": "nginx:1.25"}
+    _ok(kube_api_client, "PATCH", f"{path}/d", _deployment(1, container), "applier", APPLY)
+    scale = f"{path}/d/scale"
+    answer = _refused(kube_api_client, scale, _scale(4), "scaler")
+    assert answer["message"] == (
+        'Apply failed with 1 conflict: conflict with "applier": .spec.replicas'
+    )
+    _ok(kube_api_client, "PATCH", scale, _scale(4), "scaler", APPLY, force=True)
+    got = _get(kube_api_client, f"{path}/d")
+    assert got["spec"]["replicas"] == 4
+    assert _managed(got)[("scaler", "Apply")] == REPLICAS
+    assert "f:replicas" not in _managed(got)[("applier", "Apply")]["f:spec"]
+    # An Update of the Scale takes them, and conflicts as the Scale's Update.
+    _ok(kube_api_client, "PATCH", scale, {"spec": {"replicas": 6}}, "hpa", MERGE)
+    answer = _refused(kube_api_client, scale, _scale(7), "scaler")
+    assert answer["message"] == (
+        'Apply failed with 1 conflict: conflict with "hpa" with subresource "scale" using '
+        "autoscaling/v1: .spec.replicas"
+    )
+
+
+def test_an_apply_to_the_scale_of_untracked_replicas_conflicts_with_before_first_apply(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    container = {"name": "c", "image": "nginx:1.25"}
+    created = _ok(
+        kube_api_client, "POST", path, _deployment(2, container), "creator", "application/json"
+    )
+    (entry,) = created["metadata"]["managedFields"]
+    del entry["fieldsV1"]["f:spec"]["f:replicas"]  # no one owns replicas
+    _ok(kube_api_client, "PATCH", f"{path}/d", {"metadata": {"managedFields": [entry]}}, "x", MERGE)
+    scale = f"{path}/d/scale"
+    # An Update of the Scale is not tracked: nothing owned the Scale's fields.
+    _ok(kube_api_client, "PATCH", scale, {"spec": {"replicas": 3}}, "hpa", MERGE)
+    got = _get(kube_api_client, f"{path}/d")
+    assert [e[:2] for e in _entries(got)] == [("creator", "Update")]
+    # An apply first gives them to before-first-apply.
+    answer = _refused(kube_api_client, scale, _scale(4), "scaler")
+    assert answer["message"] == (
+        'Apply failed with 1 conflict: conflict with "before-first-apply" with subresource '
+        '"scale" using autoscaling/v1: .spec.replicas'
+    )
+    # An applier that drops replicas it alone owned removes them: the Scale's 0. With an
+    # empty spec its entry stays, and keeps replicas; without a spec it goes.
+    _ok(kube_api_client, "PATCH", scale, _scale(4), "scaler", APPLY, force=True)
+    dropped = _ok(kube_api_client, "PATCH", scale, _scale(None), "scaler", APPLY)
+    assert dropped["spec"] == {}
+    got = _get(kube_api_client, f"{path}/d")
+    assert got["spec"]["replicas"] == 0
+    assert _entries(got)[0] == ("scaler", "Apply", "scale", False, REPLICAS)
+    _ok(kube_api_client, "PATCH", scale, _scale(5), "scaler", APPLY)
+    bare = {k: v for k, v in _scale(None).items() if k != "spec"}
+    _ok(kube_api_client, "PATCH", scale, bare, "scaler", APPLY)
+    got = _get(kube_api_client, f"{path}/d")
+    assert (got["spec"]["replicas"], [e[:2] for e in _entries(got)]) == (0, [("creator", "Update")])
