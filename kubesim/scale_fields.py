@@ -10,7 +10,9 @@ a twin comes back as a new entry of its own, without a time. So a scale write sp
 Update entry that owned replicas in two, the same identity twice, until the next write's
 decoding keeps the last (managedfields.decoded). The Scale's other quirks are kept too: an
 Update records nothing when no one owns replicas (nothing to track), and an apply then
-first gives them to `before-first-apply`, whose Update entry it conflicts with.
+first gives them to `before-first-apply`, whose Update entry it conflicts with. And v1.28
+fails (500) an apply to a custom resource's Scale that changes replicas or finds them
+untracked.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubesim import apply_ownership, managedfields
+from kubesim import apply_ownership, errors, managedfields
 from kubesim.managedfields import Entry, Fields
 
 SCALE_VERSION = "autoscaling/v1"
@@ -48,10 +50,17 @@ def replicas_fields(path: str) -> Fields:
 
 
 def write(
-    entries: list[Entry], replicas: Fields, group: str, version: str, scale: ScaleWrite
+    entries: list[Entry],
+    replicas: Fields,
+    group: str,
+    version: str,
+    scale: ScaleWrite,
+    *,
+    custom: bool = False,
 ) -> tuple[list[Entry], bool]:
     """The object's entries after the write, and whether its replicas go (the applier alone
-    owned them and dropped them). Raises the 409 of an apply's conflicts."""
+    owned them and dropped them). Raises the 409 of an apply's conflicts, and for a custom
+    resource (`custom`) the 500s of v1.28's apply to its Scale."""
     parent = [e for e in managedfields.decoded(entries) if _known(e, group)]
     # ToSubresource: the Scale's entries, each owning replicas (True) or, the applier's
     # only, other fields of the Scale it applied (False)
@@ -62,6 +71,10 @@ def write(
             owners = {(scale.manager, "Update", SCALE_VERSION, "scale"): True}
     else:
         mine: Identity = (scale.manager, "Apply", "", "scale")
+        if not owners and custom:
+            raise errors.unconverted(
+                "failed to create manager for existing fields: " + _cr_bug("live", "/")
+            )
         if not owners and scale.before:
             owners = {(BEFORE_FIRST_APPLY, "Update", SCALE_VERSION, "scale"): True}
         applied = managedfields.applied_fields(_SCALE, scale.applied)
@@ -70,6 +83,10 @@ def write(
         if sets and scale.after != scale.before:
             if others and not scale.force:
                 raise _conflicts(others)
+            if custom:
+                meta = scale.applied.get("metadata") or {}
+                named = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+                raise errors.unconverted(_cr_bug("new", named))
             owners = {}
         else:
             remove = not sets and owners.get(mine, False) and not others
@@ -108,6 +125,15 @@ def _to_parent(
         out.append(new)
     out.sort(key=managedfields.sort_key)
     return out
+
+
+def _cr_bug(which: str, named: str) -> str:
+    """v1.28's fieldmanager of a custom resource's Scale converts the Scale as a custom
+    resource, and fails: when an apply there changes replicas, or finds them untracked."""
+    return (
+        f"failed to convert {which} object ({named}; autoscaling/v1, Kind=Scale) to proper "
+        "version: request to convert CR to an invalid group/version: autoscaling/v1"
+    )
 
 
 def _conflicts(owners: list[Identity]) -> Exception:

@@ -989,7 +989,9 @@ class Store:
             )
             replicas = scale_fields.replicas_fields(rt.spec_replicas_path)
             version = str(old.get("apiVersion") or rt.api_version)
-            entries, dropped = scale_fields.write(entries, replicas, rt.group, version, what)
+            entries, dropped = scale_fields.write(
+                entries, replicas, rt.group, version, what, custom=bool(rt.crd)
+            )
             if dropped:  # Scale's replicas, an int32, are 0 once removed
                 wanted = {**wanted, "spec": {**(wanted.get("spec") or {}), "replicas": 0}}
         new = scale.scaled(rt, old, wanted)

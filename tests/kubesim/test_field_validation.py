@@ -5,14 +5,11 @@ as written, since a Python dict cannot repeat a key."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from kubernetes import client
 
-from tests.kubesim.support import memcached_crd, raw, wait_for
+from tests.kubesim.support import raw
 
 Api = client.ApiClient
 STRATEGIC = "application/strategic-merge-patch+json"
@@ -151,23 +148,6 @@ def test_a_patch_s_repeated_fields_come_before_the_patched_object_s_unknown_ones
     assert message.startswith(' "" is invalid: patch: Invalid value: "{')
     assert message.endswith('}": ' + why)
     assert '\\"spec\\":[1,2.5,true,\\"s\\"]' in message
-
-
-@pytest.fixture
-def memcacheds(kube_api_client: Api, namespace: str) -> Iterator[str]:
-    """A Memcached CRD in a group of its own; its objects' path in the namespace."""
-    body = memcached_crd(group=f"t{uuid.uuid4().hex[:8]}.example.com")
-    ext = client.ApiextensionsV1Api(kube_api_client)
-    ext.create_custom_resource_definition(body)
-
-    def established() -> bool:
-        got = ext.read_custom_resource_definition(body["metadata"]["name"])
-        return any(c.type == "Established" and c.status == "True"
-                   for c in got.status.conditions or [])  # fmt: skip
-
-    wait_for(established, what="the CRD to be established")
-    yield f"/apis/{body['spec']['group']}/v1alpha1/namespaces/{namespace}/memcacheds"
-    ext.delete_custom_resource_definition(body["metadata"]["name"])
 
 
 def test_a_custom_resource_s_repeated_fields_come_first_then_its_unknown_ones_sorted(

@@ -387,3 +387,52 @@ def test_an_apply_to_the_scale_of_untracked_replicas_conflicts_with_before_first
     _ok(kube_api_client, "PATCH", scale, bare, "scaler", APPLY)
     got = _get(kube_api_client, f"{path}/d")
     assert (got["spec"]["replicas"], [e[:2] for e in _entries(got)]) == (0, [("creator", "Update")])
+
+
+def test_v1_28_fails_an_apply_that_changes_a_custom_resource_s_scale(
+    kube_api_client: Api, memcacheds: str
+) -> None:
+    """v1.28's fieldmanager converts a custom resource's Scale as a custom resource, and
+    fails (500) where it must: an apply there that changes replicas, or finds them untracked.
+    A conflict is still a 409, and the same value is shared."""
+    group_version = memcacheds.split("/")[2] + "/v1alpha1"
+    cr = {"apiVersion": group_version, "kind": "Memcached", "metadata": {"name": "d"},
+          "spec": {"size": 2}}  # fmt: skip
+    _ok(kube_api_client, "POST", memcacheds, cr, "creator", "application/json")
+    scale = f"{memcacheds}/d/scale"
+    answer = _refused(kube_api_client, scale, _scale(3), "scaler")
+    assert answer["message"] == (
+        'Apply failed with 1 conflict: conflict with "creator" using autoscaling/v1: .spec.replicas'
+    )
+    for force in (True, False):
+        if force:
+            status, failed = _send(
+                kube_api_client, "PATCH", scale, _scale(3), "scaler", APPLY, force=True
+            )
+        else:  # the scaler shares them now, and the creator's share is lost on the way
+            _ok(kube_api_client, "PATCH", scale, _scale(2), "scaler", APPLY)
+            status, failed = _send(kube_api_client, "PATCH", scale, _scale(4), "scaler", APPLY)
+        assert (status, failed) == (500, {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "failed to convert new object (/d; autoscaling/v1, Kind=Scale) to proper "
+            "version: request to convert CR to an invalid group/version: autoscaling/v1",
+            "code": 500,
+        })  # fmt: skip
+    assert _get(kube_api_client, f"{memcacheds}/d")["spec"]["size"] == 2
+    # Untracked replicas: the apply fails before it starts.
+    entries = [{"manager": "x", "operation": "Update", "apiVersion": group_version,
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:image": {}}}}]  # fmt: skip
+    _ok(
+        kube_api_client,
+        "PATCH",
+        f"{memcacheds}/d",
+        {"metadata": {"managedFields": entries}},
+        "x",
+        MERGE,
+    )
+    status, failed = _send(kube_api_client, "PATCH", scale, _scale(2), "scaler", APPLY)
+    assert (status, failed["message"]) == (500, (
+        "failed to create manager for existing fields: failed to convert live object (/; "
+        "autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid "
+        "group/version: autoscaling/v1"
+    ))  # fmt: skip
