@@ -223,6 +223,23 @@ def _own_applied(
     apply_ownership.prune(kind, old, merged, applier, applied)
 
 
+def _before_first_apply(
+    rt: ResourceType, old: dict[str, Any], merged: dict[str, Any]
+) -> dict[str, Any]:
+    """An apply to an object whose fields no one owns: as the server's skipNonApplied manager
+    does, an Update from an empty object first gives them all to `before-first-apply`, with
+    whose values the apply then conflicts. Returns old with that entry; `merged` carries it
+    to the tracking."""
+    version = str(merged.get("apiVersion") or rt.api_version)
+    fields = managedfields.changed_fields(_tracked_kind(rt, old), {}, old, None)
+    if fields is None:
+        return old
+    entry = {"manager": "before-first-apply", "operation": "Update", "apiVersion": version,
+             "time": now(), "fieldsType": "FieldsV1", "fieldsV1": fields}  # fmt: skip
+    merged.setdefault("metadata", {})["managedFields"] = [entry]
+    return {**old, "metadata": {**old["metadata"], "managedFields": [entry]}}
+
+
 @dataclass(slots=True)
 class Event:
     rv: int
@@ -1108,6 +1125,8 @@ class Store:
                     applied=body if field_manager is not None else None, force=force,
                 )  # fmt: skip
             if patch_type == "apply" and field_manager is not None:
+                if subresource is None and not old["metadata"].get("managedFields"):
+                    old = _before_first_apply(rt, old, patched)
                 _own_applied(rt, old, patched, body, field_manager, subresource, force)
             if not (decoded or rt.crd) and subresource is None and patch_type != "apply":
                 strict = field_validation == "Strict"

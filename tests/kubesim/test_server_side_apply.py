@@ -440,3 +440,32 @@ def test_v1_28_fails_an_apply_that_changes_a_custom_resource_s_scale(
         "autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid "
         "group/version: autoscaling/v1"
     ))  # fmt: skip
+
+
+def test_an_apply_to_an_object_no_one_owns_conflicts_with_before_first_apply(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    _ok(
+        kube_api_client,
+        "POST",
+        path,
+        _cm({"a": "1", "b": "2"}, {"l": "1"}),
+        "creator",
+        "application/json",
+    )
+    _ok(kube_api_client, "PATCH", f"{path}/c", {"metadata": {"managedFields": []}}, "x", MERGE)
+    # The server first gives every field to before-first-apply, as an Update from nothing.
+    answer = _refused(kube_api_client, f"{path}/c", _cm({"a": "9"}), "B")
+    assert answer == _conflict(
+        'Apply failed with 1 conflict: conflict with "before-first-apply" using v1: .data.a',
+        ('conflict with "before-first-apply" using v1', ".data.a"),
+    )
+    got = _ok(kube_api_client, "PATCH", f"{path}/c", _cm({"a": "1"}), "B", APPLY)
+    assert _managed(got) == {
+        ("B", "Apply"): {"f:data": {"f:a": {}}},
+        ("before-first-apply", "Update"): {
+            "f:data": {".": {}, "f:a": {}, "f:b": {}},
+            "f:metadata": {"f:labels": {".": {}, "f:l": {}}},
+        },
+    }
