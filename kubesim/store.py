@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack, cast
 
+import orjson
+
 from kubesim import (
     apply_ownership,
     builtin_schema,
@@ -140,14 +142,21 @@ def _wrong_type_in_patch(
     return errors.patch_invalid(dumps(patched).decode(), str(exc))
 
 
-def _refused_in_patch(patch_type: str, old: dict[str, Any], body: Any, why: str) -> ApiError:
+def _refused_in_patch(
+    patch_type: str, old: dict[str, Any], body: Any, why: str, *, custom: bool = False
+) -> ApiError:
     """A patch whose result has unknown or repeated fields under fieldValidation=Strict: the
-    422 of a value of the wrong type, the same patch or patched object shown."""
+    422 of a value of the wrong type, the same patch or patched object shown (a custom
+    resource's as Go marshals a map: every key sorted)."""
     if patch_type == "strategic":
         return errors.patch_invalid(gojson.printed(body), why)
     patched = (
         merge_patch(clone(old), body) if patch_type == "merge" else json_patch(clone(old), body)
     )
+    if custom:
+        shown = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
+        shown = shown.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+        return errors.patch_invalid(shown, why)
     return errors.patch_invalid(dumps(patched).decode(), why)
 
 
@@ -643,6 +652,7 @@ class Store:
         old: dict[str, Any] | None = None,
         name_errors: builtins.list[FieldError] | None = None,
         duplicates: Duplicates | None = None,
+        refused: Callable[[str], ApiError] | None = None,
     ) -> None:
         """Defaulting, pruning and validation shared by create and update (given `old`);
         a create's name errors are reported with the rest, first, as ObjectMeta's are."""
@@ -660,9 +670,14 @@ class Store:
             )
             if issues:
                 if strict:
-                    raise errors.bad_request(
-                        f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: '
-                        f"strict decoding error: " + ", ".join(issues)
+                    why = "strict decoding error: " + ", ".join(issues)
+                    raise (
+                        refused(why)
+                        if refused
+                        else errors.bad_request(
+                            f'{rt.kind} in version "{version}" cannot be handled as a '
+                            f"{rt.kind}: {why}"
+                        )
                     )
                 if warnings is not None:
                     warnings.extend(issues)
@@ -823,6 +838,7 @@ class Store:
         field_manager: str | None = None,
         applied: dict[str, Any] | None = None,
         duplicates: Duplicates | None = None,
+        refused: Callable[[str], ApiError] | None = None,
     ) -> Entry:
         """Replace, or write a subresource; `decoded` and `duplicates` as for create_entry."""
         rt = self.type_of(resource)
@@ -934,6 +950,7 @@ class Store:
                     warnings=warnings,
                     old=old,
                     duplicates=duplicates,
+                    refused=refused,
                 )
                 self._bump_generation(rt, old, new)
             _track(rt, old, new, field_manager, subresource, applied, sent)
@@ -1175,6 +1192,11 @@ class Store:
                 field_manager=field_manager,
                 applied=body if patch_type == "apply" and field_manager is not None else None,
                 duplicates=duplicates if rt.crd else None,
+                refused=(
+                    functools.partial(_refused_in_patch, patch_type, old, body, custom=True)
+                    if rt.crd and patch_type in ("merge", "json")
+                    else None
+                ),
             )
 
     # --- delete -------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ as written, since a Python dict cannot repeat a key."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from kubernetes import client
@@ -194,3 +195,28 @@ def test_a_custom_resource_s_repeated_fields_come_first_then_its_unknown_ones_so
 def _quoted(text: str) -> str:
     """A Warning header's text: quoted, its own quotes escaped."""
     return '"' + text.replace('"', '\\"') + '"'
+
+
+def test_a_custom_resource_s_patch_refused_under_strict_shows_the_patched_object_sorted(
+    kube_api_client: Api, memcacheds: str
+) -> None:
+    group_version = memcacheds.split("/")[2] + "/v1alpha1"
+    cr = f'{{"apiVersion":"{group_version}","kind":"Memcached","metadata":{{"name":"m"}},"spec":{{"size":2}}}}'
+    assert _send(kube_api_client, "POST", memcacheds, cr, "").status == 201
+    stored = raw(kube_api_client, "GET", f"{memcacheds}/m").json()
+    for ctype, patch, size, why in (
+        (MERGE, '{"spec":{"bogus":1,"size":3,"size":4}}', 4,
+         'duplicate field "spec.size", unknown field "spec.bogus"'),
+        ("application/json-patch+json", '[{"op":"add","path":"/spec/bogus","value":1}]', 2,
+         'unknown field "spec.bogus"'),
+    ):  # fmt: skip
+        resp = _send(
+            kube_api_client, "PATCH", f"{memcacheds}/m", patch, "fieldValidation=Strict", ctype
+        )
+        assert resp.status == 422, resp.data
+        # an unstructured object, marshalled as Go marshals a map: every key sorted
+        patched = {**stored, "spec": {**stored["spec"], "bogus": 1, "size": size}}
+        shown = json.dumps(json.dumps(patched, sort_keys=True, separators=(",", ":")))
+        assert resp.json()["message"] == (
+            f' "" is invalid: patch: Invalid value: {shown}: strict decoding error: {why}'
+        )
