@@ -17,6 +17,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
+from kubesim.gojson import go_quote
 from kubesim.jsonutil import dumps
 
 Position = tuple[int, ...]  # the index of each key and item on the way to a field
@@ -41,11 +44,17 @@ class Duplicates:
     merged: bool
     found: list[tuple[str, Position]] = field(default_factory=list)
     where: dict[str, Position] = field(default_factory=dict)
+    yaml: list[tuple[int, str]] = field(default_factory=list)  # (line, key) of a YAML body
 
-    def issues(self, unknown: list[str]) -> list[str]:
+    def issues(self, unknown: list[str], *, strict: bool = False) -> list[str]:
         """The decoder's messages. Decoding into a struct meets the unknown fields with the
         repeated ones, in the body's order; otherwise the unknown fields are found later
-        (a custom resource's by its schema, a patch's in the patched object): after."""
+        (a custom resource's by its schema, a patch's in the patched object): after. A YAML
+        body's repeated keys come first, as go-yaml's error (one, under `strict`)."""
+        if self.yaml:
+            lines = yaml_lines(self.yaml)
+            first = ["yaml: unmarshal errors:\n  " + "\n  ".join(lines)] if strict else lines
+            return first + [f'unknown field "{u}"' for u in unknown]
         dup = [(pos, f'duplicate field "{p}"') for p, pos in self.found]
         unk = [(self.where.get(u, (1 << 62,)), f'unknown field "{u}"') for u in unknown]
         both = sorted(dup + unk, key=lambda i: i[0]) if self.merged else dup + unk
@@ -83,3 +92,35 @@ def _build(value: Any, path: str, pos: Position, into: Any, merge: bool, found: 
             items.append(_build(item, f"{path}[{i}]", (*pos, i), old, merge, found))
         return items
     return value
+
+
+def yaml_lines(repeated: list[tuple[int, str]]) -> list[str]:
+    """go-yaml's words for keys a mapping gives twice, by line (that of the second value)."""
+    return [f"line {n}: key {go_quote(k)} already set in map" for n, k in sorted(repeated)]
+
+
+class _YamlLoader(yaml.SafeLoader):
+    """PyYAML's safe loader (the last of a repeated key wins, as in go-yaml's map), noting
+    each repeated key with the line of its value."""
+
+    def __init__(self, stream: bytes) -> None:
+        super().__init__(stream)
+        self.repeated: list[tuple[int, str]] = []
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: set[str] = set()
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                if key.value in seen:
+                    self.repeated.append((value.start_mark.line + 1, key.value))
+                seen.add(key.value)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(raw: bytes) -> tuple[Any, list[tuple[int, str]]]:
+    """A YAML body (yaml.safe_load's result), and its repeated keys."""
+    loader = _YamlLoader(raw)
+    try:
+        return loader.get_single_data(), loader.repeated
+    finally:
+        loader.dispose()

@@ -513,14 +513,19 @@ class Handler(BaseHTTPRequestHandler):
         return (self.headers.get("Content-Type") or "application/json").split(";")[0].strip()
 
     def _decode(self, raw: bytes, content_type: str, *, struct: bool = False) -> Any:
-        """A JSON or YAML body; DecodeError carries the Go decoder's words. A JSON body's
-        repeated fields are kept as Go keeps them (`struct`: a built-in kind's, merged),
-        and noted in _duplicates."""
+        """A JSON or YAML body; DecodeError carries the Go decoder's words. Repeated fields
+        are kept as Go keeps them (a JSON body's into a `struct`, a built-in kind's, merged;
+        else the last), and noted in _duplicates."""
         if content_type in ("application/yaml", "application/apply-patch+yaml"):
+            if not raw.strip():
+                return None
             try:
-                return yaml.safe_load(raw) if raw.strip() else None
+                body, repeated = duplicates.load_yaml(raw)
             except yaml.YAMLError as exc:
                 raise DecodeError(_yaml_message(exc)) from None
+            if repeated:
+                self._duplicates = duplicates.Duplicates(struct, yaml=repeated)
+            return body
         try:
             body = loads(raw)
         except JSONDecodeError:
@@ -674,6 +679,8 @@ class Handler(BaseHTTPRequestHandler):
                     body = apply_patch.applied_object(body, "autoscaling", "v1", "Scale")
                 else:
                     body = apply_patch.applied_object(body, t.rt.group, t.version, t.rt.kind)
+                    if not t.rt.crd:
+                        apply_patch.check_typed(body, t.rt.key, t.rt.group, t.version)
             if isinstance(body, dict):
                 meta = body.setdefault("metadata", {})
                 if isinstance(meta, dict):

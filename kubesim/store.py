@@ -24,6 +24,7 @@ import orjson
 
 from kubesim import (
     apply_ownership,
+    apply_patch,
     builtin_schema,
     crds,
     defaults,
@@ -631,7 +632,7 @@ class Store:
                 wrong_type(exc) if wrong_type else errors.bad_request(prefix + str(exc))
             ) from None
         if duplicates is not None and not rt.crd:  # a custom resource's: with its schema's
-            issues = duplicates.issues(unknown)
+            issues = duplicates.issues(unknown, strict=strict)
         elif unknown:
             issues = [f'unknown field "{u}"' for u in unknown]
         else:
@@ -664,7 +665,7 @@ class Store:
             # the decoder's repeated fields, then the fields pruning dropped, sorted
             unknown = sorted(unknown)
             issues = (
-                duplicates.issues(unknown)
+                duplicates.issues(unknown, strict=strict)
                 if duplicates is not None
                 else [f'unknown field "{u}"' for u in unknown]
             )
@@ -1087,10 +1088,14 @@ class Store:
         with self._lock:
             ns = (namespace or "default") if rt.namespaced else ""
             current = self._objects.get(rt.key, {}).get((ns, name))
+            repeated, duplicates = (
+                (duplicates, None) if patch_type == "apply" else (None, duplicates)
+            )
             if current is None:
                 if patch_type == "apply" and subresource is None:
                     if not isinstance(body, dict):
                         raise errors.bad_request("error decoding YAML: not an object")
+                    apply_patch.check_repeated(repeated, field_validation, warnings)
                     return self.create_entry(
                         resource,
                         clone(body),
@@ -1137,6 +1142,7 @@ class Store:
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patched object is not an object")
             if subresource == "scale" and patch_type == "apply":
+                apply_patch.check_repeated(repeated, field_validation, warnings)
                 return self._update_scale(
                     rt, old, patched, dry_run=dry_run, manager=field_manager,
                     applied=body if field_manager is not None else None, force=force,
@@ -1145,6 +1151,8 @@ class Store:
                 if subresource is None and not old["metadata"].get("managedFields"):
                     old = _before_first_apply(rt, old, patched)
                 _own_applied(rt, old, patched, body, field_manager, subresource, force)
+            if patch_type == "apply":
+                apply_patch.check_repeated(repeated, field_validation, warnings)
             if not (decoded or rt.crd) and subresource is None and patch_type != "apply":
                 strict = field_validation == "Strict"
                 wrong_type = functools.partial(_wrong_type_in_patch, patch_type, old, body)

@@ -220,3 +220,64 @@ def test_a_custom_resource_s_patch_refused_under_strict_shows_the_patched_object
         assert resp.json()["message"] == (
             f' "" is invalid: patch: Invalid value: {shown}: strict decoding error: {why}'
         )
+
+
+def test_a_yaml_body_s_repeated_keys_are_go_yaml_s_by_line_before_the_unknown_fields(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    body = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yc\n  labels:\n    x: '1'\n"
+        "    x: '2'\nbogus: 1\ndata:\n  a: '1'\ndata:\n  b: '2'\n"
+    )
+    yaml_type = "application/yaml"
+    created = _send(kube_api_client, "POST", path, body, "", yaml_type)
+    assert created.status == 201, created.data
+    assert _warnings(created) == [  # the line of the repeated key's value
+        '299 - "line 7: key \\"x\\" already set in map"',
+        '299 - "line 12: key \\"data\\" already set in map"',
+        '299 - "unknown field \\"bogus\\""',
+    ]
+    got = created.json()  # YAML keeps the last: no merging
+    assert (got["data"], got["metadata"]["labels"]) == ({"b": "2"}, {"x": "2"})
+    refused = _send(kube_api_client, "PUT", f"{path}/yc", body, "fieldValidation=Strict", yaml_type)
+    assert refused.status == 400, refused.data
+    assert refused.json()["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
+        'yaml: unmarshal errors:\n  line 7: key "x" already set in map\n  line 12: key "data" '
+        'already set in map, unknown field "bogus"'
+    )
+    ignored = _send(kube_api_client, "PUT", f"{path}/yc", body, "fieldValidation=Ignore", yaml_type)
+    assert (ignored.status, _warnings(ignored)) == (200, []), ignored.data
+
+
+def test_an_apply_s_repeated_keys_are_checked_once_it_is_made(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps/a?fieldManager=m"
+    apply = "application/apply-patch+yaml"
+    body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: '1'\n  k: '2'\n"
+    warned = raw(kube_api_client, "PATCH", path, body=body.encode(), content_type=apply)
+    assert warned.status == 201, warned.data
+    assert _warnings(warned) == ['299 - "line 7: key \\"k\\" already set in map"']
+    assert warned.json()["data"] == {"k": "2"}
+    # JSON is YAML to an apply: its keys are on line 1.
+    as_json = (
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"3"},"data":{}}'
+    )
+    strict = raw(
+        kube_api_client, "PATCH", path + "&fieldValidation=Strict", body=as_json.encode(),
+        content_type=apply,
+    )  # fmt: skip
+    assert (strict.status, strict.json()["message"]) == (400, (
+        "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n"
+        '  line 1: key "data" already set in map'
+    ))  # fmt: skip
+    # A field the kind does not have fails the apply first: structured-merge-diff's 500.
+    unknown = body.replace("\ndata:", "\nbogus: 1\ndata:")
+    failed = raw(kube_api_client, "PATCH", path, body=unknown.encode(), content_type=apply)
+    assert (failed.status, failed.json()["message"]) == (500, (
+        "failed to create typed patch object (/a; /v1, Kind=ConfigMap): .bogus: field not "
+        "declared in schema"
+    ))  # fmt: skip
+    assert _warnings(failed) == []
