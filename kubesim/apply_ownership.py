@@ -52,7 +52,7 @@ def check_conflicts(
             continue
         shared = managedfields.intersection(entry.get("fieldsV1") or None, changed)
         if shared is not None:
-            who, order = _print_manager(entry), _identifier(entry)
+            who, order = _print_manager(entry), managedfields.go_identifier(entry)
             found += [Conflict(who, order, path) for path in _paths(shared, "")]
     if found:
         raise conflict_error(sorted(found, key=lambda c: c.order))  # stable: paths stay in order
@@ -107,8 +107,13 @@ def conflict_error(conflicts: list[Conflict]) -> errors.ApiError:
 
 
 def _entries(obj: dict[str, Any]) -> list[Entry]:
-    managed = obj["metadata"].get("managedFields") or []
+    managed = managedfields.decoded(obj["metadata"].get("managedFields") or [])
     return [e for e in managed if isinstance(e, dict)]
+
+
+def conflict_with(entry: Entry, field: str) -> Conflict:
+    """The conflict of an apply with the manager of `entry` over `field`."""
+    return Conflict(_print_manager(entry), managedfields.go_identifier(entry), field)
 
 
 def _print_manager(entry: Entry) -> str:
@@ -119,14 +124,6 @@ def _print_manager(entry: Entry) -> str:
     if entry.get("operation") == "Update":
         text += f" using {entry.get('apiVersion', '')}"
     return text
-
-
-def _identifier(entry: Entry) -> str:
-    """BuildManagerIdentifier: the entry's JSON without fields or time (an Apply's without
-    its version either); the server sorts managers by it."""
-    names = ("manager", "operation", "apiVersion", "subresource")
-    ident = zip(names, managedfields.identity(entry), strict=True)
-    return json.dumps({k: v for k, v in ident if v}, separators=(",", ":"))
 
 
 def _quote(text: str) -> str:

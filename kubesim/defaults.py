@@ -146,8 +146,13 @@ def _rolling(strategy: dict[str, Any], kind: str) -> None:
             ru.setdefault("partition", 0)
 
 
+_WORKLOADS = ("deployments.apps", "replicasets.apps", "statefulsets.apps", "daemonsets.apps")
+
+
 def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
+    if spec is None and resource in _WORKLOADS:
+        spec = obj["spec"] = {}  # a struct in Go: defaulted even when not sent
     if resource == "namespaces":
         # kube-apiserver labels every namespace with its own name (immutable).
         labels = obj["metadata"].setdefault("labels", {})
@@ -182,12 +187,7 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
                         "tolerationSeconds": 300,
                     }
                 )
-    elif resource in (
-        "deployments.apps",
-        "replicasets.apps",
-        "statefulsets.apps",
-        "daemonsets.apps",
-    ) and isinstance(spec, dict):
+    elif resource in _WORKLOADS and isinstance(spec, dict):
         plural = resource.partition(".")[0]
         _template_defaults(spec)
         if plural != "daemonsets":

@@ -21,6 +21,7 @@ import yaml
 from kubesim import (
     apply_patch,
     discovery,
+    duplicates,
     errors,
     eviction,
     gojson,
@@ -68,6 +69,7 @@ class Handler(BaseHTTPRequestHandler):
     _status: int
     _logged: tuple[dict[str, str], float, int | None] | None
     _warnings: list[str]
+    _duplicates: duplicates.Duplicates | None  # the fields the request's JSON body repeated
     _body_read: bool
     _audit_id: str
     _url_path: str
@@ -203,6 +205,7 @@ class Handler(BaseHTTPRequestHandler):
         self._status = 0
         self._logged = None
         self._warnings = []
+        self._duplicates = None
         self._body_read = False
         self._audit_id = self.sim.next_audit_id()
         url = urlsplit(self.path)
@@ -408,6 +411,7 @@ class Handler(BaseHTTPRequestHandler):
                 field_validation=fv,
                 warnings=self._warnings,
                 field_manager=self._manager(),
+                duplicates=self._duplicates,
             )
             self._send_object(t, 201, obj, data)
         elif verb == "update":
@@ -422,6 +426,7 @@ class Handler(BaseHTTPRequestHandler):
                 field_validation=fv,
                 warnings=self._warnings,
                 field_manager=self._manager(),
+                duplicates=self._duplicates,
             )
             self._send_object(t, 200, obj, data)
         elif verb == "patch":
@@ -507,17 +512,29 @@ class Handler(BaseHTTPRequestHandler):
     def _content_type(self) -> str:
         return (self.headers.get("Content-Type") or "application/json").split(";")[0].strip()
 
-    def _decode(self, raw: bytes, content_type: str) -> Any:
-        """A JSON or YAML body; DecodeError carries the Go decoder's words."""
+    def _decode(self, raw: bytes, content_type: str, *, struct: bool = False) -> Any:
+        """A JSON or YAML body; DecodeError carries the Go decoder's words. Repeated fields
+        are kept as Go keeps them (a JSON body's into a `struct`, a built-in kind's, merged;
+        else the last), and noted in _duplicates."""
         if content_type in ("application/yaml", "application/apply-patch+yaml"):
+            if not raw.strip():
+                return None
             try:
-                return yaml.safe_load(raw) if raw.strip() else None
+                body, repeated = duplicates.load_yaml(raw)
             except yaml.YAMLError as exc:
                 raise DecodeError(_yaml_message(exc)) from None
+            if repeated:
+                self._duplicates = duplicates.Duplicates(struct, yaml=repeated)
+            return body
         try:
-            return loads(raw)
+            body = loads(raw)
         except JSONDecodeError:
             raise DecodeError(gojson.syntax_error(raw) or gojson.END) from None
+        if duplicates.suspected(raw, body):
+            again, found = duplicates.decode(raw, merge=struct)
+            if found.found:
+                body, self._duplicates = again, found
+        return body
 
     def _body(self, t: routing.Target) -> Any:
         ct = self._content_type()
@@ -530,7 +547,7 @@ class Handler(BaseHTTPRequestHandler):
         kind = _SUBRESOURCE_KINDS.get(t.subresource or "", t.rt.kind)
         unrecognized = f"the object provided is unrecognized (must be of type {kind})"
         try:
-            body = self._decode(raw, ct)
+            body = self._decode(raw, ct, struct=not t.rt.crd)
         except DecodeError as exc:
             if ct == "application/yaml":
                 raise errors.bad_request(f"{unrecognized}: {exc} ({_summary(raw)})") from None
@@ -643,11 +660,13 @@ class Handler(BaseHTTPRequestHandler):
             raise errors.unsupported_media(PATCH_ACCEPTED[:3])
         write_options.check_write("patch", self._query_lists, apply=patch_type == "apply")
         try:
-            body = self._decode(raw, ct)
+            body = self._decode(raw, ct, struct=False)
         except DecodeError as exc:
             # patch.go: merge and JSON patches name the step, a strategic merge patch does not
             prefix = "" if patch_type in ("strategic", "apply") else "error decoding patch: "
             raise errors.bad_request(f"{prefix}{exc}") from None
+        if patch_type == "json":
+            self._duplicates = None  # a JSON patch's operations are not checked
         existed = True
         if patch_type == "apply":
             try:
@@ -660,6 +679,8 @@ class Handler(BaseHTTPRequestHandler):
                     body = apply_patch.applied_object(body, "autoscaling", "v1", "Scale")
                 else:
                     body = apply_patch.applied_object(body, t.rt.group, t.version, t.rt.kind)
+                    if not t.rt.crd:
+                        apply_patch.check_typed(body, t.rt.key, t.rt.group, t.version)
             if isinstance(body, dict):
                 meta = body.setdefault("metadata", {})
                 if isinstance(meta, dict):
@@ -676,6 +697,7 @@ class Handler(BaseHTTPRequestHandler):
             warnings=self._warnings,
             field_manager=self._manager(),
             force=patch_type == "apply" and query_options.bool_option(self.query, "force"),
+            duplicates=self._duplicates,
         )
         self._send_object(t, 200 if existed else 201, obj, data)
 

@@ -10,11 +10,13 @@ the fields it added or changed, as structured-merge-diff's Compare finds them: a
 list item that was absent owns itself ("."), leaves are compared by value. Those fields and
 the removed ones are taken from every other manager; empty entries go. An Apply owns the
 fields of the configuration it sent; apply_ownership.py refuses its conflicts beforehand and
-removes the fields it dropped.
+removes the fields it dropped. After an Update, no more than 10 Update entries are kept: the
+oldest merge into `ancient-changes`, one per apiVersion (capmanagers.go).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -26,6 +28,8 @@ Fields = dict[str, Any]
 Entry = dict[str, Any]
 
 MAX_MANAGER = 128
+MAX_UPDATE_MANAGERS = 10  # DefaultMaxUpdateManagers
+ANCIENT_CHANGES = "ancient-changes"
 UNSET: Any = object()  # no managedFields were sent
 _MISSING = UNSET
 # What stripMetaManager leaves out of every set: identity and bookkeeping the server owns.
@@ -497,7 +501,7 @@ def identity(entry: Entry) -> tuple[str, str, str, str]:
     return (entry.get("manager", ""), op, version, entry.get("subresource", ""))
 
 
-def _sort_key(entry: Entry) -> tuple[str, str, str, str, str]:
+def sort_key(entry: Entry) -> tuple[str, str, str, str, str]:
     return (
         entry.get("operation", ""),
         entry.get("time", ""),
@@ -527,7 +531,7 @@ def track(
     main = (write.subresource if write is not None else subresource) is None
     if write is not None and write.applied is None and main and _is_reset(sent):
         return  # [] or [{}]: the client clears them, and this write is not tracked
-    base = sent if main and sent is not _MISSING and sent and _valid(sent) else live
+    base = decoded(sent if main and sent is not _MISSING and sent and _valid(sent) else live)
     if write is None:
         base = live  # kubesim's controllers carry what they read
     if not base and (write is None or (old is not None and write.applied is None)):
@@ -566,8 +570,10 @@ def track(
         own = _own_entry(write, mine[1], previous, changed, removed, apply_set)
         if own is not None:
             out.append(own)
+        if len(out) > MAX_UPDATE_MANAGERS and mine[1] == "Update":
+            out = _cap_updates(out)
     if out:
-        out.sort(key=_sort_key)
+        out.sort(key=sort_key)
         meta["managedFields"] = out
 
 
@@ -591,10 +597,70 @@ def _own_entry(
     if not touched and previous is not None:
         return previous if fields == previous.get("fieldsV1") else {**previous, "fieldsV1": fields}
     entry: Entry = {"manager": write.manager, "operation": op, "apiVersion": write.api_version}
-    if write.subresource != "scale":  # v1.28 loses the time of a scale write's entry
-        entry["time"] = _now()
+    if op == "Apply" and changed is None and removed is None:
+        when = previous.get("time") if previous else None  # the object is as it was: no time
+    else:
+        when = None if write.subresource == "scale" else _now()  # v1.28 loses a scale write's
+    if when:
+        entry["time"] = when
     entry["fieldsType"] = "FieldsV1"
     entry["fieldsV1"] = fields
     if write.subresource:
         entry["subresource"] = write.subresource
+    return entry
+
+
+def go_identifier(entry: Entry) -> str:
+    """BuildManagerIdentifier: the JSON Go makes of an entry's identity (an Apply's without
+    its version), by which the server orders managers."""
+    names = ("manager", "operation", "apiVersion", "subresource")
+    ident = {k: v for k, v in zip(names, identity(entry), strict=True) if v}
+    text = json.dumps(ident, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def decoded(entries: list[Any]) -> list[Any]:
+    """DecodeManagedFields keys the entries by identity: of two with the same (a scale write
+    splits one so), the last is kept."""
+    if len(entries) < 2:
+        return entries
+    by_id = {identity(e): e for e in entries if isinstance(e, dict)}
+    return entries if len(by_id) == len(entries) else list(by_id.values())
+
+
+def _cap_updates(entries: list[Entry]) -> list[Entry]:
+    """capUpdateManagers: while more than 10 Update entries are left, the oldest (by second,
+    then identifier) are merged, per apiVersion, into an `ancient-changes` entry of that
+    version (no subresource) with the time of the last one merged. Kept as Go does it: the
+    first entry of a version is merged only once a second one is, and a bucket that is not
+    the first of its version is merged into itself, then dropped, fields and all."""
+    updaters = [e for e in entries if e.get("operation") != "Apply"]
+    if len(updaters) <= MAX_UPDATE_MANAGERS:
+        return entries
+    updaters.sort(key=lambda e: (e.get("time") or "", go_identifier(e)))
+    by_id = {identity(e): e for e in entries}
+    first: dict[str, tuple[str, str, str, str]] = {}
+    length = len(updaters)
+    for entry in updaters:
+        if length <= MAX_UPDATE_MANAGERS:
+            break
+        version = entry.get("apiVersion", "")
+        if version not in first:
+            first[version] = identity(entry)
+            continue
+        bucket = (ANCIENT_CHANGES, "Update", version, "")
+        merged = by_id.get(bucket) or by_id.pop(first[version], None) or {}
+        fields = union(entry.get("fieldsV1") or None, merged.get("fieldsV1") or None)
+        by_id[bucket] = _bucket_entry(version, entry.get("time"), fields)
+        del by_id[identity(entry)]  # the bucket itself, when it was not the first
+        length -= 1
+    return list(by_id.values())
+
+
+def _bucket_entry(version: str, when: str | None, fields: Fields | None) -> Entry:
+    entry: Entry = {"manager": ANCIENT_CHANGES, "operation": "Update", "apiVersion": version}
+    if when:
+        entry["time"] = when
+    entry["fieldsType"] = "FieldsV1"
+    entry["fieldsV1"] = fields or {}
     return entry

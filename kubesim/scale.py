@@ -17,11 +17,12 @@ def scale_of(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     if not rt.scale:
         raise errors.resource_not_found()
     meta = obj["metadata"]
+    replicas = schema.get_path(obj, rt.spec_replicas_path)
     scale: dict[str, Any] = {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
         "metadata": {k: meta[k] for k in _META if k in meta},
-        "spec": {"replicas": schema.get_path(obj, rt.spec_replicas_path) or 0},
+        "spec": {"replicas": replicas} if replicas else {},  # omitempty
         "status": {"replicas": schema.get_path(obj, rt.status_replicas_path) or 0},
     }
     if rt.crd:
@@ -43,6 +44,8 @@ def scaled(rt: ResourceType, old: dict[str, Any], scale: dict[str, Any]) -> dict
     if rv and rv != old["metadata"]["resourceVersion"]:
         raise errors.stale(rt.key, name)
     replicas = (scale.get("spec") or {}).get("replicas")
+    if replicas is None:
+        replicas = 0  # Go decodes a missing (omitempty) or null int32 as 0
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         cause = FieldError(
             "Invalid", "spec.replicas", replicas, "must be greater than or equal to 0"

@@ -20,8 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack, cast
 
+import orjson
+
 from kubesim import (
     apply_ownership,
+    apply_patch,
     builtin_schema,
     crds,
     defaults,
@@ -31,8 +34,10 @@ from kubesim import (
     managedfields,
     omitempty,
     scale,
+    scale_fields,
     schema,
 )
+from kubesim.duplicates import Duplicates
 from kubesim.errors import ApiError, FieldError, GoLiteral
 from kubesim.jsonutil import clone, dumps, later, loads, loads_object, now
 from kubesim.patch import json_patch, merge_patch, strategic_merge
@@ -138,6 +143,24 @@ def _wrong_type_in_patch(
     return errors.patch_invalid(dumps(patched).decode(), str(exc))
 
 
+def _refused_in_patch(
+    patch_type: str, old: dict[str, Any], body: Any, why: str, *, custom: bool = False
+) -> ApiError:
+    """A patch whose result has unknown or repeated fields under fieldValidation=Strict: the
+    422 of a value of the wrong type, the same patch or patched object shown (a custom
+    resource's as Go marshals a map: every key sorted)."""
+    if patch_type == "strategic":
+        return errors.patch_invalid(gojson.printed(body), why)
+    patched = (
+        merge_patch(clone(old), body) if patch_type == "merge" else json_patch(clone(old), body)
+    )
+    if custom:
+        shown = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
+        shown = shown.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+        return errors.patch_invalid(shown, why)
+    return errors.patch_invalid(dumps(patched).decode(), why)
+
+
 def _storage_key(rt: ResourceType, ns: str, name: str) -> str:
     """The object's etcd key, as kube-apiserver's storage errors name it."""
     prefix = f"{rt.group}/{rt.plural}" if rt.crd else _STORAGE_PREFIX.get(rt.plural, rt.plural)
@@ -208,6 +231,23 @@ def _own_applied(
     if not force:
         apply_ownership.check_conflicts(kind, old, merged, applier)
     apply_ownership.prune(kind, old, merged, applier, applied)
+
+
+def _before_first_apply(
+    rt: ResourceType, old: dict[str, Any], merged: dict[str, Any]
+) -> dict[str, Any]:
+    """An apply to an object whose fields no one owns: as the server's skipNonApplied manager
+    does, an Update from an empty object first gives them all to `before-first-apply`, with
+    whose values the apply then conflicts. Returns old with that entry; `merged` carries it
+    to the tracking."""
+    version = str(merged.get("apiVersion") or rt.api_version)
+    fields = managedfields.changed_fields(_tracked_kind(rt, old), {}, old, None)
+    if fields is None:
+        return old
+    entry = {"manager": "before-first-apply", "operation": "Update", "apiVersion": version,
+             "time": now(), "fieldsType": "FieldsV1", "fieldsV1": fields}  # fmt: skip
+    merged.setdefault("metadata", {})["managedFields"] = [entry]
+    return {**old, "metadata": {**old["metadata"], "managedFields": [entry]}}
 
 
 @dataclass(slots=True)
@@ -573,10 +613,13 @@ class Store:
         strict: bool,
         warnings: builtins.list[str] | None,
         wrong_type: Callable[[builtin_schema.TypeMismatch], ApiError] | None = None,
+        duplicates: Duplicates | None = None,
+        refused: Callable[[str], ApiError] | None = None,
     ) -> None:
         """What decoding into kube-apiserver's Go types does to a built-in object: wrong
         JSON types are 400 (or `wrong_type`'s error), unknown fields are dropped with a
-        warning (400 when Strict)."""
+        warning (400 when Strict, or `refused`'s error), as are repeated ones
+        (`duplicates`)."""
         version = obj.get("apiVersion", rt.api_version).rpartition("/")[2]
         prefix = f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: '
         try:
@@ -588,14 +631,17 @@ class Store:
             raise (
                 wrong_type(exc) if wrong_type else errors.bad_request(prefix + str(exc))
             ) from None
-        if unknown and strict:
-            raise errors.bad_request(
-                prefix
-                + "strict decoding error: "
-                + ", ".join(f'unknown field "{u}"' for u in unknown)
-            )
-        if unknown and warnings is not None:
-            warnings.extend(f'unknown field "{u}"' for u in unknown)
+        if duplicates is not None and not rt.crd:  # a custom resource's: with its schema's
+            issues = duplicates.issues(unknown, strict=strict)
+        elif unknown:
+            issues = [f'unknown field "{u}"' for u in unknown]
+        else:
+            return
+        if strict:
+            why = "strict decoding error: " + ", ".join(issues)
+            raise refused(why) if refused else errors.bad_request(prefix + why)
+        if warnings is not None:
+            warnings.extend(issues)
 
     def _prepare(
         self,
@@ -606,6 +652,8 @@ class Store:
         warnings: builtins.list[str] | None,
         old: dict[str, Any] | None = None,
         name_errors: builtins.list[FieldError] | None = None,
+        duplicates: Duplicates | None = None,
+        refused: Callable[[str], ApiError] | None = None,
     ) -> None:
         """Defaulting, pruning and validation shared by create and update (given `old`);
         a create's name errors are reported with the rest, first, as ObjectMeta's are."""
@@ -614,15 +662,26 @@ class Store:
             version = obj["apiVersion"].rpartition("/")[2]
             root = (rt.version_info.get(version) or {}).get("schema")
             new, unknown, errs = schema.process(root, obj)
-            if unknown:
+            # the decoder's repeated fields, then the fields pruning dropped, sorted
+            unknown = sorted(unknown)
+            issues = (
+                duplicates.issues(unknown, strict=strict)
+                if duplicates is not None
+                else [f'unknown field "{u}"' for u in unknown]
+            )
+            if issues:
                 if strict:
-                    raise errors.bad_request(
-                        f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: '
-                        f"strict decoding error: "
-                        + ", ".join(f'unknown field "{u}"' for u in unknown)
+                    why = "strict decoding error: " + ", ".join(issues)
+                    raise (
+                        refused(why)
+                        if refused
+                        else errors.bad_request(
+                            f'{rt.kind} in version "{version}" cannot be handled as a '
+                            f"{rt.kind}: {why}"
+                        )
                     )
                 if warnings is not None:
-                    warnings.extend(f'unknown field "{u}"' for u in unknown)
+                    warnings.extend(issues)
             obj.clear()
             obj.update(new)
             errs += scale.replicas_errors(rt, obj, spec=True)
@@ -656,20 +715,25 @@ class Store:
         decoded: bool = False,
         field_manager: str | None = None,
         applied: dict[str, Any] | None = None,
+        duplicates: Duplicates | None = None,
     ) -> Entry:
         """Create from an object the store may keep (callers pass a private copy).
 
         `decoded`: the object was built by the cluster's own controllers from its kind's
         fields, so decoding it as a client's JSON (_decode) would change nothing: skipped,
-        as it was 7 % of kubesim's CPU in a cold start (seven Events per new pod)."""
+        as it was 7 % of kubesim's CPU in a cold start (seven Events per new pod).
+        `duplicates`: the fields the client's JSON repeated."""
         rt = self.type_of(resource)
+        if field_validation == "Ignore":
+            warnings = None  # no word of unknown or repeated fields
         if not isinstance(obj, dict):
             raise errors.bad_request("Object 'Kind' is missing in the request body")
         self._check_type(rt, obj)
         given = obj.get("metadata")
         sent = given.get("managedFields", managedfields.UNSET) if isinstance(given, dict) else None
         if not decoded:
-            self._decode(rt, obj, strict=field_validation == "Strict", warnings=warnings)
+            strict = field_validation == "Strict"
+            self._decode(rt, obj, strict=strict, warnings=warnings, duplicates=duplicates)
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = obj["metadata"] = {}
@@ -733,6 +797,7 @@ class Store:
                 strict=field_validation == "Strict",
                 warnings=warnings,
                 name_errors=defaults.validate_name(rt.key, name),
+                duplicates=duplicates,
             )
             if rt.key == "daemonsets.apps":
                 defaults.template_generation(obj, None)
@@ -773,9 +838,13 @@ class Store:
         decoded: bool = False,
         field_manager: str | None = None,
         applied: dict[str, Any] | None = None,
+        duplicates: Duplicates | None = None,
+        refused: Callable[[str], ApiError] | None = None,
     ) -> Entry:
-        """Replace, or write a subresource; `decoded` as for create_entry."""
+        """Replace, or write a subresource; `decoded` and `duplicates` as for create_entry."""
         rt = self.type_of(resource)
+        if field_validation == "Ignore":
+            warnings = None
         if not isinstance(obj, dict):
             raise errors.bad_request("Object 'Kind' is missing in the request body")
         meta = obj.get("metadata")
@@ -846,7 +915,8 @@ class Store:
                 else:
                     new.pop("status", None)
                 if rt.crd:
-                    self._prepare(rt, new, strict=field_validation == "Strict", warnings=warnings)
+                    strict = field_validation == "Strict"
+                    self._prepare(rt, new, strict=strict, warnings=warnings, duplicates=duplicates)
             elif subresource == "finalize" and rt.key == "namespaces":
                 new = clone(old)
                 new["spec"] = obj.get("spec") or {}
@@ -855,7 +925,8 @@ class Store:
             else:
                 self._check_type(rt, obj)
                 if not decoded:
-                    self._decode(rt, obj, strict=field_validation == "Strict", warnings=warnings)
+                    strict = field_validation == "Strict"
+                    self._decode(rt, obj, strict=strict, warnings=warnings, duplicates=duplicates)
                 new = obj
                 new_meta = new["metadata"]
                 for k in _SERVER_META:
@@ -874,7 +945,13 @@ class Store:
                 if rt.key == "namespaces":
                     new["spec"] = old.get("spec", {})
                 self._prepare(
-                    rt, new, strict=field_validation == "Strict", warnings=warnings, old=old
+                    rt,
+                    new,
+                    strict=field_validation == "Strict",
+                    warnings=warnings,
+                    old=old,
+                    duplicates=duplicates,
+                    refused=refused,
                 )
                 self._bump_generation(rt, old, new)
             _track(rt, old, new, field_manager, subresource, applied, sent)
@@ -932,12 +1009,36 @@ class Store:
         *,
         dry_run: bool,
         manager: str | None,
+        applied: dict[str, Any] | None = None,
+        force: bool = False,
     ) -> Entry:
+        """A write of the Scale; an apply's (`applied`) fields owned as on the Scale."""
+        entries = old["metadata"].get("managedFields") or []
+        tracked = manager is not None and bool(entries or applied is not None)
+        if tracked:
+            assert manager is not None
+            before = scale.scale_of(rt, old)["spec"].get("replicas", 0)
+            after = (wanted.get("spec") or {}).get("replicas") if isinstance(wanted, dict) else None
+            what = scale_fields.ScaleWrite(
+                manager, applied, force, before, after if isinstance(after, int) else before
+            )
+            replicas = scale_fields.replicas_fields(rt.spec_replicas_path)
+            version = str(old.get("apiVersion") or rt.api_version)
+            entries, dropped = scale_fields.write(
+                entries, replicas, rt.group, version, what, custom=bool(rt.crd)
+            )
+            if dropped:  # Scale's replicas, an int32, are 0 once removed
+                wanted = {**wanted, "spec": {**(wanted.get("spec") or {}), "replicas": 0}}
         new = scale.scaled(rt, old, wanted)
         if rt.crd:
             self._prepare(rt, new, strict=False, warnings=None)
         self._bump_generation(rt, old, new)
-        _track(rt, old, new, manager, "scale")
+        if not tracked:  # kubesim's controllers, or an object whose fields are not tracked
+            _track(rt, old, new, manager, "scale")
+        elif entries:
+            new["metadata"]["managedFields"] = entries
+        else:
+            new["metadata"].pop("managedFields", None)
         obj, _ = self._write_update(rt, old, new, dry_run=dry_run)
         result = scale.scale_of(rt, obj)
         return result, dumps(result)
@@ -969,10 +1070,13 @@ class Store:
         decoded: bool = False,
         field_manager: str | None = None,
         force: bool = False,
+        duplicates: Duplicates | None = None,
     ) -> Entry:
         """Patch; `decoded` as for create_entry (a controller's patch of what it wrote);
         `force` lets an apply take the fields it changes from their other managers."""
         rt = self.type_of(resource)
+        if field_validation == "Ignore":
+            warnings = None
         if patch_type == "strategic" and rt.crd:
             raise errors.unsupported_media(
                 [
@@ -984,10 +1088,14 @@ class Store:
         with self._lock:
             ns = (namespace or "default") if rt.namespaced else ""
             current = self._objects.get(rt.key, {}).get((ns, name))
+            repeated, duplicates = (
+                (duplicates, None) if patch_type == "apply" else (None, duplicates)
+            )
             if current is None:
                 if patch_type == "apply" and subresource is None:
                     if not isinstance(body, dict):
                         raise errors.bad_request("error decoding YAML: not an object")
+                    apply_patch.check_repeated(repeated, field_validation, warnings)
                     return self.create_entry(
                         resource,
                         clone(body),
@@ -1033,17 +1141,36 @@ class Store:
                 )
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patched object is not an object")
-            if patch_type == "apply" and field_manager is not None and subresource != "scale":
+            if subresource == "scale" and patch_type == "apply":
+                apply_patch.check_repeated(repeated, field_validation, warnings)
+                return self._update_scale(
+                    rt, old, patched, dry_run=dry_run, manager=field_manager,
+                    applied=body if field_manager is not None else None, force=force,
+                )  # fmt: skip
+            if patch_type == "apply" and field_manager is not None:
+                if subresource is None and not old["metadata"].get("managedFields"):
+                    old = _before_first_apply(rt, old, patched)
                 _own_applied(rt, old, patched, body, field_manager, subresource, force)
+            if patch_type == "apply":
+                apply_patch.check_repeated(repeated, field_validation, warnings)
             if not (decoded or rt.crd) and subresource is None and patch_type != "apply":
                 strict = field_validation == "Strict"
                 wrong_type = functools.partial(_wrong_type_in_patch, patch_type, old, body)
+                refused = functools.partial(_refused_in_patch, patch_type, old, body)
                 # The stored managedFields, when the patch left them, need no decoding.
                 meta = patched.get("metadata")
                 kept = isinstance(meta, dict) and meta.get("managedFields", 0) is managed
                 if kept:
                     del patched["metadata"]["managedFields"]
-                self._decode(rt, patched, strict=strict, warnings=warnings, wrong_type=wrong_type)
+                self._decode(
+                    rt,
+                    patched,
+                    strict=strict,
+                    warnings=warnings,
+                    wrong_type=wrong_type,
+                    duplicates=duplicates,
+                    refused=refused,
+                )
                 if kept:
                     patched["metadata"]["managedFields"] = managed
                 decoded = True
@@ -1072,6 +1199,12 @@ class Store:
                 decoded=decoded,
                 field_manager=field_manager,
                 applied=body if patch_type == "apply" and field_manager is not None else None,
+                duplicates=duplicates if rt.crd else None,
+                refused=(
+                    functools.partial(_refused_in_patch, patch_type, old, body, custom=True)
+                    if rt.crd and patch_type in ("merge", "json")
+                    else None
+                ),
             )
 
     # --- delete -------------------------------------------------------------------------------

@@ -55,6 +55,8 @@ def serve_watch(h: Handler, t: Target) -> None:
                 )
             ],
         )
+    if timeout is not None and timeout < 0 and _over_before_it_starts(h, rv_param):
+        return
     accept = h.headers.get("Accept", "")
     as_table = "as=Table" in accept
     want_version = rt.api_version_for(t.version)
@@ -162,3 +164,20 @@ def serve_watch(h: Handler, t: Target) -> None:
         h.end_stream()
     except (BrokenPipeError, ConnectionResetError, OSError):
         pass
+
+
+def _over_before_it_starts(h: Handler, rv_param: str) -> bool:
+    """A negative timeoutSeconds: the watch's context has expired before the watch cache
+    serves it. Without a resourceVersion, or one newer than the store's, the stream is
+    empty; from one the cache still holds (0 included), waiting for it fails with the
+    context's 503; an older one is the usual 410 ERROR event (False: served as usual)."""
+    store = h.sim.store
+    rv = int(rv_param) if rv_param else None
+    if rv is not None and rv < store.floor and rv != 0:
+        return False
+    if rv is not None and rv <= store.resource_version:
+        raise errors.unavailable("context deadline exceeded")
+    h.start_stream()
+    h.close_connection = True
+    h.end_stream()
+    return True

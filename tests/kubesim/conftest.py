@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from kubernetes import client
+
+from tests.kubesim.support import memcached_crd, wait_for
 
 KUBECTL = shutil.which("kubectl")
 
@@ -35,3 +39,20 @@ def kubectl(kubesim_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Ku
         return proc
 
     return run
+
+
+@pytest.fixture
+def memcacheds(kube_api_client: client.ApiClient, namespace: str) -> Iterator[str]:
+    """A Memcached CRD in a group of its own; its objects' path in the namespace."""
+    body = memcached_crd(group=f"t{uuid.uuid4().hex[:8]}.example.com")
+    ext = client.ApiextensionsV1Api(kube_api_client)
+    ext.create_custom_resource_definition(body)
+
+    def established() -> bool:
+        got = ext.read_custom_resource_definition(body["metadata"]["name"])
+        return any(c.type == "Established" and c.status == "True"
+                   for c in got.status.conditions or [])  # fmt: skip
+
+    wait_for(established, what="the CRD to be established")
+    yield f"/apis/{body['spec']['group']}/v1alpha1/namespaces/{namespace}/memcacheds"
+    ext.delete_custom_resource_definition(body["metadata"]["name"])

@@ -301,3 +301,34 @@ def test_a_statefulsets_pod_spec_is_left_unchecked(kube_api_client: Api, namespa
         'StatefulSet.apps "s" is invalid: spec.template.spec.restartPolicy: Unsupported value: '
         '"Never": supported values: "Always"'
     )
+
+
+def test_a_workload_without_a_spec_is_checked_as_one_with_an_empty_spec(
+    kube_api_client: Api, namespace: str
+) -> None:
+    # The spec is a struct in Go: defaulted (strategy and all) whether sent or not.
+    unmatched = (
+        "spec.template.metadata.labels: Invalid value: map[string]string(nil): `selector` does "
+        "not match template `labels`"
+    )
+    selector, containers = (
+        "spec.selector: Required value",
+        "spec.template.spec.containers: Required value",
+    )
+    expected = {
+        "Deployment": [selector, unmatched, containers],
+        "ReplicaSet": [selector, unmatched, containers],
+        "StatefulSet": [selector, unmatched],
+        "DaemonSet": [unmatched, containers],
+    }
+    for kind, errors in expected.items():
+        path = f"/apis/apps/v1/namespaces/{namespace}/{kind.lower()}s"
+        message = f'{kind}.apps "w" is invalid: [{", ".join(errors)}]'
+        for spec in ({}, {"spec": None}):
+            body = {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "w"}, **spec}
+            assert _refused(kube_api_client, path, body) == message
+            applied = raw(
+                kube_api_client, "PATCH", f"{path}/w?fieldManager=m", body=body,
+                content_type="application/apply-patch+yaml",
+            )  # fmt: skip
+            assert (applied.status, applied.json()["message"]) == (422, message)

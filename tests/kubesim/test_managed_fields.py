@@ -429,6 +429,128 @@ def test_an_apply_owns_the_fields_of_its_configuration(
     }
 
 
+def test_an_apply_that_changes_nothing_gives_its_entry_no_time(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}}
+    _write(kube_api_client, "POST", path, cm, "creator")
+    # The object stays as it was: the applier's new entry has no time (structured-merge-diff
+    # returns no object, and the server stamps only a changed one).
+    same = _write(kube_api_client, "PATCH", f"{path}/c", json.dumps(cm), "applier", APPLY)
+    (entry,) = [e for e in same["metadata"]["managedFields"] if e["manager"] == "applier"]
+    assert "time" not in entry and entry["fieldsV1"] == {"f:data": {"f:k": {}}}
+    changed = {**cm, "data": {"k": "v", "k2": "v2"}}
+    after = _write(kube_api_client, "PATCH", f"{path}/c", json.dumps(changed), "applier", APPLY)
+    (entry,) = [e for e in after["metadata"]["managedFields"] if e["manager"] == "applier"]
+    assert "time" in entry
+
+
+def _entries(obj: dict[str, Any]) -> list[tuple[str, str, str, Any]]:
+    """(manager, operation, subresource, fieldsV1) of every entry, in the server's order."""
+    return [
+        (e["manager"], e["operation"], e.get("subresource", ""), e["fieldsV1"])
+        for e in obj["metadata"]["managedFields"]
+    ]
+
+
+def _data_entry(manager: str, key: str, when: str | None = None, **more: str) -> dict[str, Any]:
+    """A managedFields entry owning one key of a ConfigMap's data, as a client sends it."""
+    entry = {"manager": manager, "operation": "Update", "apiVersion": "v1",
+             "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {f"f:{key}": {}}}, **more}  # fmt: skip
+    return {**entry, "time": when} if when else entry
+
+
+def test_no_more_than_ten_update_entries_are_kept_the_oldest_merge_into_ancient_changes(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k00": "v"}}
+    _write(kube_api_client, "POST", path, cm, "m00")
+    for i in range(1, 10):
+        tenth = _write(
+            kube_api_client, "PATCH", f"{path}/c", {"data": {f"k{i:02d}": "v"}}, f"m{i:02d}"
+        )
+    assert [e[0] for e in _entries(tenth)] == [f"m{i:02d}" for i in range(10)]
+    # The eleventh: the two oldest (the same second orders them by name) become one entry.
+    eleventh = _write(kube_api_client, "PATCH", f"{path}/c", {"data": {"k10": "v"}}, "m10")
+    merged = {"f:data": {".": {}, "f:k00": {}, "f:k01": {}}}
+    assert _entries(eleventh)[0] == ("ancient-changes", "Update", "", merged)
+    assert [e[0] for e in _entries(eleventh)[1:]] == [f"m{i:02d}" for i in range(2, 11)]
+    (bucket,) = [
+        e for e in eleventh["metadata"]["managedFields"] if e["manager"] == "ancient-changes"
+    ]
+    assert (bucket["apiVersion"], set(bucket)) == (
+        "v1",
+        {"manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1"},
+    )
+    # The next one merges the oldest left into it.
+    twelfth = _write(kube_api_client, "PATCH", f"{path}/c", {"data": {"k11": "v"}}, "m11")
+    merged = {"f:data": {".": {}, "f:k00": {}, "f:k01": {}, "f:k02": {}}}
+    assert _entries(twelfth)[0] == ("ancient-changes", "Update", "", merged)
+    assert len(twelfth["metadata"]["managedFields"]) == 10
+
+
+def test_the_cap_merges_by_time_keeps_apply_entries_and_drops_the_subresource(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    keys = ["ap", *(f"u{i}" for i in range(1, 12))]
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+          "data": dict.fromkeys(keys, "v")}  # fmt: skip
+    _write(kube_api_client, "POST", path, cm, "creator")
+    # A client's list of 12 Update entries (one without a time: the oldest of all) and an
+    # Apply entry older than them all, sent with a change of a 13th manager's.
+    sent = [
+        {**_data_entry("ap", "ap", "2019-01-01T00:00:00Z"), "operation": "Apply"},
+        _data_entry("u1", "u1", "2020-01-01T00:00:00Z"),
+        _data_entry("u2", "u2", "2020-01-02T00:00:00Z", subresource="status"),
+        _data_entry("u3", "u3"),
+        *(_data_entry(f"u{i}", f"u{i}", f"2021-01-{i:02d}T00:00:00Z") for i in range(4, 12)),
+    ]
+    body = {"metadata": {"managedFields": sent}, "data": {"w": "x"}}
+    got = _write(kube_api_client, "PATCH", f"{path}/c", body, "w")
+    entries = got["metadata"]["managedFields"]
+    # 12 Update entries: two merges, the three oldest (u3, u1, then u2 of status) into one
+    # entry of the main resource with the time of the last merged; the Apply entry stays.
+    assert entries[:2] == [
+        {**sent[0], "fieldsV1": {"f:data": {"f:ap": {}}}},
+        {"manager": "ancient-changes", "operation": "Update", "apiVersion": "v1",
+         "time": "2020-01-02T00:00:00Z", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:data": {"f:u1": {}, "f:u2": {}, "f:u3": {}}}},
+    ]  # fmt: skip
+    assert [e["manager"] for e in entries[2:]] == [*(f"u{i}" for i in range(4, 12)), "w"]
+
+
+def test_an_ancient_changes_entry_that_is_not_the_oldest_merges_into_itself_and_is_lost(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+          "data": {f"k{i}": "v" for i in range(1, 12)}}  # fmt: skip
+    _write(kube_api_client, "POST", path, cm, "creator")
+    # "aaa" and "ancient-changes" are as old; "aaa" comes first by name. As capmanagers.go
+    # does, the bucket is merged with itself and deleted, then "aaa" and "u3" make a new one.
+    sent = [
+        _data_entry("aaa", "k1", "2020-01-01T00:00:00Z"),
+        _data_entry("ancient-changes", "k2", "2020-01-01T00:00:00Z"),
+        _data_entry("u3", "k3", "2020-01-03T00:00:00Z"),
+        *(_data_entry(f"u{i}", f"k{i}", f"2021-01-{i:02d}T00:00:00Z") for i in range(4, 12)),
+    ]
+    body = {"metadata": {"managedFields": sent}, "data": {"w": "x"}}
+    got = _write(kube_api_client, "PATCH", f"{path}/c", body, "w")
+    (bucket,) = [e for e in got["metadata"]["managedFields"] if e["manager"] == "ancient-changes"]
+    assert (bucket["time"], bucket["fieldsV1"]) == (
+        "2020-01-03T00:00:00Z",
+        {"f:data": {"f:k1": {}, "f:k3": {}}},
+    )
+    assert [e[0] for e in _entries(got)] == [
+        "ancient-changes",
+        *(f"u{i}" for i in range(4, 12)),
+        "w",
+    ]
+
+
 def test_the_manager_is_the_user_agent_s_first_word_without_a_field_manager(
     kube_api_client: Api, namespace: str, kubectl: Kubectl
 ) -> None:

@@ -254,3 +254,218 @@ def test_containers_and_env_items_an_applier_drops_are_removed(
     got = _ok(kube_api_client, "PATCH", f"{path}/d", _deployment(None, bare), "B", APPLY)
     (container,) = got["spec"]["template"]["spec"]["containers"]
     assert "env" not in container
+
+
+def _scale(replicas: int | None) -> dict[str, Any]:
+    spec = {} if replicas is None else {"replicas": replicas}
+    return {
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {"name": "d"},
+        "spec": spec,
+    }
+
+
+def _entries(obj: dict[str, Any]) -> list[tuple[str, str, str, bool, Any]]:
+    """(manager, operation, subresource, has a time, fieldsV1) in the server's order."""
+    return [
+        (e["manager"], e["operation"], e.get("subresource", ""), "time" in e, e["fieldsV1"])
+        for e in obj["metadata"].get("managedFields") or []
+        if e["manager"] != "kube-controller-manager"
+    ]
+
+
+REPLICAS = {"f:spec": {"f:replicas": {}}}
+
+
+def _get(api: Api, path: str) -> dict[str, Any]:
+    resp = raw(api, "GET", path)
+    assert resp.status == 200, resp.data
+    return dict(resp.json())
+
+
+def test_an_apply_to_the_scale_subresource_conflicts_with_the_owners_of_replicas(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    container = {"name": "c", "image": "nginx:1.25"}
+    _ok(kube_api_client, "POST", path, _deployment(1, container), "creator", "application/json")
+    d, scale = f"{path}/d", f"{path}/d/scale"
+    # The owners are the Scale's, under autoscaling/v1: an Update is named with that version.
+    answer = _refused(kube_api_client, scale, _scale(3), "scaler")
+    assert answer == _conflict(
+        'Apply failed with 1 conflict: conflict with "creator" using autoscaling/v1: '
+        ".spec.replicas",
+        ('conflict with "creator" using autoscaling/v1', ".spec.replicas"),
+    )
+    # The same value is shared. The Scale gives the creator's share back as an entry of its
+    # own, without a time (the creator's identity twice, until the next write's decoding
+    # keeps the last: the deployment controller's may come first, so that share is checked
+    # on a custom resource's Scale below).
+    _ok(kube_api_client, "PATCH", scale, _scale(1), "scaler", APPLY)
+    got = _get(kube_api_client, d)
+    assert _entries(got)[0] == ("scaler", "Apply", "scale", False, REPLICAS)
+    (creator,) = [e for e in _entries(got) if e[:4] == ("creator", "Update", "", True)]
+    assert "f:replicas" not in creator[4]["f:spec"]
+    assert {e["apiVersion"] for e in got["metadata"]["managedFields"]} == {"apps/v1"}
+    # The next apply conflicts with no one: the creator is gone from replicas; and a
+    # main-resource applier conflicts with the scale's.
+    moved = _ok(kube_api_client, "PATCH", scale, _scale(2), "scaler", APPLY)
+    assert moved["spec"] == {"replicas": 2}
+    got = _get(kube_api_client, d)
+    assert [e[:4] for e in _entries(got)] == [
+        ("scaler", "Apply", "scale", False),
+        ("creator", "Update", "", True),
+    ]
+    answer = _refused(kube_api_client, d, _deployment(5, container), "applier")
+    assert answer["message"] == (
+        'Apply failed with 1 conflict: conflict with "scaler" with subresource "scale": '
+        ".spec.replicas"
+    )
+
+
+def test_a_forced_apply_to_the_scale_takes_replicas_and_an_update_there_is_named_with_it(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    container = {"name": "c", "image": "nginx:1.25"}
+    _ok(kube_api_client, "PATCH", f"{path}/d", _deployment(1, container), "applier", APPLY)
+    scale = f"{path}/d/scale"
+    answer = _refused(kube_api_client, scale, _scale(4), "scaler")
+    assert answer["message"] == (
+        'Apply failed with 1 conflict: conflict with "applier": .spec.replicas'
+    )
+    _ok(kube_api_client, "PATCH", scale, _scale(4), "scaler", APPLY, force=True)
+    got = _get(kube_api_client, f"{path}/d")
+    assert got["spec"]["replicas"] == 4
+    assert _managed(got)[("scaler", "Apply")] == REPLICAS
+    assert "f:replicas" not in _managed(got)[("applier", "Apply")]["f:spec"]
+    # An Update of the Scale takes them, and conflicts as the Scale's Update.
+    _ok(kube_api_client, "PATCH", scale, {"spec": {"replicas": 6}}, "hpa", MERGE)
+    answer = _refused(kube_api_client, scale, _scale(7), "scaler")
+    assert answer["message"] == (
+        'Apply failed with 1 conflict: conflict with "hpa" with subresource "scale" using '
+        "autoscaling/v1: .spec.replicas"
+    )
+
+
+def test_an_apply_to_the_scale_of_untracked_replicas_conflicts_with_before_first_apply(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    container = {"name": "c", "image": "nginx:1.25"}
+    created = _ok(
+        kube_api_client, "POST", path, _deployment(2, container), "creator", "application/json"
+    )
+    (entry,) = created["metadata"]["managedFields"]
+    del entry["fieldsV1"]["f:spec"]["f:replicas"]  # no one owns replicas
+    _ok(kube_api_client, "PATCH", f"{path}/d", {"metadata": {"managedFields": [entry]}}, "x", MERGE)
+    scale = f"{path}/d/scale"
+    # An Update of the Scale is not tracked: nothing owned the Scale's fields.
+    _ok(kube_api_client, "PATCH", scale, {"spec": {"replicas": 3}}, "hpa", MERGE)
+    got = _get(kube_api_client, f"{path}/d")
+    assert [e[:2] for e in _entries(got)] == [("creator", "Update")]
+    # An apply first gives them to before-first-apply.
+    answer = _refused(kube_api_client, scale, _scale(4), "scaler")
+    assert answer["message"] == (
+        'Apply failed with 1 conflict: conflict with "before-first-apply" with subresource '
+        '"scale" using autoscaling/v1: .spec.replicas'
+    )
+    # An applier that drops replicas it alone owned removes them: the Scale's 0. With an
+    # empty spec its entry stays, and keeps replicas; without a spec it goes.
+    _ok(kube_api_client, "PATCH", scale, _scale(4), "scaler", APPLY, force=True)
+    dropped = _ok(kube_api_client, "PATCH", scale, _scale(None), "scaler", APPLY)
+    assert dropped["spec"] == {}
+    got = _get(kube_api_client, f"{path}/d")
+    assert got["spec"]["replicas"] == 0
+    assert _entries(got)[0] == ("scaler", "Apply", "scale", False, REPLICAS)
+    _ok(kube_api_client, "PATCH", scale, _scale(5), "scaler", APPLY)
+    bare = {k: v for k, v in _scale(None).items() if k != "spec"}
+    _ok(kube_api_client, "PATCH", scale, bare, "scaler", APPLY)
+    got = _get(kube_api_client, f"{path}/d")
+    assert (got["spec"]["replicas"], [e[:2] for e in _entries(got)]) == (0, [("creator", "Update")])
+
+
+def test_v1_28_fails_an_apply_that_changes_a_custom_resource_s_scale(
+    kube_api_client: Api, memcacheds: str
+) -> None:
+    """v1.28's fieldmanager converts a custom resource's Scale as a custom resource, and
+    fails (500) where it must: an apply there that changes replicas, or finds them untracked.
+    A conflict is still a 409, and the same value is shared."""
+    group_version = memcacheds.split("/")[2] + "/v1alpha1"
+    cr = {"apiVersion": group_version, "kind": "Memcached", "metadata": {"name": "d"},
+          "spec": {"size": 2}}  # fmt: skip
+    _ok(kube_api_client, "POST", memcacheds, cr, "creator", "application/json")
+    scale = f"{memcacheds}/d/scale"
+    answer = _refused(kube_api_client, scale, _scale(3), "scaler")
+    assert answer["message"] == (
+        'Apply failed with 1 conflict: conflict with "creator" using autoscaling/v1: .spec.replicas'
+    )
+    for force in (True, False):
+        if force:
+            status, failed = _send(
+                kube_api_client, "PATCH", scale, _scale(3), "scaler", APPLY, force=True
+            )
+        else:  # the same value: shared, and the creator's share comes back on its own
+            _ok(kube_api_client, "PATCH", scale, _scale(2), "scaler", APPLY)
+            got = _get(kube_api_client, f"{memcacheds}/d")
+            size = {"f:spec": {"f:size": {}}}
+            assert [e for e in _entries(got) if e[4] == size] == [
+                ("scaler", "Apply", "scale", False, size),
+                ("creator", "Update", "", False, size),
+            ]
+            # which the next write's decoding loses: the apply changes replicas alone
+            status, failed = _send(kube_api_client, "PATCH", scale, _scale(4), "scaler", APPLY)
+        assert (status, failed) == (500, {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "failed to convert new object (/d; autoscaling/v1, Kind=Scale) to proper "
+            "version: request to convert CR to an invalid group/version: autoscaling/v1",
+            "code": 500,
+        })  # fmt: skip
+    assert _get(kube_api_client, f"{memcacheds}/d")["spec"]["size"] == 2
+    # Untracked replicas: the apply fails before it starts.
+    entries = [{"manager": "x", "operation": "Update", "apiVersion": group_version,
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:image": {}}}}]  # fmt: skip
+    _ok(
+        kube_api_client,
+        "PATCH",
+        f"{memcacheds}/d",
+        {"metadata": {"managedFields": entries}},
+        "x",
+        MERGE,
+    )
+    status, failed = _send(kube_api_client, "PATCH", scale, _scale(2), "scaler", APPLY)
+    assert (status, failed["message"]) == (500, (
+        "failed to create manager for existing fields: failed to convert live object (/; "
+        "autoscaling/v1, Kind=Scale) to proper version: request to convert CR to an invalid "
+        "group/version: autoscaling/v1"
+    ))  # fmt: skip
+
+
+def test_an_apply_to_an_object_no_one_owns_conflicts_with_before_first_apply(
+    kube_api_client: Api, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    _ok(
+        kube_api_client,
+        "POST",
+        path,
+        _cm({"a": "1", "b": "2"}, {"l": "1"}),
+        "creator",
+        "application/json",
+    )
+    _ok(kube_api_client, "PATCH", f"{path}/c", {"metadata": {"managedFields": []}}, "x", MERGE)
+    # The server first gives every field to before-first-apply, as an Update from nothing.
+    answer = _refused(kube_api_client, f"{path}/c", _cm({"a": "9"}), "B")
+    assert answer == _conflict(
+        'Apply failed with 1 conflict: conflict with "before-first-apply" using v1: .data.a',
+        ('conflict with "before-first-apply" using v1', ".data.a"),
+    )
+    got = _ok(kube_api_client, "PATCH", f"{path}/c", _cm({"a": "1"}), "B", APPLY)
+    assert _managed(got) == {
+        ("B", "Apply"): {"f:data": {"f:a": {}}},
+        ("before-first-apply", "Update"): {
+            "f:data": {".": {}, "f:a": {}, "f:b": {}},
+            "f:metadata": {"f:labels": {".": {}, "f:l": {}}},
+        },
+    }

@@ -146,6 +146,42 @@ def test_watch_ends_after_timeout_seconds(kube_api_client: Api, namespace: str) 
     assert events == []
 
 
+def test_a_negative_timeout_ends_the_watch_before_it_starts(
+    kube_api_client: Api, namespace: str
+) -> None:
+    core = client.CoreV1Api(kube_api_client)
+    core.create_namespaced_config_map(namespace, _cm("c"))
+    rv = core.list_namespaced_config_map(namespace).metadata.resource_version
+    path = f"/api/v1/namespaces/{namespace}/configmaps?watch=true"
+    # Without a resourceVersion: an empty stream, not even the current state.
+    for query in ("timeoutSeconds=-1", "timeoutSeconds=-5"):
+        resp = raw(kube_api_client, "GET", f"{path}&{query}")
+        assert (resp.status, resp.data) == (200, b""), query
+    # From a resourceVersion, the watch cache races the expired context: mostly an empty
+    # stream or the context's 503 (kubesim: the 503 when it holds that version, 0 included).
+    expired = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "context deadline exceeded",
+        "reason": "ServiceUnavailable",
+        "code": 503,
+    }
+    for version in ("0", rv, str(int(rv) + 1000)):
+        resp = raw(kube_api_client, "GET", f"{path}&resourceVersion={version}&timeoutSeconds=-1")
+        if resp.status == 200:  # now and then the current state still makes it out
+            events = [json.loads(line) for line in resp.data.splitlines()]
+            assert {e["type"] for e in events} <= {"ADDED"}, version
+        else:
+            assert (resp.status, resp.json()) == (503, expired), version
+    # 0 is no timeout: the server's own, and the watch starts with the current state.
+    w = watch.Watch()
+    stream = w.stream(core.list_namespaced_config_map, namespace, timeout_seconds=0)
+    assert _collect(stream, 1) == [("ADDED", "c")]
+    w.stop()
+
+
 def test_bookmark_before_the_watch_times_out(kube_api_client: Api, namespace: str) -> None:
     """kube-apiserver's watch cache sends a bookmark only at a version newer than the watch's
     start, the newest event of the resource it dispatched (of any namespace or selector):
