@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.kubesim.support import memcached_crd, wait_for
+from tests.kubesim.support import established_crd, memcached_crd
 
 KUBECTL = shutil.which("kubectl")
 
@@ -45,14 +45,5 @@ def kubectl(kubesim_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Ku
 def memcacheds(kube_api_client: client.ApiClient, namespace: str) -> Iterator[str]:
     """A Memcached CRD in a group of its own; its objects' path in the namespace."""
     body = memcached_crd(group=f"t{uuid.uuid4().hex[:8]}.example.com")
-    ext = client.ApiextensionsV1Api(kube_api_client)
-    ext.create_custom_resource_definition(body)
-
-    def established() -> bool:
-        got = ext.read_custom_resource_definition(body["metadata"]["name"])
-        return any(c.type == "Established" and c.status == "True"
-                   for c in got.status.conditions or [])  # fmt: skip
-
-    wait_for(established, what="the CRD to be established")
-    yield f"/apis/{body['spec']['group']}/v1alpha1/namespaces/{namespace}/memcacheds"
-    ext.delete_custom_resource_definition(body["metadata"]["name"])
+    with established_crd(kube_api_client, body):
+        yield f"/apis/{body['spec']['group']}/v1alpha1/namespaces/{namespace}/memcacheds"

@@ -3,12 +3,33 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
+from kubernetes import client
 
 from tests.support.waiting import wait_for as wait_for  # the suite's one wait_for
+
+
+@contextmanager
+def established_crd(api: client.ApiClient, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Create the CRD `body` and wait until it is Established; delete it afterwards."""
+    ext = client.ApiextensionsV1Api(api)
+    ext.create_custom_resource_definition(body)
+
+    def established() -> bool:
+        got = ext.read_custom_resource_definition(body["metadata"]["name"])
+        return any(c.type == "Established" and c.status == "True"
+                   for c in got.status.conditions or [])  # fmt: skip
+
+    try:
+        wait_for(established, what="the CRD to be established")
+        yield body
+    finally:
+        ext.delete_custom_resource_definition(body["metadata"]["name"])
 
 
 def memcached_crd(

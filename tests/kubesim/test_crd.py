@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.kubesim.support import memcached_crd, raw, wait_for
+from tests.kubesim.support import established_crd, memcached_crd, raw, wait_for
 
 Api = client.ApiClient
 
@@ -19,19 +19,8 @@ Api = client.ApiClient
 def crd(kube_api_client: Api) -> Iterator[dict[str, Any]]:
     """A Memcached CRD in a group of its own, established; deleted afterwards."""
     group = f"t{uuid.uuid4().hex[:8]}.example.com"
-    body = memcached_crd(group=group)
-    ext = client.ApiextensionsV1Api(kube_api_client)
-    ext.create_custom_resource_definition(body)
-
-    def established() -> bool:
-        got = ext.read_custom_resource_definition(body["metadata"]["name"])
-        return any(
-            c.type == "Established" and c.status == "True" for c in got.status.conditions or []
-        )
-
-    wait_for(established, what="the CRD to be established")
-    yield body
-    ext.delete_custom_resource_definition(body["metadata"]["name"])
+    with established_crd(kube_api_client, memcached_crd(group=group)) as body:
+        yield body
 
 
 def _cr(crd: dict[str, Any], name: str, **spec: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from kubernetes import client, watch
 
 from kubesim.server import KubeSim
 from tests.kubesim.conftest import Kubectl
-from tests.kubesim.support import raw, wait_for
+from tests.kubesim.support import established_crd, raw
 
 Api = client.ApiClient
 CONTROLLERS = {"kube-controller-manager"}
@@ -283,17 +283,8 @@ def memcached(kube_api_client: Api) -> Iterator[str]:
     group = f"t{uuid.uuid4().hex[:8]}.example.com"
     body["metadata"]["name"] = f"memcacheds.{group}"
     body["spec"]["group"] = group
-    ext = client.ApiextensionsV1Api(kube_api_client)
-    ext.create_custom_resource_definition(body)
-
-    def established() -> bool:
-        got = ext.read_custom_resource_definition(body["metadata"]["name"])
-        return any(c.type == "Established" and c.status == "True"
-                   for c in got.status.conditions or [])  # fmt: skip
-
-    wait_for(established, what="the CRD to be established")
-    yield f"/apis/{group}/v1alpha1"
-    ext.delete_custom_resource_definition(body["metadata"]["name"])
+    with established_crd(kube_api_client, body):
+        yield f"/apis/{group}/v1alpha1"
 
 
 def test_a_custom_resource_names_each_writer_of_its_spec_and_status(
