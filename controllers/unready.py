@@ -111,8 +111,8 @@ def failing_readiness(pod: Body) -> Failing | None:
 
 def probe_window(found: Failing) -> float:
     """How long its unready containers' readiness probes may take to pass once they start:
-    initialDelaySeconds, then failureThreshold periods (0 + 3 periods of 10 s by the API's defaults,
-    UNREADY_GRACE_SECONDS). A slow app's probe says it starts late: until then it starts."""
+    initialDelaySeconds, then failureThreshold periods (by the API's defaults 0 + 3 periods
+    of 10 s, UNREADY_GRACE_SECONDS). A slow app's probe starts late: until then it starts."""
     containers: list[Body] = deep_get(found.pod, "spec.containers", []) or []
     probes = [
         c.get("readinessProbe") or {} for c in containers if c.get("name") in found.containers
