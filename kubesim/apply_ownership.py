@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesim import errors, managedfields
+from kubesim.gojson import compact, go_quote
 from kubesim.managedfields import Entry, Fields, Kind
 
 
@@ -118,17 +119,12 @@ def conflict_with(entry: Entry, field: str) -> Conflict:
 
 def _print_manager(entry: Entry) -> str:
     """printManager: an Update names its version (its identifier has no time to print)."""
-    text = _quote(str(entry.get("manager", "")))
+    text = go_quote(str(entry.get("manager", "")))
     if entry.get("subresource"):
-        text += f" with subresource {_quote(str(entry['subresource']))}"
+        text += f" with subresource {go_quote(str(entry['subresource']))}"
     if entry.get("operation") == "Update":
         text += f" using {entry.get('apiVersion', '')}"
     return text
-
-
-def _quote(text: str) -> str:
-    """Go's %q, for the printable names a field manager may have."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 # --- paths ---------------------------------------------------------------------------------
@@ -152,7 +148,7 @@ def _element(key: str) -> str:
         return "." + text
     if tag == "k:":
         picked = json.loads(text)
-        return "[" + ",".join(f"{k}={_json(v)}" for k, v in picked.items()) + "]"
+        return "[" + ",".join(f"{k}={compact(v)}" for k, v in picked.items()) + "]"
     if tag == "v:":
         return f"[={text}]"
     return f"[{text}]"  # i:<index>
@@ -177,10 +173,6 @@ def _value_order(value: Any) -> tuple[int, Any]:
     if isinstance(value, (int, float)):
         return (1, value)
     return (2, json.dumps(value, sort_keys=True))
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 # --- removing what was dropped -------------------------------------------------------------

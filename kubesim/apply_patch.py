@@ -6,12 +6,12 @@ are go-yaml's, checked once the apply is made."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from kubesim import builtin_schema, errors
 from kubesim.duplicates import Duplicates
+from kubesim.gojson import compact
 from kubesim.jsonutil import clone
 from kubesim.managedfields import Shape
 
@@ -90,17 +90,15 @@ def _smd_path(value: Any, dotted: str) -> str:
         keys = shape.list_keys()
         item = value[int(index)] if isinstance(value, list) and int(index) < len(value) else None
         if keys and isinstance(item, dict):
-            out += "[" + ",".join(f"{k}={_json(item[k])}" for k in sorted(keys) if k in item) + "]"
+            out += (
+                "[" + ",".join(f"{k}={compact(item[k])}" for k in sorted(keys) if k in item) + "]"
+            )
         elif keys == ():
-            out += f"[={_json(item)}]"
+            out += f"[={compact(item)}]"
         else:
             out += f"[{index}]"
         value, shape = item, shape.item()
     return out
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def check_repeated(

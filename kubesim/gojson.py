@@ -7,6 +7,7 @@ is walked again here by a checker that follows encoding/json's scanner states.
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 _WS = b" \t\r\n"
@@ -63,6 +64,16 @@ def quote_char(c: int) -> str:
     if 0x80 <= c < 0xA0 or c == 0xAD:  # not printable as a rune
         return f"'\\u{c:04x}'"
     return f"'{chr(c)}'"
+
+
+def compact(value: object) -> str:
+    """A value as compact JSON, non-ASCII kept: as structured-merge-diff prints a value."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def html_escaped(text: str) -> str:
+    """JSON as json.Marshal writes it: `<`, `>` and `&` escaped (\\u003c, \\u003e, \\u0026)."""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def go_quote(text: str) -> str:

@@ -16,12 +16,12 @@ oldest merge into `ancient-changes`, one per apiVersion (capmanagers.go).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
+from kubesim.gojson import compact, html_escaped
 from kubesim.jsonutil import dumps, now
 
 Fields = dict[str, Any]
@@ -615,8 +615,7 @@ def go_identifier(entry: Entry) -> str:
     its version), by which the server orders managers."""
     names = ("manager", "operation", "apiVersion", "subresource")
     ident = {k: v for k, v in zip(names, identity(entry), strict=True) if v}
-    text = json.dumps(ident, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return html_escaped(compact(ident))
 
 
 def decoded(entries: list[Any]) -> list[Any]:

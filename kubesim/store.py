@@ -156,8 +156,7 @@ def _refused_in_patch(
     )
     if custom:
         shown = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
-        shown = shown.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-        return errors.patch_invalid(shown, why)
+        return errors.patch_invalid(gojson.html_escaped(shown), why)
     return errors.patch_invalid(dumps(patched).decode(), why)
 
 
