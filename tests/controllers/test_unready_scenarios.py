@@ -19,7 +19,8 @@ from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED, labels_for
 from controllers.unready import UNREADY_GRACE_SECONDS
 from tests.controllers.cluster import list_objects
-from tests.kubesim.cluster.helpers import control, make_ready, make_unready
+from tests.diagnosis.memcached_run import create_memcached
+from tests.kubesim.cluster.helpers import make_ready, make_unready, set_node_ready
 from tests.support.waiting import wait_for
 
 pytestmark = [
@@ -27,13 +28,6 @@ pytestmark = [
     pytest.mark.kubesim_only,
     pytest.mark.usefixtures("running_engine"),
 ]
-
-
-def _create(kube: ApiKube, namespace: str, name: str, size: int) -> None:
-    kube.create(MEMCACHED, {
-        "apiVersion": MEMCACHED.api_version, "kind": MEMCACHED.kind,
-        "metadata": {"name": name, "namespace": namespace}, "spec": {"size": size},
-    })  # fmt: skip
 
 
 def _conditions(kube: ApiKube, namespace: str, name: str) -> dict[str, dict[str, Any]]:
@@ -60,12 +54,12 @@ def _degraded(kube: ApiKube, namespace: str, name: str, reason: str) -> Any:
 def test_a_pod_on_a_node_that_stopped_reporting_makes_the_cr_degraded_not_progressing(
     kube: ApiKube, kube_api_client: client.ApiClient, namespace: str
 ) -> None:
-    _create(kube, namespace, "m", size=1)
+    create_memcached(kube, namespace, "m", size=1)
     wait_for(lambda: _available(kube, namespace, "m"), what="the Memcached available")
     [pod] = _pods(kube, namespace, "m")
     victim, node = pod["metadata"]["name"], pod["spec"]["nodeName"]
 
-    control(kube_api_client, "POST", f"/_kubesim/cluster/nodes/{node}/notready")
+    set_node_ready(kube_api_client, node, ready=False)
     try:
         now = wait_for(lambda: _degraded(kube, namespace, "m", "NodeLost"),
                        what="Degraded NodeLost")  # fmt: skip
@@ -86,14 +80,14 @@ def test_a_pod_on_a_node_that_stopped_reporting_makes_the_cr_degraded_not_progre
             "PodsNotReady",
         )
     finally:
-        control(kube_api_client, "POST", f"/_kubesim/cluster/nodes/{node}/ready")
+        set_node_ready(kube_api_client, node, ready=True)
     wait_for(lambda: _available(kube, namespace, "m"), what="Available once the node is back")
 
 
 def test_a_failing_readiness_probe_is_starting_then_degraded_once_its_grace_ends(
     kube: ApiKube, kube_api_client: client.ApiClient, namespace: str
 ) -> None:
-    _create(kube, namespace, "m", size=2)
+    create_memcached(kube, namespace, "m", size=2)
     wait_for(lambda: _available(kube, namespace, "m"), what="the Memcached available")
     victim = _pods(kube, namespace, "m")[0]["metadata"]["name"]
 

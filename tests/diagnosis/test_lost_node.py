@@ -18,14 +18,10 @@ from opsboard.diagnosis.observed import Finding
 from opsboard.mirror.models import KubeObject
 from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
 from tests.fixtures.celery import EngineProcesses
-from tests.kubesim.cluster.helpers import control
+from tests.kubesim.cluster.helpers import set_node_ready
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.kubesim_only, pytest.mark.django_db(transaction=True)]
-
-
-def _set_node_ready(api: client.ApiClient, node: str, *, ready: bool) -> None:
-    control(api, "POST", f"/_kubesim/cluster/nodes/{node}/{'ready' if ready else 'notready'}")
 
 
 def test_pods_on_a_node_that_stopped_reporting_are_named_with_the_node(
@@ -39,7 +35,7 @@ def test_pods_on_a_node_that_stopped_reporting_are_named_with_the_node(
     [pod] = client.CoreV1Api(kube_api_client).list_namespaced_pod(namespace).items
     victim, node = pod.metadata.name, pod.spec.node_name
 
-    _set_node_ready(kube_api_client, node, ready=False)
+    set_node_ready(kube_api_client, node, ready=False)
     try:
         # The CR's own status says so too (Degraded, NodeLost: controllers.unready).
         wait_for(lambda: crs.filter(health="Degraded").exists(), what="the Memcached Degraded")
@@ -77,5 +73,5 @@ def test_pods_on_a_node_that_stopped_reporting_are_named_with_the_node(
         assert "[NodeLost]" in out.getvalue()
         assert node in out.getvalue() and victim in out.getvalue()
     finally:
-        _set_node_ready(kube_api_client, node, ready=True)
+        set_node_ready(kube_api_client, node, ready=True)
     wait_for(lambda: crs.filter(health="Available").exists(), what="the Memcached back")

@@ -48,6 +48,13 @@ def make_ready(api: client.ApiClient, namespace: str, name: str) -> Any:
     return control(api, "POST", f"/_kubesim/cluster/pods/{namespace}/{name}/ready")
 
 
+def set_node_ready(api: client.ApiClient, node: str, *, ready: bool) -> Any:
+    """The node's kubelet reports again, or stops reporting (kubesim only)."""
+    return control(
+        api, "POST", f"/_kubesim/cluster/nodes/{node}/{'ready' if ready else 'notready'}"
+    )
+
+
 def deployment(
     name: str, *, replicas: int = 3, image: str = MEMCACHED_IMAGE, **spec: Any
 ) -> dict[str, Any]:
