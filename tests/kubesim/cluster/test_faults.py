@@ -429,8 +429,11 @@ def test_one_container_of_a_pod_can_be_unready_with_the_probe_output_given(
     make_unready(kube_api_client, namespace, "duo", container="side", message="not yet")
     make_unready(kube_api_client, namespace, "duo", container="web")
 
-    p = wait_for(lambda: not is_ready(p := read(core, namespace, "duo")) and p, what="not Ready")
-    assert condition(p, "Ready").message == "containers with unready status: [web side]"
+    # Each make_unready is a status update of its own: the pod may be read between the two.
+    both = "containers with unready status: [web side]"
+    p = wait_for(lambda: condition(p := read(core, namespace, "duo"), "Ready").message == both
+                 and p, what="not Ready for both containers")  # fmt: skip
+    assert not is_ready(p)
     messages = wait_for(
         lambda: len(found := {e.message for e in events_for(core, namespace, "duo")
                               if e.reason == "Unhealthy"}) == 2 and found,
