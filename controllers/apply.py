@@ -15,8 +15,9 @@ previous run's own status write. Nothing is written when nothing differs.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from controllers.base import Body, Context, Kind, Manifest, PermanentError, Result
 from controllers.conditions import TIME_FORMAT, condition_of, find_condition
@@ -29,6 +30,7 @@ from controllers.progress import progress_wait
 from controllers.refusals import short_of_pods
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # While pods start, look again even if no event arrives, for a controller whose status reads
 # what may change without waking its CR (finish's `recheck`): soon at first, then less often
@@ -53,31 +55,78 @@ def ensure_child(
 
     `exact`: dotted paths of maps that must match key for key (see `owned_diff`).
     """
+    return ensure_child_while(ctx, kind, want, have, lambda child: None, exact=exact)[0]
+
+
+def ensure_child_while(
+    ctx: Context,
+    kind: Kind,
+    want: Manifest,
+    have: Body | None,
+    work: Callable[[Body], T],
+    *,
+    exact: frozenset[str] = frozenset(),
+) -> tuple[Body, T]:
+    """`ensure_child`, and `work` done while the server answers the child's patch (the
+    write of a spec change) instead of after it: a Memcached run tells its status
+    meanwhile, about 2 ms off the 12.7 from a size patch to its status on the rig (none
+    on kubesim, whose server needs the CPU the work would use). `work` is given the child
+    as it was before the patch, or as created: it must read only what a patch of the
+    fields we own leaves alone, and write nothing. If it raises, the patch is answered,
+    recorded and reported first."""
     name = want["metadata"]["name"]
     if have is None:
-        try:
-            created = ctx.kube.create(kind, want)
-        except (Conflict, AlreadyAllocated):
-            # Already there: most often this key's own create of a moment ago, not yet in
-            # the mirror (the key ran again as its first children's events came in). A
-            # Service that asks for the nodePort or clusterIP it holds meets a 422 "already
-            # allocated" instead of the 409: kube-apiserver allocates before the name check.
-            if (found := _just_created(ctx, kind, want, exact)) is None:
-                raise
-            return found
-        ctx.report.action(f"Created {kind} {name}")
-        return created
+        created = _create(ctx, kind, want, exact)
+        return created, work(created)
     if deep_get(have, "metadata.deletionTimestamp"):
-        return have  # its deletion event brings us back to re-create it
+        return have, work(have)  # its deletion event brings us back to re-create it
     patch = owned_diff(want, have, exact=exact)
     if patch is None:
-        return have
-    namespace = want["metadata"]["namespace"]
+        return have, work(have)
+    meta = want["metadata"]
+    answer = ctx.kube.begin_patch(
+        kind,
+        meta["namespace"],
+        name,
+        patch,
+        resource_version=have["metadata"]["resourceVersion"],
+        conflict_on="own",
+    )
     try:
-        version = have["metadata"]["resourceVersion"]
-        updated = ctx.kube.patch(
-            kind, namespace, name, patch, resource_version=version, conflict_on="own"
-        )
+        done = work(have)
+    finally:
+        updated = _patched(ctx, kind, want, have, patch, answer, exact)
+    return updated, done
+
+
+def _create(ctx: Context, kind: Kind, want: Manifest, exact: frozenset[str]) -> Body:
+    try:
+        created = ctx.kube.create(kind, want)
+    except (Conflict, AlreadyAllocated):
+        # Already there: most often this key's own create of a moment ago, not yet in
+        # the mirror (the key ran again as its first children's events came in). A
+        # Service that asks for the nodePort or clusterIP it holds meets a 422 "already
+        # allocated" instead of the 409: kube-apiserver allocates before the name check.
+        if (found := _just_created(ctx, kind, want, exact)) is None:
+            raise
+        return found
+    ctx.report.action(f"Created {kind} {want['metadata']['name']}")
+    return created
+
+
+def _patched(
+    ctx: Context,
+    kind: Kind,
+    want: Manifest,
+    have: Body,
+    patch: Body,
+    answer: Callable[[], Body],
+    exact: frozenset[str],
+) -> Body:
+    """The child as the patch of `have` left it, once `answer`ed; reported."""
+    namespace, name = want["metadata"]["namespace"], want["metadata"]["name"]
+    try:
+        updated = answer()
     except Conflict:
         # The mirror has not caught up with a write since (a run's own, or, from a Kube
         # that keeps no record of its writes, anyone's): diff against the server's copy
@@ -87,9 +136,10 @@ def ensure_child(
         fresh = ctx.kube.get(kind, namespace, name)
         if fresh is None or deep_get(fresh, "metadata.deletionTimestamp"):
             raise
-        have, patch = fresh, owned_diff(want, fresh, exact=exact)
-        if patch is None:
+        again = owned_diff(want, fresh, exact=exact)
+        if again is None:
             return fresh
+        have, patch = fresh, again
         updated = ctx.kube.patch(kind, namespace, name, patch)
     had_owner = controlling_ref(have["metadata"].get("ownerReferences"))
     if had_owner is None and controlling_ref(want["metadata"].get("ownerReferences")):

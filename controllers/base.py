@@ -145,6 +145,21 @@ class Kube(Protocol):
         operator owns. A Kube that keeps no record of its writes takes "own" as "any"."""
         ...
 
+    def begin_patch(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Body,
+        *,
+        resource_version: str | None = None,
+        conflict_on: ConflictOn = "any",
+    ) -> Callable[[], Body]:
+        """`patch`, sent now; the call returned waits for its answer and returns (or
+        raises) what `patch` would. A run works meanwhile while the server does; it makes
+        the call before anything else is written, and whatever happens meanwhile."""
+        ...
+
     def patch_status(
         self,
         kind: Kind,

@@ -20,7 +20,7 @@ import re
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -169,6 +169,14 @@ def _throttle_refresh(configuration: client.Configuration, every: float = 1.0) -
     configuration.refresh_api_key_hook = refresh
 
 
+def _merge_patch(patch: Body, resource_version: str | None) -> dict[str, Any]:
+    """A PATCH request's body and content type; with `resource_version`, a precondition."""
+    if resource_version:
+        metadata = {**patch.get("metadata", {}), "resourceVersion": resource_version}
+        patch = {**patch, "metadata": metadata}
+    return {"body": patch, "content_type": MERGE_PATCH}
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -195,6 +203,17 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
         return AlreadyAllocated(text)
     # 400, 403, 405, 415, 422: the request itself is wrong; the user (or RBAC) must change.
     return PermanentError(text)
+
+
+@contextlib.contextmanager
+def _as_api_errors(method: str, path: str) -> Iterator[None]:
+    """A request's failure to reach the server, or to be answered, as the contract's error."""
+    try:
+        yield
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise TemporaryError(f"{method} {path}: {exc}") from exc
+    except ValueError as exc:  # a header that would end early and start another
+        raise PermanentError(f"{method} {path}: {exc}") from exc
 
 
 class ApiKube:
@@ -247,7 +266,7 @@ class ApiKube:
         )
         return url, [*headers.items(), *extra_headers]
 
-    def _send(
+    def _begin(
         self,
         method: str,
         path: str,
@@ -257,29 +276,33 @@ class ApiKube:
         content_type: str = "application/json",
         timeout: tuple[float, float] | None = None,
         extra_headers: Sequence[tuple[str, str]] = (),
-    ) -> Answer:
-        """The request and its whole answer. A body here is always a JSON object, encoded
-        with orjson (the client's `call_api` wraps the same in layers of checks and
-        json.dumps: about a tenth of a request's client CPU); sent by `wire` on the
-        client's connections, or through urllib3 where they cannot be (a proxy)."""
+    ) -> Callable[[], Answer]:
+        """The request, sent now, and the call that reads its whole answer. A body here is
+        always a JSON object, encoded with orjson (the client's `call_api` wraps the same
+        in layers of checks and json.dumps: about a tenth of a request's client CPU); sent
+        by `wire` on the client's connections, or through urllib3 where they cannot be (a
+        proxy: answered before this returns)."""
         url, headers = self._prepare(method, path, query, content_type, extra_headers)
         data = None if body is None else orjson.dumps(body)
         timeout = timeout or (min(self.timeout, 5.0), self.timeout)
-        try:
+        with _as_api_errors(method, path):
             direct = self._direct_to(url)
-            if direct is not None:
-                wire, target = direct
-                return wire.exchange(method, target, headers, data, timeout)
-            response = self._by_urllib3(method, url, headers, data, timeout)
-            try:
-                said = {name.lower(): value for name, value in response.headers.items()}
-                return Answer(response.status, said, response.read())
-            finally:
-                response.release_conn()
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise TemporaryError(f"{method} {path}: {exc}") from exc
-        except ValueError as exc:  # a header that would end early and start another
-            raise PermanentError(f"{method} {path}: {exc}") from exc
+            if direct is None:
+                response = self._by_urllib3(method, url, headers, data, timeout)
+                try:
+                    said = {name.lower(): value for name, value in response.headers.items()}
+                    whole = Answer(response.status, said, response.read())
+                finally:
+                    response.release_conn()
+                return lambda: whole
+            wire, target = direct
+            pending = wire.begin(method, target, headers, data, timeout)
+
+        def answered() -> Answer:
+            with _as_api_errors(method, path):
+                return pending()
+
+        return answered
 
     def _by_urllib3(
         self,
@@ -317,12 +340,22 @@ class ApiKube:
         return wire, prefix + url[len(host) :]
 
     def request(self, method: str, path: str, **kwargs: Any) -> Body:
+        return self.begin_request(method, path, **kwargs)()
+
+    def begin_request(self, method: str, path: str, **kwargs: Any) -> Callable[[], Body]:
+        """`request`, sent now; the call returned reads its answer (and raises what
+        `request` would), and must be made: until then its connection is in use."""
         if method in _WRITES and self.field_manager:
             kwargs["query"] = {"fieldManager": self.field_manager, **(kwargs.get("query") or {})}
-        answer = self._send(method, path, **kwargs)
-        if not 200 <= answer.status < 300:
-            raise _error(answer.status, answer.body, answer.headers, f"{method} {path}")
-        return orjson.loads(answer.body) if answer.body else {}  # orjson: a tenth the time
+        pending = self._begin(method, path, **kwargs)
+
+        def answered() -> Body:
+            answer = pending()
+            if not 200 <= answer.status < 300:
+                raise _error(answer.status, answer.body, answer.headers, f"{method} {path}")
+            return orjson.loads(answer.body) if answer.body else {}  # orjson: a tenth the time
+
+        return answered
 
     # -- controllers.base.Kube ---------------------------------------------------------
 
@@ -354,8 +387,23 @@ class ApiKube:
     ) -> Body:
         """A JSON merge patch; with `resource_version`, a Conflict if the object moved on.
         `conflict_on` is taken as "any": this client keeps no record of its writes."""
+        return self.begin_patch(
+            kind, namespace, name, patch, resource_version=resource_version, conflict_on=conflict_on
+        )()
+
+    def begin_patch(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Body,
+        *,
+        resource_version: str | None = None,
+        conflict_on: ConflictOn = "any",
+    ) -> Callable[[], Body]:
         del conflict_on
-        return self._patch(self.path(kind, namespace, name), patch, resource_version)
+        path = self.path(kind, namespace, name)
+        return self.begin_request("PATCH", path, **_merge_patch(patch, resource_version))
 
     def patch_status(
         self,
@@ -367,13 +415,7 @@ class ApiKube:
         resource_version: str | None = None,
     ) -> Body:
         path = self.path(kind, namespace, name, "status")
-        return self._patch(path, {"status": status}, resource_version)
-
-    def _patch(self, path: str, patch: Body, resource_version: str | None) -> Body:
-        if resource_version:
-            metadata = {**patch.get("metadata", {}), "resourceVersion": resource_version}
-            patch = {**patch, "metadata": metadata}
-        return self.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
+        return self.request("PATCH", path, **_merge_patch({"status": status}, resource_version))
 
     def delete(self, kind: Kind, namespace: str, name: str) -> None:
         with contextlib.suppress(NotFound):  # already gone is what we wanted

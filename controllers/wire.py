@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import ssl
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from urllib3.util.wait import wait_for_read
@@ -160,8 +160,28 @@ class Wire:
         timeout: tuple[float, float],
     ) -> Answer:
         """The answer to one request, read whole."""
-        link, status, said, keep = self._ask(method, target, headers, body, timeout)
-        return Answer(status, said, self._body(link, method, status, said, keep))
+        return self.begin(method, target, headers, body, timeout)()
+
+    def begin(
+        self,
+        method: str,
+        target: str,
+        headers: Sequence[tuple[str, str]],
+        body: bytes | None,
+        timeout: tuple[float, float],
+    ) -> Callable[[], Answer]:
+        """One request, sent now; its answer read, whole, by the call returned, which
+        must be made: the connection is in use until then. Meanwhile the caller may work
+        while the server does (a reconcile tells its status while its child's patch is in
+        flight)."""
+        request = self._request(method, target, headers, body)
+        link, reused = self._sent(request, timeout)
+
+        def answer() -> Answer:
+            answered, status, said, keep = self._head(link, reused, request, timeout)
+            return Answer(status, said, self._body(answered, method, status, said, keep))
+
+        return answer
 
     def stream(
         self,
@@ -188,17 +208,38 @@ class Wire:
     ) -> tuple[_Link, int, dict[str, str], bool]:
         """The request sent and its answer's head read, on the link returned with it."""
         request = self._request(method, target, headers, body)
+        return self._head(*self._sent(request, timeout), request, timeout)
+
+    def _sent(self, request: bytes, timeout: tuple[float, float]) -> tuple[_Link, bool]:
+        """`request` sent on a link, and whether the link was an idle one reused."""
         while True:
             link, reused = self._take(timeout[0])
             try:
                 link.sock.settimeout(timeout[1])
                 link.sock.sendall(request)
+                return link, reused
+            except _STALE:
+                link.close()
+                if reused:
+                    continue  # closed while idle, before our request: not seen by the server
+                raise
+            except BaseException:
+                link.close()
+                raise
+
+    def _head(
+        self, link: _Link, reused: bool, request: bytes, timeout: tuple[float, float]
+    ) -> tuple[_Link, int, dict[str, str], bool]:
+        """The head of the answer to `request`, sent on `link`; sent once more, on a new
+        link, if the reused one turns out to have been closed before any answer."""
+        while True:
+            try:
                 return (link, *link.head())
             except _STALE:
                 link.close()
-                if reused and not link.answered:
-                    continue  # closed while idle, before our request: not seen by the server
-                raise
+                if not reused or link.answered:
+                    raise
+                link, reused = self._sent(request, timeout)
             except BaseException:
                 link.close()
                 raise

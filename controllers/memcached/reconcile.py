@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.apply import ensure_child, finish, now
+from controllers.apply import ensure_child_while, finish, now
 from controllers.base import DEPLOYMENT, POD, Body, Context, ExpectedChild, Result
 from controllers.fields import deep_get
 from controllers.graces import grace_ends
@@ -27,17 +27,26 @@ def reconcile(ctx: Context) -> Result:
     problem = spec_problem(
         image=spec_image(cr), size=spec_size(cr), size_field="spec.size"
     ) or ownership_problem(cr, deployment, kind=DEPLOYMENT.kind)
+
+    def tell(deployment: Body | None) -> tuple[Body, float | None]:
+        pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
+        at, grace = now(), grace_from(ctx.settings)
+        status = compute_status(
+            cr, pods=pods, now=at, problem=problem, deployment=deployment, grace=grace
+        )
+        # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
+        # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer, but
+        # for the end of a pod's grace (for a node, or to become ready), which no event tells.
+        return status, grace_ends(pods, now=at, grace=grace)
+
     if problem is None:
-        deployment = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
-    pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
-    at, grace = now(), grace_from(ctx.settings)
-    status = compute_status(
-        cr, pods=pods, now=at, problem=problem, deployment=deployment, grace=grace
-    )
-    # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
-    # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer, but
-    # for the end of a pod's grace (for a node, or to become ready), which no event tells.
-    due = grace_ends(pods, now=at, grace=grace)
+        # Told while the Deployment's patch is answered: from its status, which a patch of
+        # its spec leaves as it was.
+        _, (status, due) = ensure_child_while(
+            ctx, DEPLOYMENT, desired_deployment(cr), deployment, tell
+        )
+    else:
+        status, due = tell(deployment)
     return finish(ctx, MEMCACHED, cr, status, problem, recheck=False, due=due)
 
 

@@ -21,7 +21,7 @@ the writes of others since (`Kube.patch`'s conflict_on="own").
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import redis
 
@@ -66,14 +66,30 @@ class OwnWrites:
         resource_version: str | None = None,
         conflict_on: ConflictOn = "any",
     ) -> Body:
+        return self.begin_patch(
+            kind, namespace, name, patch, resource_version=resource_version, conflict_on=conflict_on
+        )()
+
+    def begin_patch(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Body,
+        *,
+        resource_version: str | None = None,
+        conflict_on: ConflictOn = "any",
+    ) -> Callable[[], Body]:
         if (
             resource_version
             and conflict_on == "own"
             and shows_own_write(kind, namespace, name, resource_version)
         ):
             resource_version = None  # what the copy lacks is others' writes only
-        updated = self.kube.patch(kind, namespace, name, patch, resource_version=resource_version)
-        return self._record(kind, updated)
+        pending = self.kube.begin_patch(
+            kind, namespace, name, patch, resource_version=resource_version
+        )
+        return lambda: self._record(kind, pending())
 
     def patch_status(
         self,

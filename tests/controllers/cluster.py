@@ -7,7 +7,7 @@ against a real cluster through OPSBOARD_TEST_KUBECONFIG.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,6 +125,12 @@ class CountingKube:
     def patch(self, kind: Kind, namespace: str, name: str, patch: Body, **kw: Any) -> Body:
         self.writes.append(("patch", kind.kind, name))
         return self.inner.patch(kind, namespace, name, patch, **kw)
+
+    def begin_patch(
+        self, kind: Kind, namespace: str, name: str, patch: Body, **kw: Any
+    ) -> Callable[[], Body]:
+        self.writes.append(("patch", kind.kind, name))
+        return self.inner.begin_patch(kind, namespace, name, patch, **kw)
 
     def patch_status(self, kind: Kind, namespace: str, name: str, status: Body, **kw: Any) -> Body:
         self.writes.append(("patch_status", kind.kind, name))

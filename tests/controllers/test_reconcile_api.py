@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from controllers.apply import ensure_child, write_status
+from controllers.apply import ensure_child, ensure_child_while, write_status
 from controllers.base import DEPLOYMENT, POD, SERVICE, STATEFULSET, Context, Key, Kind, Result
 from controllers.bookstore.desired import BOOKSTORE, desired_db_statefulset
 from controllers.conditions import condition_of
@@ -139,6 +139,36 @@ def test_a_child_patch_from_a_stale_read_is_redone_from_the_servers_copy(
     assert updated["spec"]["replicas"] == 4
     assert updated["metadata"]["annotations"]["note"] == "later"  # nothing clobbered
     assert reporter.actions == ["Scaled Deployment m replicas 2→4"]
+
+
+def test_work_done_while_a_child_is_patched_sees_it_before_and_fails_only_after(
+    kube: ApiKube, namespace: str
+) -> None:
+    """ensure_child_while hands `work` the child as it was before the patch and returns
+    what work returns with the child as patched; work that fails leaves the patch made
+    and reported, and its error is the run's."""
+    _memcached(kube, namespace, "m", size=2)
+    Driver(kube, MEMCACHED_CONTROLLER, namespace, "m").run()
+    before = kube.get(DEPLOYMENT, namespace, "m")
+    assert before is not None
+    ctx, reporter = _context(kube, namespace, "m")
+    cr = kube.patch(MEMCACHED, namespace, "m", {"spec": {"size": 3}})
+    updated, seen = ensure_child_while(
+        ctx, DEPLOYMENT, desired_deployment(cr), before, lambda child: child["spec"]["replicas"]
+    )
+    assert (seen, updated["spec"]["replicas"]) == (2, 3)
+
+    def fails(child: dict[str, Any]) -> None:
+        raise RuntimeError("the mirror cannot be read")
+
+    cr = kube.patch(MEMCACHED, namespace, "m", {"spec": {"size": 4}})
+    with pytest.raises(RuntimeError, match="mirror cannot be read"):
+        ensure_child_while(ctx, DEPLOYMENT, desired_deployment(cr), updated, fails)
+    assert (kube.get(DEPLOYMENT, namespace, "m") or {})["spec"]["replicas"] == 4
+    assert reporter.actions == [
+        "Scaled Deployment m replicas 2→3",
+        "Scaled Deployment m replicas 3→4",
+    ]
 
 
 def test_a_create_racing_the_mirror_goes_on_from_the_childs_server_copy(

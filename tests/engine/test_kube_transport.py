@@ -182,6 +182,22 @@ def test_one_connection_serves_request_after_request(api_server: Any) -> None:
     assert len({port for _, _, port in seen}) == 1
 
 
+def test_a_request_begun_holds_its_connection_until_its_answer_is_read(
+    api_server: Any,
+) -> None:
+    """A run tells its status while its child's patch is answered (begin_request): a request
+    made meanwhile goes on another connection, and each answer is its own request's."""
+    api, seen, _ = api_server
+    api.get(CONFIGMAP, "ns", "warm")  # an idle connection, which the begun request takes
+    first = api.begin_request("GET", ApiKube.path(CONFIGMAP, "ns", "first"))
+    assert _value(api.get(CONFIGMAP, "ns", "meanwhile")) == "meanwhile"
+    assert _value(first()) == "first"
+    assert _value(api.get(CONFIGMAP, "ns", "after")) == "after"
+    ports = {name: port for _, name, port in seen}
+    assert ports["warm"] == ports["first"] != ports["meanwhile"]
+    assert ports["after"] in (ports["first"], ports["meanwhile"])  # both kept for reuse
+
+
 def test_chunked_and_connection_long_answers_are_read_whole(api_server: Any) -> None:
     api, seen, _ = api_server
     assert _value(api.get(CONFIGMAP, "ns", "chunked")) == "chunked"
