@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kubesim import errors
 from kubesim.errors import FieldError, GoLiteral
+from kubesim.query_options import first_values
 
 FIELD_MANAGER_MAX = 128
 _OPTIONS = {"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions"}
@@ -45,7 +46,8 @@ def dry_run(values: list[str]) -> bool:
 def check_write(verb: str, query: dict[str, list[str]], *, apply: bool = False) -> None:
     """Refuse a create's, update's or patch's bad options: the manager (required by an apply),
     `force` (an apply's only), the dry run, the field validation, in Go's order."""
-    manager = _first(query, "fieldManager")
+    options = first_values(query)  # a string option: the first of repeated values, as in Go
+    manager = options.get("fieldManager", "")
     found: list[FieldError] = []
     if verb == "patch" and not apply and "force" in query:
         found.append(
@@ -55,7 +57,7 @@ def check_write(verb: str, query: dict[str, list[str]], *, apply: bool = False) 
         found.append(FieldError("Required", "fieldManager", None, "is required for apply patch"))
     found += field_manager_errors(manager)
     found += dry_run_errors(query.get("dryRun", []))
-    validation = _first(query, "fieldValidation")
+    validation = options.get("fieldValidation", "")
     if validation not in _FIELD_VALIDATIONS:
         found.append(errors.unsupported("fieldValidation", validation, _FIELD_VALIDATIONS))
     if found:
@@ -71,9 +73,3 @@ def check_delete(propagation: object, dry_runs: list[str]) -> None:
     found += dry_run_errors(dry_runs)
     if found:
         raise errors.invalid("DeleteOptions", "meta.k8s.io", "", found)
-
-
-def _first(query: dict[str, list[str]], name: str) -> str:
-    """A string option takes the first of repeated values, as Go's query decoding does."""
-    values = query.get(name)
-    return values[0] if values else ""
