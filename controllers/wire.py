@@ -151,17 +151,6 @@ class Wire:
         self._lock = threading.Lock()
         self._pid = os.getpid()
 
-    def exchange(
-        self,
-        method: str,
-        target: str,
-        headers: Sequence[tuple[str, str]],
-        body: bytes | None,
-        timeout: tuple[float, float],
-    ) -> Answer:
-        """The answer to one request, read whole."""
-        return self.begin(method, target, headers, body, timeout)()
-
     def begin(
         self,
         method: str,
