@@ -155,9 +155,9 @@ class Kube(Protocol):
         resource_version: str | None = None,
         conflict_on: ConflictOn = "any",
     ) -> Callable[[], Body]:
-        """`patch`, sent now; the call returned waits for its answer and returns (or
-        raises) what `patch` would. A run works meanwhile while the server does; it makes
-        the call before anything else is written, and whatever happens meanwhile."""
+        """`patch`, sent now: the call returned waits for the answer and returns, or
+        raises, what `patch` would. The caller may work meanwhile, while the server does;
+        it makes the call whatever happens, and before it writes anything else."""
         ...
 
     def patch_status(
