@@ -30,6 +30,9 @@ Entry = dict[str, Any]
 MAX_MANAGER = 128
 MAX_UPDATE_MANAGERS = 10  # DefaultMaxUpdateManagers
 ANCIENT_CHANGES = "ancient-changes"
+# Who owns what an object held before its first apply, where no one owned it (the server's
+# skipNonApplied manager records it so, and the apply conflicts with it).
+BEFORE_FIRST_APPLY = "before-first-apply"
 UNSET: Any = object()  # no managedFields were sent
 _MISSING = UNSET
 # What stripMetaManager leaves out of every set: identity and bookkeeping the server owns.
@@ -596,17 +599,32 @@ def _own_entry(
         return None
     if not touched and previous is not None:
         return previous if fields == previous.get("fieldsV1") else {**previous, "fieldsV1": fields}
-    entry: Entry = {"manager": write.manager, "operation": op, "apiVersion": write.api_version}
     if op == "Apply" and changed is None and removed is None:
         when = previous.get("time") if previous else None  # the object is as it was: no time
     else:
         when = None if write.subresource == "scale" else _now()  # v1.28 loses a scale write's
+    return new_entry(
+        write.manager, op, write.api_version, fields, when=when, subresource=write.subresource
+    )
+
+
+def new_entry(
+    manager: str,
+    operation: str,
+    api_version: str,
+    fields: Fields,
+    *,
+    when: str | None = None,
+    subresource: str | None = None,
+) -> Entry:
+    """An entry, its keys in the server's order; a time and a subresource only if given."""
+    entry: Entry = {"manager": manager, "operation": operation, "apiVersion": api_version}
     if when:
         entry["time"] = when
     entry["fieldsType"] = "FieldsV1"
     entry["fieldsV1"] = fields
-    if write.subresource:
-        entry["subresource"] = write.subresource
+    if subresource:
+        entry["subresource"] = subresource
     return entry
 
 
@@ -650,16 +668,8 @@ def _cap_updates(entries: list[Entry]) -> list[Entry]:
         bucket = (ANCIENT_CHANGES, "Update", version, "")
         merged = by_id.get(bucket) or by_id.pop(first[version], None) or {}
         fields = union(entry.get("fieldsV1") or None, merged.get("fieldsV1") or None)
-        by_id[bucket] = _bucket_entry(version, entry.get("time"), fields)
+        when = entry.get("time")
+        by_id[bucket] = new_entry(ANCIENT_CHANGES, "Update", version, fields or {}, when=when)
         del by_id[identity(entry)]  # the bucket itself, when it was not the first
         length -= 1
     return list(by_id.values())
-
-
-def _bucket_entry(version: str, when: str | None, fields: Fields | None) -> Entry:
-    entry: Entry = {"manager": ANCIENT_CHANGES, "operation": "Update", "apiVersion": version}
-    if when:
-        entry["time"] = when
-    entry["fieldsType"] = "FieldsV1"
-    entry["fieldsV1"] = fields or {}
-    return entry

@@ -24,7 +24,6 @@ from kubesim import apply_ownership, errors, managedfields
 from kubesim.managedfields import Entry, Fields
 
 SCALE_VERSION = "autoscaling/v1"
-BEFORE_FIRST_APPLY = "before-first-apply"
 Identity = tuple[str, str, str, str]  # managedfields.identity's
 _SCALE = managedfields.Kind(resource="scale", custom=False, schema=None, status_reset=False)
 _SCALE_REPLICAS: Fields = {"f:spec": {"f:replicas": {}}}
@@ -76,7 +75,7 @@ def write(
                 "failed to create manager for existing fields: " + _cr_bug("live", "/")
             )
         if not owners and scale.before:
-            owners = {(BEFORE_FIRST_APPLY, "Update", SCALE_VERSION, "scale"): True}
+            owners = {(managedfields.BEFORE_FIRST_APPLY, "Update", SCALE_VERSION, "scale"): True}
         applied = managedfields.applied_fields(_SCALE, scale.applied)
         sets = _owns({"fieldsV1": applied}, _SCALE_REPLICAS)
         others = [o for o, owns in owners.items() if owns and o != mine]
@@ -117,12 +116,9 @@ def _to_parent(
     for (manager, operation, _, subresource), owns in left.items():
         if not owns:
             continue
-        new: Entry = {"manager": manager, "operation": operation, "apiVersion": version}
-        new["fieldsType"] = "FieldsV1"
-        new["fieldsV1"] = replicas
-        if subresource:
-            new["subresource"] = subresource
-        out.append(new)
+        out.append(
+            managedfields.new_entry(manager, operation, version, replicas, subresource=subresource)
+        )
     out.sort(key=managedfields.sort_key)
     return out
 

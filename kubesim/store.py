@@ -160,6 +160,30 @@ def _refused_in_patch(
     return errors.patch_invalid(dumps(patched).decode(), why)
 
 
+def _told(
+    unknown: list[str],
+    duplicates: Duplicates | None,
+    *,
+    strict: bool,
+    prefix: str,
+    warnings: list[str] | None,
+    refused: Callable[[str], ApiError] | None,
+) -> None:
+    """What the decoder says of unknown fields and (`duplicates`) repeated ones: under
+    Strict the write's error (`refused`'s, else a 400 after `prefix`), else warnings."""
+    if duplicates is not None:
+        issues = duplicates.issues(unknown, strict=strict)
+    else:
+        issues = [f'unknown field "{u}"' for u in unknown]
+    if not issues:
+        return
+    if strict:
+        why = "strict decoding error: " + ", ".join(issues)
+        raise refused(why) if refused else errors.bad_request(prefix + why)
+    if warnings is not None:
+        warnings.extend(issues)
+
+
 def _storage_key(rt: ResourceType, ns: str, name: str) -> str:
     """The object's etcd key, as kube-apiserver's storage errors name it."""
     prefix = f"{rt.group}/{rt.plural}" if rt.crd else _STORAGE_PREFIX.get(rt.plural, rt.plural)
@@ -243,8 +267,9 @@ def _before_first_apply(
     fields = managedfields.changed_fields(_tracked_kind(rt, old), {}, old, None)
     if fields is None:
         return old
-    entry = {"manager": "before-first-apply", "operation": "Update", "apiVersion": version,
-             "time": now(), "fieldsType": "FieldsV1", "fieldsV1": fields}  # fmt: skip
+    entry = managedfields.new_entry(
+        managedfields.BEFORE_FIRST_APPLY, "Update", version, fields, when=now()
+    )
     merged.setdefault("metadata", {})["managedFields"] = [entry]
     return {**old, "metadata": {**old["metadata"], "managedFields": [entry]}}
 
@@ -630,17 +655,15 @@ class Store:
             raise (
                 wrong_type(exc) if wrong_type else errors.bad_request(prefix + str(exc))
             ) from None
-        if duplicates is not None and not rt.crd:  # a custom resource's: with its schema's
-            issues = duplicates.issues(unknown, strict=strict)
-        elif unknown:
-            issues = [f'unknown field "{u}"' for u in unknown]
-        else:
-            return
-        if strict:
-            why = "strict decoding error: " + ", ".join(issues)
-            raise refused(why) if refused else errors.bad_request(prefix + why)
-        if warnings is not None:
-            warnings.extend(issues)
+        # A custom resource's repeated fields are told with its schema's (_prepare).
+        _told(
+            unknown,
+            None if rt.crd else duplicates,
+            strict=strict,
+            prefix=prefix,
+            warnings=warnings,
+            refused=refused,
+        )
 
     def _prepare(
         self,
@@ -662,25 +685,14 @@ class Store:
             root = (rt.version_info.get(version) or {}).get("schema")
             new, unknown, errs = schema.process(root, obj)
             # the decoder's repeated fields, then the fields pruning dropped, sorted
-            unknown = sorted(unknown)
-            issues = (
-                duplicates.issues(unknown, strict=strict)
-                if duplicates is not None
-                else [f'unknown field "{u}"' for u in unknown]
+            _told(
+                sorted(unknown),
+                duplicates,
+                strict=strict,
+                prefix=f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: ',
+                warnings=warnings,
+                refused=refused,
             )
-            if issues:
-                if strict:
-                    why = "strict decoding error: " + ", ".join(issues)
-                    raise (
-                        refused(why)
-                        if refused
-                        else errors.bad_request(
-                            f'{rt.kind} in version "{version}" cannot be handled as a '
-                            f"{rt.kind}: {why}"
-                        )
-                    )
-                if warnings is not None:
-                    warnings.extend(issues)
             obj.clear()
             obj.update(new)
             errs += scale.replicas_errors(rt, obj, spec=True)
