@@ -94,7 +94,9 @@ def serve_watch(h: Handler, t: Target) -> None:
             return o["metadata"]["name"] == _n and (_f is None or _f(o))
 
     h.start_stream()
-    h.close_connection = True
+    # A stream ended with its last chunk leaves the connection open for the next request, as
+    # Go's server does; closing it under a client that already reuses it loses that request.
+    ended = False
     try:
         if not rv_param or rv_param == "0":
             entries, last, _, _ = store.list_entries(rt.key, t.namespace or None)
@@ -114,6 +116,7 @@ def serve_watch(h: Handler, t: Target) -> None:
             if faults.take_expired_watch(rt.key, t.namespace):
                 h.write_chunk(expired(f"too old resource version: {last} ({store.floor + 1})"))
                 h.end_stream()
+                ended = True
                 return
         # As the watch cache does: one more bookmark 2 s before the watch times out.
         pre_timeout: float | None = deadline - 2.0
@@ -162,8 +165,11 @@ def serve_watch(h: Handler, t: Target) -> None:
                 if store.resource_version <= last:
                     changed.wait(min(1.0, deadline - now, max(next_bookmark - now, 0.01)))
         h.end_stream()
-    except (BrokenPipeError, ConnectionResetError, OSError):
+        ended = not (store.closed or h.sim.stopping)
+    except OSError:
         pass
+    finally:
+        h.close_connection = not ended
 
 
 def _over_before_it_starts(h: Handler, rv_param: str) -> bool:
@@ -178,6 +184,5 @@ def _over_before_it_starts(h: Handler, rv_param: str) -> bool:
     if rv is not None and rv <= store.resource_version:
         raise errors.unavailable("context deadline exceeded")
     h.start_stream()
-    h.close_connection = True
     h.end_stream()
     return True

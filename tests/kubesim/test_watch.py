@@ -182,6 +182,34 @@ def test_a_negative_timeout_ends_the_watch_before_it_starts(
     w.stop()
 
 
+def test_a_watch_that_ended_leaves_its_connection_for_the_next_request(
+    kube_api_client: Api, namespace: str
+) -> None:
+    """A stream ended by its last chunk keeps the connection alive: a client that reuses it
+    at once (as urllib3 does when it has not yet seen the server close it) is answered."""
+    core = client.CoreV1Api(kube_api_client)
+    core.create_namespaced_config_map(namespace, _cm("c"))
+    headers = {"Accept": "application/json"}
+    for auth in kube_api_client.configuration.auth_settings().values():
+        if auth.get("in") == "header" and auth.get("value"):
+            headers[auth["key"]] = auth["value"]
+    pool = kube_api_client.rest_client.pool_manager.connection_from_url(
+        kube_api_client.configuration.host
+    )
+    conn = pool._get_conn()  # one connection, driven by hand: no reconnecting behind our back
+    try:
+        path = f"/api/v1/namespaces/{namespace}/configmaps"
+        for query in ("?watch=true&timeoutSeconds=-1", "?watch=true&timeoutSeconds=1", ""):
+            conn.request("GET", path + query, headers=headers)
+            resp = conn.getresponse()
+            body = resp.data
+            assert resp.status == 200, (query, body)
+            assert resp.headers.get("Connection", "").lower() != "close", query
+        assert json.loads(body)["items"][0]["metadata"]["name"] == "c"
+    finally:
+        conn.close()
+
+
 def test_bookmark_before_the_watch_times_out(kube_api_client: Api, namespace: str) -> None:
     """kube-apiserver's watch cache sends a bookmark only at a version newer than the watch's
     start, the newest event of the resource it dispatched (of any namespace or selector):
