@@ -1,4 +1,5 @@
-"""When a CR's status would read otherwise with no event to tell (pure): a pod's grace ends.
+"""How long a pod may be "starting" before its CR is Degraded, and when a CR's status would
+read otherwise with no event to tell: a pod's grace ends (pure).
 
 Two graces keep a pod "starting" for a while before its CR is Degraded: one waiting for a
 node (controllers.scheduling) and one whose readiness probe fails (controllers.unready).
@@ -8,17 +9,45 @@ asks to run again by then (controllers.apply.finish's `due`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from controllers.base import Body
 from controllers.conditions import parse_time
-from controllers.scheduling import unscheduled
-from controllers.unready import unready
+from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS, unscheduled
+from controllers.unready import UNREADY_GRACE_SECONDS, unready
+
+# Their keys in a Context's settings: the engine passes OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS
+# and OPSBOARD_UNREADY_GRACE_SECONDS.
+UNSCHEDULABLE_SETTING = "unschedulable_grace"
+UNREADY_SETTING = "unready_grace"
 
 
-def grace_ends(pods: list[Body], *, now: str, grace: float) -> float | None:
+@dataclass(frozen=True)
+class Graces:
+    """Seconds a pod may wait for a node, and run unready, before its CR is Degraded."""
+
+    unschedulable: float = UNSCHEDULABLE_GRACE_SECONDS
+    unready: float = UNREADY_GRACE_SECONDS
+
+
+DEFAULT_GRACES = Graces()
+
+
+def graces_from(settings: Mapping[str, Any]) -> Graces:
+    """The graces a run's settings give, else the defaults."""
+    return Graces(
+        unschedulable=float(settings.get(UNSCHEDULABLE_SETTING, UNSCHEDULABLE_GRACE_SECONDS)),
+        unready=float(settings.get(UNREADY_SETTING, UNREADY_GRACE_SECONDS)),
+    )
+
+
+def grace_ends(pods: list[Body], *, now: str, graces: Graces) -> float | None:
     """Seconds until the first of `pods`' graces ends at `now` (TIME_FORMAT), None if no pod
-    is within one. `grace`: the unschedulable grace the run's settings give."""
+    is within one."""
     ends = (
-        unscheduled(pods, now=now, grace=grace).recheck,
-        unready(pods, now=parse_time(now)).recheck,
+        unscheduled(pods, now=now, grace=graces.unschedulable).recheck,
+        unready(pods, now=parse_time(now), grace=graces.unready).recheck,
     )
     return min((s for s in ends if s is not None), default=None)

@@ -10,9 +10,7 @@ scheduler keeps while it retries); until then the CR is progressing, waiting for
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from controllers.base import Body
 from controllers.conditions import condition_of, parse_time
@@ -22,14 +20,8 @@ from controllers.wording import count, plural
 # Long enough for an old pod to go in a rolling update and the scheduler to retry (it
 # does at once when a pod is deleted); short enough that a pod no node will ever take
 # reads as Degraded within a minute. Clusters that add nodes on demand may want more:
-# the engine passes OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS as the setting below.
+# OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS (controllers.graces).
 UNSCHEDULABLE_GRACE_SECONDS = 30.0
-GRACE_SETTING = "unschedulable_grace"  # its key in a Context's settings
-
-
-def grace_from(settings: Mapping[str, Any]) -> float:
-    """The grace a run's settings give, else the default."""
-    return float(settings.get(GRACE_SETTING, UNSCHEDULABLE_GRACE_SECONDS))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from controllers.wording import count, plural
 # How long a running container may stay unready before it counts as failing rather than
 # starting: a readiness probe passes after its initialDelaySeconds and a period or two,
 # and a blip of a failing probe (a slow request) is over in a few periods.
+# OPSBOARD_UNREADY_GRACE_SECONDS changes it (controllers.graces).
 UNREADY_GRACE_SECONDS = 30.0
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from controllers.base import Body
 from controllers.conditions import conditions_from, find_condition, parse_time
 from controllers.fields import deep_get
+from controllers.graces import DEFAULT_GRACES, Graces
 from controllers.ownership import selector_string
 from controllers.pods import (
     CRASHING,
@@ -18,7 +19,7 @@ from controllers.pods import (
 )
 from controllers.problems import PODS_REFUSED, Problem
 from controllers.refusals import REASON, current_refusal, event_message, refusal_advice
-from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS, unscheduled
+from controllers.scheduling import unscheduled
 from controllers.unready import Unready, failing_message, lost_message, unready
 from controllers.wording import count, plural
 
@@ -96,17 +97,18 @@ def workload_status(
     workload: Body | None = None,
     events: list[Body] | None = None,
     size_field: str | None = None,
-    grace: float = UNSCHEDULABLE_GRACE_SECONDS,
+    graces: Graces = DEFAULT_GRACES,
 ) -> Body:
     """The CR's status, told from its pods: nodes, readyReplicas, selector and conditions.
 
     Available: the ready pods reach the size. Progressing: a scale or rollout is under way,
     or pods are starting. Degraded: pods cannot start (the image cannot be pulled, a
-    container crashes, no node has taken them for `grace` seconds: scheduling), the API
-    server refuses them (their Deployment, `workload`, says so, or `events` about their
-    StatefulSet do), pods are not ready and not starting either (on a node that stopped
-    reporting, or a readiness probe that fails past its grace: controllers.unready), or a
-    `problem` found before anything was written (an invalid spec, a child in the way).
+    container crashes, no node has taken them for `graces.unschedulable` seconds:
+    scheduling), the API server refuses them (their Deployment, `workload`, says so, or
+    `events` about their StatefulSet do), pods are not ready and not starting either (on a
+    node that stopped reporting, or a readiness probe that fails past `graces.unready`:
+    controllers.unready), or a `problem` found before anything was written (an invalid
+    spec, a child in the way).
     Pods that cannot start come first: they keep the CR from its size at all.
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
@@ -117,7 +119,7 @@ def workload_status(
     outdated = len(live) - len(current)
     # Not ready and not starting either: nothing will change by itself (controllers.unready).
     # A StatefulSet's pod evicted from a lost node still holds its place: it is not replaced.
-    settled = unready(pods, now=parse_time(now))
+    settled = unready(pods, now=parse_time(now), grace=graces.unready)
     held = [p for p in settled.lost if deep_get(p, "metadata.deletionTimestamp")]
     not_starting = len(settled.lost) - len(held) + len(settled.failing)
 
@@ -133,7 +135,7 @@ def workload_status(
     elif ready + not_starting < len(live):
         progressing = ("PodsStarting", f"{ready}/{size} {pods_of_size} ready")
     # A starting pod keeps Progressing True: one waiting for a node says so there.
-    pending = unscheduled(live, now=now, grace=grace)
+    pending = unscheduled(live, now=now, grace=graces.unschedulable)
     if progressing is not None and (note := pending.waiting_note()):
         progressing = (progressing[0], progressing[1] + note)
 

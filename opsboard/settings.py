@@ -336,6 +336,9 @@ OPSBOARD_BACKOFF_TEMPORARY_MAX = env_float("OPSBOARD_BACKOFF_TEMPORARY_MAX", 60.
 OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS = env_float(
     "OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS", 30.0, minimum=0.0
 )
+# How long a running pod may stay unready before its CR is Degraded ReadinessFailing
+# (controllers.unready), or its readiness probe's own window where that is longer.
+OPSBOARD_UNREADY_GRACE_SECONDS = env_float("OPSBOARD_UNREADY_GRACE_SECONDS", 30.0, minimum=0.0)
 OPSBOARD_RESYNC_SECONDS = env_float("OPSBOARD_RESYNC_SECONDS", 600.0, minimum=1.0)
 # A per-key lock outlives a dead worker by at most this; live workers renew it.
 OPSBOARD_LOCK_TTL = env_float("OPSBOARD_LOCK_TTL", 10.0, minimum=1.0)

@@ -38,11 +38,10 @@ from controllers.bookstore.desired import (
 from controllers.bookstore.quantity import parse_quantity
 from controllers.bookstore.status import compute_status
 from controllers.fields import deep_get
-from controllers.graces import grace_ends
+from controllers.graces import grace_ends, graces_from
 from controllers.images import is_valid_image
 from controllers.pods import STUCK_REASONS
 from controllers.problems import INVALID_SPEC, Problem, ownership_problem
-from controllers.scheduling import grace_from
 
 EXPANSION_FAILED = "VolumeExpansionFailed"
 
@@ -79,7 +78,7 @@ def reconcile(ctx: Context) -> Result:
     db_pods = ctx.cache.list(POD, namespace, labels=db_labels(cr))
     if problem is None and statefulset is not None:
         db_pods = replace_stuck_pods(ctx, statefulset, db_pods)
-    at, grace = now(), grace_from(ctx.settings)
+    at, graces = now(), graces_from(ctx.settings)
     status = compute_status(
         cr,
         app_pods=app_pods,
@@ -91,9 +90,9 @@ def reconcile(ctx: Context) -> Result:
         app_deployment=deployment,
         db_statefulset=statefulset,
         db_events=refusal_events(ctx, statefulset),
-        grace=grace,
+        graces=graces,
     )
-    due = grace_ends([*app_pods, *db_pods], now=at, grace=grace)
+    due = grace_ends([*app_pods, *db_pods], now=at, graces=graces)
     permanent = (INVALID_SPEC, EXPANSION_FAILED)
     return finish(ctx, BOOKSTORE, cr, status, problem, permanent=permanent, due=due)
 

@@ -17,8 +17,8 @@ from controllers.bookstore.desired import (
 from controllers.bookstore.quantity import parse_quantity
 from controllers.conditions import conditions_from, find_condition
 from controllers.fields import deep_get, node_port
+from controllers.graces import DEFAULT_GRACES, Graces
 from controllers.problems import Problem
-from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS
 from controllers.workload import workload_status
 
 RESIZE_CONDITIONS = ("FileSystemResizePending", "Resizing")
@@ -66,7 +66,7 @@ def compute_status(
     app_deployment: Body | None = None,
     db_statefulset: Body | None = None,
     db_events: list[Body] | None = None,
-    grace: float = UNSCHEDULABLE_GRACE_SECONDS,
+    graces: Graces = DEFAULT_GRACES,
 ) -> Body:
     """Available when the app and the DB have all their pods ready; Progressing while either
     scales or rolls out, or while a claim grows; Degraded when pods cannot start or be
@@ -83,7 +83,7 @@ def compute_status(
         now=now,
         workload=app_deployment,
         size_field="spec.bookApp.replicas",
-        grace=grace,
+        graces=graces,
     )
     db = workload_status(
         fresh,
@@ -95,7 +95,7 @@ def compute_status(
         workload=db_statefulset,
         events=db_events,
         size_field="spec.bookDB.replicas",
-        grace=grace,
+        graces=graces,
     )
     parts = (("App", app), ("DB", db))
 

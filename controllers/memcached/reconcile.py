@@ -5,7 +5,7 @@ from __future__ import annotations
 from controllers.apply import ensure_child_while, finish, now
 from controllers.base import DEPLOYMENT, POD, Body, Context, ExpectedChild, Result
 from controllers.fields import deep_get
-from controllers.graces import grace_ends
+from controllers.graces import grace_ends, graces_from
 from controllers.memcached.desired import (
     MEMCACHED,
     desired_deployment,
@@ -15,7 +15,6 @@ from controllers.memcached.desired import (
 )
 from controllers.memcached.status import compute_status
 from controllers.problems import ownership_problem, spec_problem
-from controllers.scheduling import grace_from
 
 
 def reconcile(ctx: Context) -> Result:
@@ -30,14 +29,14 @@ def reconcile(ctx: Context) -> Result:
 
     def tell(deployment: Body | None) -> tuple[Body, float | None]:
         pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
-        at, grace = now(), grace_from(ctx.settings)
+        at, graces = now(), graces_from(ctx.settings)
         status = compute_status(
-            cr, pods=pods, now=at, problem=problem, deployment=deployment, grace=grace
+            cr, pods=pods, now=at, problem=problem, deployment=deployment, graces=graces
         )
         # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
         # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer, but
         # for the end of a pod's grace (for a node, or to become ready), which no event tells.
-        return status, grace_ends(pods, now=at, grace=grace)
+        return status, grace_ends(pods, now=at, graces=graces)
 
     if problem is None:
         # Told while the Deployment's patch is answered: from its status, which a patch of

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from controllers.base import Body
+from controllers.graces import DEFAULT_GRACES, Graces
 from controllers.memcached.desired import labels_for, spec_image, spec_size
 from controllers.problems import Problem
-from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS
 from controllers.workload import workload_status
 
 
@@ -16,7 +16,7 @@ def compute_status(
     now: str,
     problem: Problem | None = None,
     deployment: Body | None = None,
-    grace: float = UNSCHEDULABLE_GRACE_SECONDS,
+    graces: Graces = DEFAULT_GRACES,
 ) -> Body:
     """status.nodes (the pod names, sorted: the tutorial's contract), readiness, conditions;
     `deployment` tells of pods the API server refuses (a quota)."""
@@ -30,5 +30,5 @@ def compute_status(
         problem=problem,
         workload=deployment,
         size_field="spec.size",
-        grace=grace,
+        graces=graces,
     )

@@ -15,7 +15,7 @@ from controllers.base import (
     Result,
 )
 from controllers.fields import deep_get
-from controllers.graces import grace_ends
+from controllers.graces import grace_ends, graces_from
 from controllers.images import is_valid_image
 from controllers.problems import INVALID_SPEC, Problem, ownership_problem
 from controllers.ptemplate.desired import (
@@ -40,7 +40,6 @@ from controllers.ptemplate.desired import (
     spec_pull_secret,
 )
 from controllers.ptemplate.status import compute_status
-from controllers.scheduling import grace_from
 
 PULL_SECRET_MISSING = "PullSecretMissing"
 
@@ -63,7 +62,7 @@ def reconcile(ctx: Context) -> Result:
         want, have = whole_fields(desired_daemonset(cr), daemonset)
         daemonset = ensure_child(ctx, DAEMONSET, want, have, exact=DAEMONSET_EXACT)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
-    at, grace = now(), grace_from(ctx.settings)
+    at, graces = now(), graces_from(ctx.settings)
     status = compute_status(
         cr,
         daemonset=daemonset,
@@ -72,9 +71,9 @@ def reconcile(ctx: Context) -> Result:
         now=at,
         problem=problem,
         events=refusal_events(ctx, daemonset),
-        grace=grace,
+        graces=graces,
     )
-    due = grace_ends(pods, now=at, grace=grace)  # a pod's grace ends
+    due = grace_ends(pods, now=at, graces=graces)  # a pod's grace ends
     result = finish(ctx, PTEMPLATE, cr, status, problem, due=due)
     if problem is not None and problem[0] == PULL_SECRET_MISSING:
         # Secrets are not watched (their data would land in the mirror): look again slowly.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from controllers.base import Body
 from controllers.conditions import conditions_from, parse_time
 from controllers.fields import deep_get
+from controllers.graces import DEFAULT_GRACES, Graces
 from controllers.pods import (
     CRASHING,
     PULL_FAILURES,
@@ -19,7 +20,7 @@ from controllers.ptemplate.desired import (
     spec_image,
     spec_node_selector,
 )
-from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS, Unscheduled, unscheduled
+from controllers.scheduling import Unscheduled, unscheduled
 from controllers.unready import Unready, unready
 from controllers.wording import count, plural
 from controllers.workload import refused_problem, unready_problem, unschedulable_problem
@@ -79,7 +80,7 @@ def compute_status(
     now: str,
     problem: Problem | None = None,
     events: list[Body] | None = None,
-    grace: float = UNSCHEDULABLE_GRACE_SECONDS,
+    graces: Graces = DEFAULT_GRACES,
 ) -> Body:
     """nodes, desired/ready counts, the Module's presence and the three conditions.
 
@@ -106,9 +107,11 @@ def compute_status(
     current = [p for p in live if image in {c.get("image") for c in p["spec"]["containers"]}]
 
     # A previous generation's 0 may be what a new node selector fixes: not yet "no node".
-    pending = unscheduled(live, now=now, grace=grace)
+    pending = unscheduled(live, now=now, grace=graces.unschedulable)
     refused = refused_problem(daemonset, events=events or [], pods=live, now=now)
-    settled = unready(live, now=parse_time(now))  # a DaemonSet's evicted pod is replaced
+    settled = unready(
+        live, now=parse_time(now), grace=graces.unready
+    )  # a DaemonSet's evicted pod is replaced
     not_starting = len(settled.lost) + len(settled.failing)
     degraded = problem or _degraded(
         cr, live, desired if counted else None, pending, refused, settled

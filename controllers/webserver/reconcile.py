@@ -15,10 +15,9 @@ from controllers.base import (
     TemporaryError,
 )
 from controllers.fields import deep_get, node_port
-from controllers.graces import grace_ends
+from controllers.graces import grace_ends, graces_from
 from controllers.kube import Conflict, node_port_refusal
 from controllers.problems import ownership_problem, spec_problem
-from controllers.scheduling import grace_from
 from controllers.webserver.desired import (
     PORT_NAME,
     SERVICE_EXACT,
@@ -51,7 +50,7 @@ def reconcile(ctx: Context) -> Result:
         deployment = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
         service = _ensure_service(ctx, cr, service)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
-    at, grace = now(), grace_from(ctx.settings)
+    at, graces = now(), graces_from(ctx.settings)
     status = compute_status(
         cr,
         pods=pods,
@@ -59,12 +58,12 @@ def reconcile(ctx: Context) -> Result:
         now=at,
         problem=problem,
         deployment=deployment,
-        grace=grace,
+        graces=graces,
     )
     # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
     # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer, but
     # for the end of a pod's grace (for a node, or to become ready), which no event tells.
-    due = grace_ends(pods, now=at, grace=grace)
+    due = grace_ends(pods, now=at, graces=graces)
     return finish(ctx, WEBSERVER, cr, status, problem, recheck=False, due=due)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from controllers.base import Body
 from controllers.fields import node_port
+from controllers.graces import DEFAULT_GRACES, Graces
 from controllers.problems import Problem
-from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS
 from controllers.webserver.desired import (
     PORT_NAME,
     labels_for,
@@ -24,7 +24,7 @@ def compute_status(
     now: str,
     problem: Problem | None = None,
     deployment: Body | None = None,
-    grace: float = UNSCHEDULABLE_GRACE_SECONDS,
+    graces: Graces = DEFAULT_GRACES,
 ) -> Body:
     """As for Memcached, plus where to reach it: the Service's name and its nodePort."""
     status = workload_status(
@@ -37,7 +37,7 @@ def compute_status(
         problem=problem,
         workload=deployment,
         size_field="spec.replicas",
-        grace=grace,
+        graces=graces,
     )
     status["serviceName"] = service_name(cr)
     if (port := node_port(service, PORT_NAME)) is not None:

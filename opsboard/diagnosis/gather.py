@@ -187,6 +187,7 @@ def cr_diagnosis(
         running_controllers=tuple(i.kind.group for i in all_kinds().values()),
         operator_role=settings.OPSBOARD_OPERATOR_CLUSTER_ROLE,
         now=timezone.now(),
+        unready_grace=settings.OPSBOARD_UNREADY_GRACE_SECONDS,
     )
     findings = diagnose(observed)
     # Only what stops convergence counts against "healthy"; a stale status alone is news.

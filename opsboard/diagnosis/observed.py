@@ -9,6 +9,7 @@ from enum import StrEnum
 
 from controllers.base import Body
 from controllers.fields import deep_get
+from controllers.unready import UNREADY_GRACE_SECONDS
 from opsboard.diagnosis.errors import OPERATOR_CLUSTER_ROLE
 
 # Lower ranks are more likely causes and are shown first.
@@ -111,6 +112,7 @@ class Observed:
     # When the mirror last saw each object of `objects` change, by uid.
     objects_changed_at: dict[str, datetime] = field(default_factory=dict)
     now: datetime | None = None
+    unready_grace: float = UNREADY_GRACE_SECONDS  # as the status's (controllers.graces)
 
 
 def name_of(body: Body) -> str:

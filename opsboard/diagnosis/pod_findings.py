@@ -122,7 +122,7 @@ def _unready_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
     not hold (the watcher would pay for every pod's at a cold start): the advice says where
     to read it."""
     # The rule the CR's ReadinessFailing condition follows, with the same grace.
-    stuck = unready(pods, now=observed.now).failing
+    stuck = unready(pods, now=observed.now, grace=observed.unready_grace).failing
     if not stuck:
         return []
     pod, containers, since = stuck[0].pod, stuck[0].containers, stuck[0].since

@@ -29,8 +29,8 @@ from controllers.base import (
 )
 from controllers.conditions import condition_of, set_condition
 from controllers.fields import deep_get
+from controllers.graces import UNREADY_SETTING, UNSCHEDULABLE_SETTING
 from controllers.kube import AlreadyAllocated, Conflict, NamespaceTerminating
-from controllers.scheduling import GRACE_SETTING
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
 from opsboard.engine.console import reconcile_line
@@ -286,7 +286,10 @@ def _run(
 
 def _controller_settings() -> dict[str, Any]:
     """What controllers read from a run's Context.settings."""
-    return {GRACE_SETTING: settings.OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS}
+    return {
+        UNSCHEDULABLE_SETTING: settings.OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS,
+        UNREADY_SETTING: settings.OPSBOARD_UNREADY_GRACE_SECONDS,
+    }
 
 
 def _older_than(primary: Body | None, version: int | None) -> bool:

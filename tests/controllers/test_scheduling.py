@@ -6,14 +6,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from controllers.conditions import TIME_FORMAT, find_condition
+from controllers.graces import (
+    UNREADY_SETTING,
+    UNSCHEDULABLE_SETTING,
+    Graces,
+    graces_from,
+)
 from controllers.memcached.status import compute_status as memcached_status
 from controllers.ptemplate.status import compute_status as ptemplate_status
-from controllers.scheduling import (
-    GRACE_SETTING,
-    UNSCHEDULABLE_GRACE_SECONDS,
-    grace_from,
-    unscheduled,
-)
+from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS, unscheduled
+from controllers.unready import UNREADY_GRACE_SECONDS
 from tests.controllers.builders import memcached, pod
 from tests.controllers.ptemplate_helpers import daemonset, pending_pod, ptemplate
 
@@ -70,7 +72,9 @@ def test_a_pod_waiting_for_a_node_past_the_grace_is_degraded() -> None:
 
 def test_the_grace_is_the_one_given() -> None:
     pods = [_waiting("m-a", for_s=5)]
-    status = memcached_status(memcached(size=1), pods=pods, now=_at(0), grace=3)
+    status = memcached_status(
+        memcached(size=1), pods=pods, now=_at(0), graces=Graces(unschedulable=3)
+    )
     assert _condition(status, "Degraded")["reason"] == "PodsUnschedulable"
 
 
@@ -92,9 +96,10 @@ def test_unscheduled_says_when_the_first_grace_ends() -> None:
     assert unscheduled([pod("d", image=IMAGE)], now=_at(0), grace=30).recheck is None
 
 
-def test_the_grace_comes_from_the_settings_or_the_default() -> None:
-    assert grace_from({}) == UNSCHEDULABLE_GRACE_SECONDS
-    assert grace_from({GRACE_SETTING: 120}) == 120.0
+def test_the_graces_come_from_the_settings_or_the_defaults() -> None:
+    assert graces_from({}) == Graces(UNSCHEDULABLE_GRACE_SECONDS, UNREADY_GRACE_SECONDS)
+    given = graces_from({UNSCHEDULABLE_SETTING: 120, UNREADY_SETTING: "5"})
+    assert given == Graces(unschedulable=120.0, unready=5.0)
 
 
 def test_ptemplate_consumers_waiting_for_the_device_within_the_grace_are_progressing() -> None:

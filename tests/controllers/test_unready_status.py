@@ -9,7 +9,7 @@ from typing import Any
 
 from controllers.bookstore.status import compute_status as bookstore_status
 from controllers.conditions import TIME_FORMAT, find_condition
-from controllers.graces import grace_ends
+from controllers.graces import Graces, grace_ends
 from controllers.memcached.status import compute_status as memcached_status
 from controllers.ptemplate.status import compute_status as ptemplate_status
 from controllers.unready import UNREADY_GRACE_SECONDS
@@ -127,7 +127,24 @@ def test_a_pod_unready_within_the_grace_is_still_starting() -> None:
         "Degraded": ("False", "AsExpected"),
     }
     # No event tells when the grace ends: the reconcile runs again by then.
-    assert grace_ends(pods, now=AT, grace=30.0) == 11.0
+    assert grace_ends(pods, now=AT, graces=Graces()) == 11.0
+
+
+def test_the_unready_grace_is_the_one_given() -> None:
+    """Above the probe's own window (here 6 s), which it never goes below."""
+    fast = {"periodSeconds": 2, "failureThreshold": 3}
+    pods = [pod("m-a", image=IMAGE), _unready("m-b", for_s=20, probe=fast)]
+    cr = memcached(size=2, image=IMAGE)
+    status = memcached_status(cr, pods=pods, now=AT, graces=Graces(unready=15))
+    assert _conditions(status)["Degraded"] == ("True", "ReadinessFailing")
+    status = memcached_status(cr, pods=pods, now=AT, graces=Graces(unready=60))
+    assert _conditions(status)["Degraded"] == ("False", "AsExpected")
+    assert grace_ends(pods, now=AT, graces=Graces(unready=60)) == 41.0
+    status = memcached_status(cr, pods=pods, now=AT, graces=Graces(unready=0))
+    assert _conditions(status)["Degraded"] == ("True", "ReadinessFailing")
+    slow = [pod("m-a", image=IMAGE), _unready("m-b", for_s=20)]  # the default probe: 30 s
+    status = memcached_status(cr, pods=slow, now=AT, graces=Graces(unready=0))
+    assert _conditions(status)["Degraded"] == ("False", "AsExpected")
 
 
 def test_pods_still_starting_keep_the_cr_progressing_beside_a_failing_one() -> None:
@@ -155,9 +172,9 @@ def test_the_soonest_grace_to_end_is_due_whichever_it_is() -> None:
          "message": "0/3 nodes are available", "lastTransitionTime": _at(25)}
     )  # fmt: skip
     unready = _unready("m-b", for_s=10)
-    assert grace_ends([waiting, unready], now=AT, grace=30.0) == 6.0
-    assert grace_ends([waiting, unready], now=AT, grace=60.0) == 21.0
-    assert grace_ends([pod("m-c", image=IMAGE), _lost("m-d")], now=AT, grace=30.0) is None
+    assert grace_ends([waiting, unready], now=AT, graces=Graces()) == 6.0
+    assert grace_ends([waiting, unready], now=AT, graces=Graces(unschedulable=60)) == 21.0
+    assert grace_ends([pod("m-c", image=IMAGE), _lost("m-d")], now=AT, graces=Graces()) is None
 
 
 def test_a_db_pod_evicted_from_a_lost_node_holds_its_place_and_is_degraded() -> None:
@@ -237,7 +254,7 @@ def test_a_slow_probe_keeps_its_pod_starting_for_its_own_window() -> None:
     assert _conditions(status)["Progressing"] == ("True", "PodsStarting")
     assert _conditions(status)["Degraded"] == ("False", "AsExpected")
     # 60 s + 3 failures of 5 s after it began to wait, 50 s ago: look again in 26 s.
-    assert grace_ends(pods, now=AT, grace=30.0) == 26.0
+    assert grace_ends(pods, now=AT, graces=Graces()) == 26.0
 
     late = [pod("m-a", image=IMAGE), _unready("m-b", for_s=80, probe=slow)]
     status = memcached_status(memcached(size=2, image=IMAGE), pods=late, now=AT)

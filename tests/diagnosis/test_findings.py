@@ -5,7 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from controllers.conditions import find_condition
+from controllers.graces import Graces
 from controllers.memcached.status import compute_status as memcached_status
 from controllers.refusals import REFUSAL_FRESH_SECONDS, short_of_pods
 from controllers.unready import UNREADY_GRACE_SECONDS
@@ -742,10 +745,11 @@ def test_a_workload_changed_a_moment_ago_or_observed_is_no_finding() -> None:
         assert diagnose(found) == []
 
 
-def test_the_crs_status_and_the_diagnosis_tell_unready_pods_alike() -> None:
-    """One rule (controllers.unready) for both: the pod the diagnosis names is the one the
-    CR is Degraded for, and one still within the grace is neither named nor Degraded."""
-    grace = UNREADY_GRACE_SECONDS
+@pytest.mark.parametrize("grace", [UNREADY_GRACE_SECONDS, 90.0])
+def test_the_crs_status_and_the_diagnosis_tell_unready_pods_alike(grace: float) -> None:
+    """One rule (controllers.unready) for both, with the grace the settings give: the pod the
+    diagnosis names is the one the CR is Degraded for, and one still within the grace is
+    neither named nor Degraded."""
     cases = [
         (_unready("cache-1", running_for=3600, unready_for=grace - 1), [], "AsExpected"),
         (_unready("cache-1", running_for=3600, unready_for=grace + 1), ["NotReady"],
@@ -753,9 +757,9 @@ def test_the_crs_status_and_the_diagnosis_tell_unready_pods_alike() -> None:
         (_lost("cache-5d8-a"), ["NodeLost"], "NodeLost"),
     ]  # fmt: skip
     for pod, codes, reason in cases:
-        status = memcached_status(
-            memcached(size=1, image="memcached:1.6"), pods=[pod], now=_stamp(NOW)
-        )
+        cr = memcached(size=1, image="memcached:1.6")
+        status = memcached_status(cr, pods=[pod], now=_stamp(NOW), graces=Graces(unready=grace))
         degraded = find_condition(status["conditions"], "Degraded") or {}
-        findings = diagnose(Observed(_cr(), objects=[pod], engine=LIVE, now=NOW))
+        observed = Observed(_cr(), objects=[pod], engine=LIVE, now=NOW, unready_grace=grace)
+        findings = diagnose(observed)
         assert ([f.code for f in findings], degraded.get("reason")) == (codes, reason)

@@ -15,12 +15,13 @@ from django.db import DatabaseError, connection
 from kubernetes import client
 
 from controllers.base import Key
+from controllers.graces import Graces, graces_from
 from controllers.kube import ApiKube
 from opsboard.engine import own_status
 from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.queue import Why, queue_for, ready_list
-from opsboard.engine.runner import reconcile_key
+from opsboard.engine.runner import _controller_settings, reconcile_key
 from opsboard.mirror.writer import mirror_apply
 from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.support.waiting import wait_for
@@ -169,3 +170,9 @@ def test_a_run_that_fails_outside_its_controller_is_retried_with_backoff(
     assert why.detail.startswith("attempt 2: the run failed: ") and "no room" in why.detail
     assert not queue.client.exists(queue.lock_name(key))  # released, for the retry to take
     assert not ReconcileRun.objects.filter(namespace=namespace, name="unrecorded").exists()
+
+
+def test_a_run_s_controllers_read_the_graces_the_settings_give(settings: Any) -> None:
+    settings.OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS = 120.0
+    settings.OPSBOARD_UNREADY_GRACE_SECONDS = 45.0
+    assert graces_from(_controller_settings()) == Graces(unschedulable=120.0, unready=45.0)
