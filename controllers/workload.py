@@ -85,6 +85,12 @@ def refused_problem(
     )
 
 
+def starting_note(unready: int, not_starting: int) -> str:
+    """What "k/n pods ready" adds when some unready pods are not starting (Degraded says
+    why): how many of them still are, ", 1 starting"; nothing when all of them are."""
+    return f", {unready - not_starting} starting" if not_starting else ""
+
+
 def workload_status(
     cr: Body,
     *,
@@ -133,7 +139,8 @@ def workload_status(
     elif len(live) > size:
         progressing = ("ScalingDown", f"{count(len(live), 'pod')} for size {size}")
     elif ready + not_starting < len(live):
-        progressing = ("PodsStarting", f"{ready}/{size} {pods_of_size} ready")
+        told = f"{ready}/{size} {pods_of_size} ready"
+        progressing = ("PodsStarting", told + starting_note(len(live) - ready, not_starting))
     # A starting pod keeps Progressing True: one waiting for a node says so there.
     pending = unscheduled(live, now=now, grace=graces.unschedulable)
     if progressing is not None and (note := pending.waiting_note()):

@@ -23,7 +23,12 @@ from controllers.ptemplate.desired import (
 from controllers.scheduling import Unscheduled, unscheduled
 from controllers.unready import Unready, unready
 from controllers.wording import count, plural
-from controllers.workload import refused_problem, unready_problem, unschedulable_problem
+from controllers.workload import (
+    refused_problem,
+    starting_note,
+    unready_problem,
+    unschedulable_problem,
+)
 
 NO_MATCHING_NODES = "NoMatchingNodes"
 NO_DEVICE_CAPACITY = "NoDeviceCapacity"
@@ -109,9 +114,8 @@ def compute_status(
     # A previous generation's 0 may be what a new node selector fixes: not yet "no node".
     pending = unscheduled(live, now=now, grace=graces.unschedulable)
     refused = refused_problem(daemonset, events=events or [], pods=live, now=now)
-    settled = unready(
-        live, now=parse_time(now), grace=graces.unready
-    )  # a DaemonSet's evicted pod is replaced
+    # A DaemonSet's pod evicted from a lost node is replaced: none holds its place.
+    settled = unready(live, now=parse_time(now), grace=graces.unready)
     not_starting = len(settled.lost) + len(settled.failing)
     degraded = problem or _degraded(
         cr, live, desired if counted else None, pending, refused, settled
@@ -124,7 +128,8 @@ def compute_status(
         done = min(updated, len(current))
         progressing = ("RollingOut", f"{done}/{desired} {consumers} updated")
     elif ready + not_starting < desired:
-        progressing = ("PodsStarting", f"{ready}/{desired} {consumers} ready")
+        told = f"{ready}/{desired} {consumers} ready"
+        progressing = ("PodsStarting", told + starting_note(desired - ready, not_starting))
     else:
         progressing = None
     if progressing is not None and (note := pending.waiting_note("consumer pod")):

@@ -152,6 +152,23 @@ def test_pods_still_starting_keep_the_cr_progressing_beside_a_failing_one() -> N
     pods = [pod("m-a", image=IMAGE), _unready("m-b", for_s=600), starting]
     status = memcached_status(memcached(size=3, image=IMAGE), pods=pods, now=AT)
     assert _conditions(status)["Progressing"] == ("True", "PodsStarting")
+    # Of the two not ready, the one still starting: Degraded tells of the other.
+    assert _message(status, "Progressing") == "1/3 pods ready, 1 starting"
+    assert _conditions(status)["Degraded"] == ("True", "ReadinessFailing")
+    # With none failing, all the unready pods are starting: nothing to add.
+    status = memcached_status(memcached(size=2, image=IMAGE), pods=[pods[0], starting], now=AT)
+    assert _message(status, "Progressing") == "1/2 pods ready"
+
+
+def test_a_consumer_pod_still_starting_beside_a_failing_one_is_counted() -> None:
+    pods = [pod("pt-consumer-a", image=SPEC["image"]),
+            _unready("pt-consumer-b", image=SPEC["image"], for_s=600),
+            pod("pt-consumer-c", image=SPEC["image"], ready=False)]  # fmt: skip
+    status = ptemplate_status(
+        ptemplate(), daemonset=daemonset(3, ready=1), module={}, pods=pods, now=AT
+    )
+    assert _conditions(status)["Progressing"] == ("True", "PodsStarting")
+    assert _message(status, "Progressing") == "1/3 consumer pods ready, 1 starting"
     assert _conditions(status)["Degraded"] == ("True", "ReadinessFailing")
 
 
