@@ -143,6 +143,15 @@ class Raw:
         return json.loads(self.data)
 
 
+def auth_headers(api: Any) -> dict[str, str]:
+    """The client's credentials, as the headers it sends them in (a bearer token)."""
+    return {
+        auth["key"]: auth["value"]
+        for auth in api.configuration.auth_settings().values()
+        if auth.get("in") == "header" and auth.get("value")
+    }
+
+
 def raw(
     api: Any,
     method: str,
@@ -155,10 +164,7 @@ def raw(
     preload: bool = True,
 ) -> Raw:
     """Send one request with the client's own connection pool, TLS settings and credentials."""
-    hdrs = {"Accept": accept, **(headers or {})}
-    for auth in api.configuration.auth_settings().values():
-        if auth.get("in") == "header" and auth.get("value"):
-            hdrs[auth["key"]] = auth["value"]
+    hdrs = {"Accept": accept, **(headers or {}), **auth_headers(api)}
     payload: bytes | None = None
     if body is not None:
         hdrs["Content-Type"] = content_type

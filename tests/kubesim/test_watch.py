@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from kubernetes import client, watch
 
-from tests.kubesim.support import raw
+from tests.kubesim.support import auth_headers, raw
 
 Api = client.ApiClient
 
@@ -189,10 +189,7 @@ def test_a_watch_that_ended_leaves_its_connection_for_the_next_request(
     at once (as urllib3 does when it has not yet seen the server close it) is answered."""
     core = client.CoreV1Api(kube_api_client)
     core.create_namespaced_config_map(namespace, _cm("c"))
-    headers = {"Accept": "application/json"}
-    for auth in kube_api_client.configuration.auth_settings().values():
-        if auth.get("in") == "header" and auth.get("value"):
-            headers[auth["key"]] = auth["value"]
+    headers = {"Accept": "application/json", **auth_headers(kube_api_client)}
     pool = kube_api_client.rest_client.pool_manager.connection_from_url(
         kube_api_client.configuration.host
     )
