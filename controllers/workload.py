@@ -85,10 +85,10 @@ def refused_problem(
     )
 
 
-def starting_note(unready: int, not_starting: int) -> str:
-    """What "k/n pods ready" adds when some unready pods are not starting (Degraded says
-    why): how many of them still are, ", 1 starting"; nothing when all of them are."""
-    return f", {unready - not_starting} starting" if not_starting else ""
+def starting_note(not_ready: int, not_starting: int) -> str:
+    """What "k/n pods ready" adds when some of the `not_ready` pods are not starting either
+    (Degraded says why): how many still are, ", 1 starting"; nothing when all of them are."""
+    return f", {not_ready - not_starting} starting" if not_starting else ""
 
 
 def workload_status(
