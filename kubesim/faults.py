@@ -7,9 +7,10 @@ random generator, so a test that sets a seed sees the same sequence of failures 
 from __future__ import annotations
 
 import collections
+import operator
 import random
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from kubesim import errors
@@ -232,20 +233,28 @@ class Faults:
         return False
 
 
+_row = operator.attrgetter(*(f.name for f in fields(RequestRecord)))  # a record's tuple
+
+
 class RequestLog:
+    """The last `limit` requests. Kept as plain tuples of their fields, which the cyclic
+    collector stops tracking: a long-running kubesim's 100,000 records were as many
+    objects for each full collection to walk, every request waiting meanwhile."""
+
     def __init__(self, limit: int = 100_000) -> None:
-        self._records: collections.deque[RequestRecord] = collections.deque(maxlen=limit)
+        self._records: collections.deque[tuple[Any, ...]] = collections.deque(maxlen=limit)
         self._lock = threading.Lock()
 
     def add(self, record: RequestRecord) -> None:
+        row = _row(record)
         with self._lock:
-            self._records.append(record)
+            self._records.append(row)
 
     def records(
         self, *, verb: str | None = None, resource: str | None = None, since: float | None = None
     ) -> list[RequestRecord]:
         with self._lock:
-            items = list(self._records)
+            items = [RequestRecord(*row) for row in self._records]
         return [
             r
             for r in items

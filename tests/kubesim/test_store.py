@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from kubesim import store as store_module
 from kubesim.errors import ApiError, FieldError, invalid
 from kubesim.gc import GarbageCollector
 from kubesim.store import Store
@@ -123,6 +124,22 @@ def test_events_older_than_the_window_are_gone() -> None:
         assert small.events_after(small.resource_version - 1)[0].type == "ADDED"
     finally:
         small.close()
+
+
+def test_events_behind_the_live_ones_keep_their_objects_as_bytes_alone(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Their dicts were what a full collection walked; they decode again, the same.
+    monkeypatch.setattr(store_module, "LIVE_EVENTS", 2)
+    start = store.resource_version
+    created = store.create("configmaps", _cm("kept", app="x"), namespace="default")
+    patched = store.patch("configmaps", "default", "kept", {"data": {"k": "w"}})
+    for i in range(3):
+        store.create("configmaps", _cm(f"after{i}"), namespace="default")
+    first, second, *rest = store.events_after(start)
+    assert first.decoded is None and second.decoded is None and rest[-1].decoded is not None
+    assert (first.type, first.obj, first.prev) == ("ADDED", created, None)
+    assert (second.type, second.obj, second.prev) == ("MODIFIED", patched, created)
 
 
 def _woken(store: Store, resource: str, change: Any) -> bool:

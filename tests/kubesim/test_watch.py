@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from kubernetes import client, watch
 
+from kubesim import store as store_module
 from tests.kubesim.support import auth_headers, raw
 
 Api = client.ApiClient
@@ -133,6 +134,32 @@ def test_label_selector_transitions_become_added_and_deleted(
     )
     w.stop()
     assert events == [("DELETED", "sel"), ("ADDED", "sel")]
+
+
+@pytest.mark.kubesim_only  # shrinks kubesim's count of events kept decoded
+def test_a_watch_resuming_behind_the_live_events_sees_the_same_changes(
+    kube_api_client: Api, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "LIVE_EVENTS", 2)
+    core = client.CoreV1Api(kube_api_client)
+    core.create_namespaced_config_map(namespace, _cm("sel", app="x"))
+    rv = core.list_namespaced_config_map(namespace).metadata.resource_version
+    core.patch_namespaced_config_map("sel", namespace, {"metadata": {"labels": {"app": "y"}}})
+    core.patch_namespaced_config_map(
+        "sel", namespace, {"metadata": {"labels": {"app": "x"}}, "data": {"k": "back"}}
+    )
+    for i in range(3):  # the changes above are no longer among the live events
+        core.create_namespaced_config_map(namespace, _cm(f"later{i}"))
+    w = watch.Watch()
+    stream = w.stream(
+        core.list_namespaced_config_map,
+        namespace,
+        label_selector="app=x",
+        resource_version=rv,
+        timeout_seconds=2,
+    )
+    events = [(ev["type"], ev["object"].metadata.name, ev["object"].data) for ev in stream]
+    assert events == [("DELETED", "sel", {"k": "v"}), ("ADDED", "sel", {"k": "back"})]
 
 
 def test_watch_ends_after_timeout_seconds(kube_api_client: Api, namespace: str) -> None:
