@@ -139,16 +139,18 @@ def serve_watch(h: Handler, t: Target) -> None:
                 last = ev.rv
                 if ev.resource != rt.key or (namespace and ev.namespace != namespace):
                     continue
-                now_in = matches(ev.obj)
+                obj = ev.obj  # once: an older event decodes it (store.Event)
+                now_in = matches(obj)
                 kind = ev.type
                 if kind == "MODIFIED" and (lmatch or fmatch):
-                    was_in = ev.prev is not None and matches(ev.prev)
+                    prev = ev.prev
+                    was_in = prev is not None and matches(prev)
                     if now_in and not was_in:
                         kind = "ADDED"
                     elif was_in and not now_in:
                         kind, now_in = "DELETED", True
                 if now_in:
-                    out.append(_event(kind, encode(ev.obj, ev.data)))
+                    out.append(_event(kind, encode(obj, ev.data)))
             if out:
                 h.write_chunk(b"".join(out))
             now = time.monotonic()
