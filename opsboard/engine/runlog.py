@@ -56,12 +56,8 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
     """Stores a run; a run that changed nothing is folded into a last run that did the same.
     Either way, `reconcile_run_recorded` is sent (the audit links patches to their run).
 
-    A run is recorded just after its key's lock is released (opsboard.engine.runner), so
-    the next run of the key, in another process, may be recorded at the same time. Neither
-    needs a transaction: a run that changed nothing folds only into a run that started
-    before it (the rows keep their start times, which order them), and trimming
-    deletes by id, a row deleted twice being deleted once. Each write is one statement:
-    SQLite's write lock is held briefly.
+    Only the worker holding the key's lock writes its runs, so the reads need no
+    transaction, and each write is one statement: SQLite's write lock is held briefly.
     """
     duration_ms = (run.finished_at - run.started_at).total_seconds() * 1000
     # A run someone asked for ("Reconcile now") keeps its own row, so they can see it.
@@ -75,7 +71,6 @@ def reconcile_run_record(*, run: RunRecord) -> ReconcileRun:
             and last.generation == run.generation
             and last.uid == run.uid
             and last.trigger != ReconcileRun.Trigger.MANUAL
-            and last.started_at <= run.started_at  # not the next run, recorded first
         ):
             folded_id = last.id
             retrying(

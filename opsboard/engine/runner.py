@@ -9,7 +9,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -138,22 +138,13 @@ def _renewing(queue: WorkQueue, key: Key, token: str, ttl: float) -> Iterator[No
         renewer.remove(token)
 
 
-def _nothing() -> None:
-    pass
-
-
 @dataclass(frozen=True)
 class _Ending:
-    """What a run leaves to the lock's release, which does it in the same round trip, and
-    to do once the key is released."""
+    """What a run leaves to the lock's release, which does it in the same round trip."""
 
     succeeded: bool = False
     after: tuple[float, Why] | None = None  # requeue: (delay, why)
     status_written: str = ""  # the version the run's status write made, for the next run
-    # Its row in the reconcile log, its console line, metrics and Events: after the
-    # release, so that a change that came meanwhile runs at once in another process
-    # rather than waiting for them (1.5-2 ms) and then running here.
-    bookkeeping: Callable[[], None] = _nothing
 
 
 def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WORKER) -> bool:
@@ -194,21 +185,9 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
             ):
                 send(key)
                 again = False
-        _keep_books(queue, key, ending)
         if not again:
             break
     return True
-
-
-def _keep_books(queue: WorkQueue, key: Key, ending: _Ending) -> None:
-    """A run's bookkeeping, its key released. If it fails (the database refused the run's
-    row, say), the key is retried with backoff, as a run that failed is: the change that
-    queued it may not have been seen through."""
-    try:
-        ending.bookkeeping()
-    except Exception as exc:
-        queue.add_after(key, *_retry_after_crash(queue, key, exc))
-        raise
 
 
 def _retry_after_crash(queue: WorkQueue, key: Key, exc: Exception) -> tuple[float, Why]:
@@ -270,39 +249,39 @@ def _run(
             ending = _Ending(succeeded=True, after=(after, requeue))
 
     meta = (primary or {}).get("metadata", {})
-    record = RunRecord(
-        key=key,
-        uid=meta.get("uid", ""),
-        generation=meta.get("generation"),
-        trigger=why.trigger,
-        trigger_detail=why.detail,
-        worker=worker,
-        started_at=started,
-        finished_at=finished,
-        outcome=outcome.status,
-        requeue_after=outcome.requeue_after,
-        error=outcome.error,
-        actions=report.actions,
-        triggers=[{"trigger": t.trigger, "detail": t.detail, "at": t.at} for t in start.triggers],
-        triggers_dropped=start.dropped,
-        queue_wait_ms=max(started.timestamp() - why.at, 0.0) * 1000 if why.at else None,
-        backoff_step=start.failures,
-    )
-
-    def bookkeeping() -> None:
-        reconcile_run_record(run=record)
-        if line := reconcile_line(key, why.trigger, outcome, report.actions, seconds):
-            trouble = outcome.error and not outcome.conflict  # a 409 is routine: retried
-            console.log(logging.WARNING if trouble else logging.INFO, "%s", line)
-        metrics.reconciled(
-            key.controller,
-            result=outcome.metric_result,
-            seconds=seconds,
-            waited=started.timestamp() - why.at,
+    reconcile_run_record(
+        run=RunRecord(
+            key=key,
+            uid=meta.get("uid", ""),
+            generation=meta.get("generation"),
+            trigger=why.trigger,
+            trigger_detail=why.detail,
+            worker=worker,
+            started_at=started,
+            finished_at=finished,
+            outcome=outcome.status,
+            requeue_after=outcome.requeue_after,
+            error=outcome.error,
+            actions=report.actions,
+            triggers=[
+                {"trigger": t.trigger, "detail": t.detail, "at": t.at} for t in start.triggers
+            ],
+            triggers_dropped=start.dropped,
+            queue_wait_ms=max(started.timestamp() - why.at, 0.0) * 1000 if why.at else None,
+            backoff_step=start.failures,
         )
-        post_later(primary, report.events)  # off the run's clock
-
-    return replace(ending, status_written=kube.status_written, bookkeeping=bookkeeping)
+    )
+    if line := reconcile_line(key, why.trigger, outcome, report.actions, seconds):
+        trouble = outcome.error and not outcome.conflict  # a 409 is routine: retried
+        console.log(logging.WARNING if trouble else logging.INFO, "%s", line)
+    metrics.reconciled(
+        key.controller,
+        result=outcome.metric_result,
+        seconds=seconds,
+        waited=started.timestamp() - why.at,
+    )
+    post_later(primary, report.events)  # after the run, off its clock
+    return replace(ending, status_written=kube.status_written)
 
 
 def _controller_settings() -> dict[str, Any]:

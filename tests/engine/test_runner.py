@@ -1,7 +1,7 @@
 """One key's reconcile, driven in this process: a key that changed while it ran runs again
 at once, not pushed back onto the ready list, unless its run failed; a run reads its key's
-own status write before the mirror has it; a run is recorded once its key is released; a
-run that fails outside its controller is retried."""
+own status write before the mirror has it; a run that fails outside its controller is
+retried."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ from opsboard.engine.enqueue import reconcile_enqueue
 from opsboard.engine.models import ReconcileRun
 from opsboard.engine.queue import Why, queue_for, ready_list
 from opsboard.engine.runner import _controller_settings, reconcile_key
-from opsboard.engine.signals import reconcile_run_recorded
 from opsboard.mirror.writer import mirror_apply
 from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.support.waiting import wait_for
@@ -171,28 +170,6 @@ def test_a_run_that_fails_outside_its_controller_is_retried_with_backoff(
     assert why.detail.startswith("attempt 2: the run failed: ") and "no room" in why.detail
     assert not queue.client.exists(queue.lock_name(key))  # released, for the retry to take
     assert not ReconcileRun.objects.filter(namespace=namespace, name="unrecorded").exists()
-
-
-def test_a_run_is_recorded_once_its_key_is_released(
-    in_process: None, api: ApiKube, namespace: str
-) -> None:
-    """So that a change that came meanwhile need not wait for the bookkeeping."""
-    body = api.create(TOY, toy("booked", namespace))
-    mirror_apply(kind=TOY, events=[("ADDED", body)])
-    queue, key = queue_for("toy"), Key("toy", namespace, "booked")
-    held_while_recorded: list[int] = []
-
-    def recorded(*, run: ReconcileRun, **_: Any) -> None:
-        if run.name == "booked":
-            held_while_recorded.append(int(queue.client.exists(queue.lock_name(key))))
-
-    reconcile_run_recorded.connect(recorded, sender=ReconcileRun, dispatch_uid="test-booked")
-    try:
-        assert reconcile_key(key=key, trigger="event", detail="ADDED Toy")
-    finally:
-        reconcile_run_recorded.disconnect(sender=ReconcileRun, dispatch_uid="test-booked")
-    assert held_while_recorded == [0]
-    assert ReconcileRun.objects.filter(namespace=namespace, name="booked").count() == 1
 
 
 def test_a_run_s_controllers_read_the_graces_the_settings_give(settings: Any) -> None:
