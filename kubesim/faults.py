@@ -233,7 +233,15 @@ class Faults:
         return False
 
 
-_row = operator.attrgetter(*(f.name for f in fields(RequestRecord)))  # a record's tuple
+_FIELDS = [f.name for f in fields(RequestRecord)]
+_row = operator.attrgetter(*_FIELDS)  # a record's tuple
+_TIME, _VERB, _RESOURCE = _FIELDS.index("time"), _FIELDS.index("verb"), _FIELDS.index("resource")
+
+
+def _resource_matches(recorded: str, wanted: str) -> bool:
+    """`wanted` names the resource with or without its group, as `recorded` may."""
+    short = wanted.partition(".")[0]
+    return recorded in (wanted, short) or recorded.partition(".")[0] == wanted
 
 
 class RequestLog:
@@ -254,17 +262,14 @@ class RequestLog:
         self, *, verb: str | None = None, resource: str | None = None, since: float | None = None
     ) -> list[RequestRecord]:
         with self._lock:
-            items = [RequestRecord(*row) for row in self._records]
+            rows = list(self._records)
+        # Filtered as tuples: a long-running kubesim holds 100,000 of them.
         return [
-            r
-            for r in items
-            if (verb is None or r.verb == verb)
-            and (
-                resource is None
-                or r.resource in (resource, resource.partition(".")[0])
-                or r.resource.partition(".")[0] == resource
-            )
-            and (since is None or r.time >= since)
+            RequestRecord(*row)
+            for row in rows
+            if (verb is None or row[_VERB] == verb)
+            and (resource is None or _resource_matches(row[_RESOURCE], resource))
+            and (since is None or row[_TIME] >= since)
         ]
 
     def clear(self) -> None:

@@ -1,10 +1,11 @@
-"""Pure parts: selectors, patches and structural schemas."""
+"""Pure parts: selectors, patches, structural schemas and the request log."""
 
 from __future__ import annotations
 
 import pytest
 
 from kubesim.errors import ApiError
+from kubesim.faults import RequestLog, RequestRecord
 from kubesim.patch import json_patch, merge_patch, strategic_merge
 from kubesim.schema import process
 from kubesim.selectors import parse_fields, parse_labels, selector_string
@@ -176,3 +177,26 @@ def test_list_map_keys_must_be_unique() -> None:
         'status.conditions[1]: Duplicate value: map[string]interface {}{"type":"Ready"}',
         'status.tags[1]: Duplicate value: "a"',
     ]
+
+
+def test_the_request_log_filters_by_verb_resource_with_or_without_group_and_time() -> None:
+    log = RequestLog(limit=3)
+
+    def record(at: float, verb: str, resource: str) -> RequestRecord:
+        return RequestRecord(at, "GET", "/x", verb, resource, "", "ns", "n", 200, 0.1, "t")
+
+    for at, verb, resource in [
+        (1.0, "get", "pods"),
+        (2.0, "patch", "deployments.apps"),
+        (3.0, "create", "memcacheds.cache.example.com"),
+        (4.0, "patch", "deployments"),
+    ]:
+        log.add(record(at, verb, resource))
+
+    assert [r.time for r in log.records()] == [2.0, 3.0, 4.0]  # the oldest went: limit 3
+    assert [r.time for r in log.records(verb="patch")] == [2.0, 4.0]
+    assert [r.time for r in log.records(resource="deployments")] == [2.0, 4.0]
+    assert [r.time for r in log.records(resource="deployments.apps")] == [2.0, 4.0]
+    assert [r.time for r in log.records(resource="memcacheds")] == [3.0]
+    assert [r.time for r in log.records(verb="patch", since=3.0)] == [4.0]
+    assert log.records(since=3.5)[0] == record(4.0, "patch", "deployments")
