@@ -19,6 +19,11 @@ from kubesim.errors import ApiError
 ERROR_CODES = (409, 429, 500, 503)
 
 
+def _names(target: str, resource: str) -> bool:
+    """`target` names `resource` ("deployments.apps"): the same, or without its group."""
+    return target in (resource, resource.partition(".")[0])
+
+
 @dataclass
 class Fault:
     id: int
@@ -38,11 +43,7 @@ class Fault:
     def matches(self, verb: str, resource: str, namespace: str | None) -> bool:
         return (
             (self.verb is None or self.verb == verb)
-            and (
-                self.resource is None
-                or self.resource == resource
-                or self.resource == resource.partition(".")[0]
-            )
+            and (self.resource is None or _names(self.resource, resource))
             and (self.namespace is None or self.namespace == namespace)
         )
 
@@ -174,7 +175,7 @@ class Faults:
         with self._lock:
             for gen in range(started_generation + 1, self.watch_generation + 1):
                 target = self._closed_resources.get(gen)
-                if target is None or target in (resource, resource.partition(".")[0]):
+                if target is None or _names(target, resource):
                     return True
         return False
 
@@ -238,12 +239,6 @@ _row = operator.attrgetter(*_FIELDS)  # a record's tuple
 _TIME, _VERB, _RESOURCE = _FIELDS.index("time"), _FIELDS.index("verb"), _FIELDS.index("resource")
 
 
-def _resource_matches(recorded: str, wanted: str) -> bool:
-    """`wanted` names the resource with or without its group, as `recorded` may."""
-    short = wanted.partition(".")[0]
-    return recorded in (wanted, short) or recorded.partition(".")[0] == wanted
-
-
 class RequestLog:
     """The last `limit` requests. Kept as plain tuples of their fields, which the cyclic
     collector stops tracking: a long-running kubesim's 100,000 records were as many
@@ -268,7 +263,11 @@ class RequestLog:
             RequestRecord(*row)
             for row in rows
             if (verb is None or row[_VERB] == verb)
-            and (resource is None or _resource_matches(row[_RESOURCE], resource))
+            and (
+                resource is None
+                or _names(resource, row[_RESOURCE])
+                or _names(row[_RESOURCE], resource)  # either may carry the group
+            )
             and (since is None or row[_TIME] >= since)
         ]
 
