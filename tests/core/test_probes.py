@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client, override_settings
 
-from opsboard.embedded.redis import EmbeddedRedis, free_port
+from opsboard.embedded.ports import free_port
+from opsboard.embedded.redis import EmbeddedRedis
 
 
 def test_healthz_answers_without_a_database_or_login(client: Client) -> None:

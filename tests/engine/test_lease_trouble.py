@@ -16,7 +16,7 @@ from kubernetes import client
 
 from opsboard.core.identities import with_token as kubeconfig_with_token
 from opsboard.core.identities import write_kubeconfig
-from opsboard.embedded.redis import free_port
+from opsboard.embedded.ports import free_port
 from opsboard.mirror.models import WatcherHeartbeat
 from tests.fixtures.celery import EngineProcesses
 from tests.kubesim.identities import cluster_objects, service_account_token, unique

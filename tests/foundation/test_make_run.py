@@ -18,7 +18,7 @@ import yaml
 from kubernetes import client, config
 
 from controllers.conditions import condition_of
-from opsboard.embedded.redis import free_port
+from opsboard.embedded.ports import free_port
 from tests.foundation.make_run_identities import (
     assert_kubectl_rolls_out,
     assert_operator_grants_are_the_roles,
