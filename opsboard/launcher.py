@@ -109,6 +109,11 @@ def kept_port(port_file: Path, what: str) -> int:
     return port
 
 
+def port_near(port: int) -> int:
+    """A free port just above `port`, for a person to type; else any free one."""
+    return next((p for p in range(port + 1, port + 100) if not port_in_use(p)), free_port())
+
+
 def has_module(name: str) -> bool:
     try:
         return importlib.util.find_spec(name) is not None
@@ -292,7 +297,7 @@ class Launcher:
             log(
                 f"port {self.port} on 127.0.0.1 is taken by another program, so opsboard's "
                 "web server cannot listen there: stop that program, or choose another port: "
-                f"OPSBOARD_PORT={free_port()} make run"
+                f"OPSBOARD_PORT={port_near(self.port)} make run"
             )
             return 1
         self.clear_metrics()
