@@ -85,28 +85,82 @@ def _replace(resource: Any, doc: dict[str, Any], namespace: str | None, attempts
                 raise
 
 
+class CrdsForbidden(Exception):
+    """This kubeconfig's user may not install CRDs the cluster does not serve yet."""
+
+
+def install_crds(api: client.ApiClient, crds: list[dict[str, Any]]) -> list[str]:
+    """Our CRDs, created or brought up to date, and Established. A user who may not write
+    CRDs (403: most users of a shared cluster) goes on with those the cluster serves, as a
+    cluster admin installed them; CrdsForbidden if any is not served."""
+    try:
+        done = apply(api, crds, update=True)
+    except ApiException as exc:
+        if exc.status != 403:
+            raise
+        with _discovered(api) as dyn:
+            missing = _unserved(dyn, crds)
+        if missing:
+            raise CrdsForbidden(
+                "this kubeconfig's user may not create CustomResourceDefinitions, and the "
+                f"cluster does not serve {_kinds(missing)} yet: ask a cluster admin to "
+                "`kubectl apply -f k8s/crd/`, then start again"
+            ) from exc
+        return [
+            f"kept {_kinds([crd])}: served by the cluster (this kubeconfig's user may not "
+            "update its CRD)"
+            for crd in crds
+        ]
+    wait_established(api, [crd["metadata"]["name"] for crd in crds])
+    return done
+
+
 def install_missing(api: client.ApiClient, crds: Iterable[dict[str, Any]]) -> list[str]:
     """Install third parties' CRDs (k8s/third_party/) only where the cluster does not serve
-    their kinds yet, and never replace one: on a cluster with that operator, its CRD stays."""
+    their kinds yet, and never replace one: on a cluster with that operator, its CRD stays.
+    One the user may not install (403) is said and left: only its controller needs it."""
     with _discovered(api) as dyn:
-        missing, done = [], []
-        for crd in crds:
-            spec = crd["spec"]
-            versions = [v["name"] for v in spec["versions"] if v.get("served")]
+        crds = list(crds)
+        missing = _unserved(dyn, crds)
+        done = [
+            f"kept {_kinds([crd])}: served by the cluster" for crd in crds if crd not in missing
+        ]
+        installed = []
+        for crd in missing:
             try:
-                for version in versions:
-                    dyn.resources.get(
-                        api_version=f"{spec['group']}/{version}", kind=spec["names"]["kind"]
-                    )
-            except ResourceNotFoundError:
-                missing.append(crd)
-            else:
+                done += _apply(dyn, [crd], update=False)  # the same discovery: one per call
+            except ApiException as exc:
+                if exc.status != 403:
+                    raise
                 done.append(
-                    f"kept {spec['names']['kind']} ({spec['group']}): served by the cluster"
+                    f"not installed: {_kinds([crd])}, which this kubeconfig's user may not "
+                    "create (403); its controller fails until a cluster admin applies "
+                    "k8s/third_party/"
                 )
-        done += _apply(dyn, missing, update=False)  # the same discovery: one per call
-        wait_established(api, [crd["metadata"]["name"] for crd in missing])
+            else:
+                installed.append(crd["metadata"]["name"])
+        wait_established(api, installed)
         return done
+
+
+def _unserved(dyn: dynamic.DynamicClient, crds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The CRDs whose kind the cluster does not serve in every version they serve."""
+    missing = []
+    for crd in crds:
+        spec = crd["spec"]
+        versions = [v["name"] for v in spec["versions"] if v.get("served")]
+        try:
+            for version in versions:
+                dyn.resources.get(
+                    api_version=f"{spec['group']}/{version}", kind=spec["names"]["kind"]
+                )
+        except ResourceNotFoundError:
+            missing.append(crd)
+    return missing
+
+
+def _kinds(crds: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{c['spec']['names']['kind']} ({c['spec']['group']})" for c in crds)
 
 
 def wait_established(api: client.ApiClient, names: list[str], timeout: float = 30.0) -> None:

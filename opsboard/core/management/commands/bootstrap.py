@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import yaml
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
+from kubernetes.config import ConfigException
 from urllib3.exceptions import HTTPError
 
 from controllers.kube import load_api_client
@@ -45,15 +49,22 @@ class Command(BaseCommand):
         if not settings.KUBECONFIG_IN_CLUSTER and not Path(settings.KUBECONFIG).exists():
             self.stdout.write(f"No kubeconfig at {settings.KUBECONFIG}: CRDs not installed")
             return
+        where = settings.KUBECONFIG or "the in-cluster service account"
         try:
-            self.install(samples=not no_samples)
+            api = load_api_client(kubeconfig=settings.KUBECONFIG)
+        except (ConfigException, yaml.YAMLError) as exc:
+            raise CommandError(f"cannot use the kubeconfig {where}: {exc}") from exc
+        try:
+            self.install(api, samples=not no_samples)
             if identities:
-                api = load_api_client(kubeconfig=settings.KUBECONFIG)
                 for line in identities_.install(api, K8S, Path(settings.KUBECONFIG)):
                     self.stdout.write(line)
+        except manifests.CrdsForbidden as exc:
+            raise CommandError(str(exc)) from exc
         except (ApiException, HTTPError, OSError) as exc:
             raise CommandError(
-                f"could not install CRDs and samples into the cluster: {exc}"
+                f"could not install CRDs and samples into the cluster at "
+                f"{api.configuration.host} ({where}): {cluster_failure(exc)}"
             ) from exc
 
     def ensure_admin(self, password: str) -> None:
@@ -69,12 +80,10 @@ class Command(BaseCommand):
         user.groups.add(group)
         self.stdout.write(f"{'Created' if created else 'Updated'} user admin")
 
-    def install(self, *, samples: bool) -> None:
-        api = load_api_client(kubeconfig=settings.KUBECONFIG)
+    def install(self, api: ApiClient, *, samples: bool) -> None:
         crds = list(manifests.documents((K8S / "crd").glob("*.yaml")))
-        for line in manifests.apply(api, crds, update=True):
+        for line in manifests.install_crds(api, crds):
             self.stdout.write(line)
-        manifests.wait_established(api, [crd["metadata"]["name"] for crd in crds])
         # Others' CRDs that our operators use (KMM's Module): only where not served already.
         third_party = manifests.documents((K8S / "third_party").glob("*/*.yaml"))
         for line in manifests.install_missing(api, third_party):
@@ -83,3 +92,19 @@ class Command(BaseCommand):
             sample_docs = manifests.documents((K8S / "samples").glob("*.yaml"))
             for line in manifests.apply(api, sample_docs, update=False):
                 self.stdout.write(line)
+
+
+def cluster_failure(exc: Exception) -> str:
+    """What a person can act on, from the client's exception: the API server's own message
+    rather than its headers and body, and the cause of a connection that failed."""
+    if isinstance(exc, ApiException):
+        reason = f"{exc.status} {exc.reason}"
+        try:
+            message = json.loads(exc.body or "{}").get("message", "")
+        except ValueError:
+            message = ""
+        if exc.status == 401:
+            return f"{reason}: the server did not accept the kubeconfig's credentials"
+        return f"{reason}: {message}" if message else reason
+    cause = getattr(exc, "reason", None) or exc  # urllib3's MaxRetryError: the last failure
+    return f"it did not answer ({str(cause).rsplit(': ', 1)[-1]}): is it up?"
