@@ -131,3 +131,18 @@ def test_bootstrap_with_a_kubeconfig_that_is_not_one_says_so(tmp_path: Path) -> 
 
     assert str(raised.value).startswith(f"cannot use the kubeconfig {path}: ")
     assert "current-context" in str(raised.value)
+
+
+def test_bootstrap_with_a_token_the_server_refuses_says_so(
+    kubesim_server: Any, tmp_path: Path
+) -> None:
+    admin = yaml.safe_load(Path(kubesim_server.kubeconfig_path).read_text())
+    path = tmp_path / "stale.kubeconfig"
+    write_kubeconfig(path, with_token(admin, "not-a-token-of-this-cluster", user="someone"))
+
+    with override_settings(KUBECONFIG=str(path)), pytest.raises(CommandError) as raised:
+        call_command("bootstrap", "--no-samples")
+
+    assert str(raised.value).endswith(
+        f"({path}): 401 Unauthorized: the server did not accept the kubeconfig's credentials"
+    )
