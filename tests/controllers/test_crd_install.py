@@ -118,7 +118,7 @@ def test_bootstrap_against_a_server_that_does_not_answer_says_so(tmp_path: Path)
 
     assert str(raised.value) == (
         f"could not install CRDs and samples into the cluster at https://127.0.0.1:{port} "
-        f"({path}): it did not answer ([Errno 111] Connection refused): is it up?"
+        f"({path}): it did not answer ([Errno 111] Connection refused): is it up, at that address?"
     )
 
 

@@ -53,7 +53,8 @@ class Command(BaseCommand):
         try:
             api = load_api_client(kubeconfig=settings.KUBECONFIG)
         except (ConfigException, yaml.YAMLError) as exc:
-            raise CommandError(f"cannot use the kubeconfig {where}: {exc}") from exc
+            what = f"the kubeconfig {where}" if settings.KUBECONFIG else where
+            raise CommandError(f"cannot use {what}: {exc}") from exc
         try:
             self.install(api, samples=not no_samples)
             if identities:
@@ -107,4 +108,4 @@ def cluster_failure(exc: Exception) -> str:
             return f"{reason}: the server did not accept the kubeconfig's credentials"
         return f"{reason}: {message}" if message else reason
     cause = getattr(exc, "reason", None) or exc  # urllib3's MaxRetryError: the last failure
-    return f"it did not answer ({str(cause).rsplit(': ', 1)[-1]}): is it up?"
+    return f"it did not answer ({str(cause).rsplit(': ', 1)[-1]}): is it up, at that address?"
