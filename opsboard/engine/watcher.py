@@ -30,7 +30,7 @@ from controllers.base import (
     Kind,
     TemporaryError,
 )
-from controllers.kube import ApiKube, Gone
+from controllers.kube import ApiKube, Forbidden, Gone
 from controllers.pods import pod_is_ready
 from controllers.refusals import TOLD_IN_EVENTS
 from controllers.registry import watched_kinds
@@ -168,6 +168,8 @@ class Watcher:
         # The streams whose first list has not been applied yet (all it shows is news, see
         # _apply_kind), and the keys held meanwhile.
         self._unlisted: set[tuple[Kind, str]] = set()
+        # Streams this identity may not list (403): no list to wait for (see _holding).
+        self._denied: set[tuple[Kind, str]] = set()
         # time.monotonic() after which keys wait no longer; None once that has passed.
         self._listed_by: float | None = 0.0
         self._held: dict[Key, str] = {}
@@ -191,10 +193,16 @@ class Watcher:
     def _stream(self, kind: Kind, namespace: str, version: str) -> None:
         delay, fields = 0.1, self.fields.get(kind, "")
         resuming = bool(version)  # from a predecessor's resume point, which may have expired
+        denied = False
+        where = f" in namespace {namespace}" if namespace else ""
         while not self.stop.is_set():
             try:
                 if not version:
                     items, version = self.kube.list(kind, namespace, fields=fields)
+                    if denied:
+                        log.warning("Watching %s%s: it may be listed now", kind.kind, where)
+                        denied = False
+                        self._denied.discard((kind, namespace))
                     self._put(Listed(kind, namespace, items, version))
                 for type_, body in self.kube.watch(
                     kind,
@@ -216,6 +224,20 @@ class Watcher:
                     "Watch of %s expired (410 Gone): listing again", kind
                 )
                 version, resuming = "", False
+            except Forbidden as exc:
+                # Said once, not at every look: nothing changes until someone grants it, which
+                # may happen while we run (a 403 costs the server little).
+                retry = settings.OPSBOARD_WATCH_DENIED_RETRY
+                if not denied:
+                    log.error(
+                        "Cannot watch %s%s, so it is not mirrored and its changes wake no "
+                        "reconcile: %s. Grant this identity list and watch on %s (the "
+                        "operators' ClusterRole: k8s/rbac/role.yaml); looking again every %.0f s",
+                        kind.kind, where, exc, kind.resource, retry,
+                    )  # fmt: skip
+                denied, version = True, ""
+                self._denied.add((kind, namespace))
+                self.stop.wait(retry)
             except (TemporaryError, ValueError, KeyError) as exc:
                 log.warning("Watch of %s failed (%s); reconnecting in %.1fs", kind, exc, delay)
                 self.stop.wait(delay)
@@ -345,8 +367,9 @@ class Watcher:
         for its caches to sync. A run started before, say, the ConfigMaps were listed could
         create one that is deleted before that list: the list shows nothing, the watch
         starts after both, and its owner, done, waits for the resync (10 min). A kind not
-        listed within SYNC_WAIT (no permission, a missing CRD) is waited for no longer."""
-        if not self._unlisted or self._listed_by is None:
+        listed within SYNC_WAIT (a missing CRD, a server that does not answer) is waited for
+        no longer, nor one this identity may not list (a 403), from its first answer."""
+        if not (self._unlisted - self._denied) or self._listed_by is None:
             return False
         if time.monotonic() > self._listed_by:
             kinds = ", ".join(sorted({kind.kind for kind, _ in self._unlisted}))
