@@ -232,7 +232,7 @@ class Watcher:
                     log.error(
                         "Cannot watch %s%s, so it is not mirrored and its changes wake no "
                         "reconcile: %s. Grant this identity list and watch on %s (the "
-                        "operators' ClusterRole: k8s/rbac/role.yaml); looking again every %.0f s",
+                        "operators' ClusterRole: k8s/rbac/role.yaml); looking again every %g s",
                         kind.kind, where, exc, kind.resource, retry,
                     )  # fmt: skip
                 denied, version = True, ""
