@@ -28,6 +28,7 @@ from controllers.base import (
     Controller,
     Key,
     Kind,
+    PermanentError,
     TemporaryError,
 )
 from controllers.kube import ApiKube, Forbidden, Gone
@@ -238,7 +239,9 @@ class Watcher:
                 denied, version = True, ""
                 self._denied.add((kind, namespace))
                 self.stop.wait(retry)
-            except (TemporaryError, ValueError, KeyError) as exc:
+            except (TemporaryError, PermanentError, ValueError, KeyError) as exc:
+                # A refusal other than a 403 (a 400 from a server that will not take our
+                # field selector, say) too: a stream that ended here would be gone for good.
                 log.warning("Watch of %s failed (%s); reconnecting in %.1fs", kind, exc, delay)
                 self.stop.wait(delay)
                 delay = min(delay * 2, 30.0)
