@@ -16,7 +16,7 @@ OPERATOR_CLUSTER_ROLE = "opsboard-operator"
 
 _FORBIDDEN = re.compile(
     r'User "(?P<user>[^"]+)" cannot (?P<verb>[\w-]+) resource "(?P<resource>[^"]+)"'
-    r'(?: in API group "(?P<group>[^"]*)")?'
+    r'(?: in API group "(?P<group>[^"]*)")?(?: in the namespace "(?P<namespace>[^"]+)")?'
 )
 _STATUS = re.compile(r"^(?P<call>[A-Z]+ \S+): (?P<code>\d{3})\b ?(?P<message>.*)$", re.S)
 # kube-apiserver's 422: 'Deployment.apps "web" is invalid: spec.selector: Invalid value: …'.
@@ -98,16 +98,26 @@ def _forbidden(message: str, call: str, role_name: str) -> ClassifiedError:
         if user.startswith("system:serviceaccount:")
         else "a role bound to that user"
     )
+    todo = f'Add verb "{verb}" for resource "{resource}" in apiGroup "{group}" to {role}, then apply it.'
+    if user.startswith("system:serviceaccount:"):
+        todo += f" If it has it, {user} is not bound to it: {_binding(user, role_name, found['namespace'])}"
     return ClassifiedError(
         "Forbidden",
         f"403 Forbidden: {who} {user} lacks verb {verb} on resource {resource} "
         f"in API group {shown_group}.",
-        f'Add verb "{verb}" for resource "{resource}" in apiGroup "{group}" to {role}, '
-        f"then apply it.",
+        todo,
         verb=verb,
         resource=resource,
         group=group,
     )
+
+
+def _binding(user: str, role_name: str, namespace: str | None) -> str:
+    """The kubectl command that binds the ClusterRole to a ServiceAccount: in the namespace
+    refused, or cluster-wide for a cluster-scoped call (a list across namespaces)."""
+    account = user.removeprefix("system:serviceaccount:")
+    where = f"-n {namespace} create rolebinding" if namespace else "create clusterrolebinding"
+    return f"kubectl {where} {role_name} --clusterrole={role_name} --serviceaccount={account}"
 
 
 def _invalid(

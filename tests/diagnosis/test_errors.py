@@ -19,6 +19,27 @@ def test_a_403_names_the_missing_verb_resource_group_and_the_cluster_role() -> N
     )  # fmt: skip
     assert "lacks verb patch on resource deployments in API group apps" in error.what
     assert OPERATOR_CLUSTER_ROLE in error.todo and '"patch"' in error.todo
+    # Or the role has it, and the identity lacks the binding (a person's make run, say).
+    assert error.todo.endswith(
+        "If it has it, system:serviceaccount:opsboard:opsboard-operator is not bound to it: "
+        f"kubectl -n shop create rolebinding {OPERATOR_CLUSTER_ROLE} "
+        f"--clusterrole={OPERATOR_CLUSTER_ROLE} --serviceaccount=opsboard:opsboard-operator"
+    )
+
+
+def test_a_403_across_namespaces_binds_cluster_wide_and_a_person_is_not_told_to_bind() -> None:
+    listing = classify_error(
+        'LIST /api/v1/pods: 403 pods is forbidden: User "system:serviceaccount:ci:bot" '
+        'cannot list resource "pods" in API group "" at the cluster scope'
+    )
+    assert listing.todo.endswith(
+        f"kubectl create clusterrolebinding {OPERATOR_CLUSTER_ROLE} "
+        f"--clusterrole={OPERATOR_CLUSTER_ROLE} --serviceaccount=ci:bot"
+    )
+    person = classify_error(
+        FORBIDDEN.replace("system:serviceaccount:opsboard:opsboard-operator", "ann")
+    )
+    assert "a role bound to that user" in person.todo and "kubectl" not in person.todo
 
 
 def test_a_403_on_a_core_resource_says_the_core_group() -> None:
