@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import pytest
 import yaml
 from cryptography import x509
 
+from opsboard.embedded.ports import free_port
 from tests.deploy.kustomize import ROOT, env_file_names
 
 COMPOSE = ROOT / "docker-compose.yml"
@@ -159,7 +159,7 @@ def test_the_kubesim_service_serves_and_shares_a_kubeconfig_naming_the_service(
     tmp_path: Path,
 ) -> None:
     """Runs the service's own shell command, with its paths and port moved under tmp_path."""
-    port = str(_free_port())
+    port = str(free_port())
     moves = {"/data": tmp_path / "data", "/tmp/kubeconfig": tmp_path / "own-kubeconfig",
              "/shared/kubeconfig": tmp_path / "shared-kubeconfig", "6443": port}  # fmt: skip
     kubesim = _services()["kubesim"]
@@ -192,12 +192,6 @@ def test_the_kubesim_service_serves_and_shares_a_kubeconfig_naming_the_service(
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_the_cluster_override_replaces_kubesim_with_a_mounted_kubeconfig() -> None:

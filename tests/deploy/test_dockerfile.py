@@ -13,6 +13,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from opsboard.embedded.ports import free_port
 from tests.deploy import image
 from tests.deploy.kustomize import ROOT
 
@@ -158,7 +159,7 @@ def test_the_image_command_serves_static_files_and_passes_its_health_check(
     app_copy: Path, tmp_path: Path
 ) -> None:
     command = json.loads(dict(image.final_stage())["CMD"])
-    port = _free_port()
+    port = free_port()
     command[command.index("--bind") + 1] = f"127.0.0.1:{port}"
     env = {
         "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
@@ -185,14 +186,6 @@ def test_the_image_command_serves_static_files_and_passes_its_health_check(
     finally:
         server.terminate()
         server.wait(timeout=30)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _get(url: str, server: subprocess.Popen[bytes], timeout: float = 30.0) -> int:

@@ -5,7 +5,6 @@ watcher pod serves its own; this runs the sidecar's command beside a real worker
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from controllers.base import Key
+from opsboard.embedded.ports import free_port
 from opsboard.engine.enqueue import reconcile_enqueue
 from tests.deploy.kustomize import ROOT, Manifest
 
@@ -31,12 +31,6 @@ def _sidecar_command(built: list[Manifest]) -> tuple[list[str], int]:
     return sidecar["command"], sidecar["ports"][0]["containerPort"]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _scrape(url: str) -> str:
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
@@ -50,7 +44,7 @@ def test_the_sidecar_serves_the_reconciles_of_the_pods_worker(
 ) -> None:
     command, port = _sidecar_command(built)
     assert command[0] == "python"
-    mine = _free_port()
+    mine = free_port()
     argv = [sys.executable, command[1], command[2].replace(f"({port},", f"({mine},")]
     engine.start_worker()
     sidecar = subprocess.Popen(argv, cwd=ROOT, env=engine.env(), stderr=subprocess.PIPE)
