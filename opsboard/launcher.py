@@ -165,10 +165,10 @@ class Launcher:
         port_file = self.state / "kubesim" / "port"
         port_file.parent.mkdir(parents=True, exist_ok=True)
         if chosen := os.environ.get("OPSBOARD_KUBESIM_PORT"):
-            if port_in_use(int(chosen)):
+            if not chosen.isdigit() or port_in_use(int(chosen)):
                 raise SystemExit(
-                    f"OPSBOARD_KUBESIM_PORT={chosen}: that port on 127.0.0.1 is taken by "
-                    "another program; choose another, or unset it and one is found"
+                    f"OPSBOARD_KUBESIM_PORT={chosen}: not a port on 127.0.0.1 that is free; "
+                    "choose another, or unset it and one is found"
                 )
             port = chosen
         else:

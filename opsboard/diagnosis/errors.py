@@ -98,9 +98,11 @@ def _forbidden(message: str, call: str, role_name: str) -> ClassifiedError:
         if user.startswith("system:serviceaccount:")
         else "a role bound to that user"
     )
-    todo = f'Add verb "{verb}" for resource "{resource}" in apiGroup "{group}" to {role}, then apply it.'
+    todo = f'Add verb "{verb}" for resource "{resource}" in apiGroup "{group}" to {role}, '
+    todo += "then apply it."
     if user.startswith("system:serviceaccount:"):
-        todo += f" If it has it, {user} is not bound to it: {_binding(user, role_name, found['namespace'])}"
+        bind = _binding(user, role_name, found["namespace"])
+        todo += f" If it has it, {user} is not bound to it: {bind}"
     return ClassifiedError(
         "Forbidden",
         f"403 Forbidden: {who} {user} lacks verb {verb} on resource {resource} "

@@ -77,3 +77,19 @@ def test_no_kept_port_gives_a_free_one_quietly(
 ) -> None:
     assert not port_in_use(kept_port(tmp_path / "port", "redis-server"))
     assert capsys.readouterr().out == ""
+
+
+def test_a_chosen_kubesim_port_that_is_taken_stops_the_start_saying_so(
+    listening: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPSBOARD_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("OPSBOARD_KUBESIM_PORT", str(listening))
+    for name in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST"):
+        monkeypatch.delenv(name, raising=False)
+    launcher = Launcher()
+
+    with pytest.raises(SystemExit) as stopped:
+        launcher.start_kubesim()
+
+    assert str(stopped.value).startswith(f"OPSBOARD_KUBESIM_PORT={listening}: not a port")
+    assert launcher.children == []  # kubesim was not started
