@@ -194,16 +194,15 @@ class Watcher:
     def _stream(self, kind: Kind, namespace: str, version: str) -> None:
         delay, fields = 0.1, self.fields.get(kind, "")
         resuming = bool(version)  # from a predecessor's resume point, which may have expired
-        denied = False
+        stream = (kind, namespace)
         where = f" in namespace {namespace}" if namespace else ""
         while not self.stop.is_set():
             try:
                 if not version:
                     items, version = self.kube.list(kind, namespace, fields=fields)
-                    if denied:
+                    if stream in self._denied:
                         log.warning("Watching %s%s: it may be listed now", kind.kind, where)
-                        denied = False
-                        self._denied.discard((kind, namespace))
+                        self._denied.discard(stream)
                     self._put(Listed(kind, namespace, items, version))
                 for type_, body in self.kube.watch(
                     kind,
@@ -229,15 +228,15 @@ class Watcher:
                 # Said once, not at every look: nothing changes until someone grants it, which
                 # may happen while we run (a 403 costs the server little).
                 retry = settings.OPSBOARD_WATCH_DENIED_RETRY
-                if not denied:
+                if stream not in self._denied:
                     log.error(
                         "Cannot watch %s%s, so it is not mirrored and its changes wake no "
                         "reconcile: %s. Grant this identity list and watch on %s (the "
                         "operators' ClusterRole: k8s/rbac/role.yaml); looking again every %g s",
                         kind.kind, where, exc, kind.resource, retry,
                     )  # fmt: skip
-                denied, version = True, ""
-                self._denied.add((kind, namespace))
+                self._denied.add(stream)
+                version = ""
                 self.stop.wait(retry)
             except (TemporaryError, PermanentError, ValueError, KeyError) as exc:
                 # A refusal other than a 403 (a 400 from a server that will not take our
