@@ -93,24 +93,23 @@ def install_crds(api: client.ApiClient, crds: list[dict[str, Any]]) -> list[str]
     """Our CRDs, created or brought up to date, and Established. A user who may not write
     CRDs (403: most users of a shared cluster) goes on with those the cluster serves, as a
     cluster admin installed them; CrdsForbidden if any is not served."""
-    try:
-        done = apply(api, crds, update=True)
-    except ApiException as exc:
-        if exc.status != 403:
-            raise
-        with _discovered(api) as dyn:
-            missing = _unserved(dyn, crds)
-        if missing:
-            raise CrdsForbidden(
-                "this kubeconfig's user may not create CustomResourceDefinitions, and the "
-                f"cluster does not serve {_kinds(missing)} yet: ask a cluster admin to "
-                "`kubectl apply -f k8s/crd/`, then start again"
-            ) from exc
-        return [
-            f"kept {_kinds([crd])}: served by the cluster (this kubeconfig's user may not "
-            "update its CRD)"
-            for crd in crds
-        ]
+    with _discovered(api) as dyn:  # one discovery for the writes and, refused, the reads
+        try:
+            done = _apply(dyn, crds, update=True)
+        except ApiException as exc:
+            if exc.status != 403:
+                raise
+            if missing := _unserved(dyn, crds):
+                raise CrdsForbidden(
+                    "this kubeconfig's user may not create CustomResourceDefinitions, and the "
+                    f"cluster does not serve {_kinds(missing)} yet: ask a cluster admin to "
+                    "`kubectl apply -f k8s/crd/`, then start again"
+                ) from exc
+            return [
+                f"kept {_kinds([crd])}: served by the cluster (this kubeconfig's user may "
+                "not update its CRD)"
+                for crd in crds
+            ]
     wait_established(api, [crd["metadata"]["name"] for crd in crds])
     return done
 
