@@ -18,10 +18,13 @@ from kubernetes import client
 
 from controllers.kube import ApiKube
 from opsboard.core import manifests
-from opsboard.core.identities import with_token, write_kubeconfig
 from opsboard.embedded.ports import free_port
 from tests.controllers.manifests import CRD_FILES, K8S
-from tests.kubesim.identities import client_with_token, service_account_token
+from tests.kubesim.identities import (
+    client_with_token,
+    kubeconfig_with_token,
+    service_account_token,
+)
 
 OURS = list(manifests.documents(CRD_FILES))
 KMM = list(manifests.documents(sorted((K8S / "third_party").glob("*/*.yaml"))))
@@ -91,9 +94,8 @@ def test_a_third_party_crd_the_user_may_not_create_is_said_and_left(
 def test_bootstrap_as_that_user_goes_on_with_the_served_crds(
     kubesim_server: Any, nobody_token: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    admin = yaml.safe_load(Path(kubesim_server.kubeconfig_path).read_text())
-    path = tmp_path / "nobody.kubeconfig"
-    write_kubeconfig(path, with_token(admin, nobody_token, user="nobody"))
+    admin = Path(kubesim_server.kubeconfig_path)
+    path = kubeconfig_with_token(admin, nobody_token, user="nobody", path=tmp_path / "nobody")
 
     with override_settings(KUBECONFIG=str(path)):
         call_command("bootstrap", "--no-samples")
@@ -136,9 +138,8 @@ def test_bootstrap_with_a_kubeconfig_that_is_not_one_says_so(tmp_path: Path) -> 
 def test_bootstrap_with_a_token_the_server_refuses_says_so(
     kubesim_server: Any, tmp_path: Path
 ) -> None:
-    admin = yaml.safe_load(Path(kubesim_server.kubeconfig_path).read_text())
-    path = tmp_path / "stale.kubeconfig"
-    write_kubeconfig(path, with_token(admin, "not-a-token-of-this-cluster", user="someone"))
+    admin, stale = Path(kubesim_server.kubeconfig_path), "not-a-token-of-this-cluster"
+    path = kubeconfig_with_token(admin, stale, user="someone", path=tmp_path / "stale")
 
     with override_settings(KUBECONFIG=str(path)), pytest.raises(CommandError) as raised:
         call_command("bootstrap", "--no-samples")

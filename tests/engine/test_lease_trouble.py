@@ -14,12 +14,16 @@ import yaml
 from django.test import Client
 from kubernetes import client
 
-from opsboard.core.identities import with_token as kubeconfig_with_token
 from opsboard.core.identities import write_kubeconfig
 from opsboard.embedded.ports import free_port
 from opsboard.mirror.models import WatcherHeartbeat
 from tests.fixtures.celery import EngineProcesses
-from tests.kubesim.identities import cluster_objects, service_account_token, unique
+from tests.kubesim.identities import (
+    cluster_objects,
+    kubeconfig_with_token,
+    service_account_token,
+    unique,
+)
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,9 +40,9 @@ def _run_as(
 ) -> None:  # fmt: skip
     """Sets the engine to run as this ServiceAccount, using the Lease in `namespace`."""
     token = service_account_token(kube_api_client, namespace, account)
-    kubeconfig = tmp_path / f"kubeconfig-{account}"
-    config = kubeconfig_with_token(_admin_kubeconfig(kubesim_server), token, user=account)
-    write_kubeconfig(kubeconfig, config)
+    kubeconfig = kubeconfig_with_token(
+        Path(kubesim_server.kubeconfig_path), token, user=account, path=tmp_path / account
+    )
     engine.kubeconfig = str(kubeconfig)
     engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
 

@@ -8,18 +8,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from kubernetes import client
 
 from controllers.conditions import condition_of
 from controllers.kube import ApiKube
-from opsboard.core.identities import with_token as kubeconfig_with_token
-from opsboard.core.identities import write_kubeconfig
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 from tests.engine.toy import TOY, toy
 from tests.fixtures.celery import EngineProcesses
-from tests.kubesim.identities import cluster_objects, service_account_token, unique
+from tests.kubesim.identities import (
+    cluster_objects,
+    kubeconfig_with_token,
+    service_account_token,
+    unique,
+)
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -54,10 +56,12 @@ def _kubeconfig_of(
     kube_api_client: client.ApiClient, kubesim_server: Any, namespace: str, tmp_path: Path
 ) -> Path:
     token = service_account_token(kube_api_client, namespace, "toy-operator")
-    admin = yaml.safe_load(Path(kubesim_server.kubeconfig_path).read_text())
-    kubeconfig = tmp_path / "kubeconfig-toy-operator"
-    write_kubeconfig(kubeconfig, kubeconfig_with_token(admin, token, user="toy-operator"))
-    return kubeconfig
+    return kubeconfig_with_token(
+        Path(kubesim_server.kubeconfig_path),
+        token,
+        user="toy-operator",
+        path=tmp_path / "kubeconfig-toy-operator",
+    )
 
 
 def _grant(

@@ -1,5 +1,6 @@
 """Clients that act as someone other than the admin: a ServiceAccount's token from the
-TokenRequest API, no credentials at all, or a token that proves nothing."""
+TokenRequest API, no credentials at all, or a token that proves nothing; and kubeconfig
+files that present such a token, for processes."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import yaml
 from kubernetes import client
+
+from opsboard.core.identities import with_token, write_kubeconfig
 
 
 def service_account_token(api: client.ApiClient, namespace: str, name: str) -> str:
@@ -25,6 +30,14 @@ def service_account_token(api: client.ApiClient, namespace: str, name: str) -> s
         name, namespace, {"spec": {"expirationSeconds": 3600}}
     )
     return str(answer.status.token)
+
+
+def kubeconfig_with_token(admin: Path, token: str, *, user: str, path: Path) -> Path:
+    """Writes to `path` a kubeconfig for the cluster of the `admin` kubeconfig that
+    presents `token` as `user`, and returns `path`."""
+    config = yaml.safe_load(admin.read_text())
+    write_kubeconfig(path, with_token(config, token, user=user))
+    return path
 
 
 @contextmanager
