@@ -28,6 +28,8 @@ class RunOutcome:
     # A TemporaryError (a conflict among them): its backoff stops growing at
     # OPSBOARD_BACKOFF_TEMPORARY_MAX (queue.backoff).
     temporary: bool = False
+    # A 403: waits for a grant, so its backoff starts at OPSBOARD_DENIED_RETRY (queue.backoff).
+    denied: bool = False
 
     @property
     def metric_result(self) -> str:

@@ -504,7 +504,7 @@ def _sweep_hold_ms(older_than: float) -> int:
     return int(older_than * 500)
 
 
-def backoff(failures: int, *, temporary: bool = False) -> float:
+def backoff(failures: int, *, temporary: bool = False, denied: bool = False) -> float:
     """Seconds before retry number `failures`: base doubling per failure, capped.
 
     A failing reconcile (a bug, an error of no known kind) backs off up to
@@ -512,8 +512,12 @@ def backoff(failures: int, *, temporary: bool = False) -> float:
     `temporary` error (a TemporaryError: a conflict, a NodePort taken, a 5xx, the server
     out of reach) clears when something else changes, often nothing that wakes the key:
     its delay stops growing at OPSBOARD_BACKOFF_TEMPORARY_MAX (60 s), so the retry comes
-    within a minute of the cause going, not a quarter of an hour."""
+    within a minute of the cause going, not a quarter of an hour. A `denied` write (a 403)
+    waits for someone to grant it: retried within milliseconds it would only be refused
+    again, so its delay starts at OPSBOARD_DENIED_RETRY (30 s)."""
     base, cap = settings.OPSBOARD_BACKOFF_BASE, settings.OPSBOARD_BACKOFF_MAX
+    if denied:
+        base = settings.OPSBOARD_DENIED_RETRY
     if temporary:
         cap = min(cap, settings.OPSBOARD_BACKOFF_TEMPORARY_MAX)
     return float(min(cap, base * 2 ** min(failures - 1, 64)))

@@ -30,7 +30,7 @@ from controllers.base import (
 from controllers.conditions import condition_of, set_condition
 from controllers.fields import deep_get
 from controllers.graces import UNREADY_SETTING, UNSCHEDULABLE_SETTING
-from controllers.kube import AlreadyAllocated, Conflict, NamespaceTerminating
+from controllers.kube import AlreadyAllocated, Conflict, Forbidden, NamespaceTerminating
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
 from opsboard.engine.console import reconcile_line
@@ -229,7 +229,7 @@ def _run(
         failures = queue.failed(key)
         delay = outcome.requeue_after
         if delay is None:
-            delay = backoff(failures, temporary=outcome.temporary)
+            delay = backoff(failures, temporary=outcome.temporary, denied=outcome.denied)
         outcome = replace(outcome, requeue_after=delay)
         # Stamped with the due time, so the wait in the queue leaves out the backoff itself.
         detail = f"attempt {failures + 1}: {outcome.error[:150]}"
@@ -307,6 +307,12 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
         # Its children go first, and their deletions wake it: nothing to retry, no Degraded.
         log.info("%s: its namespace is being deleted; nothing to do (%s)", ctx.key, exc)
         return RunOutcome(Outcome.SUCCESS)
+    except Forbidden as exc:
+        # Not the CR's fault, and no change of it is needed: someone grants the verb (or
+        # raises the quota), which nothing announces. Said as for a permanent error, and
+        # tried again, slowly, as controller-runtime would.
+        degrade(controller, ctx, str(exc))
+        return RunOutcome(Outcome.ERROR, error=str(exc), denied=True)
     except PermanentError as exc:
         degrade(controller, ctx, str(exc))
         return RunOutcome(Outcome.PERMANENT, error=str(exc))

@@ -227,7 +227,7 @@ class Watcher:
             except Forbidden as exc:
                 # Said once, not at every look: nothing changes until someone grants it, which
                 # may happen while we run (a 403 costs the server little).
-                retry = settings.OPSBOARD_WATCH_DENIED_RETRY
+                retry = settings.OPSBOARD_DENIED_RETRY
                 if stream not in self._denied:
                     log.error(
                         "Cannot watch %s%s, so it is not mirrored and its changes wake no "

@@ -15,10 +15,14 @@ import pytest
 import yaml
 from django.test import Client
 
-from controllers.kube import ApiKube
+from controllers.base import DEPLOYMENT
+from controllers.conditions import condition_of
+from controllers.kube import MERGE_PATCH, ApiKube
+from controllers.memcached.desired import MEMCACHED
 from opsboard.engine.models import ReconcileRun
 from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
 from tests.fixtures.celery import EngineProcesses
+from tests.kubesim.identities import kubeconfig_with_token
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -77,13 +81,11 @@ def operator_identity(
         "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
         body={"spec": {"expirationSeconds": 3600}},
     )["status"]["token"]  # fmt: skip
-    config = yaml.safe_load(Path(kubesim_server.kubeconfig_path).read_text())
-    config["users"] = [{"name": account, "user": {"token": token}}]
-    for context in config["contexts"]:
-        context["context"]["user"] = account
     path = tmp_path / "operator.kubeconfig"
-    path.write_text(yaml.safe_dump(config))
-    yield role_name, path
+    yield (
+        role_name,
+        kubeconfig_with_token(Path(kubesim_server.kubeconfig_path), token, user=account, path=path),
+    )
     for url in (f"{CLUSTER_BINDINGS}/{role_name}", f"{CLUSTER_ROLES}/{role_name}"):
         kube.request("DELETE", url)
 
@@ -98,13 +100,15 @@ def test_a_missing_verb_is_diagnosed_naming_verb_resource_and_cluster_role(
     engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
     # Only this test's namespace: a shared cluster holds other people's Memcacheds.
     engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
+    engine.extra_env["OPSBOARD_DENIED_RETRY"] = "0.5"  # a grant is looked for this often
     start_memcached_operator(engine)
     create_memcached(cluster_kube, namespace, "denied", size=1)
     run = wait_for(
         lambda: ReconcileRun.objects.filter(namespace=namespace, name="denied", error__contains="403").first(),
         timeout=60, what="a run refused with 403",
     )  # fmt: skip
-    assert run.outcome == "permanent"
+    # Retried, slowly: a grant needs no change of the CR and no one to press Reconcile now.
+    assert run.outcome == "error"
 
     response = viewer_client.get(f"/k/memcached/{namespace}/denied/")
     finding = response.context["diagnosis"].findings[0]
@@ -112,3 +116,21 @@ def test_a_missing_verb_is_diagnosed_naming_verb_resource_and_cluster_role(
     assert "lacks verb create on resource deployments in API group apps" in finding.what
     assert f"ClusterRole {role_name}" in finding.todo and 'verb "create"' in finding.todo
     assert 'data-code="Forbidden"' in response.content.decode()
+
+    # The verb granted, nothing else done: the next slow retry creates the Deployment and
+    # the CR's Degraded, the 403's, is taken back.
+    role = yaml.safe_load((RBAC / "role.yaml").read_text())
+    cluster_kube.request(
+        "PATCH", f"{CLUSTER_ROLES}/{role_name}", body={"rules": role["rules"]},
+        content_type=MERGE_PATCH,
+    )  # fmt: skip
+    wait_for(
+        lambda: cluster_kube.get(DEPLOYMENT, namespace, "denied"),
+        timeout=60, what="the Deployment created once the verb is granted",
+    )  # fmt: skip
+    degraded = wait_for(
+        lambda: (c := condition_of(cluster_kube.get(MEMCACHED, namespace, "denied"), "Degraded"))
+        and c.get("status") == "False" and c,
+        timeout=60, what="Degraded taken back",
+    )  # fmt: skip
+    assert "403" not in degraded.get("message", ""), degraded

@@ -1,6 +1,7 @@
 """The engine run as a ServiceAccount that lacks one grant, as a cluster install runs it: the
-403 names the verb and resource in the run log and in the CR's Degraded condition; a kind
-the watcher may not list is said once, and watched once it is granted."""
+403 names the verb and resource in the run log and in the CR's Degraded condition, and the
+refused run is tried again, slowly, so a grant takes effect on its own; a kind the watcher
+may not list is said once, and watched once it is granted."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from controllers.conditions import condition_of
 from controllers.kube import ApiKube
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
-from tests.engine.toy import TOY, toy
+from tests.engine.toy import TOY, child_size, toy
 from tests.fixtures.celery import EngineProcesses
 from tests.kubesim.identities import (
     cluster_objects,
@@ -49,6 +50,7 @@ RULES_BLIND = [
         "verbs": ["get", "create", "update"],
     },
 ]
+RULES_CREATE = [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]
 RULES_SEE = [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "watch"]}]
 
 
@@ -101,6 +103,7 @@ def test_a_missing_grant_is_named_in_the_run_and_on_the_cr(
         _grant(rbac, made, name, RULES, namespace)
         engine.controllers = "tests.engine.toy"
         engine.kubeconfig = str(kubeconfig)
+        engine.extra_env["OPSBOARD_DENIED_RETRY"] = "0.5"
         engine.start_worker()
         engine.start_watcher()
         api.create(TOY, toy("a", namespace))
@@ -114,12 +117,27 @@ def test_a_missing_grant_is_named_in_the_run_and_on_the_cr(
             what="the run",
             timeout=60,
         )
-        assert run.outcome == "permanent" and denied in run.error, run.error
+        assert run.outcome == "error" and denied in run.error, run.error
         degraded = wait_for(
             lambda: condition_of(api.get(TOY, namespace, "a"), "Degraded") or None,
             what="Degraded on the Toy",
         )
         assert degraded["status"] == "True" and denied in degraded["message"], degraded
+
+        # Granted, and nothing else: no change of the Toy, no Reconcile now. The refused
+        # run is tried again after OPSBOARD_DENIED_RETRY, then less often.
+        _grant(rbac, made, f"{name}-create", RULES_CREATE, namespace)
+        wait_for(
+            lambda: child_size(api, namespace, "a") == "1",
+            what="the ConfigMap created once granted",
+            timeout=60,
+        )
+        runs = ReconcileRun.objects.filter(namespace=namespace, name="a")
+        created = wait_for(
+            lambda: runs.filter(outcome="success").order_by("started_at").first(),
+            what="the successful run recorded",
+        )
+        assert created.trigger == "retry", (created.trigger, created.trigger_detail)
 
 
 def test_a_kind_the_watcher_may_not_list_is_said_once_and_watched_once_granted(
@@ -139,7 +157,7 @@ def test_a_kind_the_watcher_may_not_list_is_said_once_and_watched_once_granted(
         engine.kubeconfig = str(
             _kubeconfig_of(kube_api_client, kubesim_server, namespace, tmp_path)
         )
-        engine.extra_env["OPSBOARD_WATCH_DENIED_RETRY"] = "0.5"
+        engine.extra_env["OPSBOARD_DENIED_RETRY"] = "0.5"
         engine.start_worker()
         engine.start_watcher()
         api.create(TOY, toy("a", namespace))

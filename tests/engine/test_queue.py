@@ -120,6 +120,14 @@ def test_a_temporary_errors_backoff_doubles_alike_and_caps_at_a_minute() -> None
     assert backoff(30) == 1000.0
 
 
+@override_settings(OPSBOARD_BACKOFF_BASE=0.005, OPSBOARD_BACKOFF_MAX=1000.0,
+                   OPSBOARD_DENIED_RETRY=30.0)  # fmt: skip
+def test_a_refused_writes_backoff_starts_at_the_denied_retry() -> None:
+    """A 403 is refused again in 5 ms: only a grant, which nothing announces, changes it."""
+    assert [backoff(n, denied=True) for n in (1, 2, 3, 4)] == [30.0, 60.0, 120.0, 240.0]
+    assert backoff(10, denied=True) == 1000.0
+
+
 def test_failures_count_up_and_a_successful_end_resets_them(queue: WorkQueue) -> None:
     assert [queue.failed(KEY) for _ in range(3)] == [1, 2, 3]
     queue.start(KEY, "t", 5, Why("event"))
