@@ -60,6 +60,11 @@ class Forbidden(PermanentError):
     """403: the caller (or the person it impersonates) may not; RBAC must change."""
 
 
+class NotGranted(Forbidden):
+    """403 from authorization (RBAC): the caller lacks this verb on this resource. Other 403s
+    come from admission (a quota, a StorageClass that cannot grow a claim, PodSecurity)."""
+
+
 class NamespaceTerminating(Forbidden):
     """403 on a create in a namespace being deleted: not a want of rights, and nothing to do:
     the namespace takes the object's owner with it."""
@@ -67,6 +72,8 @@ class NamespaceTerminating(Forbidden):
 
 # kube-apiserver's NamespaceLifecycle admission, word for word.
 _TERMINATING = "because it is being terminated"
+# kube-apiserver's authorization refusal (forbiddenMessage): `User "x" cannot patch resource`.
+_NOT_GRANTED = re.compile(r'User "[^"]*" cannot \S+ ')
 
 
 class AlreadyAllocated(TemporaryError):
@@ -192,7 +199,9 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
     if status == 404:
         return NotFound(text)
     if status == 403:
-        return NamespaceTerminating(text) if _TERMINATING in message else Forbidden(text)
+        if _TERMINATING in message:
+            return NamespaceTerminating(text)
+        return NotGranted(text) if _NOT_GRANTED.search(message) else Forbidden(text)
     if status == 410:
         return Gone(text)
     if status == 429 or status >= 500:

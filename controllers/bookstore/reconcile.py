@@ -40,6 +40,7 @@ from controllers.bookstore.status import compute_status
 from controllers.fields import deep_get
 from controllers.graces import grace_ends, graces_from
 from controllers.images import is_valid_image
+from controllers.kube import NotGranted
 from controllers.pods import STUCK_REASONS
 from controllers.problems import INVALID_SPEC, Problem, ownership_problem
 
@@ -206,6 +207,8 @@ def expand_claims(
                 {"spec": {"resources": {"requests": {"storage": size}}}},
                 resource_version=meta["resourceVersion"],
             )
+        except NotGranted:  # the operator's role, not the claim: retried once granted
+            raise
         except PermanentError as exc:  # 403: its StorageClass does not allow expansion
             return claims, (
                 EXPANSION_FAILED,

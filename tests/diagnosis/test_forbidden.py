@@ -5,7 +5,6 @@ a real cluster (OPSBOARD_TEST_KUBECONFIG) runs the same test."""
 
 from __future__ import annotations
 
-import copy
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,29 +21,13 @@ from controllers.memcached.desired import MEMCACHED
 from opsboard.engine.models import ReconcileRun
 from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
 from tests.fixtures.celery import EngineProcesses
-from tests.kubesim.identities import kubeconfig_with_token
+from tests.kubesim.identities import kubeconfig_with_token, rules_without
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 RBAC = Path(__file__).resolve().parents[2] / "k8s" / "rbac"
 CLUSTER_ROLES = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
 CLUSTER_BINDINGS = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
-
-
-def _without(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -> list[Any]:
-    """The role's rules with `verb` on `group`/`resource` taken away, everything else kept."""
-    out = []
-    for rule in copy.deepcopy(rules):
-        if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"]:
-            others = [r for r in rule["resources"] if r != resource]
-            if others:
-                out.append({**rule, "resources": others})
-            rest = [v for v in rule["verbs"] if v != verb]
-            if rest:
-                out.append({**rule, "resources": [resource], "verbs": rest})
-            continue
-        out.append(rule)
-    return out
 
 
 @pytest.fixture
@@ -62,7 +45,7 @@ def operator_identity(
                  body={"metadata": {"name": account}})  # fmt: skip
     kube.request("POST", CLUSTER_ROLES, body={
         "metadata": {"name": role_name},
-        "rules": _without(role["rules"], "apps", "deployments", "create"),
+        "rules": rules_without(role["rules"], "apps", "deployments", "create"),
     })  # fmt: skip
     subject = [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
     kube.request("POST", CLUSTER_BINDINGS, body={

@@ -77,6 +77,22 @@ def cluster_objects(api: client.ApiClient) -> Iterator[list[tuple[str, str]]]:
                     raise
 
 
+def rules_without(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -> list[Any]:
+    """The role's rules with `verb` on `group`/`resource` taken away, everything else kept."""
+    out = []
+    for rule in copy.deepcopy(rules):
+        if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"]:
+            others = [r for r in rule["resources"] if r != resource]
+            if others:
+                out.append({**rule, "resources": others})
+            rest = [v for v in rule["verbs"] if v != verb]
+            if rest:
+                out.append({**rule, "resources": [resource], "verbs": rest})
+            continue
+        out.append(rule)
+    return out
+
+
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
