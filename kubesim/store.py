@@ -85,6 +85,7 @@ class DeleteOptions(TypedDict, total=False):
 
 Subscriber = Callable[[str, str, dict[str, Any]], None]
 Admission = Callable[[str, "dict[str, Any] | None", "dict[str, Any] | None"], None]
+AnyAdmission = Callable[[str, str, "dict[str, Any] | None", "dict[str, Any] | None"], None]
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _DIGITS = re.compile(r"[0-9]+")
@@ -345,6 +346,7 @@ class Store:
         self._subscribers: list[tuple[Subscriber, frozenset[str] | None, int]] = []
         self._queue: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
         self._admission: dict[str, list[Admission]] = {}
+        self._admission_of_all: list[AnyAdmission] = []
         self._writes: dict[str, int] = {}  # commits per resource: caches of a kind notice change
         self._random = random.Random(seed)
         self._db = Persistence(data_dir) if data_dir is not None else None
@@ -426,11 +428,20 @@ class Store:
         with self._lock:
             self._admission.setdefault(resource, []).append(fn)
 
+    def register_admission_of_all(self, fn: AnyAdmission) -> None:
+        """A hook as `register_admission`'s, run after those for every resource's writes:
+        fn(resource, operation, new, old), `resource` as the store keys it (pods,
+        deployments.apps). As validating admission in kube-apiserver, which comes last."""
+        with self._lock:
+            self._admission_of_all.append(fn)
+
     def _admit(
         self, resource: str, op: str, new: dict[str, Any] | None, old: dict[str, Any] | None
     ) -> None:
         for fn in self._admission.get(resource, ()):
             fn(op, new, old)
+        for every in self._admission_of_all:
+            every(resource, op, new, old)
 
     def _dispatch(self) -> None:
         while True:

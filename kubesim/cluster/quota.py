@@ -1,12 +1,17 @@
-"""ResourceQuota for pod counts: kube-apiserver's ResourceQuota admission plugin and the
+"""ResourceQuota on object counts: kube-apiserver's ResourceQuota admission plugin and the
 status kube-controller-manager's resourcequota controller keeps.
 
-Only `pods` (pods not yet Succeeded or Failed) and `count/pods` (every pod stored) are
-counted and enforced; quotas with scopes are left alone, as are their other resources.
+Counted and enforced, as kube's evaluators count them: `count/<resource>[.<group>]` of any
+resource (every object stored), `pods` (pods not yet Succeeded or Failed), `services`,
+`services.nodeports` (the ports of NodePort and LoadBalancer Services),
+`services.loadbalancers`, and `persistentvolumeclaims`, `configmaps`, `secrets`,
+`replicationcontrollers` and `resourcequotas` by their own names. Quotas with scopes are
+left alone, as are compute and storage amounts (`requests.cpu`, `requests.storage`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -18,12 +23,54 @@ from kubesim.cluster.workloads import write_status
 from kubesim.quantity import parse_quantity
 
 PODS, POD_COUNT = "pods", "count/pods"
-COUNTED = (POD_COUNT, PODS)  # sorted, as the admission's messages list resources
+NODE_PORTS, LOAD_BALANCERS = "services.nodeports", "services.loadbalancers"
+COUNT = "count/"
+# Counted by their own names too (kube's legacy object-count names).
+BY_NAME = (
+    "services",
+    "persistentvolumeclaims",
+    "configmaps",
+    "secrets",
+    "replicationcontrollers",
+    "resourcequotas",
+)
+# A quota's status is told again this often when it counts what the cluster's cache does
+# not watch (configmaps, custom resources): kube's controller recalculates every 5 minutes.
+RECOUNT_SECONDS = 10.0
 
 
-def pod_usage(pods: list[Obj]) -> dict[str, int]:
-    """What the pods hold of each counted resource (PodUsageFunc)."""
-    return {POD_COUNT: len(pods), PODS: sum(_holds_pod_quota(p) for p in pods)}
+def counted_resource(name: str) -> str | None:
+    """The resource (as the store keys it) a quota's resource name counts; None: not a count."""
+    if name.startswith(COUNT):
+        return name.removeprefix(COUNT) or None
+    if name == PODS or name in BY_NAME:
+        return name
+    return "services" if name in (NODE_PORTS, LOAD_BALANCERS) else None
+
+
+def usage(resource: str, objs: Iterable[Obj]) -> dict[str, int]:
+    """What `objs`, all of `resource`, hold of each quota name that counts them."""
+    objs = list(objs)
+    held = {COUNT + resource: len(objs)}
+    if resource == PODS:
+        held[PODS] = sum(_holds_pod_quota(p) for p in objs)
+    elif resource in BY_NAME:
+        held[resource] = len(objs)
+    if resource == "services":
+        held[NODE_PORTS] = sum(_node_ports(s) for s in objs)
+        held[LOAD_BALANCERS] = sum(_type(s) == "LoadBalancer" for s in objs)
+    return held
+
+
+def _type(service: Obj) -> str:
+    return str((service.get("spec") or {}).get("type") or "ClusterIP")
+
+
+def _node_ports(service: Obj) -> int:
+    """serviceEvaluator: a NodePort or LoadBalancer Service holds one node port per port."""
+    if _type(service) not in ("NodePort", "LoadBalancer"):
+        return 0
+    return len((service.get("spec") or {}).get("ports") or [])
 
 
 def _holds_pod_quota(pod: Obj) -> bool:
@@ -38,17 +85,20 @@ def _holds_pod_quota(pod: Obj) -> bool:
     return names.now() <= deleting + timedelta(seconds=int(grace))
 
 
-def _counted_limits(quota: Obj) -> dict[str, Decimal]:
-    """The quota's hard limits on counted resources; none for a scoped quota."""
+def _counted_limits(quota: Obj, resource: str | None = None) -> dict[str, Decimal]:
+    """The quota's hard limits on counts (of `resource`'s objects, if given); none for a
+    scoped quota."""
     spec = quota.get("spec") or {}
     if spec.get("scopes") or spec.get("scopeSelector"):
         return {}
-    hard = spec.get("hard") or {}
     limits = {}
-    for name in COUNTED:
+    for name, value in (spec.get("hard") or {}).items():
+        counts = counted_resource(name)
+        if counts is None or (resource is not None and counts != resource):
+            continue
         try:
-            limits[name] = parse_quantity(hard[name])
-        except (KeyError, ValueError):  # not limited, or not a quantity: kubesim does not validate
+            limits[name] = parse_quantity(value)
+        except ValueError:  # not a quantity: kubesim does not validate
             continue
     return limits
 
@@ -59,31 +109,43 @@ def _listed(values: dict[str, Any]) -> str:
 
 
 class QuotaAdmission:
-    """Refuses a pod that would take a namespace past a quota's `pods` or `count/pods`."""
+    """Refuses an object that would take a namespace past a quota on what it counts: at its
+    creation, and at a Service's update that adds node ports or a load balancer."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
 
     def install(self) -> None:
-        self.store.register_admission("pods", self.admit)
+        self.store.register_admission_of_all(self.admit)
 
-    def admit(self, op: str, new: Obj | None, old: Obj | None) -> None:
-        if op != "CREATE" or new is None:
+    def admit(self, resource: str, op: str, new: Obj | None, old: Obj | None) -> None:
+        if new is None or op not in ("CREATE", "UPDATE"):
             return
-        namespace, name = new["metadata"]["namespace"], new["metadata"]["name"]
-        quotas = [(q, _counted_limits(q)) for q in self.store.list("resourcequotas", namespace)]
+        if op == "UPDATE" and resource != "services":  # nothing else counted grows in place
+            return
+        namespace, name = new["metadata"].get("namespace"), new["metadata"].get("name", "")
+        if not namespace:
+            return
+        quotas = [(q, _counted_limits(q, resource)) for q in self.store.list("resourcequotas", namespace)]  # fmt: skip
         quotas = [(q, limits) for q, limits in quotas if limits]
         if not quotas:
             return
-        used = pod_usage(self.store.list("pods", namespace))
-        requested = pod_usage([new])
+        before = usage(resource, [old] if old is not None else [])
+        requested = {r: n - before[r] for r, n in usage(resource, [new]).items() if n > before[r]}
+        if not requested:
+            return
+        used = usage(resource, self.store.list(resource, namespace))
         # kube-apiserver checks the quotas in its cache's order; here by name, to repeat.
         for quota, limits in sorted(quotas, key=lambda q: str(q[0]["metadata"]["name"])):
-            exceeded = sorted(r for r, limit in limits.items() if used[r] + requested[r] > limit)
+            exceeded = sorted(
+                r
+                for r, limit in limits.items()
+                if r in requested and used[r] + requested[r] > limit
+            )
             if exceeded:
                 hard = quota["spec"]["hard"]
                 raise errors.forbidden(
-                    "pods",
+                    resource,
                     name,
                     f"exceeded quota: {quota['metadata']['name']}, "
                     f"requested: {_listed({r: requested[r] for r in exceeded})}, "
@@ -93,15 +155,20 @@ class QuotaAdmission:
 
 
 class ResourceQuotaController(Controller[Key]):
-    """Keeps `status.hard` (the spec's) and `status.used` of the counted resources."""
+    """Keeps `status.hard` (the spec's) and `status.used` of the counted resources: told
+    again at each change of what the cache watches, and every RECOUNT_SECONDS for what
+    it does not."""
 
     name = "resourcequota"
     resource = "resourcequotas"
+    # What the cache holds and a quota may count: their changes tell the quotas again.
+    WATCHED = ("pods", "services", "persistentvolumeclaims", "deployments.apps",
+               "replicasets.apps", "statefulsets.apps", "daemonsets.apps")  # fmt: skip
 
     def watches(self) -> dict[str, Watch]:
-        return {**super().watches(), "pods": self._pod_changed}
+        return {**super().watches(), **dict.fromkeys(self.WATCHED, self._counted_changed)}
 
-    def _pod_changed(self, old: Obj | None, new: Obj | None) -> None:
+    def _counted_changed(self, old: Obj | None, new: Obj | None) -> None:
         namespace = (new or old or {}).get("metadata", {}).get("namespace", "")
         for quota in self.ctx.cache.list(self.resource, namespace):
             self.enqueue_obj(quota)
@@ -111,7 +178,17 @@ class ResourceQuotaController(Controller[Key]):
         if quota is None:
             return None
         hard = dict((quota.get("spec") or {}).get("hard") or {})
-        usage = pod_usage(self.ctx.cache.list("pods", key[0]))
-        used = {r: str(usage[r]) for r in _counted_limits(quota)}
+        limits = _counted_limits(quota)
+        resources = {r for name in limits if (r := counted_resource(name)) is not None}
+        held: dict[str, int] = {}
+        for resource in sorted(resources):
+            # What the cache does not hold is listed from the store, as a recount lists it.
+            objs = (
+                self.ctx.cache.list(resource, key[0])
+                if resource in self.WATCHED
+                else self.ctx.api.store.list(resource, key[0])
+            )
+            held.update(usage(resource, objs))
+        used = {name: str(held.get(name, 0)) for name in limits}
         write_status(self.ctx, self.resource, quota, {"hard": hard, "used": used})
-        return None
+        return RECOUNT_SECONDS if resources - set(self.WATCHED) else None

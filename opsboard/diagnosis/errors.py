@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from controllers.refusals import QUOTA
+
 # The ClusterRole that k8s/rbac/role.yaml grants the operators' ServiceAccount (the
 # default of OPSBOARD_OPERATOR_CLUSTER_ROLE).
 OPERATOR_CLUSTER_ROLE = "opsboard-operator"
@@ -81,13 +83,13 @@ def _field_error(message: str) -> tuple[str, str]:
     return f"{found['label']}: {shown}: {found['why']}", found["why"].strip()
 
 
-def _forbidden(message: str, call: str, role_name: str) -> ClassifiedError:
+def _forbidden(message: str, call: str, role_name: str, namespace: str) -> ClassifiedError:
     found = _FORBIDDEN.search(message)
     if found is None:
         return ClassifiedError(
             "Forbidden",
             clip(f"The API server refused {call}: 403 {message}"),
-            f"Grant the operator's identity this call in the ClusterRole {role_name}.",
+            _refusal_todo(message, role_name, namespace),
         )
     user, verb, resource = found["user"], found["verb"], found["resource"]
     group = found["group"] or ""
@@ -111,6 +113,23 @@ def _forbidden(message: str, call: str, role_name: str) -> ClassifiedError:
         verb=verb,
         resource=resource,
         group=group,
+    )
+
+
+def _refusal_todo(message: str, role_name: str, namespace: str) -> str:
+    """A 403 whose wording is not RBAC's for a resource: a path RBAC refuses, or admission's
+    (a ResourceQuota, PodSecurity, a webhook), which no grant changes."""
+    if '" cannot ' in message:  # RBAC's, for a non-resource URL
+        return f"Grant the operator's identity this call in the ClusterRole {role_name}."
+    where = f"-n {namespace} " if namespace else ""
+    if quota := QUOTA.search(message):
+        return (
+            f"Raise ResourceQuota {quota[1]} (kubectl {where}describe resourcequota "
+            f"{quota[1]}) or delete what fills it; no grant changes this."
+        )
+    return (
+        "An admission check refused the write (a webhook, PodSecurity, a LimitRange), as "
+        "its message says: change what refuses it; no grant changes this."
     )
 
 
@@ -206,7 +225,7 @@ def classify_error(
         )
     call, code, message = status["call"], int(status["code"]), status["message"].strip()
     if code == 403:
-        forbidden = _forbidden(message, call, role)
+        forbidden = _forbidden(message, call, role, namespace)
         return (
             replace(forbidden, todo=f"{forbidden.todo} {then[0].upper() + then[1:]}.")
             if permanent

@@ -53,6 +53,27 @@ def test_a_403_on_a_core_resource_says_the_core_group() -> None:
     assert 'core ("")' in error.what
 
 
+# kube-apiserver's ResourceQuota admission, and a webhook's refusal.
+QUOTA_REFUSED = (
+    'POST /api/v1/namespaces/shop/services: 403 services "web-service" is forbidden: exceeded '
+    "quota: q, requested: services=1, used: services=1, limited: services=1"
+)
+WEBHOOK_REFUSED = (
+    "POST /apis/apps/v1/namespaces/shop/deployments: 403 admission webhook "
+    '"policy.example.com" denied the request: images must come from registry.example.com'
+)
+
+
+def test_a_403_from_admission_is_not_a_missing_grant() -> None:
+    quota = classify_error(QUOTA_REFUSED, namespace="shop")
+    assert quota.code == "Forbidden" and "exceeded quota: q" in quota.what
+    assert quota.todo.startswith("Raise ResourceQuota q (kubectl -n shop describe resourcequota q)")
+    webhook = classify_error(WEBHOOK_REFUSED, namespace="shop")
+    assert "admission check refused the write" in webhook.todo
+    for error in (quota, webhook):
+        assert "Grant" not in error.todo and "ClusterRole" not in error.todo, error.todo
+
+
 def test_a_422_names_the_field_and_the_message() -> None:
     text = (
         "PATCH /apis/cache.example.com/v1alpha1/namespaces/x/memcacheds/m: 422 Memcached.cache"

@@ -2,7 +2,9 @@
 quota gets one pod, and its page and `opsboard_diagnose` name the quota and what to do,
 where they said "Progressing ... nothing stands in the way yet". A BookStore's MongoDB
 StatefulSet, which has no ReplicaFailure condition, is diagnosed from its FailedCreate
-Events. kubesim enforces the quota as kube-apiserver does, and a real cluster
+Events. A WebServer's NodePort Service a `services.nodeports` quota refuses is said as
+the quota's, not as a missing grant, and created by itself once the quota is raised.
+kubesim enforces the quota as kube-apiserver does, and a real cluster
 (OPSBOARD_TEST_KUBECONFIG) runs the same tests."""
 
 from __future__ import annotations
@@ -15,8 +17,12 @@ from django.core.management import call_command
 from django.test import Client
 from kubernetes import client
 
+from controllers.base import SERVICE
 from controllers.bookstore.desired import BOOKSTORE
+from controllers.conditions import condition_of
 from controllers.kube import ApiKube
+from controllers.webserver.desired import WEBSERVER
+from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
 from tests.fixtures.celery import EngineProcesses
@@ -112,3 +118,46 @@ def test_a_bookstore_whose_database_outgrows_the_pods_quota_is_diagnosed_from_it
     out = StringIO()
     call_command("opsboard_diagnose", "bookstore", f"{namespace}/shop", stdout=out)
     assert "[FailedCreate]" in out.getvalue() and "exceeded quota: q" in out.getvalue()
+
+
+def test_a_webserver_whose_nodeport_the_quota_refuses_is_served_once_it_is_raised(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, viewer_client: Client,
+) -> None:  # fmt: skip
+    engine.controllers = "controllers.webserver"
+    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
+    engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
+    engine.extra_env["OPSBOARD_DENIED_RETRY"] = "0.5"  # a raised quota is looked for this often
+    engine.start_worker()
+    engine.start_watcher()
+    core = client.CoreV1Api(kube_api_client)
+    create_quota(core, namespace, {"services.nodeports": "0"})
+    cluster_kube.create(WEBSERVER, {
+        "apiVersion": WEBSERVER.api_version, "kind": "WebServer",
+        "metadata": {"name": "web", "namespace": namespace}, "spec": {"replicas": 1},
+    })  # fmt: skip
+    wait_for(
+        lambda: ReconcileRun.objects.filter(namespace=namespace, name="web",
+                                            error__contains="exceeded quota").exists(),
+        what="a run refused by the quota",
+    )  # fmt: skip
+
+    def said() -> Any:
+        findings = viewer_client.get(f"/k/webserver/{namespace}/web/").context["diagnosis"].findings
+        return next((f for f in findings if f.code == "Forbidden"), None)
+
+    finding = wait_for(said, what="the refusal diagnosed")
+    assert "requested: services.nodeports=1" in finding.what
+    assert finding.todo.startswith(f"Raise ResourceQuota q (kubectl -n {namespace} describe")
+    assert "ClusterRole" not in finding.todo
+
+    # Raised, and nothing else done: the refused run's retry creates the Service.
+    core.patch_namespaced_resource_quota(
+        "q", namespace, {"spec": {"hard": {"services.nodeports": "1"}}}
+    )
+    wait_for(lambda: cluster_kube.get(SERVICE, namespace, "web-service"), what="the Service")
+    wait_for(
+        lambda: condition_of(cluster_kube.get(WEBSERVER, namespace, "web"), "Degraded").get("status")
+        == "False",
+        what="Degraded taken back",
+    )  # fmt: skip

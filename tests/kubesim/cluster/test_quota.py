@@ -1,8 +1,10 @@
-"""ResourceQuota on pod counts: the ResourceQuota admission's 403, the quota's status, and a
-Deployment past its quota carrying ReplicaFailure from its ReplicaSet, as on v1.28."""
+"""ResourceQuota on object counts: the ResourceQuota admission's 403, the quota's status, a
+Deployment past its quota carrying ReplicaFailure from its ReplicaSet, and the counts of
+other objects (Services' node ports, count/<resource>.<group>), as on v1.28."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -154,3 +156,76 @@ def test_a_daemonset_past_the_quota_tells_its_refused_pods_in_warnings(
 
     status = wait_for(counted, what="the DaemonSet's nodes counted")
     assert status.current_number_scheduled == 1 < status.desired_number_scheduled
+
+
+def _refusal(call: Any) -> str:
+    try:
+        call()
+    except client.ApiException as exc:
+        assert exc.status == 403, exc.body
+        message: str = json.loads(exc.body)["message"]
+        return message
+    raise AssertionError("created past a quota")
+
+
+def _service(name: str, type_: str = "ClusterIP") -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "spec": {"type": type_, "selector": {"app": name}, "ports": [{"port": 80}]},
+    }
+
+
+def test_node_ports_are_counted_at_a_services_creation_and_at_its_change_of_type(
+    core: client.CoreV1Api, namespace: str
+) -> None:
+    """Many clusters give teams no NodePorts this way: a WebServer's Service is refused."""
+    create_quota(core, namespace, {"services.nodeports": "0", "services": "5"})
+    refused = _refusal(
+        lambda: core.create_namespaced_service(namespace, _service("web", "NodePort"))
+    )
+    assert refused == (
+        'services "web" is forbidden: exceeded quota: q, requested: services.nodeports=1, '
+        "used: services.nodeports=0, limited: services.nodeports=0"
+    )
+    core.create_namespaced_service(namespace, _service("inside"))  # a ClusterIP holds none
+    refused = _refusal(
+        lambda: core.patch_namespaced_service("inside", namespace, {"spec": {"type": "NodePort"}})
+    )
+    assert "requested: services.nodeports=1" in refused
+    assert core.read_namespaced_service("inside", namespace).spec.type == "ClusterIP"
+
+    def counted() -> Any:
+        used = core.read_namespaced_resource_quota("q", namespace).status.used
+        return used == {"services": "1", "services.nodeports": "0"}
+
+    wait_for(counted, what="one Service, no node port, in the quota's status")
+
+
+def test_any_resource_is_counted_as_count_resource_group(
+    apps: client.AppsV1Api, core: client.CoreV1Api, namespace: str
+) -> None:
+    # The namespace's kube-root-ca.crt, published first: a quota counts it from the start.
+    wait_for(lambda: core.list_namespaced_config_map(namespace).items, what="kube-root-ca.crt")
+    create_quota(core, namespace, {"count/deployments.apps": "1", "configmaps": "1"})
+    apps.create_namespaced_deployment(namespace, deployment("a", replicas=0))
+    refused = _refusal(
+        lambda: apps.create_namespaced_deployment(namespace, deployment("b", replicas=0))
+    )
+    assert refused == (
+        'deployments.apps "b" is forbidden: exceeded quota: q, requested: '
+        "count/deployments.apps=1, used: count/deployments.apps=1, limited: "
+        "count/deployments.apps=1"
+    )
+    config = {"metadata": {"name": "c"}, "data": {}}
+    # The namespace's own kube-root-ca.crt counts: no ConfigMap fits under a quota of 1.
+    refused = _refusal(lambda: core.create_namespaced_config_map(namespace, config))
+    assert refused == (
+        'configmaps "c" is forbidden: exceeded quota: q, requested: configmaps=1, '
+        "used: configmaps=1, limited: configmaps=1"
+    )
+
+    def counted() -> Any:
+        used = core.read_namespaced_resource_quota("q", namespace).status.used
+        return used == {"count/deployments.apps": "1", "configmaps": "1"}
+
+    wait_for(counted, what="the Deployment and the ConfigMap in the quota's status")
