@@ -57,7 +57,9 @@ class NotFound(TemporaryError):
 
 
 class Forbidden(PermanentError):
-    """403: the caller (or the person it impersonates) may not; RBAC must change."""
+    """403: refused by authorization (NotGranted: RBAC must change) or by admission (a quota,
+    a webhook, PodSecurity, a StorageClass that cannot grow a claim). Either may change with
+    no change of the object: the engine retries a reconcile's 403, slowly."""
 
 
 class NotGranted(Forbidden):

@@ -126,8 +126,8 @@ class QuotaAdmission:
         namespace, name = new["metadata"].get("namespace"), new["metadata"].get("name", "")
         if not namespace:
             return
-        quotas = [(q, _counted_limits(q, resource)) for q in self.store.list("resourcequotas", namespace)]  # fmt: skip
-        quotas = [(q, limits) for q, limits in quotas if limits]
+        listed = self.store.list("resourcequotas", namespace)
+        quotas = [(q, limits) for q in listed if (limits := _counted_limits(q, resource))]
         if not quotas:
             return
         before = usage(resource, [old] if old is not None else [])

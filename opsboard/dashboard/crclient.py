@@ -15,8 +15,8 @@ from controllers.kube import (
     MERGE_PATCH,
     ApiKube,
     Conflict,
-    Forbidden,
     NotFound,
+    NotGranted,
     load_api_client,
 )
 from opsboard.accounts.kube_identity import KubeIdentity
@@ -35,7 +35,7 @@ class ClusterError(Exception):
         self.conflict = conflict
         self.unreachable = unreachable
         self.gone = gone  # the object asked for does not exist (404)
-        self.forbidden = forbidden  # the API server's 403 message, when it said 403
+        self.forbidden = forbidden  # the API server's 403 message, when RBAC refused it
 
 
 @functools.cache  # one connection pool per kubeconfig and process
@@ -65,7 +65,7 @@ def _request(
         if missing:
             raise ClusterError(missing) from None
         raise ClusterError("The object no longer exists in the cluster.", gone=True) from None
-    except Forbidden as exc:
+    except NotGranted as exc:  # RBAC's: the panel says what a cluster admin can grant
         raise ClusterError(f"The cluster refused the change: {exc}", forbidden=str(exc)) from None
     except PermanentError as exc:
         raise ClusterError(f"The cluster refused the change: {exc}") from None
