@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+from controllers.bookstore.desired import db_labels
+
 K8S = Path(__file__).resolve().parents[2] / "k8s"
 CRD_FILES = sorted((K8S / "crd").glob("*_*.yaml"))
 SAMPLE_FILES = sorted((K8S / "samples").glob("*_*.yaml"))
@@ -62,3 +64,24 @@ def crd(plural: str) -> dict[str, Any]:
     return next(
         doc for path in CRD_FILES for doc in load(path) if doc["spec"]["names"]["plural"] == plural
     )
+
+
+def db_claim(namespace: str, size: str, *, storage_class: str | None = None) -> dict[str, Any]:
+    """The claim of BookStore shop's first DB pod, made before the BookStore: its
+    StatefulSet then uses it as it is (of that class, that size)."""
+    spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": size}},
+    }
+    if storage_class is not None:
+        spec["storageClassName"] = storage_class
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {
+            "name": "data-shop-db-0",
+            "namespace": namespace,
+            "labels": db_labels({"metadata": {"name": "shop"}}),
+        },
+        "spec": spec,
+    }

@@ -36,7 +36,7 @@ from tests.controllers.cluster import (
     kubectl,
     list_objects,
 )
-from tests.controllers.manifests import K8S
+from tests.controllers.manifests import K8S, db_claim
 from tests.controllers.runs import actions_since
 from tests.fixtures.celery import EngineProcesses
 from tests.kubesim.cluster.helpers import create_quota
@@ -309,22 +309,7 @@ def test_a_db_size_the_storage_class_cannot_grow_is_degraded(kube: ApiKube, name
 
 
 def _expansion_refused(kube: ApiKube, namespace: str, class_name: str) -> None:
-    # The claim exists before the StatefulSet, which then uses it as it is: of that class.
-    claim = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {
-            "name": "data-shop-db-0",
-            "namespace": namespace,
-            "labels": db_labels({"metadata": {"name": "shop"}}),
-        },
-        "spec": {
-            "storageClassName": class_name,
-            "accessModes": ["ReadWriteOnce"],
-            "resources": {"requests": {"storage": "1Gi"}},
-        },
-    }
-    kube.create(PVC, claim)
+    kube.create(PVC, db_claim(namespace, "1Gi", storage_class=class_name))
     _create(kube, namespace, "shop", bookDB={"dbSize": "1Gi"})
     _wait_settled(kube, namespace, "shop", 1, 1)
     kube.patch(BOOKSTORE, namespace, "shop", {"spec": {"bookDB": {"dbSize": "2Gi"}}})

@@ -7,19 +7,17 @@ the verb, not a VolumeExpansionFailed that waits for the CR to change."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 import yaml
 from kubernetes import client
 
 from controllers.base import POD, PVC, Context, Key
 from controllers.bookstore import CONTROLLER
-from controllers.bookstore.desired import BOOKSTORE, db_labels
+from controllers.bookstore.desired import BOOKSTORE
 from controllers.fields import deep_get
 from controllers.kube import ApiKube, Forbidden, NotGranted
 from tests.controllers.cluster import ReadThroughCache, RecordingReporter
-from tests.controllers.manifests import K8S
+from tests.controllers.manifests import K8S, db_claim
 from tests.kubesim.cluster.helpers import create_quota
 from tests.kubesim.identities import (
     client_with_token,
@@ -48,7 +46,7 @@ def test_a_claim_the_operator_may_not_patch_is_a_missing_grant_not_a_failed_expa
             "subjects": [{"kind": "ServiceAccount", "name": "operator", "namespace": namespace}],
         })  # fmt: skip
         token = service_account_token(kube_api_client, namespace, "operator")
-        kube.create(PVC, _claim(namespace, "1Gi"))  # the DB's claim, to grow to 2Gi
+        kube.create(PVC, db_claim(namespace, "1Gi"))  # the DB's claim, to grow to 2Gi
         kube.create(BOOKSTORE, {
             "apiVersion": BOOKSTORE.api_version, "kind": BOOKSTORE.kind,
             "metadata": {"name": "shop", "namespace": namespace},
@@ -82,19 +80,3 @@ def test_a_quotas_refusal_is_forbidden_but_not_a_missing_grant(
         kube.create(POD, pod)
     assert "exceeded quota" in str(refused.value)
     assert not isinstance(refused.value, NotGranted)
-
-
-def _claim(namespace: str, size: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {
-            "name": "data-shop-db-0",
-            "namespace": namespace,
-            "labels": db_labels({"metadata": {"name": "shop"}}),
-        },
-        "spec": {
-            "accessModes": ["ReadWriteOnce"],
-            "resources": {"requests": {"storage": size}},
-        },
-    }
