@@ -27,6 +27,7 @@ TOLD_IN_EVENTS = (STATEFULSET, DAEMONSET)  # the workloads that tell a refusal s
 # The ResourceQuota admission's refusals: "exceeded quota: q, requested: ..." and
 # "failed quota: q: must specify limits.cpu for: ..."
 QUOTA = re.compile(r"(?:exceeded|failed) quota: ([a-z0-9.-]+)")
+UNSTATED = ": must specify "  # a quota on cpu or memory, and a container that states neither
 # An Event the correlator aggregated says so first.
 COMBINED = "(combined from similar events): "
 # How long a refusal is taken as the reason a workload is short: while refusals go on, the
@@ -116,7 +117,14 @@ def current_refusal(
 def refusal_advice(namespace: str, message: str, field: str | None) -> str:
     """What to do about a refusal; `field`: the CR's field that sets how many pods (or how
     much) they ask for, if it has one."""
-    if quota := QUOTA.search(message):
+    if (quota := QUOTA.search(message)) and UNSTATED in message:
+        return (
+            f"ResourceQuota {quota[1]} limits compute resources, so every container must "
+            "state them, and these pods state none: a LimitRange in the namespace with "
+            f"default requests and limits gives them (kubectl -n {namespace} describe "
+            f"resourcequota {quota[1]} shows what it limits), or ask for one without it."
+        )
+    if quota:
         lower = f"lower the CR's {field}" if field else "lower what the pods request"
         return (
             f"Raise ResourceQuota {quota[1]} (kubectl -n {namespace} describe resourcequota "

@@ -5,8 +5,11 @@ Counted and enforced, as kube's evaluators count them: `count/<resource>[.<group
 resource (every object stored), `pods` (pods not yet Succeeded or Failed), `services`,
 `services.nodeports` (the ports of NodePort and LoadBalancer Services),
 `services.loadbalancers`, and `persistentvolumeclaims`, `configmaps`, `secrets`,
-`replicationcontrollers` and `resourcequotas` by their own names. Quotas with scopes are
-left alone, as are compute and storage amounts (`requests.cpu`, `requests.storage`).
+`replicationcontrollers` and `resourcequotas` by their own names; and the pods' compute
+resources, `requests.cpu` (or `cpu`), `requests.memory` (or `memory`), `limits.cpu` and
+`limits.memory`, which every container must then state ("failed quota: q: must specify
+limits.cpu for: c"). Quotas with scopes are left alone, as are storage amounts
+(`requests.storage`) and extended resources.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from kubesim import errors
 from kubesim.cluster import names
 from kubesim.cluster.controller import Controller, Key, Obj, Watch
 from kubesim.cluster.workloads import write_status
-from kubesim.quantity import parse_quantity
+from kubesim.quantity import canonical_quantity, parse_quantity
 
 PODS, POD_COUNT = "pods", "count/pods"
 NODE_PORTS, LOAD_BALANCERS = "services.nodeports", "services.loadbalancers"
@@ -34,6 +37,15 @@ BY_NAME = (
     "replicationcontrollers",
     "resourcequotas",
 )
+# The pods' compute resources a quota may limit: (the containers' field, the resource).
+COMPUTE = {
+    "cpu": ("requests", "cpu"),
+    "requests.cpu": ("requests", "cpu"),
+    "memory": ("requests", "memory"),
+    "requests.memory": ("requests", "memory"),
+    "limits.cpu": ("limits", "cpu"),
+    "limits.memory": ("limits", "memory"),
+}
 # A quota's status is told again this often when it counts what the cluster's cache does
 # not watch (configmaps, custom resources): kube's controller recalculates every 5 minutes.
 RECOUNT_SECONDS = 10.0
@@ -43,23 +55,73 @@ def counted_resource(name: str) -> str | None:
     """The resource (as the store keys it) a quota's resource name counts; None: not a count."""
     if name.startswith(COUNT):
         return name.removeprefix(COUNT) or None
-    if name == PODS or name in BY_NAME:
-        return name
+    if name == PODS or name in COMPUTE or name in BY_NAME:
+        return PODS if name in COMPUTE else name
     return "services" if name in (NODE_PORTS, LOAD_BALANCERS) else None
 
 
-def usage(resource: str, objs: Iterable[Obj]) -> dict[str, int]:
+def usage(resource: str, objs: Iterable[Obj]) -> dict[str, Decimal]:
     """What `objs`, all of `resource`, hold of each quota name that counts them."""
     objs = list(objs)
-    held = {COUNT + resource: len(objs)}
+    held = {COUNT + resource: Decimal(len(objs))}
     if resource == PODS:
-        held[PODS] = sum(_holds_pod_quota(p) for p in objs)
+        holding = [p for p in objs if _holds_pod_quota(p)]
+        held[PODS] = Decimal(len(holding))
+        for name, (field, kind) in COMPUTE.items():
+            held[name] = sum((_pod_amount(p, field, kind) for p in holding), Decimal(0))
     elif resource in BY_NAME:
-        held[resource] = len(objs)
+        held[resource] = Decimal(len(objs))
     if resource == "services":
-        held[NODE_PORTS] = sum(_node_ports(s) for s in objs)
-        held[LOAD_BALANCERS] = sum(_type(s) == "LoadBalancer" for s in objs)
+        held[NODE_PORTS] = Decimal(sum(_node_ports(s) for s in objs))
+        held[LOAD_BALANCERS] = Decimal(sum(_type(s) == "LoadBalancer" for s in objs))
     return held
+
+
+def _stated(container: Obj, field: str) -> dict[str, Any]:
+    """A container's requests or limits; requests default to the limits, as the API server
+    defaults them before admission."""
+    resources = container.get("resources") or {}
+    stated = dict(resources.get(field) or {})
+    if field == "requests":
+        stated = {**(resources.get("limits") or {}), **stated}
+    return stated
+
+
+def _pod_amount(pod: Obj, field: str, kind: str) -> Decimal:
+    """PodRequests/PodLimits: the containers' sum, or the largest init container's."""
+    spec = pod.get("spec") or {}
+
+    def amounts(containers: list[Obj]) -> list[Decimal]:
+        return [parse_quantity(_stated(c, field).get(kind, 0)) for c in containers]
+
+    return max(
+        sum(amounts(spec.get("containers") or []), Decimal(0)),
+        max(amounts(spec.get("initContainers") or []), default=Decimal(0)),
+    )
+
+
+def _unstated(pod: Obj, limited: Iterable[str]) -> str | None:
+    """podEvaluator.Constraints: every container must state each compute resource a quota
+    limits. The refusal's words for those it does not, or None."""
+    spec = pod.get("spec") or {}
+    missing: dict[str, list[str]] = {}
+    for name in sorted(set(limited) & set(COMPUTE)):
+        field, kind = COMPUTE[name]
+        for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+            if kind not in _stated(container, field):
+                missing.setdefault(name, []).append(str(container.get("name", "")))
+    if not missing:
+        return None
+    return "must specify " + "; ".join(
+        f"{name} for: {','.join(sorted(set(containers)))}" for name, containers in missing.items()
+    )
+
+
+def _shown(name: str, value: Decimal) -> str:
+    """A quantity as the refusal and the status print it: memory in the binary family."""
+    if "memory" in name and value and value % 1024 == 0:
+        return canonical_quantity(f"{value / 1024}Ki")
+    return canonical_quantity(str(value))
 
 
 def _type(service: Obj) -> str:
@@ -103,9 +165,9 @@ def _counted_limits(quota: Obj, resource: str | None = None) -> dict[str, Decima
     return limits
 
 
-def _listed(values: dict[str, Any]) -> str:
+def _listed(values: dict[str, Decimal]) -> str:
     """prettyPrint of a ResourceList: `name=value` pairs by name, comma-separated."""
-    return ",".join(f"{name}={values[name]}" for name in sorted(values))
+    return ",".join(f"{name}={_shown(name, value)}" for name, value in sorted(values.items()))
 
 
 class QuotaAdmission:
@@ -134,23 +196,28 @@ class QuotaAdmission:
         requested = {r: n - before[r] for r, n in usage(resource, [new]).items() if n > before[r]}
         if not requested:
             return
-        used = usage(resource, self.store.list(resource, namespace))
         # kube-apiserver checks the quotas in its cache's order; here by name, to repeat.
-        for quota, limits in sorted(quotas, key=lambda q: str(q[0]["metadata"]["name"])):
+        quotas.sort(key=lambda q: str(q[0]["metadata"]["name"]))
+        for quota, limits in quotas if resource == PODS else ():
+            if (unstated := _unstated(new, limits)) is not None:
+                raise errors.forbidden(
+                    resource, name, f"failed quota: {quota['metadata']['name']}: {unstated}"
+                )
+        used = usage(resource, self.store.list(resource, namespace))
+        for quota, limits in quotas:
             exceeded = sorted(
                 r
                 for r, limit in limits.items()
                 if r in requested and used[r] + requested[r] > limit
             )
             if exceeded:
-                hard = quota["spec"]["hard"]
                 raise errors.forbidden(
                     resource,
                     name,
                     f"exceeded quota: {quota['metadata']['name']}, "
                     f"requested: {_listed({r: requested[r] for r in exceeded})}, "
                     f"used: {_listed({r: used[r] for r in exceeded})}, "
-                    f"limited: {_listed({r: hard[r] for r in exceeded})}",
+                    f"limited: {_listed({r: limits[r] for r in exceeded})}",
                 )
 
 
@@ -180,7 +247,7 @@ class ResourceQuotaController(Controller[Key]):
         hard = dict((quota.get("spec") or {}).get("hard") or {})
         limits = _counted_limits(quota)
         resources = {r for name in limits if (r := counted_resource(name)) is not None}
-        held: dict[str, int] = {}
+        held: dict[str, Decimal] = {}
         for resource in sorted(resources):
             # What the cache does not hold is listed from the store, as a recount lists it.
             objs = (
@@ -189,6 +256,6 @@ class ResourceQuotaController(Controller[Key]):
                 else self.ctx.api.store.list(resource, key[0])
             )
             held.update(usage(resource, objs))
-        used = {name: str(held.get(name, 0)) for name in limits}
+        used = {name: _shown(name, held.get(name, Decimal(0))) for name in limits}
         write_status(self.ctx, self.resource, quota, {"hard": hard, "used": used})
         return RECOUNT_SECONDS if resources - set(self.WATCHED) else None

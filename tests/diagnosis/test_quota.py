@@ -69,6 +69,28 @@ def test_a_memcached_past_the_pods_quota_is_diagnosed_naming_the_quota(
     assert "nothing stands in the way yet" not in out.getvalue()
 
 
+def test_a_memcached_whose_pods_state_no_requests_the_quota_wants_is_told_of_a_limitrange(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, viewer_client: Client,
+) -> None:  # fmt: skip
+    """A shared cluster's usual quota, on cpu: the operator's pods state no requests, so the
+    API server refuses each one; raising the quota would not help."""
+    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
+    engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
+    start_memcached_operator(engine)
+    create_quota(client.CoreV1Api(kube_api_client), namespace, {"requests.cpu": "2"})
+    create_memcached(cluster_kube, namespace, "unstated", size=1)
+    wait_for(lambda: _mirrored_failure(namespace), what="ReplicaFailure in the mirror")
+
+    finding = (
+        viewer_client.get(f"/k/memcached/{namespace}/unstated/").context["diagnosis"].findings[0]
+    )
+    assert finding.code == "ReplicaFailure"
+    assert "failed quota: q: must specify requests.cpu for: memcached" in finding.what
+    assert "a LimitRange in the namespace with default requests and limits" in finding.todo
+    assert "Raise ResourceQuota" not in finding.todo
+
+
 def _mirrored_refusal(namespace: str) -> bool:
     """The mirror holds a FailedCreate Event about a StatefulSet of the namespace."""
     rows = KubeObject.objects.filter(kind="Event", namespace=namespace)

@@ -229,3 +229,36 @@ def test_any_resource_is_counted_as_count_resource_group(
         return used == {"count/deployments.apps": "1", "configmaps": "1"}
 
     wait_for(counted, what="the Deployment and the ConfigMap in the quota's status")
+
+
+def _sized(name: str, cpu: str, memory: str) -> dict[str, Any]:
+    return pod(name, containers=[{
+        "name": "main", "image": "registry.k8s.io/pause:3.9",
+        "resources": {"requests": {"cpu": cpu}, "limits": {"memory": memory}},
+    }])  # fmt: skip
+
+
+def test_a_compute_quota_wants_every_container_to_state_it_and_sums_what_they_state(
+    core: client.CoreV1Api, namespace: str
+) -> None:
+    """The usual quota of a shared cluster: pods that state no requests (as the operators'
+    do) are refused outright, naming what each container must state."""
+    create_quota(core, namespace, {"requests.cpu": "1", "limits.memory": "1Gi"})
+    refused = _refusal(lambda: core.create_namespaced_pod(namespace, pod("bare")))
+    assert refused == (
+        'pods "bare" is forbidden: failed quota: q: must specify limits.memory for: main; '
+        "requests.cpu for: main"
+    )
+    for name in ("a", "b"):
+        core.create_namespaced_pod(namespace, _sized(name, "500m", "256Mi"))
+    refused = _refusal(lambda: core.create_namespaced_pod(namespace, _sized("c", "500m", "256Mi")))
+    assert refused == (
+        'pods "c" is forbidden: exceeded quota: q, requested: requests.cpu=500m, '
+        "used: requests.cpu=1, limited: requests.cpu=1"
+    )
+
+    def counted() -> Any:
+        used = core.read_namespaced_resource_quota("q", namespace).status.used
+        return used == {"requests.cpu": "1", "limits.memory": "512Mi"}
+
+    wait_for(counted, what="two pods' requests and limits in the quota's status")
