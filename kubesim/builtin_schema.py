@@ -30,6 +30,7 @@ MODELS = {
     "persistentvolumeclaims": "V1PersistentVolumeClaim",
     "persistentvolumes": "V1PersistentVolume",
     "resourcequotas": "V1ResourceQuota",
+    "limitranges": "V1LimitRange",
     "serviceaccounts": "V1ServiceAccount",
     "deployments.apps": "V1Deployment",
     "replicasets.apps": "V1ReplicaSet",

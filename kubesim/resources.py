@@ -182,6 +182,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         short_names=("netpol",),
     ),
     _b("", "v1", "resourcequotas", "ResourceQuota", short_names=("quota",), status=True),
+    _b("", "v1", "limitranges", "LimitRange", short_names=("limits",)),
     # Stored and listed; no controller runs them (see README: deliberate differences).
     _b("batch", "v1", "jobs", "Job", status=True, categories=("all",)),
     _b("batch", "v1", "cronjobs", "CronJob", short_names=("cj",), status=True, categories=("all",)),

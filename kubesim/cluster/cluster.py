@@ -24,6 +24,7 @@ from kubesim.cluster.endpoints import EndpointsController
 from kubesim.cluster.events import Recorder
 from kubesim.cluster.eventttl import EventExpiry
 from kubesim.cluster.kubelet import Kubelet
+from kubesim.cluster.limitranges import LimitRanger
 from kubesim.cluster.nodes import NodeController
 from kubesim.cluster.quota import QuotaAdmission, ResourceQuotaController
 from kubesim.cluster.replicaset import ReplicaSetController
@@ -106,6 +107,7 @@ class Cluster:
     def start(self) -> Cluster:
         self.services.install()
         ClaimAdmission(self.store).install()
+        LimitRanger(self.store).install()  # mutating, before the quota counts what it set
         QuotaAdmission(self.store).install()
         TokenVolumeAdmission(self.store, self.ctx.random("token-volumes")).install()
         self._unsubscribe = self.store.subscribe(self._on_event, RESOURCES)

@@ -262,3 +262,31 @@ def test_a_compute_quota_wants_every_container_to_state_it_and_sums_what_they_st
         return used == {"requests.cpu": "1", "limits.memory": "512Mi"}
 
     wait_for(counted, what="two pods' requests and limits in the quota's status")
+
+
+def test_a_limitranges_defaults_let_pods_that_state_nothing_past_a_compute_quota(
+    core: client.CoreV1Api, namespace: str
+) -> None:
+    """The fix the diagnosis gives for the refusal above: defaults, set and said by the
+    LimitRanger admission before the quota counts them."""
+    create_quota(core, namespace, {"requests.cpu": "1", "limits.memory": "1Gi"})
+    core.create_namespaced_limit_range(namespace, {
+        "metadata": {"name": "defaults"},
+        "spec": {"limits": [{"type": "Container", "default": {"memory": "128Mi"},
+                             "defaultRequest": {"cpu": "250m"}}]},
+    })  # fmt: skip
+    created = core.create_namespaced_pod(namespace, pod("bare"))
+    resources = created.spec.containers[0].resources
+    assert resources.requests == {"cpu": "250m", "memory": "128Mi"}
+    assert resources.limits == {"memory": "128Mi"}
+    assert created.metadata.annotations["kubernetes.io/limit-ranger"] == (
+        "LimitRanger plugin set: cpu, memory request for container main; "
+        "memory limit for container main"
+    )
+    assert created.status.qos_class == "Burstable"
+
+    def counted() -> Any:
+        used = core.read_namespaced_resource_quota("q", namespace).status.used
+        return used == {"requests.cpu": "250m", "limits.memory": "128Mi"}
+
+    wait_for(counted, what="the defaults counted in the quota's status")
