@@ -55,8 +55,10 @@ def counted_resource(name: str) -> str | None:
     """The resource (as the store keys it) a quota's resource name counts; None: not a count."""
     if name.startswith(COUNT):
         return name.removeprefix(COUNT) or None
-    if name == PODS or name in COMPUTE or name in BY_NAME:
-        return PODS if name in COMPUTE else name
+    if name in COMPUTE:
+        return PODS
+    if name == PODS or name in BY_NAME:
+        return name
     return "services" if name in (NODE_PORTS, LOAD_BALANCERS) else None
 
 
