@@ -20,6 +20,10 @@ _FORBIDDEN = re.compile(
     r'User "(?P<user>[^"]+)" cannot (?P<verb>[\w-]+) resource "(?P<resource>[^"]+)"'
     r'(?: in API group "(?P<group>[^"]*)")?(?: in the namespace "(?P<namespace>[^"]+)")?'
 )
+# A 403's first words: 'services "web" is forbidden', 'deployments.apps is forbidden'.
+_FORBIDDEN_OBJECT = re.compile(
+    r'^(?P<resource>[a-z0-9-]+)(?:\.[a-z0-9.-]+)?(?: "(?P<name>[^"]*)")? is forbidden'
+)
 _STATUS = re.compile(r"^(?P<call>[A-Z]+ \S+): (?P<code>\d{3})\b ?(?P<message>.*)$", re.S)
 # kube-apiserver's 422: 'Deployment.apps "web" is invalid: spec.selector: Invalid value: …'.
 _INVALID = re.compile(
@@ -59,6 +63,9 @@ class ClassifiedError:
     group: str = ""
     # A 422's object (kind, name) as the API server named it, the field it refused and why.
     refused: tuple[str, str] = ("", "")
+    # A 403's object as the API server named it: (resource, name), the name "" for a create
+    # RBAC refused (it names none).
+    denied: tuple[str, str] = ("", "")
     field: str = ""
     why: str = ""
     port: int = 0  # a NodePort another Service holds
@@ -226,6 +233,8 @@ def classify_error(
     call, code, message = status["call"], int(status["code"]), status["message"].strip()
     if code == 403:
         forbidden = _forbidden(message, call, role, namespace)
+        if denied := _FORBIDDEN_OBJECT.match(message):
+            forbidden = replace(forbidden, denied=(denied["resource"], denied["name"] or ""))
         return (
             replace(forbidden, todo=f"{forbidden.todo} {then[0].upper() + then[1:]}.")
             if permanent

@@ -114,6 +114,14 @@ def _unobserved_findings(observed: Observed) -> list[Finding]:
     return found
 
 
+def _denied(error: ClassifiedError | None, kind: str, name: str) -> bool:
+    """Whether the last run's 403 refused this child (a create RBAC refused names none)."""
+    if error is None or not error.denied[0]:
+        return False
+    resource, denied_name = error.denied
+    return resource == f"{kind.lower()}s" and denied_name in ("", name)
+
+
 def _children_findings(observed: Observed, refused: ClassifiedError | None) -> list[Finding]:
     """`refused`: the last run's error, classified (_last_error)."""
     kind = observed.cr.get("kind", "CR")
@@ -146,8 +154,8 @@ def _children_findings(observed: Observed, refused: ClassifiedError | None) -> l
         )
     there = {(c.get("kind"), name_of(c)) for c in [*observed.foreign, *observed.unowned]}
     for child_kind, name in observed.missing:
-        if (child_kind, name) in there:
-            continue
+        if (child_kind, name) in there or _denied(refused, child_kind, name):
+            continue  # its creation refused (403): the error finding says why
         found.append(
             Finding(
                 RANK_MISSING_CHILD,

@@ -389,6 +389,31 @@ def test_a_foreign_child_and_a_missing_one() -> None:
     assert findings[1].what == "Service cache is missing."
 
 
+def test_a_child_whose_creation_was_refused_is_told_once_by_the_refusal() -> None:
+    """Not also "missing: the next reconcile creates it", which it will not until the grant
+    or the quota changes."""
+    quota = (
+        'POST /api/v1/namespaces/shop/services: 403 services "cache" is forbidden: exceeded '
+        "quota: q, requested: services.nodeports=1, used: services.nodeports=0, limited: "
+        "services.nodeports=0"
+    )
+    rbac = (
+        "POST /apis/apps/v1/namespaces/shop/deployments: 403 deployments.apps is forbidden: "
+        'User "system:serviceaccount:opsboard:opsboard-operator" cannot create resource '
+        '"deployments" in API group "apps" in the namespace "shop"'
+    )
+    missing = [("Deployment", "cache"), ("Service", "cache")]
+    for error, still_missing in ((quota, "Deployment cache"), (rbac, "Service cache")):
+        observed = Observed(
+            _cr(), missing=missing, engine=LIVE, now=NOW,
+            last_run=LastRun("error", error, NOW - timedelta(seconds=5)),
+        )  # fmt: skip
+        findings = diagnose(observed)
+        assert findings[0].code == "Forbidden"
+        told = [f.subject for f in findings if f.code == "MissingChild"]
+        assert told == [still_missing], told
+
+
 def test_a_finalizer_blocking_deletion_names_who_removes_it() -> None:
     cr = _cr()
     # The API server raised the generation as it marked the CR deleting: no stale status.
