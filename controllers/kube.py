@@ -75,7 +75,7 @@ class NamespaceTerminating(Forbidden):
 # kube-apiserver's NamespaceLifecycle admission, word for word.
 _TERMINATING = "because it is being terminated"
 # kube-apiserver's authorization refusal (forbiddenMessage): `User "x" cannot patch resource`.
-_NOT_GRANTED = re.compile(r'User "[^"]*" cannot \S+ ')
+NOT_GRANTED = re.compile(r'User "[^"]*" cannot \S+ ')
 
 
 class AlreadyAllocated(TemporaryError):
@@ -203,7 +203,7 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
     if status == 403:
         if _TERMINATING in message:
             return NamespaceTerminating(text)
-        return NotGranted(text) if _NOT_GRANTED.search(message) else Forbidden(text)
+        return NotGranted(text) if NOT_GRANTED.search(message) else Forbidden(text)
     if status == 410:
         return Gone(text)
     if status == 429 or status >= 500:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from controllers.kube import NOT_GRANTED
 from controllers.refusals import QUOTA
 
 # The ClusterRole that k8s/rbac/role.yaml grants the operators' ServiceAccount (the
@@ -126,7 +127,7 @@ def _forbidden(message: str, call: str, role_name: str, namespace: str) -> Class
 def _refusal_todo(message: str, role_name: str, namespace: str) -> str:
     """A 403 whose wording is not RBAC's for a resource: a path RBAC refuses, or admission's
     (a ResourceQuota, PodSecurity, a webhook), which no grant changes."""
-    if '" cannot ' in message:  # RBAC's, for a non-resource URL
+    if NOT_GRANTED.search(message):  # RBAC's, for a non-resource URL
         return f"Grant the operator's identity this call in the ClusterRole {role_name}."
     where = f"-n {namespace} " if namespace else ""
     if quota := QUOTA.search(message):
