@@ -69,8 +69,12 @@ def usage(resource: str, objs: Iterable[Obj]) -> dict[str, Decimal]:
     if resource == PODS:
         holding = [p for p in objs if _holds_pod_quota(p)]
         held[PODS] = Decimal(len(holding))
-        for name, (field, kind) in COMPUTE.items():
-            held[name] = sum((_pod_amount(p, field, kind) for p in holding), Decimal(0))
+        # cpu and requests.cpu (memory and requests.memory) are one sum, added up once.
+        sums = {
+            (field, kind): sum((_pod_amount(p, field, kind) for p in holding), Decimal(0))
+            for field, kind in set(COMPUTE.values())
+        }
+        held |= {name: sums[field_kind] for name, field_kind in COMPUTE.items()}
     elif resource in BY_NAME:
         held[resource] = Decimal(len(objs))
     if resource == "services":
