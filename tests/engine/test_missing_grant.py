@@ -87,6 +87,15 @@ def _grant(
     made.append(("ClusterRoleBinding", name))
 
 
+def _start_toy_operator(engine: EngineProcesses, kubeconfig: Path) -> None:
+    """The toy operator as the ServiceAccount, looking again at a refusal every 0.5 s."""
+    engine.controllers = "tests.engine.toy"
+    engine.kubeconfig = str(kubeconfig)
+    engine.extra_env["OPSBOARD_DENIED_RETRY"] = "0.5"
+    engine.start_worker()
+    engine.start_watcher()
+
+
 def test_a_missing_grant_is_named_in_the_run_and_on_the_cr(
     engine: EngineProcesses,
     toy_crd: None,
@@ -101,11 +110,7 @@ def test_a_missing_grant_is_named_in_the_run_and_on_the_cr(
     kubeconfig = _kubeconfig_of(kube_api_client, kubesim_server, namespace, tmp_path)
     with cluster_objects(kube_api_client) as made:
         _grant(rbac, made, name, RULES, namespace)
-        engine.controllers = "tests.engine.toy"
-        engine.kubeconfig = str(kubeconfig)
-        engine.extra_env["OPSBOARD_DENIED_RETRY"] = "0.5"
-        engine.start_worker()
-        engine.start_watcher()
+        _start_toy_operator(engine, kubeconfig)
         api.create(TOY, toy("a", namespace))
         who = f"system:serviceaccount:{namespace}:toy-operator"
         denied = (
@@ -153,13 +158,9 @@ def test_a_kind_the_watcher_may_not_list_is_said_once_and_watched_once_granted(
     rbac = client.RbacAuthorizationV1Api(kube_api_client)
     with cluster_objects(kube_api_client) as made:
         _grant(rbac, made, name, RULES_BLIND, namespace)
-        engine.controllers = "tests.engine.toy"
-        engine.kubeconfig = str(
-            _kubeconfig_of(kube_api_client, kubesim_server, namespace, tmp_path)
+        _start_toy_operator(
+            engine, _kubeconfig_of(kube_api_client, kubesim_server, namespace, tmp_path)
         )
-        engine.extra_env["OPSBOARD_DENIED_RETRY"] = "0.5"
-        engine.start_worker()
-        engine.start_watcher()
         api.create(TOY, toy("a", namespace))
         wait_for(
             lambda: ReconcileRun.objects.filter(namespace=namespace, name="a").exists(),
