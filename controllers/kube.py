@@ -38,6 +38,7 @@ from controllers.base import (
     PermanentError,
     TemporaryError,
 )
+from controllers.refusals import NOT_GRANTED
 from controllers.wire import Answer, Wire
 
 log = logging.getLogger(__name__)
@@ -74,8 +75,6 @@ class NamespaceTerminating(Forbidden):
 
 # kube-apiserver's NamespaceLifecycle admission, word for word.
 _TERMINATING = "because it is being terminated"
-# kube-apiserver's authorization refusal (forbiddenMessage): `User "x" cannot patch resource`.
-NOT_GRANTED = re.compile(r'User "[^"]*" cannot \S+ ')
 
 
 class AlreadyAllocated(TemporaryError):

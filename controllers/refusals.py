@@ -27,6 +27,8 @@ TOLD_IN_EVENTS = (STATEFULSET, DAEMONSET)  # the workloads that tell a refusal s
 # The ResourceQuota admission's refusals: "exceeded quota: q, requested: ..." and
 # "failed quota: q: must specify limits.cpu for: ..."
 QUOTA = re.compile(r"(?:exceeded|failed) quota: ([a-z0-9.-]+)")
+# kube-apiserver's authorization refusal (forbiddenMessage): `User "x" cannot patch resource`.
+NOT_GRANTED = re.compile(r'User "[^"]*" cannot \S+ ')
 UNSTATED = ": must specify "  # a quota on cpu or memory, and a container that states neither
 # An Event the correlator aggregated says so first.
 COMBINED = "(combined from similar events): "

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from controllers.kube import NOT_GRANTED
-from controllers.refusals import QUOTA
+from controllers.refusals import NOT_GRANTED, QUOTA
 
 # The ClusterRole that k8s/rbac/role.yaml grants the operators' ServiceAccount (the
 # default of OPSBOARD_OPERATOR_CLUSTER_ROLE).
