@@ -346,8 +346,11 @@ OPSBOARD_LOCK_TTL = env_float("OPSBOARD_LOCK_TTL", 10.0, minimum=1.0)
 OPSBOARD_QUEUE_STALE_SECONDS = env_float("OPSBOARD_QUEUE_STALE_SECONDS", 60.0, minimum=1.0)
 # A refusal (403) waits for a grant, which nothing in the cluster announces: a kind the
 # watcher may not list or watch is looked at again this often; a reconcile's refused write
-# is retried after this long, then twice as long each time up to OPSBOARD_BACKOFF_MAX.
+# is retried after this long, then twice as long each time up to OPSBOARD_DENIED_RETRY_MAX:
+# its failure count is the key's, which its children's events raise too, so a grant made
+# later is taken within five minutes, not at the resync.
 OPSBOARD_DENIED_RETRY = env_float("OPSBOARD_DENIED_RETRY", 30.0, minimum=0.1)
+OPSBOARD_DENIED_RETRY_MAX = env_float("OPSBOARD_DENIED_RETRY_MAX", 300.0, minimum=0.1)
 # A batch of owned objects' changes only (Pods, ReplicaSets, Events) waits this long for
 # more before the watcher writes it: on a real API server they arrive one at a time, and
 # each batch costs a mirror transaction and the Redis round trips of its keys. Held a

@@ -514,10 +514,11 @@ def backoff(failures: int, *, temporary: bool = False, denied: bool = False) -> 
     its delay stops growing at OPSBOARD_BACKOFF_TEMPORARY_MAX (60 s), so the retry comes
     within a minute of the cause going, not a quarter of an hour. A `denied` write (a 403)
     waits for someone to grant it: retried within milliseconds it would only be refused
-    again, so its delay starts at OPSBOARD_DENIED_RETRY (30 s)."""
+    again, so its delay starts at OPSBOARD_DENIED_RETRY (30 s); it stops growing at
+    OPSBOARD_DENIED_RETRY_MAX (5 min), so a grant is taken within minutes of being made."""
     base, cap = settings.OPSBOARD_BACKOFF_BASE, settings.OPSBOARD_BACKOFF_MAX
     if denied:
-        base = settings.OPSBOARD_DENIED_RETRY
+        base, cap = settings.OPSBOARD_DENIED_RETRY, min(cap, settings.OPSBOARD_DENIED_RETRY_MAX)
     if temporary:
         cap = min(cap, settings.OPSBOARD_BACKOFF_TEMPORARY_MAX)
     return float(min(cap, base * 2 ** min(failures - 1, 64)))
