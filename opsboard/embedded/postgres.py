@@ -91,7 +91,7 @@ class EmbeddedPostgres:
     def start(self, *, timeout: float = 30.0) -> EmbeddedPostgres:
         bin_dir = postgres_bin_dir()
         user = _unprivileged_user()
-        # Under /tmp, not pytest's 0700 tree, so that the unprivileged user can reach it.
+        # In TMPDIR, not pytest's 0700 tree, so that the unprivileged user can reach it.
         self.root = Path(tempfile.mkdtemp(prefix="opsboard-pg-"))
         if user:
             entry = pwd.getpwnam(user)
