@@ -14,6 +14,7 @@ import urllib.request
 from typing import Any
 
 from kubesim.control import client_context
+from kubesim.faults import ERROR_CODES
 
 
 def _resource_arg(text: str) -> tuple[str, str]:
@@ -176,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
             a.add_argument("--ms", type=float, required=True)
             a.add_argument("--jitter-ms", type=float, default=0.0)
         if name == "error":
-            a.add_argument("--code", type=int, required=True, choices=(409, 429, 500, 503))
+            a.add_argument("--code", type=int, required=True, choices=ERROR_CODES)
             a.add_argument("--probability", type=float, default=1.0)
             a.add_argument("--retry-after", type=int, default=1)
     actions.add_parser("list")

@@ -85,6 +85,11 @@ def _ensure_service(ctx: Context, cr: Body, have: Body | None) -> Body:
         # It holds the port itself, not yet in the mirror, and differs from `want` (else
         # ensure_child took it): the next run, from a newer mirror, corrects it.
         raise Conflict(f"Service {name} exists, though the mirror did not show it yet")
+    try:  # The holder may have been this very Service, deleted since: ask once more.
+        return ensure_child(ctx, SERVICE, want, None, exact=SERVICE_EXACT)
+    except (TemporaryError, PermanentError) as exc:
+        if node_port_refusal(exc) is None:
+            raise
     service = ensure_child(ctx, SERVICE, desired_service(cr), None, exact=SERVICE_EXACT)
     now_at = node_port(service, PORT_NAME)
     ctx.report.action(

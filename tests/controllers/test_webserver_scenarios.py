@@ -21,6 +21,7 @@ from opsboard.engine.models import ReconcileRun
 from tests.controllers.cluster import list_objects
 from tests.controllers.runs import actions_since
 from tests.fixtures.celery import EngineProcesses
+from tests.fixtures.kubesim import KubesimHandle
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("running_engine")]
@@ -168,6 +169,33 @@ def test_a_deleted_services_node_port_taken_meanwhile_is_replaced_saying_so(
     assert warning["type"] == "Warning"
     assert f"http://<node>:{port} no longer reaches this WebServer" in warning["message"]
     assert f"Use port {new_port}" in warning["message"]
+
+
+@pytest.mark.kubesim_only
+def test_a_port_refused_while_its_holder_was_going_is_asked_for_again(
+    kube: ApiKube, namespace: str, engine: EngineProcesses, kubesim_server: KubesimHandle
+) -> None:
+    """The create asking for the old port is refused while its holder still stands (seen
+    on the real server: the Service itself, deleted a moment after a run found it missing
+    from a mirror not yet showing it), and the holder is gone when the refusal is looked
+    into. The port is asked for once more, and kept, before the cluster allocates another."""
+    _create(kube, namespace, "web", replicas=1)
+    port = _wait_settled(kube, namespace, "web", 1)["status"]["nodePort"]
+    old = kube.get(SERVICE, namespace, "web-service")
+    engine.stop_workers()
+    kube.delete(SERVICE, namespace, "web-service")
+    refusal = kubesim_server.add_error(
+        422, verb="create", resource="services", namespace=namespace, count=1,
+        message=f'Service "web-service" is invalid: spec.ports[0].nodePort: Invalid value: '
+        f"{port}: provided port is already allocated",
+    )  # fmt: skip
+    engine.restart_exited_workers()
+
+    assert _node_port(_recreated(kube, namespace, old)) == port
+    assert refusal.hits == 1, "the first create was the refused one"
+    assert _wait_settled(kube, namespace, "web", 1)["status"]["nodePort"] == port
+    reasons = {e["reason"] for e in list_objects(kube, EVENT, namespace)}
+    assert "NodePortChanged" not in reasons
 
 
 def test_deleting_an_unowned_child_it_could_not_adopt_wakes_the_cr(
