@@ -16,7 +16,7 @@ from typing import Any
 from kubesim import errors
 from kubesim.errors import ApiError
 
-ERROR_CODES = (409, 422, 429, 500, 503)
+ERROR_CODES = (403, 409, 422, 429, 500, 503)
 
 
 def _names(target: str, resource: str) -> bool:
@@ -84,6 +84,8 @@ def _error(fault: Fault, resource: str, name: str) -> ApiError:
         return errors.internal(fault.message or "injected fault")
     if fault.code == 422:  # a refusal the API server's state decides, e.g. a port taken
         return ApiError(422, "Invalid", fault.message or "injected fault")
+    if fault.code == 403:  # an admission webhook's or policy's denial, which kubesim has not
+        return ApiError(403, "Forbidden", fault.message or "injected fault")
     return ApiError(fault.code, "InternalError", fault.message or "injected fault")
 
 

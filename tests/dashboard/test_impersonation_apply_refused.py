@@ -14,6 +14,7 @@ from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
 from tests.dashboard.cluster_fixtures import IMPERSONATION_SPEC, operator_in_group
+from tests.fixtures.kubesim import KubesimHandle
 from tests.support.review import review
 
 pytestmark = pytest.mark.django_db
@@ -46,6 +47,34 @@ def test_a_binding_removed_after_the_review_refuses_the_patch_and_says_what_to_d
     assert (entry.result, entry.uid) == ("rejected", live["metadata"]["uid"])
     assert (entry.before, entry.after) == ({"spec.size": 3}, {"spec.size": 5})
     assert entry.message.startswith("The cluster refused the patch")
+
+
+@pytest.mark.kubesim_only
+def test_a_patch_an_admission_webhook_denies_is_told_in_its_words_with_no_grant_to_ask_for(
+    impersonation_rbac: str, namespace: str, cluster_kube: ApiKube, settings: Any,
+    kubesim_server: KubesimHandle,
+) -> None:  # fmt: skip
+    """A 403 that RBAC did not give (a webhook's, a policy's): no RoleBinding would help, so
+    the panel says what refused it, as the API server said it, not a grant to ask for."""
+    url = impersonation_rbac
+    person = operator_in_group(settings, f"{namespace}-writers")
+    _, hidden = review(person, url, {"size": 5, "image": IMPERSONATION_SPEC["image"]},
+                       HTTP_HX_REQUEST="true")  # fmt: skip
+    said = (
+        'admission webhook "validation.gatekeeper.sh" denied the request: '
+        "[max-size] spec.size 5 is above this namespace's limit of 4"
+    )
+    denial = kubesim_server.add_error(
+        403, verb="patch", resource="memcacheds", namespace=namespace, count=1, message=said
+    )
+    response = person.post(url + "patch/apply/", hidden, HTTP_HX_REQUEST="true")
+    panel = unescape(response.content.decode())
+    assert denial.hits == 1
+    assert "The cluster refused the change: PATCH " in panel and f"403 {said}" in panel
+    assert GRANT not in panel and "may not patch" not in panel
+    assert cluster_kube.get(MEMCACHED, namespace, "cache-a")["spec"]["size"] == 3
+    entry = AuditEntry.objects.get()
+    assert entry.result == "rejected" and said in entry.message
 
 
 def test_a_forged_apply_without_htmx_is_a_403_naming_the_patch_refused(
