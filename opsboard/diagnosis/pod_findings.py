@@ -31,6 +31,7 @@ from opsboard.diagnosis.observed import (
 # 1 Insufficient example.com/accel, 2 node(s) didn't match Pod's node affinity/selector."
 _NODES = re.compile(r"0/(\d+) nodes are available")
 _INSUFFICIENT = re.compile(r"(?:(\d+) )?Insufficient ([\w./-]+?)\.?(?:[,\s]|$)")
+LIMIT_RANGER = "kubernetes.io/limit-ranger"  # the annotation naming what a LimitRange set
 _NODE_MISMATCH = re.compile(r"(?:(\d+) )?node\(s\) didn't match Pod's node affinity/selector")
 
 
@@ -102,18 +103,62 @@ def _crash_findings(pods: list[Body]) -> list[Finding]:
     exit_text = (
         f" (last exit: {last.get('reason', 'Error')}, code {last.get('exitCode')})" if last else ""
     )
-    container = status.get("name")
+    container = str(status.get("name"))
     namespace = deep_get(pod, "metadata.namespace", "")
+    logs = f"kubectl logs -n {namespace} {name_of(pod)} -c {container} --previous"
+    todo = f"Read its logs: {logs}"
+    if last.get("reason") == "OOMKilled":
+        todo = f"{_out_of_memory(pod, container, namespace)} Its logs: {logs}"
     return [
         Finding(
             RANK_PODS,
             "CrashLoopBackOff",
             f"CrashLoopBackOff: container {container} of {count(len(crashes), 'pod')} keeps "
             f"crashing, e.g. {name_of(pod)}, {status.get('restartCount', 0)} restarts{exit_text}.",
-            f"Read its logs: kubectl logs -n {namespace} {name_of(pod)} -c {container} --previous",
+            todo,
             subject=f"Pod {name_of(pod)}",
         )
     ]
+
+
+def _out_of_memory(pod: Body, container: str, namespace: str) -> str:
+    """What to do about a container the kernel killed for memory: the operators' pods state
+    no memory of their own, so a limit it hit is a LimitRange's default (which a pod takes
+    when it is made: the crashing pods must be made again), and with none the node ran out."""
+    spec: Body = next(
+        (c for c in deep_get(pod, "spec.containers", []) if c.get("name") == container), {}
+    )
+    limit = deep_get(spec, "resources.limits.memory")
+    request = deep_get(spec, "resources.requests.memory")
+    if limit is None and request is None:
+        return (
+            "Its node ran out of memory: the pod states no memory request, so the scheduler "
+            "cannot keep it off full nodes. A LimitRange with a defaultRequest for memory "
+            "gives new pods one."
+        )
+    if limit is None:
+        return (
+            f"Its node ran out of memory while it used more than its memory request "
+            f"{request}: raise the request, so that it is placed where that much is free."
+        )
+    if _limit_range_set_memory_limit(pod, container):
+        return (
+            f"It used more than its memory limit {limit}, a LimitRange's default (kubectl -n "
+            f"{namespace} get limitrange): raise that default, then delete the crashing pods "
+            "so that new ones are made with it."
+        )
+    return f"It used more than its memory limit {limit}: raise the limit where it is set."
+
+
+def _limit_range_set_memory_limit(pod: Body, container: str) -> bool:
+    """Whether the pod's LimitRanger annotation ("LimitRanger plugin set: cpu, memory limit
+    for container x; …") says a LimitRange gave `container` its memory limit."""
+    said = (deep_get(pod, "metadata.annotations") or {}).get(LIMIT_RANGER, "")
+    for part in str(said).removeprefix("LimitRanger plugin set: ").split("; "):
+        resources, _, target = part.partition(" limit for container ")
+        if target == container and "memory" in resources.split(", "):
+            return True
+    return False
 
 
 def _unready_findings(observed: Observed, pods: list[Body]) -> list[Finding]:

@@ -124,6 +124,55 @@ def test_a_pod_short_of_a_device_on_the_one_node_that_matches_names_the_shortage
     assert "add example.com/accel to the nodes" in finding.todo
 
 
+def _oom_killed(limit: str | None = None, *, by_limit_range: bool = False) -> dict[str, Any]:
+    pod = _pod("c-1", waiting="CrashLoopBackOff")
+    pod["status"]["containerStatuses"][0].update(
+        restartCount=3, lastState={"terminated": {"reason": "OOMKilled", "exitCode": 137}}
+    )
+    if limit:
+        pod["spec"]["containers"][0]["resources"] = {"limits": {"memory": limit}}
+    if by_limit_range:
+        said = (
+            "LimitRanger plugin set: cpu, memory request for container memcached; "
+            "cpu, memory limit for container memcached"
+        )
+        pod["metadata"]["annotations"] = {"kubernetes.io/limit-ranger": said}
+    return pod
+
+
+def test_a_container_killed_at_a_limit_range_default_says_raise_it_and_remake_the_pods() -> None:
+    """The operators' pods state no memory: a limit they hit is a LimitRange's, which a pod
+    takes when it is made, so the crashing ones must be made again."""
+    pod = _oom_killed("64Mi", by_limit_range=True)
+    finding = diagnose(Observed(_cr(), objects=[pod], engine=LIVE, now=NOW))[0]
+    assert finding.code == "CrashLoopBackOff"
+    assert "(last exit: OOMKilled, code 137)" in finding.what
+    assert finding.todo.startswith(
+        "It used more than its memory limit 64Mi, a LimitRange's default "
+        "(kubectl -n shop get limitrange): raise that default, then delete the crashing pods"
+    )
+    assert finding.todo.endswith("kubectl logs -n shop c-1 -c memcached --previous")
+
+
+def test_a_container_killed_with_no_limit_of_its_own_is_the_nodes_memory() -> None:
+    unlimited = diagnose(Observed(_cr(), objects=[_oom_killed()], engine=LIVE, now=NOW))[0]
+    assert unlimited.todo.startswith("Its node ran out of memory")
+    assert "defaultRequest for memory" in unlimited.todo
+    elsewhere = diagnose(Observed(_cr(), objects=[_oom_killed("1Gi")], engine=LIVE, now=NOW))[0]
+    assert elsewhere.todo.startswith("It used more than its memory limit 1Gi: raise the limit")
+    assert "LimitRange" not in elsewhere.todo
+    asked = _oom_killed()
+    asked["spec"]["containers"][0]["resources"] = {"requests": {"memory": "100Mi"}}
+    [finding] = diagnose(Observed(_cr(), objects=[asked], engine=LIVE, now=NOW))
+    assert "more than its memory request 100Mi: raise the request" in finding.todo
+    cpu_only = _oom_killed("1Gi")
+    cpu_only["metadata"]["annotations"] = {
+        "kubernetes.io/limit-ranger": "LimitRanger plugin set: cpu limit for container memcached"
+    }
+    [finding] = diagnose(Observed(_cr(), objects=[cpu_only], engine=LIVE, now=NOW))
+    assert "LimitRange" not in finding.todo
+
+
 def test_a_selector_some_nodes_match_is_not_said_to_match_none() -> None:
     message = ("0/3 nodes are available: 1 node(s) had untolerated taint {gpu: only}, 2 node(s) "
                "didn't match Pod's node affinity/selector.")  # fmt: skip
