@@ -44,6 +44,12 @@ def add_cluster_parser(sub: Any) -> None:
         if name == "unready-pod":
             action.add_argument("--message", help="the probe's output (default: HTTP 503)")
             action.add_argument("--container", help="only this container's probe")
+        if name == "crash-pod":
+            action.add_argument("--reason", default="Error", help='e.g. "OOMKilled"')
+            action.add_argument("--exit-code", type=int, default=1, help="e.g. 137")
+            action.add_argument(
+                "--loop", action="store_true", help="each time they start (CrashLoopBackOff)"
+            )
     images = actions.add_parser(
         "missing-images", help="print, or with patterns set, the images no registry has"
     )
@@ -69,6 +75,8 @@ def request(args: argparse.Namespace) -> tuple[str, str, Any]:
         if action == "unready-pod":
             given = {"message": args.message, "container": args.container}
             body = {k: v for k, v in given.items() if v is not None}
+        if action == "crash-pod":
+            body = {"reason": args.reason, "exitCode": args.exit_code, "loop": args.loop}
         return (
             "POST",
             f"{BASE}/pods/{namespace or 'default'}/{name}/{action.removesuffix('-pod')}",

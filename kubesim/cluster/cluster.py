@@ -162,11 +162,16 @@ class Cluster:
         with self.lock:
             return self.nodes.set_ready(name, ready)
 
-    def crash_pod(self, namespace: str, name: str) -> None:
-        """The pod's containers exit with an error and restart (restartCount grows)."""
+    def crash_pod(
+        self, namespace: str, name: str, *, reason: str = "Error", exit_code: int = 1,
+        loop: bool = False,
+    ) -> None:  # fmt: skip
+        """The pod's containers exit with an error and restart (restartCount grows); with
+        `loop`, each time they start, in CrashLoopBackOff between (`reason` "OOMKilled",
+        `exit_code` 137: a memory limit's)."""
         with self.lock:
             pod = self.cache.get("pods", namespace, name) or self.store.get("pods", namespace, name)
-            self.kubelet.crash(pod)
+            self.kubelet.crash(pod, reason=reason, exit_code=exit_code, loop=loop)
 
     def fail_pod(self, namespace: str, name: str) -> None:
         """The pod's containers exit with an error and the pod has Failed, whatever its

@@ -48,7 +48,11 @@ def register(add: Callable[[str, str, Callable[[Any], Any]], None], cluster: Clu
         return {"paused": cluster.paused()}
 
     def crash(req: Any) -> Any:
-        cluster.crash_pod(req.params["namespace"], req.params["name"])
+        body = req.body or {}
+        cluster.crash_pod(
+            req.params["namespace"], req.params["name"], reason=str(body.get("reason", "Error")),
+            exit_code=int(body.get("exitCode", 1)), loop=bool(body.get("loop", False)),
+        )  # fmt: skip
         return {"crashed": f"{req.params['namespace']}/{req.params['name']}"}
 
     def fail(req: Any) -> Any:

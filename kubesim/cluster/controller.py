@@ -33,6 +33,8 @@ class ClusterOptions:
     max_pods: int = 110
     # The kubelet's image pull back-off starts here and doubles up to 300 s, as on a real node.
     image_backoff: float = 10.0
+    # A crash-looping container's restart back-off starts here and doubles up to 300 s too.
+    crash_backoff: float = 10.0
     # How long an Event lives after its last update (kube-apiserver's --event-ttl).
     event_ttl: float = 3600.0
     # Extended resources every node advertises, as a device plugin would: {"example.com/accel": "2"}.

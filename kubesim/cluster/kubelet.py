@@ -3,7 +3,8 @@
 Each pod has an in-memory runtime whose stage advances on timers:
 creating -> running, or creating -> pull_error (ErrImagePull) -> pull_backoff
 (ImagePullBackOff) -> creating again; crashed -> running (failed, for good, when the
-restartPolicy is Never); terminating -> gone.
+restartPolicy is Never); a crash loop: crash_backoff (CrashLoopBackOff) -> running ->
+crash_backoff again, each back-off twice the last; terminating -> gone.
 The pod status written to the store is derived from that runtime, so it reads
 like a real node's report.
 """
@@ -29,7 +30,7 @@ from kubesim.cluster.controller import (
     node_ready,
 )
 from kubesim.cluster.nodes import NodeController, node_index
-from kubesim.cluster.podstatus import pod_status
+from kubesim.cluster.podstatus import pod_status, pod_words
 
 COMPONENT = "kubelet"
 MAX_BACKOFF = 300.0
@@ -58,6 +59,9 @@ class Runtime:
     unready: dict[str, str | None] = field(default_factory=dict)
     next_probe: float = 0.0
     transitions: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # A crash loop's exit (reason, code): the containers exit so each time they start.
+    crash_loop: tuple[str, int] | None = None
+    crash_backoff: float = 0.0  # the back-off in force, seconds
 
 
 class Kubelet(Controller[Key]):
@@ -92,25 +96,41 @@ class Kubelet(Controller[Key]):
 
     # -- faults --------------------------------------------------------------------------------
 
-    def crash(self, pod: Obj, *, final: bool = False) -> None:
+    def crash(
+        self, pod: Obj, *, final: bool = False, reason: str = "Error", exit_code: int = 1,
+        loop: bool = False,
+    ) -> None:  # fmt: skip
         """The containers exit with an error; the kubelet restarts them after a short pause,
         unless the pod's restartPolicy is Never or the crash is `final` (as a pod the kubelet
-        evicts or rejects): then the pod has Failed."""
+        evicts or rejects): then the pod has Failed. With `loop` they exit so (`reason`,
+        `exit_code`: "OOMKilled", 137 for a memory limit) each time they start, and the
+        kubelet waits a back-off between restarts, as a real one does (CrashLoopBackOff)."""
         rt = self.runtimes.get(pod["metadata"]["uid"])
         if rt is None or rt.stage != "running":
             raise ValueError(f"pod {pod['metadata']['name']} has no running containers")
-        stamp = names.rfc3339()
+        rt.crash_loop = (reason, exit_code) if loop else None
+        self._exit(pod, rt, reason, exit_code, final=final)
+
+    def _exit(self, pod: Obj, rt: Runtime, reason: str, exit_code: int, *, final: bool) -> None:
         rt.last_state = {
             "terminated": {
                 "containerID": "",
-                "exitCode": 1,
-                "finishedAt": stamp,
-                "reason": "Error",
+                "exitCode": exit_code,
+                "finishedAt": names.rfc3339(),
+                "reason": reason,
                 "startedAt": rt.container_started,
             }
         }
         if final or pod["spec"].get("restartPolicy") == "Never":
             rt.stage = "failed"
+        elif rt.crash_loop:
+            rt.restarts += 1
+            first = self.ctx.options.crash_backoff
+            rt.crash_backoff = min(rt.crash_backoff * 2, MAX_BACKOFF) if rt.crash_backoff else first
+            rt.stage, rt.due = "crash_backoff", time.monotonic() + rt.crash_backoff
+            for c in pod["spec"].get("containers") or []:
+                said = f"Back-off restarting failed container {c['name']} in pod {pod_words(pod)}"
+                self._event(pod, "warning", "BackOff", said, c)
         else:
             rt.restarts += 1
             rt.stage, rt.due = "crashed", time.monotonic() + self.ctx.start_delay()
@@ -174,7 +194,7 @@ class Kubelet(Controller[Key]):
             return max(rt.ready_at - time.monotonic(), 0.001)
         if next_probe is not None:
             return next_probe
-        if rt.stage in ("running", "invalid", "failed"):
+        if rt.stage in ("invalid", "failed") or (rt.stage == "running" and not rt.crash_loop):
             return None
         return max(rt.due - time.monotonic(), 0.001)
 
@@ -257,8 +277,12 @@ class Kubelet(Controller[Key]):
                     f'Pulling image "{image}"',
                     {"name": name, "image": image},
                 )
-        elif rt.stage == "crashed":
+        elif rt.stage == "running" and rt.crash_loop:  # started, and exits again
+            self._exit(pod, rt, *rt.crash_loop, final=False)
+        elif rt.stage in ("crashed", "crash_backoff"):
             rt.stage, rt.container_started = "running", names.rfc3339()
+            if rt.crash_loop:
+                rt.due = time.monotonic() + self.ctx.start_delay()
             for c in pod["spec"].get("containers") or []:
                 self._event(
                     pod,

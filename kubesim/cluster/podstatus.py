@@ -20,6 +20,20 @@ _CONDITION_ORDER = (
 )
 
 
+def pod_words(pod: Obj) -> str:
+    """A pod as the kubelet's messages name it: name_namespace(uid)."""
+    meta = pod["metadata"]
+    return f"{meta['name']}_{meta.get('namespace', '')}({meta['uid']})"
+
+
+def go_duration(seconds: float) -> str:
+    """Seconds as Go's time.Duration prints them: 500ms, 10s, 1m20s, 5m0s."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest}s" if minutes else f"{rest}s"
+
+
 def container_id(pod_uid: str, name: str, restarts: int) -> str:
     return "containerd://" + hashlib.sha256(f"{pod_uid}/{name}/{restarts}".encode()).hexdigest()
 
@@ -63,6 +77,13 @@ def container_status(pod: Obj, container: Obj, rt: Runtime) -> Obj:
             "imageID": images.image_id(image),
             "containerID": container_id(pod["metadata"]["uid"], name, restarts),
         }
+        if rt.stage == "crash_backoff":  # the last container's ID, as a real kubelet says
+            back_off = go_duration(rt.crash_backoff)
+            message = f"back-off {back_off} restarting failed container={name} pod={pod_words(pod)}"
+            out["containerID"] = container_id(pod["metadata"]["uid"], name, restarts - 1)
+            out["started"] = False
+            out["state"] = {"waiting": {"reason": "CrashLoopBackOff", "message": message}}
+            return out
         if rt.stage in ("crashed", "failed"):
             out["started"] = False
             out["state"] = {
@@ -122,7 +143,9 @@ def pod_status(pod: Obj, node: Obj, rt: Runtime) -> Obj:
         ),
         "",
     )
-    running = any(s["state"].get("running") or s["state"].get("terminated") for s in statuses)
+    running = rt.stage == "crash_backoff" or any(
+        s["state"].get("running") or s["state"].get("terminated") for s in statuses
+    )
     status: Obj = {
         "phase": "Failed" if rt.stage == "failed" else "Running" if running else "Pending",
         "conditions": conditions,

@@ -115,6 +115,45 @@ def test_a_crashed_pod_restarts_and_counts_it(cluster, core, namespace):
     assert (False, 1) in states
 
 
+def test_a_crash_loop_backs_off_twice_as_long_each_time_as_a_kubelet_does(cluster, core, namespace):
+    """OOMKilled each time it starts: waiting in CrashLoopBackOff between, with the real
+    kubelet's words, the last exit kept, the pod still Running but not ready."""
+    cluster.options.crash_backoff = 0.5  # a real node's 10 s, here shortened
+    try:
+        core.create_namespaced_pod(namespace, pod("oom"))
+        wait_for(lambda: is_ready(read(core, namespace, "oom")), what="Ready")
+        cluster.crash_pod(namespace, "oom", reason="OOMKilled", exit_code=137, loop=True)
+
+        def backing_off(restarts: int, back_off: str):
+            p = read(core, namespace, "oom")
+            status = p.status.container_statuses[0]
+            waiting = status.state.waiting
+            found = waiting and status.restart_count == restarts and back_off in waiting.message
+            return (p, status) if found else None
+
+        p, status = wait_for(lambda: backing_off(1, "back-off 500ms "), what="CrashLoopBackOff")
+        uid = p.metadata.uid
+        assert status.state.waiting.reason == "CrashLoopBackOff"
+        assert status.state.waiting.message == (
+            f"back-off 500ms restarting failed container=main pod=oom_{namespace}({uid})"
+        )
+        assert (status.last_state.terminated.reason, status.last_state.terminated.exit_code) == (
+            "OOMKilled",
+            137,
+        )
+        assert status.container_id == status.last_state.terminated.container_id
+        assert (p.status.phase, is_ready(p), status.started) == ("Running", False, False)
+        # Started again after its back-off, it exits again: the next one is twice as long.
+        wait_for(lambda: backing_off(2, "back-off 1s "), what="the second back-off")
+        [back_off] = [e for e in events_for(core, namespace, "oom") if e.reason == "BackOff"]
+        assert back_off.type == "Warning" and back_off.count >= 2
+        assert back_off.message == (
+            f"Back-off restarting failed container main in pod oom_{namespace}({uid})"
+        )
+    finally:
+        cluster.options.crash_backoff = 10.0
+
+
 def test_crashing_again_grows_the_restart_count_and_aggregates_events(cluster, core, namespace):
     core.create_namespaced_pod(namespace, pod("flaky"))
     for restarts in (1, 2):
@@ -258,18 +297,22 @@ def test_an_unknown_group_is_a_bad_request(cluster, kube_api_client):
     assert err.value.status == 400
 
 
+def _cli(kubesim_server, *args: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-m", "kubesim", "cluster", "--server", kubesim_server.url, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
 def test_the_cli_drives_the_same_faults(cluster, kubesim_server, core):
     node = core.list_node().items[0].metadata.name
 
     def cli(*args: str) -> dict:
-        out = subprocess.run(
-            [sys.executable, "-m", "kubesim", "cluster", "--server", kubesim_server.url, *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        )
-        return json.loads(out.stdout)
+        return _cli(kubesim_server, *args)
 
     assert cli("node-notready", node) == {"name": node, "ready": False}
     wait_for(lambda: condition(core.read_node(node), "Ready").status == "Unknown", what="NotReady")
@@ -278,6 +321,24 @@ def test_the_cli_drives_the_same_faults(cluster, kubesim_server, core):
     cli("node-ready", node)
     assert cli("pause", "kubelet")["paused"] == ["kubelet"]
     assert cli("resume", "kubelet")["paused"] == []
+
+
+def test_the_cli_starts_a_crash_loop(cluster, kubesim_server, core, namespace):
+    core.create_namespaced_pod(namespace, pod("oom"))
+    wait_for(lambda: is_ready(read(core, namespace, "oom")), what="Ready")
+    args = ("--reason", "OOMKilled", "--exit-code", "137", "--loop")
+    assert _cli(kubesim_server, "crash-pod", f"{namespace}/oom", *args) == {
+        "crashed": f"{namespace}/oom"
+    }
+    status = wait_for(
+        lambda: (
+            (s := read(core, namespace, "oom").status.container_statuses[0]).state.waiting and s
+        ),
+        what="CrashLoopBackOff",
+    )
+    assert status.state.waiting.reason == "CrashLoopBackOff"
+    assert status.state.waiting.message.startswith("back-off 10s restarting failed container")
+    assert status.last_state.terminated.reason == "OOMKilled"
 
 
 def test_scaling_down_removes_the_not_ready_pod_first(cluster, apps, core, namespace):

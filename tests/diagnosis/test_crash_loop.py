@@ -1,0 +1,57 @@
+"""A container killed for memory each time it starts, diagnosed end to end (real watcher
+and worker on kubesim, whose kubelet crash-loops a pod on request; the rig's cannot): the
+namespace's LimitRange gave the operator's pods (which state no memory) a 64Mi limit, and
+the Memcached's page says so and what to do, not only to read the logs."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from kubernetes import client
+
+from controllers.kube import ApiKube
+from opsboard.diagnosis.observed import Finding
+from opsboard.mirror.models import KubeObject
+from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
+from tests.fixtures.celery import EngineProcesses
+from tests.fixtures.kubesim import KubesimHandle
+from tests.support.waiting import wait_for
+
+pytestmark = [pytest.mark.kubesim_only, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_pod_oom_killed_at_a_limit_range_default_is_told_to_raise_it_and_remake_the_pods(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, viewer_client: Client, kubesim_server: KubesimHandle,
+) -> None:  # fmt: skip
+    core = client.CoreV1Api(kube_api_client)
+    core.create_namespaced_limit_range(namespace, {
+        "metadata": {"name": "small"},
+        "spec": {"limits": [{"type": "Container", "default": {"memory": "64Mi"}}]},
+    })  # fmt: skip
+    start_memcached_operator(engine)
+    create_memcached(cluster_kube, namespace, "cache", size=1)
+    crs = KubeObject.objects.filter(kind="Memcached", namespace=namespace, name="cache")
+    wait_for(lambda: crs.filter(health="Available").exists(), what="the Memcached available")
+    [pod] = core.list_namespaced_pod(namespace).items
+    assert pod.spec.containers[0].resources.limits == {"memory": "64Mi"}
+
+    kubesim_server.cluster.crash_pod(
+        namespace, pod.metadata.name, reason="OOMKilled", exit_code=137, loop=True
+    )
+
+    def crash_loop() -> Finding | None:
+        findings = viewer_client.get(f"/k/memcached/{namespace}/cache/").context["diagnosis"]
+        return next((f for f in findings.findings if f.code == "CrashLoopBackOff"), None)
+
+    finding = wait_for(crash_loop, what="the CrashLoopBackOff finding")
+    assert finding.subject == f"Pod {pod.metadata.name}"
+    assert "container memcached of 1 pod keeps crashing" in finding.what
+    assert "(last exit: OOMKilled, code 137)" in finding.what
+    assert finding.todo.startswith(
+        f"It used more than its memory limit 64Mi, a LimitRange's default (kubectl -n "
+        f"{namespace} get limitrange): raise that default, then delete the crashing pods"
+    )
+    assert f"kubectl logs -n {namespace} {pod.metadata.name} -c memcached --previous" in (
+        finding.todo
+    )
