@@ -3,8 +3,9 @@
 Each pod has an in-memory runtime whose stage advances on timers:
 creating -> running, or creating -> pull_error (ErrImagePull) -> pull_backoff
 (ImagePullBackOff) -> creating again; crashed -> running (failed, for good, when the
-restartPolicy is Never); a crash loop: crash_backoff (CrashLoopBackOff) -> running ->
-crash_backoff again, each back-off twice the last; terminating -> gone.
+restartPolicy is Never); a crash loop: crashed (restarted at once) -> running ->
+crash_backoff (CrashLoopBackOff) -> running -> ..., each back-off twice the last;
+terminating -> gone.
 The pod status written to the store is derived from that runtime, so it reads
 like a real node's report.
 """
@@ -61,7 +62,7 @@ class Runtime:
     transitions: dict[str, tuple[str, str]] = field(default_factory=dict)
     # A crash loop's exit (reason, code): the containers exit so each time they start.
     crash_loop: tuple[str, int] | None = None
-    crash_backoff: float = 0.0  # the back-off in force, seconds
+    crash_backoff: float = 0.0  # seconds a loop's next exit waits (0 before its first exit)
 
 
 class Kubelet(Controller[Key]):
@@ -123,17 +124,17 @@ class Kubelet(Controller[Key]):
         }
         if final or pod["spec"].get("restartPolicy") == "Never":
             rt.stage = "failed"
-        elif rt.crash_loop:
+        elif rt.crash_loop and rt.crash_backoff:  # exited again within its back-off
             rt.restarts += 1
-            first = self.ctx.options.crash_backoff
-            rt.crash_backoff = min(rt.crash_backoff * 2, MAX_BACKOFF) if rt.crash_backoff else first
             rt.stage, rt.due = "crash_backoff", time.monotonic() + rt.crash_backoff
             for c in pod["spec"].get("containers") or []:
                 said = f"Back-off restarting failed container {c['name']} in pod {pod_words(pod)}"
                 self._event(pod, "warning", "BackOff", said, c)
-        else:
+        else:  # restarted at once; a loop's next exit waits the back-off this starts
             rt.restarts += 1
             rt.stage, rt.due = "crashed", time.monotonic() + self.ctx.start_delay()
+            if rt.crash_loop:
+                rt.crash_backoff = self.ctx.options.crash_backoff
         self.enqueue(key_of(pod))
 
     def fail_readiness(self, pod: Obj, output: str | None, container: str | None) -> list[str]:
@@ -280,6 +281,8 @@ class Kubelet(Controller[Key]):
         elif rt.stage == "running" and rt.crash_loop:  # started, and exits again
             self._exit(pod, rt, *rt.crash_loop, final=False)
         elif rt.stage in ("crashed", "crash_backoff"):
+            if rt.stage == "crash_backoff":  # as flowcontrol.Backoff.Next at the restart
+                rt.crash_backoff = min(rt.crash_backoff * 2, MAX_BACKOFF)
             rt.stage, rt.container_started = "running", names.rfc3339()
             if rt.crash_loop:
                 rt.due = time.monotonic() + self.ctx.start_delay()

@@ -131,7 +131,7 @@ def test_a_crash_loop_backs_off_twice_as_long_each_time_as_a_kubelet_does(cluste
             found = waiting and status.restart_count == restarts and back_off in waiting.message
             return (p, status) if found else None
 
-        p, status = wait_for(lambda: backing_off(1, "back-off 500ms "), what="CrashLoopBackOff")
+        p, status = wait_for(lambda: backing_off(2, "back-off 500ms "), what="CrashLoopBackOff")
         uid = p.metadata.uid
         assert status.state.waiting.reason == "CrashLoopBackOff"
         assert status.state.waiting.message == (
@@ -143,8 +143,9 @@ def test_a_crash_loop_backs_off_twice_as_long_each_time_as_a_kubelet_does(cluste
         )
         assert status.container_id == status.last_state.terminated.container_id
         assert (p.status.phase, is_ready(p), status.started) == ("Running", False, False)
-        # Started again after its back-off, it exits again: the next one is twice as long.
-        wait_for(lambda: backing_off(2, "back-off 1s "), what="the second back-off")
+        # Restarted at once after its first exit, as a kubelet does, and after each later
+        # one in a back-off twice as long as the last.
+        wait_for(lambda: backing_off(3, "back-off 1s "), what="the second back-off")
         [back_off] = [e for e in events_for(core, namespace, "oom") if e.reason == "BackOff"]
         assert back_off.type == "Warning" and back_off.count >= 2
         assert back_off.message == (
