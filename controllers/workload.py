@@ -40,6 +40,24 @@ def unschedulable_problem(stuck: list[tuple[Body, str]], *, noun: str = "pod") -
     )
 
 
+def crashing_problem(crashes: list[tuple[Body, Body]]) -> Problem | None:
+    """Degraded for containers in CrashLoopBackOff (`crashes`: pods.waiting's), with their
+    last exit where it says more than "Error": OOMKilled is a memory limit, not a bug."""
+    if not crashes:
+        return None
+    pod, status = crashes[0]
+    last = deep_get(status, "lastState.terminated") or {}
+    exit_text = (
+        f" (last exit: {last['reason']}, code {last.get('exitCode')})"
+        if last.get("reason") not in (None, "Error")
+        else ""
+    )
+    return "PodsCrashing", (
+        f"Container {status.get('name')} keeps crashing{exit_text}: "
+        f"{count(len(crashes), 'pod')} in CrashLoopBackOff, e.g. {pod['metadata']['name']}"
+    )
+
+
 def unready_problem(
     found: Unready, *, workload: Body | None = None, noun: str = "pod"
 ) -> Problem | None:
@@ -159,12 +177,7 @@ def workload_status(
             f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}",
         )
     elif crashes := waiting(live, CRASHING):
-        pod, status = crashes[0]
-        degraded = (
-            "PodsCrashing",
-            f"Container {status.get('name')} keeps crashing: {count(len(crashes), 'pod')} "
-            f"in CrashLoopBackOff, e.g. {pod['metadata']['name']}",
-        )
+        degraded = crashing_problem(crashes)
     else:
         # Pending past the grace: for good until someone frees a node, not "Progressing".
         degraded = (

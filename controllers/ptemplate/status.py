@@ -24,6 +24,7 @@ from controllers.scheduling import Unscheduled, unscheduled
 from controllers.unready import Unready, unready
 from controllers.wording import count, plural
 from controllers.workload import (
+    crashing_problem,
     refused_problem,
     starting_note,
     unready_problem,
@@ -67,11 +68,7 @@ def _degraded(
             f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}"
         )
     if crashes := waiting(live, CRASHING):
-        pod, status = crashes[0]
-        return "PodsCrashing", (
-            f"Container {status.get('name')} keeps crashing: {count(len(crashes), 'pod')} in "
-            f"CrashLoopBackOff, e.g. {pod['metadata']['name']}"
-        )
+        return crashing_problem(crashes)
     # Running, not ready, not starting: on a lost node, or a readiness probe that fails.
     return unready_problem(settled, workload=None, noun="consumer pod")
 

@@ -172,6 +172,24 @@ def test_a_consumer_pod_still_starting_beside_a_failing_one_is_counted() -> None
     assert _conditions(status)["Degraded"] == ("True", "ReadinessFailing")
 
 
+def test_a_crash_loops_last_exit_is_said_where_it_says_more_than_error() -> None:
+    """OOMKilled is a memory limit, not a bug in the app: `kubectl get` shows which."""
+    oom = pod("m-a", image=IMAGE, ready=False, waiting="CrashLoopBackOff")
+    oom["status"]["containerStatuses"][0]["lastState"] = {
+        "terminated": {"reason": "OOMKilled", "exitCode": 137}
+    }
+    status = memcached_status(memcached(size=1, image=IMAGE), pods=[oom], now=AT)
+    assert _message(status, "Degraded") == (
+        "Container main keeps crashing (last exit: OOMKilled, code 137): 1 pod in "
+        "CrashLoopBackOff, e.g. m-a"
+    )
+    oom["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"] = "Error"
+    status = memcached_status(memcached(size=1, image=IMAGE), pods=[oom], now=AT)
+    assert _message(status, "Degraded") == (
+        "Container main keeps crashing: 1 pod in CrashLoopBackOff, e.g. m-a"
+    )
+
+
 def test_pods_that_cannot_start_come_before_those_that_run_unready() -> None:
     crashing = pod("m-c", image=IMAGE, ready=False, waiting="CrashLoopBackOff")
     pods = [_lost("m-a"), _unready("m-b", for_s=600), crashing]

@@ -9,7 +9,9 @@ import pytest
 from django.test import Client
 from kubernetes import client
 
+from controllers.conditions import condition_of
 from controllers.kube import ApiKube
+from controllers.memcached.desired import MEMCACHED
 from opsboard.diagnosis.observed import Finding
 from opsboard.mirror.models import KubeObject
 from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
@@ -55,3 +57,8 @@ def test_a_pod_oom_killed_at_a_limit_range_default_is_told_to_raise_it_and_remak
     assert f"kubectl logs -n {namespace} {pod.metadata.name} -c memcached --previous" in (
         finding.todo
     )
+    # And `kubectl get memcached` says it too: a memory limit, not a bug in memcached.
+    wait_for(lambda: crs.filter(health="Degraded").exists(), what="the Memcached Degraded")
+    degraded = condition_of(cluster_kube.get(MEMCACHED, namespace, "cache"), "Degraded")
+    assert degraded and degraded["reason"] == "PodsCrashing"
+    assert "keeps crashing (last exit: OOMKilled, code 137)" in degraded["message"]
