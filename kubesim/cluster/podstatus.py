@@ -27,7 +27,8 @@ def pod_words(pod: Obj) -> str:
 
 
 def go_duration(seconds: float) -> str:
-    """Seconds as Go's time.Duration prints them: 500ms, 10s, 1m20s, 5m0s."""
+    """Seconds as Go's time.Duration prints them: 500ms, 10s, 1m20s, 5m0s (whole seconds
+    above one, as a kubelet's back-offs are)."""
     if seconds < 1:
         return f"{round(seconds * 1000)}ms"
     minutes, rest = divmod(round(seconds), 60)

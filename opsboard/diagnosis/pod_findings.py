@@ -31,8 +31,8 @@ from opsboard.diagnosis.observed import (
 # 1 Insufficient example.com/accel, 2 node(s) didn't match Pod's node affinity/selector."
 _NODES = re.compile(r"0/(\d+) nodes are available")
 _INSUFFICIENT = re.compile(r"(?:(\d+) )?Insufficient ([\w./-]+?)\.?(?:[,\s]|$)")
-LIMIT_RANGER = "kubernetes.io/limit-ranger"  # the annotation naming what a LimitRange set
 _NODE_MISMATCH = re.compile(r"(?:(\d+) )?node\(s\) didn't match Pod's node affinity/selector")
+LIMIT_RANGER = "kubernetes.io/limit-ranger"  # the annotation naming what a LimitRange set
 
 
 def _controller_uid(obj: Body) -> str:
