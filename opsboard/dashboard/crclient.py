@@ -15,6 +15,7 @@ from controllers.kube import (
     MERGE_PATCH,
     ApiKube,
     Conflict,
+    Forbidden,
     NotFound,
     NotGranted,
     load_api_client,
@@ -67,6 +68,12 @@ def _request(
         raise ClusterError("The object no longer exists in the cluster.", gone=True) from None
     except NotGranted as exc:  # RBAC's: the panel says what a cluster admin can grant
         raise ClusterError(f"The cluster refused the change: {exc}", forbidden=str(exc)) from None
+    except Forbidden as exc:  # admission's: no grant changes it, so none is suggested
+        raise ClusterError(
+            "The cluster refused the change, and nothing was changed: an admission check (a "
+            "webhook, a policy or a quota of the namespace) turned it down, not a want of "
+            f"rights. Change what it objects to, or ask whoever runs it. It said: {exc}"
+        ) from None
     except PermanentError as exc:
         raise ClusterError(f"The cluster refused the change: {exc}") from None
     except TemporaryError as exc:

@@ -70,7 +70,9 @@ def test_a_patch_an_admission_webhook_denies_is_told_in_its_words_with_no_grant_
     response = person.post(url + "patch/apply/", hidden, HTTP_HX_REQUEST="true")
     panel = unescape(response.content.decode())
     assert denial.hits == 1
-    assert "The cluster refused the change: PATCH " in panel and f"403 {said}" in panel
+    assert "The cluster refused the change, and nothing was changed: an admission check" in panel
+    assert "not a want of rights" in panel and "It said: PATCH " in panel
+    assert f"403 {said}" in panel
     assert GRANT not in panel and "may not patch" not in panel
     assert cluster_kube.get(MEMCACHED, namespace, "cache-a")["spec"]["size"] == 3
     entry = AuditEntry.objects.get()
