@@ -321,6 +321,23 @@ def test_detail_rows_describe_each_pod_in_status_nodes_and_each_tree_node(
     ) in html
 
 
+def test_a_pods_restarts_name_its_last_exit_where_it_says_more_than_error(
+    viewer_client: Client,
+) -> None:
+    memcached_with_pods("cache-c", size=2)
+    oom, crashed = KubeObject.objects.filter(kind="Pod", name__startswith="cache-c-")
+    for pod, reason in ((oom, "OOMKilled"), (crashed, "Error")):
+        pod.status["containerStatuses"] = [{
+            "name": "memcached", "restartCount": 4,
+            "lastState": {"terminated": {"reason": reason, "exitCode": 1}},
+        }]  # fmt: skip
+        pod.body["status"] = pod.status  # as the watcher writes both
+        pod.save()
+    html = viewer_client.get("/k/memcached/default/cache-c/").content.decode()
+    assert f'<td class="mono">{oom.name}</td>' in html and "<td>4 (OOMKilled)</td>" in html
+    assert "<td>4</td>" in html and "(Error)" not in html
+
+
 def test_the_tree_counts_a_daemonsets_ready_pods_and_none_selected_is_not_ok(
     viewer_client: Client,
 ) -> None:

@@ -218,7 +218,6 @@ def _pod_row(pod: KubeObject | None, name: str) -> SafeString:
         return html_row(_POD_MISSING, name)
     status = pod.status or {}
     ready = pod_is_ready({"status": status})
-    restarts = sum(c.get("restartCount", 0) for c in status.get("containerStatuses") or [])
     return html_row(
         _POD_ROW,
         name,
@@ -226,9 +225,18 @@ def _pod_row(pod: KubeObject | None, name: str) -> SafeString:
         "c-true" if ready else "c-false",
         "ready" if ready else "not ready",
         (pod.spec or {}).get("nodeName") or "—",
-        restarts,
+        _restarts(status.get("containerStatuses") or []),
         short_age(pod.created_at),
     )
+
+
+def _restarts(containers: list[dict[str, Any]]) -> str:
+    """The pod's restarts, with its containers' last exits where they say more than "Error"
+    or "Completed": "4 (OOMKilled)" is a memory limit, not a bug."""
+    restarts = sum(c.get("restartCount", 0) for c in containers)
+    said = {((c.get("lastState") or {}).get("terminated") or {}).get("reason") for c in containers}
+    reasons = sorted(r for r in said if r and r not in ("Error", "Completed"))
+    return f"{restarts} ({', '.join(reasons)})" if restarts and reasons else str(restarts)
 
 
 @register.simple_tag
