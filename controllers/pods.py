@@ -37,6 +37,16 @@ def spec_image(pod: Body, status: Body) -> str:
     return str(status.get("image", ""))
 
 
+def last_exit(status: Body) -> Body:
+    """A container status's last termination (its reason and exitCode), {} if none."""
+    return deep_get(status, "lastState.terminated") or {}
+
+
+def exit_words(last: Body) -> str:
+    """A last exit as the status and the diagnosis say it: "last exit: OOMKilled, code 137"."""
+    return f"last exit: {last.get('reason', 'Error')}, code {last.get('exitCode')}"
+
+
 def waiting(pods: list[Body], reasons: tuple[str, ...]) -> list[tuple[Body, Body]]:
     """(pod, containerStatus) pairs whose container waits for one of `reasons`."""
     return [

@@ -12,6 +12,8 @@ from controllers.ownership import selector_string
 from controllers.pods import (
     CRASHING,
     PULL_FAILURES,
+    exit_words,
+    last_exit,
     pod_images,
     pod_is_ready,
     spec_image,
@@ -40,18 +42,12 @@ def unschedulable_problem(stuck: list[tuple[Body, str]], *, noun: str = "pod") -
     )
 
 
-def crashing_problem(crashes: list[tuple[Body, Body]]) -> Problem | None:
-    """Degraded for containers in CrashLoopBackOff (`crashes`: pods.waiting's), with their
-    last exit where it says more than "Error": OOMKilled is a memory limit, not a bug."""
-    if not crashes:
-        return None
+def crashing_problem(crashes: list[tuple[Body, Body]]) -> Problem:
+    """Degraded for containers in CrashLoopBackOff (`crashes`: pods.waiting's, not empty),
+    with their last exit where it says more than "Error": OOMKilled is a memory limit."""
     pod, status = crashes[0]
-    last = deep_get(status, "lastState.terminated") or {}
-    exit_text = (
-        f" (last exit: {last['reason']}, code {last.get('exitCode')})"
-        if last.get("reason") not in (None, "Error")
-        else ""
-    )
+    last = last_exit(status)
+    exit_text = f" ({exit_words(last)})" if last.get("reason") not in (None, "Error") else ""
     return "PodsCrashing", (
         f"Container {status.get('name')} keeps crashing{exit_text}: "
         f"{count(len(crashes), 'pod')} in CrashLoopBackOff, e.g. {pod['metadata']['name']}"

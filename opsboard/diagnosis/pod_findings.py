@@ -9,7 +9,7 @@ import re
 from controllers.base import Body
 from controllers.conditions import find_condition
 from controllers.fields import controlling_ref, deep_get
-from controllers.pods import CRASHING, PULL_FAILURES, pod_claims
+from controllers.pods import CRASHING, PULL_FAILURES, exit_words, last_exit, pod_claims
 from controllers.refusals import current_refusal, event_message, event_time, refusal_advice
 from controllers.unready import failing_words, probe_text, unready
 from controllers.wording import count
@@ -99,10 +99,8 @@ def _crash_findings(pods: list[Body]) -> list[Finding]:
     if not crashes:
         return []
     pod, status = crashes[0]
-    last = deep_get(status, "lastState.terminated") or {}
-    exit_text = (
-        f" (last exit: {last.get('reason', 'Error')}, code {last.get('exitCode')})" if last else ""
-    )
+    last = last_exit(status)
+    exit_text = f" ({exit_words(last)})" if last else ""
     container = str(status.get("name"))
     namespace = deep_get(pod, "metadata.namespace", "")
     logs = f"kubectl logs -n {namespace} {name_of(pod)} -c {container} --previous"

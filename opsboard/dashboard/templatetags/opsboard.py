@@ -21,7 +21,7 @@ from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
-from controllers.pods import pod_is_ready
+from controllers.pods import last_exit, pod_is_ready
 from opsboard.accounts.access import access_of, refusal
 from opsboard.accounts.roles import Role
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
@@ -234,7 +234,7 @@ def _restarts(containers: list[dict[str, Any]]) -> str:
     """The pod's restarts, with its containers' last exits where they say more than "Error"
     or "Completed": "4 (OOMKilled)" is a memory limit, not a bug."""
     restarts = sum(c.get("restartCount", 0) for c in containers)
-    said = {((c.get("lastState") or {}).get("terminated") or {}).get("reason") for c in containers}
+    said = {last_exit(c).get("reason") for c in containers}
     reasons = sorted(r for r in said if r and r not in ("Error", "Completed"))
     return f"{restarts} ({', '.join(reasons)})" if restarts and reasons else str(restarts)
 
