@@ -16,6 +16,18 @@ def start_memcached_operator(engine: EngineProcesses) -> None:
     engine.start_watcher()
 
 
+def start_operator_in(
+    engine: EngineProcesses, namespace: str, controllers: str = "controllers.memcached"
+) -> None:
+    """The operators of `controllers`, watching and leading in `namespace` only (a shared
+    cluster holds other people's CRs), with whatever else `engine.extra_env` has."""
+    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
+    engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
+    engine.controllers = controllers
+    engine.start_worker()
+    engine.start_watcher()
+
+
 def create_memcached(kube: ApiKube, namespace: str, name: str, *, size: int) -> None:
     kube.create(MEMCACHED, {
         "apiVersion": MEMCACHED_API, "kind": "Memcached",

@@ -20,7 +20,7 @@ from controllers.conditions import condition_of
 from controllers.kube import MERGE_PATCH, ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.engine.models import ReconcileRun
-from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
+from tests.diagnosis.memcached_run import create_memcached, start_operator_in
 from tests.fixtures.celery import EngineProcesses
 from tests.fixtures.kubesim import KubesimHandle
 from tests.kubesim.identities import kubeconfig_with_token, rules_without
@@ -82,11 +82,8 @@ def test_a_missing_verb_is_diagnosed_naming_verb_resource_and_cluster_role(
     role_name, kubeconfig = operator_identity
     settings.OPSBOARD_OPERATOR_CLUSTER_ROLE = role_name
     engine.kubeconfig = str(kubeconfig)
-    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
-    # Only this test's namespace: a shared cluster holds other people's Memcacheds.
-    engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
     engine.extra_env["OPSBOARD_DENIED_RETRY"] = "0.5"  # a grant is looked for this often
-    start_memcached_operator(engine)
+    start_operator_in(engine, namespace)  # it may lease only there
     create_memcached(cluster_kube, namespace, "denied", size=1)
     run = wait_for(
         lambda: ReconcileRun.objects.filter(namespace=namespace, name="denied", error__contains="403").first(),
@@ -136,9 +133,8 @@ def test_a_write_an_admission_webhook_denies_is_not_told_as_a_missing_grant(
     webhook = kubesim_server.add_error(
         403, verb="create", resource="deployments", namespace=namespace, message=said
     )
-    engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
     engine.extra_env["OPSBOARD_DENIED_RETRY"] = "0.5"
-    start_memcached_operator(engine)
+    start_operator_in(engine, namespace)
     create_memcached(cluster_kube, namespace, "labelled", size=1)
     wait_for(
         lambda: ReconcileRun.objects.filter(namespace=namespace, name="labelled", error__contains=said).exists(),

@@ -24,7 +24,7 @@ from controllers.kube import ApiKube
 from controllers.webserver.desired import WEBSERVER
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
-from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
+from tests.diagnosis.memcached_run import create_memcached, start_operator_in
 from tests.fixtures.celery import EngineProcesses
 from tests.kubesim.cluster.helpers import create_quota
 from tests.support.waiting import wait_for
@@ -46,10 +46,7 @@ def test_a_memcached_past_the_pods_quota_is_diagnosed_naming_the_quota(
     engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
     namespace: str, viewer_client: Client, settings: Any,
 ) -> None:  # fmt: skip
-    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
-    # Only this test's namespace: a shared cluster holds other people's Memcacheds.
-    engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
-    start_memcached_operator(engine)
+    start_operator_in(engine, namespace)
     create_quota(client.CoreV1Api(kube_api_client), namespace, {"pods": "1"})
     create_memcached(cluster_kube, namespace, "capped", size=3)
     wait_for(lambda: _mirrored_failure(namespace), what="ReplicaFailure in the mirror")
@@ -75,9 +72,7 @@ def test_a_memcached_whose_pods_state_no_requests_the_quota_wants_is_told_of_a_l
 ) -> None:  # fmt: skip
     """A shared cluster's usual quota, on cpu: the operator's pods state no requests, so the
     API server refuses each one; raising the quota would not help."""
-    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
-    engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
-    start_memcached_operator(engine)
+    start_operator_in(engine, namespace)
     core = client.CoreV1Api(kube_api_client)
     create_quota(core, namespace, {"requests.cpu": "2"})
     create_memcached(cluster_kube, namespace, "unstated", size=1)
@@ -117,11 +112,7 @@ def test_a_bookstore_whose_database_outgrows_the_pods_quota_is_diagnosed_from_it
     engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
     namespace: str, viewer_client: Client,
 ) -> None:  # fmt: skip
-    engine.controllers = "controllers.bookstore"
-    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
-    engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
-    engine.start_worker()
-    engine.start_watcher()
+    start_operator_in(engine, namespace, "controllers.bookstore")
     create_quota(client.CoreV1Api(kube_api_client), namespace, {"pods": "2"})
     cluster_kube.create(BOOKSTORE, {
         "apiVersion": BOOKSTORE.api_version, "kind": "BookStore",
@@ -158,12 +149,8 @@ def test_a_webserver_whose_nodeport_the_quota_refuses_is_served_once_it_is_raise
     engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
     namespace: str, viewer_client: Client,
 ) -> None:  # fmt: skip
-    engine.controllers = "controllers.webserver"
-    engine.extra_env["OPSBOARD_LEASE_NAMESPACE"] = namespace
-    engine.extra_env["OPSBOARD_WATCH_NAMESPACES"] = namespace
     engine.extra_env["OPSBOARD_DENIED_RETRY"] = "0.5"  # a raised quota is looked for this often
-    engine.start_worker()
-    engine.start_watcher()
+    start_operator_in(engine, namespace, "controllers.webserver")
     core = client.CoreV1Api(kube_api_client)
     create_quota(core, namespace, {"services.nodeports": "0"})
     cluster_kube.create(WEBSERVER, {
