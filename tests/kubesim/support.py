@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +14,18 @@ import yaml
 from kubernetes import client
 
 from tests.support.waiting import wait_for as wait_for  # the suite's one wait_for
+
+
+def kubesim_cli(server: str, command: str, *args: str) -> Any:
+    """`python -m kubesim COMMAND --server SERVER ARGS...` (fault, cluster): its JSON answer."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kubesim", command, "--server", server, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)
 
 
 @contextmanager

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 from typing import Any
 
 import pytest
 from kubernetes import client, watch
 
-from tests.kubesim.support import raw
+from tests.kubesim.support import kubesim_cli, raw
 
 pytestmark = pytest.mark.kubesim_only
 
@@ -130,14 +128,7 @@ def test_faults_over_http(kube_api_client: Api, namespace: str) -> None:
 
 def test_fault_cli(kubesim_server: Any, kube_api_client: Api, namespace: str) -> None:
     def cli(*args: str) -> Any:
-        proc = subprocess.run(
-            [sys.executable, "-m", "kubesim", "fault", "--server", kubesim_server.url, *args],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        )
-        return json.loads(proc.stdout)
+        return kubesim_cli(kubesim_server.url, "fault", *args)
 
     made = cli(
         "error", "--code", "500", "--verb", "get", "--resource", "configmaps", "--count", "1"

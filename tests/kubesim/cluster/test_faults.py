@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +20,7 @@ from tests.kubesim.cluster.helpers import (
     pods_of,
     wait_for,
 )
+from tests.kubesim.support import kubesim_cli
 
 pytestmark = pytest.mark.kubesim_only
 
@@ -298,22 +296,11 @@ def test_an_unknown_group_is_a_bad_request(cluster, kube_api_client):
     assert err.value.status == 400
 
 
-def _cli(kubesim_server, *args: str) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-m", "kubesim", "cluster", "--server", kubesim_server.url, *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return json.loads(out.stdout)
-
-
 def test_the_cli_drives_the_same_faults(cluster, kubesim_server, core):
     node = core.list_node().items[0].metadata.name
 
     def cli(*args: str) -> dict:
-        return _cli(kubesim_server, *args)
+        return kubesim_cli(kubesim_server.url, "cluster", *args)
 
     assert cli("node-notready", node) == {"name": node, "ready": False}
     wait_for(lambda: condition(core.read_node(node), "Ready").status == "Unknown", what="NotReady")
@@ -328,7 +315,7 @@ def test_the_cli_starts_a_crash_loop(cluster, kubesim_server, core, namespace):
     core.create_namespaced_pod(namespace, pod("oom"))
     wait_for(lambda: is_ready(read(core, namespace, "oom")), what="Ready")
     args = ("--reason", "OOMKilled", "--exit-code", "137", "--loop")
-    assert _cli(kubesim_server, "crash-pod", f"{namespace}/oom", *args) == {
+    assert kubesim_cli(kubesim_server.url, "cluster", "crash-pod", f"{namespace}/oom", *args) == {
         "crashed": f"{namespace}/oom"
     }
     status = wait_for(
