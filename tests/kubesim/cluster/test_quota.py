@@ -158,6 +158,13 @@ def test_a_daemonset_past_the_quota_tells_its_refused_pods_in_warnings(
     assert status.current_number_scheduled == 1 < status.desired_number_scheduled
 
 
+def _wait_used(core: client.CoreV1Api, namespace: str, used: dict[str, str], what: str) -> None:
+    """Until quota q's status says `used`: its controller counts just after admission."""
+    wait_for(
+        lambda: core.read_namespaced_resource_quota("q", namespace).status.used == used, what=what
+    )
+
+
 def _refusal(call: Any) -> str:
     try:
         call()
@@ -194,11 +201,12 @@ def test_node_ports_are_counted_at_a_services_creation_and_at_its_change_of_type
     assert "requested: services.nodeports=1" in refused
     assert core.read_namespaced_service("inside", namespace).spec.type == "ClusterIP"
 
-    def counted() -> Any:
-        used = core.read_namespaced_resource_quota("q", namespace).status.used
-        return used == {"services": "1", "services.nodeports": "0"}
-
-    wait_for(counted, what="one Service, no node port, in the quota's status")
+    _wait_used(
+        core,
+        namespace,
+        {"services": "1", "services.nodeports": "0"},
+        what="one Service, no node port, in the quota's status",
+    )
 
 
 def test_any_resource_is_counted_as_count_resource_group(
@@ -224,11 +232,12 @@ def test_any_resource_is_counted_as_count_resource_group(
         "used: configmaps=1, limited: configmaps=1"
     )
 
-    def counted() -> Any:
-        used = core.read_namespaced_resource_quota("q", namespace).status.used
-        return used == {"count/deployments.apps": "1", "configmaps": "1"}
-
-    wait_for(counted, what="the Deployment and the ConfigMap in the quota's status")
+    _wait_used(
+        core,
+        namespace,
+        {"count/deployments.apps": "1", "configmaps": "1"},
+        what="the Deployment and the ConfigMap in the quota's status",
+    )
 
 
 def _sized(name: str, cpu: str, memory: str) -> dict[str, Any]:
@@ -257,11 +266,12 @@ def test_a_compute_quota_wants_every_container_to_state_it_and_sums_what_they_st
         "used: requests.cpu=1, limited: requests.cpu=1"
     )
 
-    def counted() -> Any:
-        used = core.read_namespaced_resource_quota("q", namespace).status.used
-        return used == {"requests.cpu": "1", "limits.memory": "512Mi"}
-
-    wait_for(counted, what="two pods' requests and limits in the quota's status")
+    _wait_used(
+        core,
+        namespace,
+        {"requests.cpu": "1", "limits.memory": "512Mi"},
+        what="two pods' requests and limits in the quota's status",
+    )
 
 
 def test_a_limitranges_defaults_let_pods_that_state_nothing_past_a_compute_quota(
@@ -285,8 +295,9 @@ def test_a_limitranges_defaults_let_pods_that_state_nothing_past_a_compute_quota
     )
     assert created.status.qos_class == "Burstable"
 
-    def counted() -> Any:
-        used = core.read_namespaced_resource_quota("q", namespace).status.used
-        return used == {"requests.cpu": "250m", "limits.memory": "128Mi"}
-
-    wait_for(counted, what="the defaults counted in the quota's status")
+    _wait_used(
+        core,
+        namespace,
+        {"requests.cpu": "250m", "limits.memory": "128Mi"},
+        what="the defaults counted in the quota's status",
+    )
