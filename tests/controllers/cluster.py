@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controllers.base import EVENT, Body, Kind
+from controllers.base import EVENT, Body, Context, Key, Kind, Kube
 from controllers.conditions import condition_of
 from controllers.kube import ApiKube
 from controllers.ownership import selector_string
@@ -106,6 +106,15 @@ class RecordingReporter:
 
     def event(self, type_: str, reason: str, message: str) -> None:
         self.events.append((type_, reason, message))
+
+
+def by_hand(
+    controller: str, namespace: str, name: str, kube: ApiKube, *, writes: Kube | None = None
+) -> Context:
+    """What the engine hands a reconcile, for calling it by hand: reads straight from
+    `kube`, writes through `writes` (a CountingKube, say) or `kube`, a RecordingReporter."""
+    key = Key(controller, namespace, name)
+    return Context(key, ReadThroughCache(kube), writes or kube, RecordingReporter())
 
 
 @dataclass

@@ -20,7 +20,6 @@ from controllers.base import (
     PVC,
     SERVICE,
     STATEFULSET,
-    Context,
     Key,
     PermanentError,
 )
@@ -31,8 +30,7 @@ from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from tests.controllers.cluster import (
     CountingKube,
-    ReadThroughCache,
-    RecordingReporter,
+    by_hand,
     kubectl,
     list_objects,
 )
@@ -278,12 +276,7 @@ def test_a_reconcile_of_a_settled_bookstore_writes_nothing(kube: ApiKube, namesp
     _create(kube, namespace, "shop", bookApp={"replicas": 2})
     _wait_settled(kube, namespace, "shop", 2, 1)
     counting = CountingKube(kube)
-    ctx = Context(
-        key=Key(CONTROLLER.name, namespace, "shop"),
-        cache=ReadThroughCache(kube),
-        kube=counting,
-        report=RecordingReporter(),
-    )
+    ctx = by_hand(CONTROLLER.name, namespace, "shop", kube, writes=counting)
     result = CONTROLLER.reconcile(ctx)
     assert counting.writes == []
     assert result.requeue_after is None
@@ -326,12 +319,7 @@ def _expansion_refused(kube: ApiKube, namespace: str, class_name: str) -> None:
     # Told once, not retried in a loop: a run by hand fails the same permanent way.
     with pytest.raises(PermanentError):
         CONTROLLER.reconcile(
-            Context(
-                key=Key(CONTROLLER.name, namespace, "shop"),
-                cache=ReadThroughCache(kube),
-                kube=CountingKube(kube),
-                report=RecordingReporter(),
-            )
+            by_hand(CONTROLLER.name, namespace, "shop", kube, writes=CountingKube(kube))
         )
 
 

@@ -261,16 +261,14 @@ def test_children_are_healed_and_an_image_change_rolls_out(
 def test_a_second_reconcile_writes_nothing(
     ptemplate_engine: Any, kube: ApiKube, namespace: str, device: str
 ) -> None:
-    from controllers.base import Context, Key
     from controllers.ptemplate.reconcile import reconcile
-    from tests.controllers.cluster import CountingKube, ReadThroughCache, RecordingReporter
+    from tests.controllers.cluster import CountingKube, by_hand
 
     advertise(kube, device, 1)
     _secret(kube, namespace)
     _create(kube, namespace, "pt", deviceResource=device)
     _wait_available(kube, namespace, "pt")
     counting = CountingKube(kube)
-    ctx = Context(Key("ptemplate", namespace, "pt"), ReadThroughCache(kube), counting,
-                  RecordingReporter())  # fmt: skip
+    ctx = by_hand("ptemplate", namespace, "pt", kube, writes=counting)
     reconcile(ctx)
     assert counting.writes == []

@@ -11,12 +11,12 @@ import pytest
 import yaml
 from kubernetes import client
 
-from controllers.base import POD, PVC, Context, Key
+from controllers.base import POD, PVC
 from controllers.bookstore import CONTROLLER
 from controllers.bookstore.desired import BOOKSTORE
 from controllers.fields import deep_get
 from controllers.kube import ApiKube, Forbidden, NotGranted
-from tests.controllers.cluster import ReadThroughCache, RecordingReporter
+from tests.controllers.cluster import by_hand
 from tests.controllers.manifests import K8S, db_claim
 from tests.kubesim.cluster.helpers import create_quota
 from tests.kubesim.identities import (
@@ -54,12 +54,7 @@ def test_a_claim_the_operator_may_not_patch_is_a_missing_grant_not_a_failed_expa
         })  # fmt: skip
         with client_with_token(kube_api_client, token) as api:
             operator = ApiKube(api)
-            ctx = Context(
-                key=Key(CONTROLLER.name, namespace, "shop"),
-                cache=ReadThroughCache(operator),
-                kube=operator,
-                report=RecordingReporter(),
-            )
+            ctx = by_hand(CONTROLLER.name, namespace, "shop", operator)
             with pytest.raises(NotGranted) as refused:
                 CONTROLLER.reconcile(ctx)
     assert 'cannot patch resource "persistentvolumeclaims"' in str(refused.value)
