@@ -20,20 +20,25 @@ def owned_diff(
     annotations, an allocated nodePort, a sidecar) are kept. A list of objects that differs
     is sent whole, as the observed list with the desired items laid over it by their key.
     The maps at the dotted paths in `exact` (a Service's selector) must match key for key:
-    an extra key there would change their meaning, so the patch removes it (null).
+    an extra key there would change their meaning, so the patch removes it (null, or left
+    out of a list sent whole). "[]" in a path stands for every item of a list
+    ("spec.template.spec.containers[].resources").
     """
     observed = observed or {}
     patch: Body = {}
     for key, want in desired.items():
         have, path = observed.get(key), f"{_at}{key}"
+        if want == {} and have is None:
+            continue  # the server leaves an empty map out of what it returns
         if isinstance(want, dict) and isinstance(have, dict):
             sub = owned_diff(want, have, exact=exact, _at=f"{path}.")
             extra = {k: None for k in have if k not in want} if path in exact else {}
             if sub is not None or extra:
                 patch[key] = {**extra, **(sub or {})}
         elif isinstance(want, list) and isinstance(have, list):
-            if not _list_covers(want, have):
-                patch[key] = _overlay_list(want, have)
+            items = f"{path}[]."
+            if not _list_covers(want, have, exact, items):
+                patch[key] = _overlay_list(want, have, exact, items)
         elif want != have:
             patch[key] = want
     return patch or None
@@ -45,26 +50,28 @@ def _list_key(items: list[Any]) -> str | None:
     return next((k for k in _LIST_KEYS if all(k in item for item in items)), None)
 
 
-def _list_covers(want: list[Any], have: list[Any]) -> bool:
+def _list_covers(want: list[Any], have: list[Any], exact: frozenset[str], at: str) -> bool:
+    """Whether every desired item is in `have` as it should be (`at`: the items' path)."""
+
+    def agree(w: Any, h: Any) -> bool:
+        if isinstance(w, dict) and isinstance(h, dict):
+            return owned_diff(w, h, exact=exact, _at=at) is None
+        return bool(w == h)
+
     key = _list_key(want)
     if key is None:
-        if len(want) != len(have):
-            return False
-        return all(
-            owned_diff(w, h) is None if isinstance(w, dict) and isinstance(h, dict) else w == h
-            for w, h in zip(want, have, strict=True)
-        )
+        return len(want) == len(have) and all(agree(w, h) for w, h in zip(want, have, strict=True))
     by_key = {item.get(key): item for item in have if isinstance(item, dict)}
-    return all(item[key] in by_key and owned_diff(item, by_key[item[key]]) is None for item in want)
+    return all(item[key] in by_key and agree(item, by_key[item[key]]) for item in want)
 
 
-def _overlay_list(want: list[Any], have: list[Any]) -> list[Any]:
+def _overlay_list(want: list[Any], have: list[Any], exact: frozenset[str], at: str) -> list[Any]:
     key = _list_key(want)
     if key is None:
         return want
     wanted = {item[key]: item for item in want}
     merged = [
-        _overlay(item, wanted[item[key]])
+        _overlay(item, wanted[item[key]], exact, at)
         if isinstance(item, dict) and item.get(key) in wanted
         else item
         for item in have
@@ -73,14 +80,16 @@ def _overlay_list(want: list[Any], have: list[Any]) -> list[Any]:
     return merged + [item for item in want if item[key] not in present]
 
 
-def _overlay(have: Body, want: Body) -> Body:
-    merged = dict(have)
+def _overlay(have: Body, want: Body, exact: frozenset[str], at: str) -> Body:
+    """`want` laid over `have`, whose path is `at` ("a.b."): at an exact path, have's keys
+    that want lacks are left out."""
+    merged = {k: v for k, v in have.items() if k in want or at[:-1] not in exact}
     for key, value in want.items():
-        old = have.get(key)
+        old, path = have.get(key), f"{at}{key}"
         if isinstance(value, dict) and isinstance(old, dict):
-            merged[key] = _overlay(old, value)
+            merged[key] = _overlay(old, value, exact, f"{path}.")
         elif isinstance(value, list) and isinstance(old, list):
-            merged[key] = _overlay_list(value, old)
+            merged[key] = _overlay_list(value, old, exact, f"{path}[].")
         else:
             merged[key] = value
     return merged

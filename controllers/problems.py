@@ -12,8 +12,14 @@ CHILD_CONFLICT = "ChildConflict"
 PODS_REFUSED = "PodsRefused"  # the API server refuses a workload's pods (a quota)
 
 
-def spec_problem(*, image: str, size: int, size_field: str) -> Problem | None:
-    """What is wrong with a spec that the API should have rejected (a CRD without validation)."""
+def spec_problem(
+    *, image: str, size: int, size_field: str, resources: str | None = None
+) -> Problem | None:
+    """What is wrong with a spec that the API should have rejected (a CRD without validation).
+
+    `resources`: what `controllers.resources.resources_problem` found, which no CRD can
+    check (a request above its limit) and the API server would refuse in the child.
+    """
     if not is_valid_image(image):
         why = name_too_long(image) or "not a valid image reference"
         return INVALID_SPEC, f"spec.image: Invalid value: {image!r}: {why}"
@@ -22,7 +28,7 @@ def spec_problem(*, image: str, size: int, size_field: str) -> Problem | None:
             INVALID_SPEC,
             f"{size_field}: Invalid value: {size}: must be greater than or equal to 0",
         )
-    return None
+    return (INVALID_SPEC, resources) if resources else None
 
 
 def ownership_problem(cr: Body, child: Body | None, *, kind: str) -> Problem | None:

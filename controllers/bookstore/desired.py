@@ -10,6 +10,7 @@ from __future__ import annotations
 from controllers.base import DEPLOYMENT, SERVICE, STATEFULSET, Body, Kind, Manifest
 from controllers.fields import deep_get
 from controllers.ownership import child_metadata, owned_labels
+from controllers.resources import container_resources, exact_resources
 
 BOOKSTORE = Kind("blog.velotio.com", "v1alpha1", "BookStore", "bookstores")
 
@@ -28,6 +29,10 @@ CLAIM_TEMPLATE = "data"  # claims are data-<name>-db-<ordinal>
 DB_MOUNT_PATH = "/data/db"
 # A key added to a Service's selector would select other pods (or none): it is ours whole.
 SERVICE_EXACT = frozenset({"spec.selector"})
+APP_RESOURCES_PATH = "spec.bookApp.resources"
+DB_RESOURCES_PATH = "spec.bookDB.resources"
+# The app's and mongodb's containers' resources are the CR's alone.
+WORKLOAD_EXACT = exact_resources()
 
 
 # --- the spec, with the CRD's defaults (a CRD without defaulting still reconciles) ----------
@@ -123,6 +128,7 @@ def desired_app_deployment(cr: Body) -> Manifest:
                         {
                             "name": "bookstore",
                             "image": app_image(cr),
+                            "resources": container_resources(cr, APP_RESOURCES_PATH),
                             "ports": [
                                 {
                                     "name": "http",
@@ -236,6 +242,7 @@ def _db_pod_template(cr: Body) -> Body:
                 {
                     "name": "mongodb",
                     "image": db_image(cr),
+                    "resources": container_resources(cr, DB_RESOURCES_PATH),
                     "ports": [{"name": "mongodb", "containerPort": db_port(cr), "protocol": "TCP"}],
                     "args": ["--bind_ip_all", "--port", str(db_port(cr))],
                     "volumeMounts": [{"name": CLAIM_TEMPLATE, "mountPath": DB_MOUNT_PATH}],

@@ -17,8 +17,11 @@ from controllers.base import (
     Result,
 )
 from controllers.bookstore.desired import (
+    APP_RESOURCES_PATH,
     BOOKSTORE,
+    DB_RESOURCES_PATH,
     SERVICE_EXACT,
+    WORKLOAD_EXACT,
     app_image,
     app_labels,
     app_name,
@@ -43,6 +46,7 @@ from controllers.images import is_valid_image
 from controllers.kube import NotGranted
 from controllers.pods import STUCK_REASONS
 from controllers.problems import INVALID_SPEC, Problem, ownership_problem
+from controllers.resources import resources_problem
 
 EXPANSION_FAILED = "VolumeExpansionFailed"
 
@@ -65,7 +69,9 @@ def reconcile(ctx: Context) -> Result:
         or ownership_problem(cr, db_service, kind=SERVICE.kind)
     )
     if problem is None:
-        deployment = ensure_child(ctx, DEPLOYMENT, desired_app_deployment(cr), deployment)
+        deployment = ensure_child(
+            ctx, DEPLOYMENT, desired_app_deployment(cr), deployment, exact=WORKLOAD_EXACT
+        )
         app_service = ensure_child(
             ctx, SERVICE, desired_app_service(cr), app_service, exact=SERVICE_EXACT
         )
@@ -73,7 +79,8 @@ def reconcile(ctx: Context) -> Result:
         if statefulset is None:
             ensure_child(ctx, STATEFULSET, desired_db_statefulset(cr), None)
         else:  # its volumeClaimTemplates are immutable: the claims are grown below instead
-            ensure_child(ctx, STATEFULSET, db_statefulset_mutable(cr), statefulset)
+            mutable = db_statefulset_mutable(cr)
+            ensure_child(ctx, STATEFULSET, mutable, statefulset, exact=WORKLOAD_EXACT)
         claims, problem = expand_claims(ctx, cr, claims, template=statefulset)
     app_pods = ctx.cache.list(POD, namespace, labels=app_labels(cr))
     db_pods = ctx.cache.list(POD, namespace, labels=db_labels(cr))
@@ -159,6 +166,9 @@ def spec_problem(cr: Body, claims: list[Body]) -> Problem | None:
                 INVALID_SPEC,
                 f"{field}: Invalid value: {size}: must be greater than or equal to 0",
             )
+    for path in (APP_RESOURCES_PATH, DB_RESOURCES_PATH):
+        if why := resources_problem(cr, path):
+            return INVALID_SPEC, why
     db_size_text = db_size(cr)
     wanted = parse_quantity(db_size_text)
     if wanted is None or wanted <= 0:

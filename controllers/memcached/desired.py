@@ -5,12 +5,17 @@ from __future__ import annotations
 from controllers.base import DEPLOYMENT, Body, Kind, Manifest
 from controllers.fields import deep_get
 from controllers.ownership import child_metadata, owned_labels
+from controllers.resources import container_resources, exact_resources
 
 MEMCACHED = Kind("cache.example.com", "v1alpha1", "Memcached", "memcacheds")
 
 DEFAULT_SIZE = 1
 DEFAULT_IMAGE = "memcached:1.4.36-alpine"
 DEFAULT_PORT = 11211
+RESOURCES_PATH = "spec.resources"
+# The memcached container's resources are the CR's alone.
+DEPLOYMENT_EXACT = exact_resources()
+
 # The non-root user the tutorial runs memcached as: runAsNonRoot needs a numeric uid.
 RUN_AS_USER = 1001
 
@@ -56,6 +61,7 @@ def desired_deployment(cr: Body) -> Manifest:
                             "image": spec_image(cr),
                             "imagePullPolicy": "IfNotPresent",
                             "command": ["memcached", "-m=64", "-o", "modern", "-v"],
+                            "resources": container_resources(cr, RESOURCES_PATH),
                             "ports": [
                                 {
                                     "name": "memcached",

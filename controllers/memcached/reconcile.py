@@ -7,7 +7,9 @@ from controllers.base import DEPLOYMENT, POD, Body, Context, ExpectedChild, Resu
 from controllers.fields import deep_get
 from controllers.graces import grace_ends, graces_from
 from controllers.memcached.desired import (
+    DEPLOYMENT_EXACT,
     MEMCACHED,
+    RESOURCES_PATH,
     desired_deployment,
     labels_for,
     spec_image,
@@ -15,6 +17,7 @@ from controllers.memcached.desired import (
 )
 from controllers.memcached.status import compute_status
 from controllers.problems import ownership_problem, spec_problem
+from controllers.resources import resources_problem
 
 
 def reconcile(ctx: Context) -> Result:
@@ -24,7 +27,10 @@ def reconcile(ctx: Context) -> Result:
         return Result.done()  # gone: the garbage collector removes its children
     deployment = ctx.cache.get(DEPLOYMENT, namespace, name)
     problem = spec_problem(
-        image=spec_image(cr), size=spec_size(cr), size_field="spec.size"
+        image=spec_image(cr),
+        size=spec_size(cr),
+        size_field="spec.size",
+        resources=resources_problem(cr, RESOURCES_PATH),
     ) or ownership_problem(cr, deployment, kind=DEPLOYMENT.kind)
 
     def tell(deployment: Body | None) -> tuple[Body, float | None]:
@@ -42,7 +48,7 @@ def reconcile(ctx: Context) -> Result:
         # Told while the Deployment's patch is answered: from its status, which a patch of
         # its spec leaves as it was.
         _, (status, due) = ensure_child_while(
-            ctx, DEPLOYMENT, desired_deployment(cr), deployment, tell
+            ctx, DEPLOYMENT, desired_deployment(cr), deployment, tell, exact=DEPLOYMENT_EXACT
         )
     else:
         status, due = tell(deployment)

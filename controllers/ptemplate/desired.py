@@ -14,6 +14,7 @@ from controllers.base import DAEMONSET, Body, Kind, Manifest
 from controllers.fields import deep_get
 from controllers.images import IMAGE_PATTERN
 from controllers.ownership import child_metadata, owned_labels
+from controllers.resources import container_resources, exact_resources
 
 PTEMPLATE = Kind("hwe.example.com", "v1alpha1", "Ptemplate", "ptemplates")
 # KMM's kind (kubernetes-sigs/kernel-module-management, api/v1beta1): installed by KMM on a
@@ -27,7 +28,9 @@ CONSUMER = "consumer"  # the DaemonSet's container
 
 # Fields that are ours whole: a key added there would change what they select.
 MODULE_EXACT = frozenset({"spec", "spec.selector"})
-DAEMONSET_EXACT = frozenset({"spec.template.spec.nodeSelector"})
+# The consumer's resources are the CR's alone: a device or a limit no longer asked for goes.
+RESOURCES_PATH = "spec.resources"
+DAEMONSET_EXACT = frozenset({"spec.template.spec.nodeSelector"}) | exact_resources()
 
 # Label keys and values (k8s.io/apimachinery validation), written for Python's re and RE2.
 _DNS_SUBDOMAIN = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*"
@@ -112,17 +115,19 @@ def module_image_ok(image: str) -> bool:
     return len(image) <= 4096 and _MODULE_IMAGE_RE.match(image) is not None
 
 
-def device_resources(cr: Body) -> Body:
-    """The consumer container's resources: `deviceCount` of the device, or nothing for 0.
+def consumer_resources(cr: Body) -> Body:
+    """The consumer container's resources: the CR's cpu and memory, and `deviceCount` of the
+    device (none for 0).
 
-    Extended resources cannot be overcommitted, so requests equal limits (both are set,
-    as the API server would default the requests from the limits).
+    Extended resources cannot be overcommitted, so the device's requests equal its limits
+    (both are set, as the API server would default the requests from the limits).
     """
+    resources = container_resources(cr, RESOURCES_PATH)
     count = spec_device_count(cr)
-    if count <= 0:
-        return {}
-    want = {spec_device_resource(cr): str(count)}
-    return {"limits": dict(want), "requests": dict(want)}
+    if count > 0:
+        for part in ("limits", "requests"):
+            resources[part] = {**resources.get(part, {}), spec_device_resource(cr): str(count)}
+    return resources
 
 
 def desired_daemonset(cr: Body) -> Manifest:
@@ -136,6 +141,7 @@ def desired_daemonset(cr: Body) -> Manifest:
                 "name": CONSUMER,
                 "image": spec_image(cr),
                 "imagePullPolicy": "IfNotPresent",
+                "resources": consumer_resources(cr),
                 "securityContext": {
                     "allowPrivilegeEscalation": False,
                     "capabilities": {"drop": ["ALL"]},
@@ -143,9 +149,6 @@ def desired_daemonset(cr: Body) -> Manifest:
             }
         ],
     }
-    resources = device_resources(cr)
-    if resources:
-        pod_spec["containers"][0]["resources"] = resources
     return {
         "apiVersion": DAEMONSET.api_version,
         "kind": DAEMONSET.kind,

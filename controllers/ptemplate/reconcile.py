@@ -19,11 +19,11 @@ from controllers.graces import grace_ends, graces_from
 from controllers.images import is_valid_image
 from controllers.problems import INVALID_SPEC, Problem, ownership_problem
 from controllers.ptemplate.desired import (
-    CONSUMER,
     DAEMONSET_EXACT,
     MODULE,
     MODULE_EXACT,
     PTEMPLATE,
+    RESOURCES_PATH,
     SECRET,
     daemonset_name,
     desired_daemonset,
@@ -40,6 +40,7 @@ from controllers.ptemplate.desired import (
     spec_pull_secret,
 )
 from controllers.ptemplate.status import compute_status
+from controllers.resources import resources_problem
 
 PULL_SECRET_MISSING = "PullSecretMissing"
 
@@ -108,6 +109,7 @@ def spec_problem(cr: Body) -> Problem | None:
         or ("spec.imagePullSecret: Required value" if not spec_pull_secret(cr) else None)
         or selector_problem(spec_node_selector(cr))
         or resource_problem(spec_device_resource(cr))
+        or resources_problem(cr, RESOURCES_PATH)
     )
     return (INVALID_SPEC, text) if text else None
 
@@ -126,33 +128,23 @@ def pull_secret_problem(ctx: Context, cr: Body) -> Problem | None:
 
 
 def whole_fields(want: Manifest, have: Body | None) -> tuple[Manifest, Body | None]:
-    """Let the pull secrets and the consumer's resources be replaced whole when they drift.
+    """Let the pull secrets be replaced whole when they drift.
 
     `ensure_child` lays the desired list items over the observed ones, which would keep an
-    old secret or an old device's request beside the new one. Where those differ, the
-    observed copy handed to it goes without them, so the patch carries exactly ours.
+    old secret beside the new one. Where they differ, the observed copy handed to it goes
+    without them, so the patch carries exactly ours. (The consumer's resources are kept
+    exact by DAEMONSET_EXACT.)
     """
     if have is None:
         return want, have
     spec_path = "spec.template.spec"
-    have_spec = deep_get(have, spec_path, {})
-    want_spec = deep_get(want, spec_path, {})
+    if (deep_get(have, spec_path, {}).get("imagePullSecrets") or []) == deep_get(
+        want, f"{spec_path}.imagePullSecrets"
+    ):
+        return want, have
     view = copy.deepcopy(have)
-    view_spec = deep_get(view, spec_path, {})
-    if (have_spec.get("imagePullSecrets") or []) != want_spec["imagePullSecrets"]:
-        view_spec.pop("imagePullSecrets", None)
-    mine = next((c for c in have_spec.get("containers") or [] if c.get("name") == CONSUMER), None)
-    wanted = want_spec["containers"][0]
-    if mine is not None and _resources(mine) != wanted.get("resources", {}):
-        for container in view_spec.get("containers") or []:
-            if container.get("name") == CONSUMER:
-                container.pop("resources", None)
-        wanted.setdefault("resources", {})  # none wanted: clear what is there
+    deep_get(view, spec_path, {}).pop("imagePullSecrets", None)
     return want, view
-
-
-def _resources(container: Body) -> Body:
-    return {k: v for k, v in (container.get("resources") or {}).items() if v}
 
 
 def expected_children(cr: Body) -> list[ExpectedChild]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from controllers.base import DEPLOYMENT, SERVICE, Body, Kind, Manifest
 from controllers.fields import deep_get
 from controllers.ownership import child_metadata, owned_labels
+from controllers.resources import container_resources, exact_resources
 
 WEBSERVER = Kind("my.domain", "v1", "WebServer", "webservers")
 
@@ -14,6 +15,9 @@ DEFAULT_PORT = 80
 PORT_NAME = "http"  # the Service's port, found by it in an adopted Service's other ports
 # A key added to the Service's selector would select other pods (or none): it is ours whole.
 SERVICE_EXACT = frozenset({"spec.selector"})
+RESOURCES_PATH = "spec.resources"
+# The nginx container's resources are the CR's alone.
+DEPLOYMENT_EXACT = exact_resources()
 
 
 def spec_replicas(cr: Body) -> int:
@@ -55,6 +59,7 @@ def desired_deployment(cr: Body) -> Manifest:
                             "name": "nginx",
                             "image": spec_image(cr),
                             "imagePullPolicy": "IfNotPresent",
+                            "resources": container_resources(cr, RESOURCES_PATH),
                             "ports": [
                                 {"name": "http", "containerPort": spec_port(cr), "protocol": "TCP"}
                             ],

@@ -18,8 +18,11 @@ from controllers.fields import deep_get, node_port
 from controllers.graces import grace_ends, graces_from
 from controllers.kube import Conflict, node_port_refusal
 from controllers.problems import ownership_problem, spec_problem
+from controllers.resources import resources_problem
 from controllers.webserver.desired import (
+    DEPLOYMENT_EXACT,
     PORT_NAME,
+    RESOURCES_PATH,
     SERVICE_EXACT,
     WEBSERVER,
     desired_deployment,
@@ -42,12 +45,19 @@ def reconcile(ctx: Context) -> Result:
     deployment = ctx.cache.get(DEPLOYMENT, namespace, name)
     service = ctx.cache.get(SERVICE, namespace, service_name(cr))
     problem = (
-        spec_problem(image=spec_image(cr), size=spec_replicas(cr), size_field="spec.replicas")
+        spec_problem(
+            image=spec_image(cr),
+            size=spec_replicas(cr),
+            size_field="spec.replicas",
+            resources=resources_problem(cr, RESOURCES_PATH),
+        )
         or ownership_problem(cr, deployment, kind=DEPLOYMENT.kind)
         or ownership_problem(cr, service, kind=SERVICE.kind)
     )
     if problem is None:
-        deployment = ensure_child(ctx, DEPLOYMENT, desired_deployment(cr), deployment)
+        deployment = ensure_child(
+            ctx, DEPLOYMENT, desired_deployment(cr), deployment, exact=DEPLOYMENT_EXACT
+        )
         service = _ensure_service(ctx, cr, service)
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
     at, graces = now(), graces_from(ctx.settings)

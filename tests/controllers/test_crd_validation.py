@@ -33,6 +33,15 @@ def _body(kind: Kind, namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
         (WEBSERVER, {"replicas": "three"}, "spec.replicas"),
         (WEBSERVER, {"image": "UPPER CASE:bad"}, "spec.image"),
         (WEBSERVER, {"nodePort": 80}, "spec.nodePort"),
+        (MEMCACHED, {"resources": {"limits": {"memory": "lots"}}}, "spec.resources.limits.memory"),
+        (MEMCACHED, {"resources": {"requests": {"cpu": "-1"}}}, "spec.resources.requests.cpu"),
+        (WEBSERVER, {"resources": {"limits": {"cpu": -2}}}, "spec.resources.limits.cpu"),
+        (WEBSERVER, {"resources": {"limits": {"memory": 0.5}}}, "spec.resources.limits.memory"),
+        (
+            BOOKSTORE,
+            {"bookDB": {"resources": {"limits": {"memory": "1 Gi"}}}},
+            "spec.bookDB.resources.limits.memory",
+        ),
     ],
     ids=lambda v: str(v),
 )
@@ -68,3 +77,11 @@ def test_the_samples_are_accepted_as_they_are(kube: ApiKube, namespace: str) -> 
             doc["metadata"]["namespace"] = namespace
             created = kube.create(kind, doc)
             assert created.get("spec", {}).items() >= doc.get("spec", {}).items()
+
+
+def test_resources_are_stored_as_written(kube: ApiKube, namespace: str) -> None:
+    """The CRD checks quantities but leaves them as the person wrote them (the operator
+    writes them to the pods as the server prints them)."""
+    resources = {"limits": {"cpu": 1, "memory": "1024Mi"}, "requests": {"cpu": "0.5"}}
+    created = kube.create(MEMCACHED, _body(MEMCACHED, namespace, {"resources": resources}))
+    assert created["spec"]["resources"] == resources

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -8,6 +9,7 @@ from controllers import memcached, webserver
 from controllers.base import Controller
 from controllers.images import IMAGE_PATTERN
 from controllers.memcached import desired as memcached_desired
+from controllers.resources import QUANTITY_RE
 from controllers.webserver import desired as webserver_desired
 from tests.controllers.manifests import SAMPLE_FILES, crd, load
 
@@ -87,3 +89,29 @@ def test_samples_are_memcached_of_size_3_and_three_nginx_1_23_1_webservers() -> 
     assert samples["Memcached"]["spec"] == {"size": 3}
     assert samples["WebServer"]["metadata"]["name"] == "webserver-sample"
     assert samples["WebServer"]["spec"] == {"replicas": 3, "image": "nginx:1.23.1"}
+
+
+def _resource_fields(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every cpu and memory quantity under a `resources` field of a spec schema."""
+    found = []
+    for name, field in schema.items():
+        if name == "resources":
+            for part in field["properties"].values():
+                found += part["properties"].values()
+        elif "properties" in field:
+            found += _resource_fields(field["properties"])
+    return found
+
+
+@pytest.mark.parametrize("plural", ["memcacheds", "webservers", "bookstores", "ptemplates"])
+def test_crd_quantities_follow_the_pattern_the_controllers_read(plural: str) -> None:
+    [version] = crd(plural)["spec"]["versions"]
+    fields = _resource_fields(
+        version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    )
+    assert len(fields) == (8 if plural == "bookstores" else 4)
+    pattern = re.sub(r"\(\?P<\w+>", "(?:", QUANTITY_RE.pattern)
+    for field in fields:
+        assert field["pattern"] == pattern
+        assert field["x-kubernetes-int-or-string"] is True
+        assert field["minimum"] == 0

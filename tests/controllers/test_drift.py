@@ -70,3 +70,36 @@ def test_owned_diff_removes_extra_keys_from_a_map_that_must_match_exactly() -> N
     assert owned_diff(desired, observed, exact=frozenset({"spec.selector"})) == {
         "spec": {"selector": {"tier": None}}
     }
+
+
+def test_an_exact_map_in_a_list_item_loses_its_extra_keys_in_the_list_sent_whole() -> None:
+    exact = frozenset({"containers[].resources", "containers[].resources.limits"})
+    desired = {"containers": [{"name": "app", "resources": {"limits": {"memory": "1Gi"}}}]}
+    observed = {
+        "containers": [
+            {
+                "name": "app",
+                "image": "x",
+                "resources": {"limits": {"memory": "1Gi", "cpu": "1"}, "requests": {"cpu": "1"}},
+            },
+            {"name": "sidecar", "resources": {"limits": {"cpu": "1"}}},
+        ]
+    }
+    assert owned_diff(desired, observed) is None  # not exact: the extra keys are others'
+    assert owned_diff(desired, observed, exact=exact) == {
+        "containers": [
+            {"name": "app", "image": "x", "resources": {"limits": {"memory": "1Gi"}}},
+            {"name": "sidecar", "resources": {"limits": {"cpu": "1"}}},
+        ]
+    }
+
+
+def test_an_empty_map_agrees_with_an_absent_one() -> None:
+    assert owned_diff({"spec": {"nodeSelector": {}}}, {"spec": {}}) is None
+    assert (
+        owned_diff({"spec": {"nodeSelector": {}}}, {"spec": {"nodeSelector": {"a": "1"}}}) is None
+    )
+    exact = frozenset({"spec.nodeSelector"})
+    assert owned_diff(
+        {"spec": {"nodeSelector": {}}}, {"spec": {"nodeSelector": {"a": "1"}}}, exact=exact
+    ) == {"spec": {"nodeSelector": {"a": None}}}

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from controllers.memcached.desired import desired_deployment
+from controllers.drift import owned_diff
+from controllers.memcached.desired import DEPLOYMENT_EXACT, desired_deployment
 from tests.controllers.builders import memcached
 
 
@@ -66,3 +67,32 @@ def test_desired_deployment_has_a_restricted_security_context() -> None:
     assert container["allowPrivilegeEscalation"] is False
     assert container["capabilities"] == {"drop": ["ALL"]}
     assert container["runAsUser"] > 0
+
+
+def test_the_crs_resources_are_the_containers_and_a_removed_limit_goes() -> None:
+    limited = memcached(resources={"limits": {"memory": "128Mi"}, "requests": {"cpu": "0.1"}})
+    have = desired_deployment(limited)
+    assert _container(have)["resources"] == {
+        "limits": {"memory": "128Mi"},
+        "requests": {"cpu": "100m"},
+    }
+    patch = owned_diff(
+        desired_deployment(memcached(resources={"requests": {"cpu": "100m"}})),
+        have,
+        exact=DEPLOYMENT_EXACT,
+    )
+    assert patch is not None
+    [container] = patch["spec"]["template"]["spec"]["containers"]
+    assert container["resources"] == {"requests": {"cpu": "100m"}}
+
+
+def test_resources_written_otherwise_but_equal_need_no_patch() -> None:
+    have = desired_deployment(memcached(resources={"limits": {"memory": "1Gi", "cpu": "500m"}}))
+    want = desired_deployment(memcached(resources={"limits": {"memory": "1024Mi", "cpu": "0.5"}}))
+    assert owned_diff(want, have, exact=DEPLOYMENT_EXACT) is None
+
+
+def test_a_deployment_with_no_resources_and_a_cr_with_none_agree() -> None:
+    have = desired_deployment(memcached())
+    del _container(have)["resources"]  # as a server that leaves an empty map out returns it
+    assert owned_diff(desired_deployment(memcached()), have, exact=DEPLOYMENT_EXACT) is None

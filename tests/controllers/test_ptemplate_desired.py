@@ -57,7 +57,20 @@ def test_zero_devices_means_no_request() -> None:
     [container] = desired_daemonset(ptemplate(deviceCount=0))["spec"]["template"]["spec"][
         "containers"
     ]
-    assert "resources" not in container
+    assert container["resources"] == {}
+
+
+def test_the_crs_cpu_and_memory_sit_beside_the_device() -> None:
+    cr = ptemplate(resources={"limits": {"memory": "0.5Gi"}, "requests": {"cpu": "0.1"}})
+    [container] = desired_daemonset(cr)["spec"]["template"]["spec"]["containers"]
+    assert container["resources"] == {
+        "limits": {"memory": "512Mi", "acme.com/accel": "2"},
+        "requests": {"cpu": "100m", "acme.com/accel": "2"},
+    }
+    assert (
+        "spec.resources.requests.cpu"
+        in spec_problem(ptemplate(resources={"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}))[1]
+    )
 
 
 def test_a_removed_selector_key_is_removed_from_the_children() -> None:
