@@ -207,6 +207,10 @@ class Controller:
     # The field that sets what each pod requests, where the CR has one ("spec.deviceCount"):
     # the advice for pods that fit on no node names it.
     requests_path: str | None = None
+    # (container, the CR's field that sets its cpu and memory): ("memcached",
+    # "spec.resources"). The advice for a container killed for memory names it; the
+    # dashboard's form sets the first one's memory limit.
+    resources_paths: tuple[tuple[str, str], ...] = ()
     # Owned kinds whose status the reconcile never reads (it compares their spec, and
     # tells the CR's status from pods): a change of their status alone, the same
     # generation, labels, annotations and deletion, is no reason to run.
@@ -216,3 +220,8 @@ class Controller:
     # Which part of the CR size_path and image_path size and set, when it has several
     # ("App": the form says "App replicas", not a "Size" that reads as the whole CR's).
     patched_part: str = ""
+
+    @property
+    def memory_limit_path(self) -> str | None:
+        """The field the dashboard's memory limit sets: "spec.resources.limits.memory"."""
+        return f"{self.resources_paths[0][1]}.limits.memory" if self.resources_paths else None

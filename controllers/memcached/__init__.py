@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controllers.base import DEPLOYMENT, POD, Controller
-from controllers.memcached.desired import MEMCACHED
+from controllers.memcached.desired import MEMCACHED, RESOURCES_PATH
 from controllers.memcached.reconcile import expected_children, reconcile
 
 CONTROLLER = Controller(
@@ -15,5 +15,6 @@ CONTROLLER = Controller(
     expected_children=expected_children,
     size_path="spec.size",
     image_path="spec.image",
+    resources_paths=(("memcached", RESOURCES_PATH),),
     owns_spec_only=(DEPLOYMENT,),  # its pods tell the status
 )

@@ -7,7 +7,7 @@ selected nodes, and a DaemonSet of consumer pods there that request the device.
 from __future__ import annotations
 
 from controllers.base import DAEMONSET, POD, Controller
-from controllers.ptemplate.desired import MODULE, PTEMPLATE
+from controllers.ptemplate.desired import CONSUMER, MODULE, PTEMPLATE, RESOURCES_PATH
 from controllers.ptemplate.reconcile import expected_children, reconcile
 
 CONTROLLER = Controller(
@@ -22,4 +22,5 @@ CONTROLLER = Controller(
     size_path=None,
     image_path="spec.image",
     requests_path="spec.deviceCount",
+    resources_paths=((CONSUMER, RESOURCES_PATH),),
 )

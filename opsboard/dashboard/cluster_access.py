@@ -19,6 +19,8 @@ def field_needs(info: KindInfo) -> dict[str, str]:
         needs["size"] = "scale" if via_scale(info, {controller.size_path: None}) else ""
     if controller.image_path:
         needs["image"] = ""
+    if controller.memory_limit_path:
+        needs["memory"] = ""
     return needs
 
 

@@ -1,5 +1,5 @@
-"""Forms: list filters, and the size/image patch form built from the CRD's schema, so bad
-input is refused with an inline message before anything is sent to the cluster."""
+"""Forms: list filters, and the size/image/memory patch form built from the CRD's schema, so
+bad input is refused with an inline message before anything is sent to the cluster."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from controllers.images import IMAGE_PATTERN, NAME_MAX, image_name
+from controllers.resources import QUANTITY_RE, parse_quantity
 from opsboard.dashboard.kinds import KindInfo, value_at
 from opsboard.dashboard.selectors import ATTENTION, HEALTHS, SORTS
 from opsboard.engine.models import ReconcileRun
@@ -44,16 +45,24 @@ class ListFilterForm(forms.Form):
 
 
 class PatchForm(forms.Form):
-    """Fields named after what they change: `size` and `image` (present if the kind has them)."""
+    """Fields named after what they change: `size`, `image` and `memory` (the limit), present
+    if the kind has them."""
 
     def __init__(self, *args: Any, info: KindInfo, cr: KubeObject, **kwargs: Any) -> None:
-        self.paths = {"size": info.controller.size_path, "image": info.controller.image_path}
+        controller = info.controller
+        self.paths = {
+            "size": controller.size_path,
+            "image": controller.image_path,
+            "memory": controller.memory_limit_path,
+        }
         # What the mirror holds now: the form starts from it and sends only what differs.
         self.current = {f: value_at({"spec": cr.spec or {}}, p) for f, p in self.paths.items()}
+        if self.current["memory"] is not None:
+            self.current["memory"] = str(self.current["memory"])  # a quantity may be a number
+        self.spec = cr.spec or {}
         kwargs["initial"] = self.current
         super().__init__(*args, **kwargs)
         self.info = info
-        controller = info.controller
         part = controller.patched_part
         if controller.size_path:
             size = _size_field(info.field_schema(controller.size_path))
@@ -61,6 +70,11 @@ class PatchForm(forms.Form):
         if controller.image_path:
             image = _image_field(info.field_schema(controller.image_path))
             self.fields["image"] = _of_part(image, part, "image", controller.image_path)
+        if controller.memory_limit_path:
+            memory = _memory_field(info.field_schema(controller.memory_limit_path))
+            self.fields["memory"] = _of_part(
+                memory, part, "memory limit", controller.memory_limit_path
+            )
 
     def refuse(self, refusals: dict[str, str]) -> None:
         """Fields the cluster would refuse to change: read-only (still sent, at the current
@@ -69,6 +83,20 @@ class PatchForm(forms.Form):
             if name in self.fields:
                 self.fields[name].widget.attrs["readonly"] = True
                 self.fields[name].help_text = why
+
+    def clean_memory(self) -> str | None:
+        """Empty is no limit; a limit below the CR's memory request would be refused."""
+        limit = self.cleaned_data.get("memory") or None
+        path = self.paths["memory"] or ""
+        request_path = path.replace(".limits.", ".requests.")
+        request = value_at({"spec": self.spec}, request_path)
+        if limit and request is not None and parse_quantity(limit) < parse_quantity(request):
+            raise ValidationError(
+                f"Below the memory request {request} ({request_path}): a limit must be at "
+                "least the request. Give a larger limit, or lower the request first.",
+                code="below_request",
+            )
+        return limit
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -107,6 +135,29 @@ def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
         # Text, not type=number: the browser would drop "three" silently; we explain instead.
         widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"}),
         error_messages={"invalid": "Enter a whole number, like 3."},
+    )
+
+
+def _memory_field(schema: dict[str, Any]) -> forms.CharField:
+    grammar = re.compile(schema.get("pattern") or QUANTITY_RE.pattern)
+
+    def validate(limit: str) -> None:
+        if not grammar.search(limit):
+            raise ValidationError(
+                "Not a quantity: write a number of bytes with a unit, like 128Mi or 1Gi.",
+                code="invalid",
+            )
+
+    return forms.CharField(
+        label="Memory limit",
+        required=False,
+        max_length=64,
+        help_text=(
+            "What each pod's container may use, like 128Mi or 1Gi; past it, the container "
+            "is killed (OOMKilled). Empty: no limit. The pods roll out."
+        ),
+        validators=[validate],
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
     )
 
 

@@ -1,5 +1,5 @@
-"""Patching a CR's size or image: review with a server-side dry run, then apply a merge
-patch conditioned on the reviewed resourceVersion. Every apply is audited.
+"""Patching a CR's size, image or memory limit: review with a server-side dry run, then
+apply a merge patch conditioned on the reviewed resourceVersion. Every apply is audited.
 
 A change of the size alone, where the CRD declares a scale subresource, goes through
 `/scale` (its specReplicasPath is the size), as `kubectl scale` and autoscalers do: the

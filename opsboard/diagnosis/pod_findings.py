@@ -14,6 +14,7 @@ from controllers.refusals import current_refusal, event_message, event_time, ref
 from controllers.unready import failing_words, probe_text, unready
 from controllers.wording import count
 from opsboard.diagnosis.lost_node import lost_node_findings
+from opsboard.diagnosis.memory import out_of_memory_advice
 from opsboard.diagnosis.observed import (
     RANK_PODS,
     RANK_PODS_REFUSED,
@@ -32,7 +33,6 @@ from opsboard.diagnosis.observed import (
 _NODES = re.compile(r"0/(\d+) nodes are available")
 _INSUFFICIENT = re.compile(r"(?:(\d+) )?Insufficient ([\w./-]+?)\.?(?:[,\s]|$)")
 _NODE_MISMATCH = re.compile(r"(?:(\d+) )?node\(s\) didn't match Pod's node affinity/selector")
-LIMIT_RANGER = "kubernetes.io/limit-ranger"  # the annotation naming what a LimitRange set
 
 
 def _controller_uid(obj: Body) -> str:
@@ -94,7 +94,7 @@ def _pull_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
     return found
 
 
-def _crash_findings(pods: list[Body]) -> list[Finding]:
+def _crash_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
     crashes = _waiting(pods, CRASHING)
     if not crashes:
         return []
@@ -106,7 +106,7 @@ def _crash_findings(pods: list[Body]) -> list[Finding]:
     logs = f"kubectl logs -n {namespace} {name_of(pod)} -c {container} --previous"
     todo = f"Read its logs: {logs}"
     if last.get("reason") == "OOMKilled":
-        todo = f"{_out_of_memory(pod, container, namespace)} Its logs: {logs}"
+        todo = f"{out_of_memory_advice(observed, pod, container)} Its logs: {logs}"
     return [
         Finding(
             RANK_PODS,
@@ -117,46 +117,6 @@ def _crash_findings(pods: list[Body]) -> list[Finding]:
             subject=f"Pod {name_of(pod)}",
         )
     ]
-
-
-def _out_of_memory(pod: Body, container: str, namespace: str) -> str:
-    """What to do about a container the kernel killed for memory: the operators' pods state
-    no memory of their own, so a limit it hit is a LimitRange's default (which a pod takes
-    when it is made: the crashing pods must be made again), and with none the node ran out."""
-    spec: Body = next(
-        (c for c in deep_get(pod, "spec.containers", []) if c.get("name") == container), {}
-    )
-    limit = deep_get(spec, "resources.limits.memory")
-    request = deep_get(spec, "resources.requests.memory")
-    if limit is None and request is None:
-        return (
-            "Its node ran out of memory: the pod states no memory request, so the scheduler "
-            "cannot keep it off full nodes. A LimitRange with a defaultRequest for memory "
-            "gives new pods one."
-        )
-    if limit is None:
-        return (
-            f"Its node ran out of memory while it used more than its memory request "
-            f"{request}: raise the request, so that it is placed where that much is free."
-        )
-    if _limit_range_set_memory_limit(pod, container):
-        return (
-            f"It used more than its memory limit {limit}, a LimitRange's default (kubectl -n "
-            f"{namespace} get limitrange): raise that default, then delete the crashing pods "
-            "so that new ones are made with it."
-        )
-    return f"It used more than its memory limit {limit}: raise the limit where it is set."
-
-
-def _limit_range_set_memory_limit(pod: Body, container: str) -> bool:
-    """Whether the pod's LimitRanger annotation ("LimitRanger plugin set: cpu, memory limit
-    for container x; …") says a LimitRange gave `container` its memory limit."""
-    said = (deep_get(pod, "metadata.annotations") or {}).get(LIMIT_RANGER, "")
-    for part in str(said).removeprefix("LimitRanger plugin set: ").split("; "):
-        resources, _, target = part.partition(" limit for container ")
-        if target == container and "memory" in resources.split(", "):
-            return True
-    return False
 
 
 def _unready_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
@@ -449,7 +409,7 @@ def pod_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
     return [
         *_refused_pods_findings(observed),
         *_pull_findings(observed, pods),
-        *_crash_findings(pods),
+        *_crash_findings(observed, pods),
         *_unschedulable_findings(observed, pods),
         *_unready_findings(observed, pods),
         *lost_node_findings(observed),

@@ -221,3 +221,33 @@ def test_apply_on_a_cr_deleted_before_the_mirror_saw_it_says_so(
     assert refusal in html
     entry = AuditEntry.objects.get()
     assert entry.result == "rejected" and entry.message.startswith(refusal)
+
+
+def _memory_change(client: Client, url: str, memory: str) -> str:
+    form = {"size": "3", "image": "memcached:1.4.36-alpine", "memory": memory}
+    html = client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
+    applied = client.post(url + "patch/apply/", hidden_fields(html), HTTP_HX_REQUEST="true")
+    return html + applied.content.decode()
+
+
+def test_a_memory_limit_is_reviewed_applied_audited_and_removed(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str
+) -> None:
+    html = _memory_change(operator_client, cache_a, "128Mi")
+    assert re.search(
+        r"spec\.resources\.limits\.memory</td><td><del>—</del></td><td><ins>128Mi<", html
+    )
+    live = cluster_kube.get(MEMCACHED, namespace, "cache-a")
+    assert live["spec"]["resources"] == {"limits": {"memory": "128Mi"}}
+    entry = AuditEntry.objects.get()
+    assert (entry.result, entry.before, entry.after) == (
+        "applied",
+        {"spec.resources.limits.memory": None},
+        {"spec.resources.limits.memory": "128Mi"},
+    )
+    # As the watcher would: the mirror sees the limit, and an empty field removes it.
+    KubeObject.objects.filter(namespace=namespace, name="cache-a").update(spec=live["spec"])
+    html = _memory_change(operator_client, cache_a, "")
+    assert "<code>spec.resources.limits.memory</code> → <code>none</code>" in html
+    # A merge patch's null removes the key and leaves the maps around it (RFC 7386).
+    assert cluster_kube.get(MEMCACHED, namespace, "cache-a")["spec"]["resources"] == {"limits": {}}

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from opsboard.audit.models import AuditEntry
+from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import memcached_with_pods
 
 pytestmark = pytest.mark.django_db
@@ -185,3 +186,26 @@ def test_a_403_names_the_role_it_needs(viewer_client: Client) -> None:
     text = response.content.decode()
     assert "this needs operator in default; you are viewer" in text
     assert "Ask an opsboard admin to grant it." in text  # no admin exists yet
+
+
+def test_a_memory_limit_that_is_no_quantity_is_refused_inline(operator_client: Client) -> None:
+    _post_bad(operator_client, {"memory": "128 MB"}, "Not a quantity: write a number of bytes")
+
+
+def test_a_memory_limit_below_the_request_is_refused_inline(operator_client: Client) -> None:
+    cr = KubeObject.objects.get(kind="Memcached", name="cache-a")
+    cr.spec = {**cr.spec, "resources": {"requests": {"memory": "256Mi"}}}
+    cr.save()
+    _post_bad(
+        operator_client,
+        {"memory": "0.125Gi"},
+        "Below the memory request 256Mi (spec.resources.requests.memory): a limit must be at "
+        "least the request.",
+    )
+
+
+def test_the_memory_limit_is_offered_empty_when_the_cr_sets_none(operator_client: Client) -> None:
+    html = operator_client.get("/k/memcached/default/cache-a/").content.decode()
+    field = re.search(r'<input type="text" name="memory"[^>]*>', html)
+    assert field and "value=" not in field.group(0)
+    assert "Empty: no limit. The pods roll out." in html

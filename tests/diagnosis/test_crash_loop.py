@@ -1,9 +1,12 @@
 """A container killed for memory each time it starts, diagnosed end to end (real watcher
 and worker on kubesim, whose kubelet crash-loops a pod on request; the rig's cannot): the
 namespace's LimitRange gave the operator's pods (which state no memory) a 64Mi limit, and
-the Memcached's page says so and what to do, not only to read the logs."""
+the Memcached's page says so and what to do, not only to read the logs; and what it says
+to do, done, ends the crash loop."""
 
 from __future__ import annotations
+
+import shlex
 
 import pytest
 from django.test import Client
@@ -14,6 +17,7 @@ from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.diagnosis.observed import Finding
 from opsboard.mirror.models import KubeObject
+from tests.controllers.cluster import kubectl
 from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
 from tests.fixtures.celery import EngineProcesses
 from tests.fixtures.kubesim import KubesimHandle
@@ -50,9 +54,14 @@ def test_a_pod_oom_killed_at_a_limit_range_default_is_told_to_raise_it_and_remak
     assert finding.subject == f"Pod {pod.metadata.name}"
     assert "container memcached of 1 pod keeps crashing" in finding.what
     assert "(last exit: OOMKilled, code 137)" in finding.what
+    command = (
+        f"kubectl -n {namespace} patch memcached cache --type merge -p "
+        """'{"spec":{"resources":{"limits":{"memory":"128Mi"}}}}'"""
+    )
     assert finding.todo.startswith(
         f"It used more than its memory limit 64Mi, a LimitRange's default (kubectl -n "
-        f"{namespace} get limitrange): raise that default, then delete the crashing pods"
+        f"{namespace} get limitrange): give it one of its own, set "
+        f"spec.resources.limits.memory, e.g. to 128Mi ({command}); or raise that default"
     )
     assert f"kubectl logs -n {namespace} {pod.metadata.name} -c memcached --previous" in (
         finding.todo
@@ -62,3 +71,16 @@ def test_a_pod_oom_killed_at_a_limit_range_default_is_told_to_raise_it_and_remak
     degraded = condition_of(cluster_kube.get(MEMCACHED, namespace, "cache"), "Degraded")
     assert degraded and degraded["reason"] == "PodsCrashing"
     assert "keeps crashing (last exit: OOMKilled, code 137)" in degraded["message"]
+
+    # The advice's command, run as written, gives the pods 128Mi and ends the crash loop.
+    done = kubectl(kubesim_server.kubeconfig_path, *shlex.split(command)[1:])
+    assert done.returncode == 0, done.stderr
+
+    def limits() -> list[object]:
+        pods = core.list_namespaced_pod(namespace).items
+        return [p.spec.containers[0].resources.limits for p in pods]
+
+    wait_for(lambda: limits() == [{"memory": "128Mi"}], what="one pod, with 128Mi")
+    wait_for(lambda: crs.filter(health="Available").exists(), what="the Memcached available")
+    findings = viewer_client.get(f"/k/memcached/{namespace}/cache/").context["diagnosis"]
+    assert [f.code for f in findings.findings] == []

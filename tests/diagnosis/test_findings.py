@@ -173,6 +173,47 @@ def test_a_container_killed_with_no_limit_of_its_own_is_the_nodes_memory() -> No
     assert "LimitRange" not in finding.todo
 
 
+MEMCACHED_FIELDS = {"memcached": "spec.resources"}
+
+
+def _oom_advice(pod: dict[str, Any], cr: dict[str, Any] | None = None) -> str:
+    observed = Observed(
+        cr or _cr(), objects=[pod], engine=LIVE, now=NOW, resources_paths=MEMCACHED_FIELDS
+    )
+    [finding] = diagnose(observed)
+    return finding.todo
+
+
+def test_out_of_memory_advice_names_the_crs_field_with_the_command_that_sets_it() -> None:
+    patch = "kubectl -n shop patch memcached cache --type merge -p"
+    assert _oom_advice(_oom_killed("64Mi", by_limit_range=True)).startswith(
+        "It used more than its memory limit 64Mi, a LimitRange's default (kubectl -n shop get "
+        "limitrange): give it one of its own, set spec.resources.limits.memory, e.g. to 128Mi "
+        f"""({patch} '{{"spec":{{"resources":{{"limits":{{"memory":"128Mi"}}}}}}}}'); or raise """
+        "that default, then delete the crashing pods so that new ones take it."
+    )
+    cr = _cr()
+    cr["spec"]["resources"] = {"limits": {"memory": "1Gi"}}
+    assert _oom_advice(_oom_killed("1Gi"), cr).startswith(
+        "It used more than its memory limit 1Gi: raise spec.resources.limits.memory, e.g. to "
+        f"""2Gi ({patch} '{{"spec":{{"resources":{{"limits":{{"memory":"2Gi"}}}}}}}}')."""
+    )
+    # A limit the CR does not set (someone's hand on the Deployment) is not the CR's to raise.
+    assert _oom_advice(_oom_killed("1Gi")).startswith(
+        "It used more than its memory limit 1Gi: raise the limit where it is set."
+    )
+    assert _oom_advice(_oom_killed()).startswith(
+        "Its node ran out of memory: the pod states no memory request, so the scheduler cannot "
+        "keep it off full nodes. Set spec.resources.requests.memory, e.g. to 256Mi ("
+    )
+    asked = _oom_killed()
+    asked["spec"]["containers"][0]["resources"] = {"requests": {"memory": "100M"}}
+    assert _oom_advice(asked).startswith(
+        "Its node ran out of memory while it used more than its memory request 100M: raise "
+        "spec.resources.requests.memory, e.g. to 191Mi ("
+    )
+
+
 def test_a_selector_some_nodes_match_is_not_said_to_match_none() -> None:
     message = ("0/3 nodes are available: 1 node(s) had untolerated taint {gpu: only}, 2 node(s) "
                "didn't match Pod's node affinity/selector.")  # fmt: skip
