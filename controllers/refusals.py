@@ -30,6 +30,8 @@ QUOTA = re.compile(r"(?:exceeded|failed) quota: ([a-z0-9.-]+)")
 # kube-apiserver's authorization refusal (forbiddenMessage): `User "x" cannot patch resource`.
 NOT_GRANTED = re.compile(r'User "[^"]*" cannot \S+ ')
 UNSTATED = ": must specify "  # a quota on cpu or memory, and a container that states neither
+# A quota's refusal that counts cpu or memory ("requested: requests.memory=1Gi, ...").
+COMPUTE = re.compile(r"requested: .*\b(?:requests\.|limits\.)?(?:cpu|memory)=")
 # An Event the correlator aggregated says so first.
 COMBINED = "(combined from similar events): "
 # How long a refusal is taken as the reason a workload is short: while refusals go on, the
@@ -116,18 +118,32 @@ def current_refusal(
     return event
 
 
-def refusal_advice(namespace: str, message: str, field: str | None) -> str:
+def refusal_advice(
+    namespace: str, message: str, field: str | None, *, resources: str | None = None
+) -> str:
     """What to do about a refusal; `field`: the CR's field that sets how many pods (or how
-    much) they ask for, if it has one."""
+    much) they ask for, if it has one; `resources`: the one that sets their cpu and memory
+    ("spec.resources")."""
     if (quota := QUOTA.search(message)) and UNSTATED in message:
+        describe = f"kubectl -n {namespace} describe resourcequota {quota[1]}"
+        if resources:
+            return (
+                f"ResourceQuota {quota[1]} limits compute resources, so every container must "
+                f"state them, and these pods state none: set them in the CR's {resources} "
+                f"(requests and limits of cpu and memory; {describe} shows which it limits), "
+                "or a LimitRange in the namespace with default requests and limits gives "
+                "them to every pod."
+            )
         return (
             f"ResourceQuota {quota[1]} limits compute resources, so every container must "
             "state them, and these pods state none: a LimitRange in the namespace with "
-            f"default requests and limits gives them (kubectl -n {namespace} describe "
-            f"resourcequota {quota[1]} shows what it limits), or ask for one without it."
+            f"default requests and limits gives them ({describe} shows what it limits), or "
+            "ask for one without it."
         )
     if quota:
         lower = f"lower the CR's {field}" if field else "lower what the pods request"
+        if field and resources and COMPUTE.search(message):
+            lower = f"lower the CR's {field} or {resources}"
         return (
             f"Raise ResourceQuota {quota[1]} (kubectl -n {namespace} describe resourcequota "
             f"{quota[1]}) or {lower}; the pods already there count against it."

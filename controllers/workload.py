@@ -74,12 +74,14 @@ def refused_problem(
     pods: list[Body],
     now: str,
     size_field: str | None = None,
+    resources_field: str | None = None,
 ) -> Problem | None:
     """Degraded when the API server refuses the workload's pods (a ResourceQuota, a
     LimitRange, admission). A Deployment says so in its ReplicaFailure condition
     (FailedCreate), carried over from its ReplicaSet, until a create succeeds; a
     StatefulSet only in FailedCreate Events about it (`events`: controllers.refusals).
-    The message says what to do; `size_field`: the CR's field that sets how many pods."""
+    The message says what to do; `size_field`: the CR's field that sets how many pods,
+    `resources_field` the one that sets their cpu and memory."""
     if workload is None:
         return None
     failure = find_condition(deep_get(workload, "status.conditions"), "ReplicaFailure")
@@ -95,7 +97,7 @@ def refused_problem(
     return PODS_REFUSED, (
         f"{workload.get('kind', 'Deployment')} {workload['metadata']['name']} cannot create "
         f"its pods ({reason}): {message.rstrip('.')}. "
-        f"{refusal_advice(namespace, message, size_field)}"
+        f"{refusal_advice(namespace, message, size_field, resources=resources_field)}"
     )
 
 
@@ -117,6 +119,7 @@ def workload_status(
     workload: Body | None = None,
     events: list[Body] | None = None,
     size_field: str | None = None,
+    resources_field: str | None = None,
     graces: Graces = DEFAULT_GRACES,
 ) -> Body:
     """The CR's status, told from its pods: nodes, readyReplicas, selector and conditions.
@@ -130,6 +133,7 @@ def workload_status(
     controllers.unready), or a `problem` found before anything was written (an invalid
     spec, a child in the way).
     Pods that cannot start come first: they keep the CR from its size at all.
+    `size_field` and `resources_field`: the CR's fields a refusal's advice names.
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
     pods = sorted(pods, key=lambda p: p["metadata"]["name"])  # messages name the first
@@ -179,7 +183,12 @@ def workload_status(
         degraded = (
             unschedulable_problem(pending.stuck)
             or refused_problem(
-                workload, events=events or [], pods=live, now=now, size_field=size_field
+                workload,
+                events=events or [],
+                pods=live,
+                now=now,
+                size_field=size_field,
+                resources_field=resources_field,
             )
             or unready_problem(settled, workload=workload)
         )

@@ -5,6 +5,8 @@ from __future__ import annotations
 from controllers.base import Body
 from controllers.bookstore.desired import (
     APP_PORT_NAME,
+    APP_RESOURCES_PATH,
+    DB_RESOURCES_PATH,
     app_image,
     app_labels,
     app_name,
@@ -83,6 +85,7 @@ def compute_status(
         now=now,
         workload=app_deployment,
         size_field="spec.bookApp.replicas",
+        resources_field=APP_RESOURCES_PATH,
         graces=graces,
     )
     db = workload_status(
@@ -95,6 +98,7 @@ def compute_status(
         workload=db_statefulset,
         events=db_events,
         size_field="spec.bookDB.replicas",
+        resources_field=DB_RESOURCES_PATH,
         graces=graces,
     )
     parts = (("App", app), ("DB", db))

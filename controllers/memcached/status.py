@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from controllers.base import Body
 from controllers.graces import DEFAULT_GRACES, Graces
-from controllers.memcached.desired import labels_for, spec_image, spec_size
+from controllers.memcached.desired import RESOURCES_PATH, labels_for, spec_image, spec_size
 from controllers.problems import Problem
 from controllers.workload import workload_status
 
@@ -30,5 +30,6 @@ def compute_status(
         problem=problem,
         workload=deployment,
         size_field="spec.size",
+        resources_field=RESOURCES_PATH,
         graces=graces,
     )

@@ -14,6 +14,7 @@ from controllers.pods import (
 )
 from controllers.problems import Problem
 from controllers.ptemplate.desired import (
+    RESOURCES_PATH,
     module_name,
     spec_device_count,
     spec_device_resource,
@@ -110,7 +111,9 @@ def compute_status(
 
     # A previous generation's 0 may be what a new node selector fixes: not yet "no node".
     pending = unscheduled(live, now=now, grace=graces.unschedulable)
-    refused = refused_problem(daemonset, events=events or [], pods=live, now=now)
+    refused = refused_problem(
+        daemonset, events=events or [], pods=live, now=now, resources_field=RESOURCES_PATH
+    )
     # A DaemonSet's pod evicted from a lost node is replaced: none holds its place.
     settled = unready(live, now=parse_time(now), grace=graces.unready)
     not_starting = len(settled.lost) + len(settled.failing)

@@ -8,6 +8,7 @@ from controllers.graces import DEFAULT_GRACES, Graces
 from controllers.problems import Problem
 from controllers.webserver.desired import (
     PORT_NAME,
+    RESOURCES_PATH,
     labels_for,
     service_name,
     spec_image,
@@ -37,6 +38,7 @@ def compute_status(
         problem=problem,
         workload=deployment,
         size_field="spec.replicas",
+        resources_field=RESOURCES_PATH,
         graces=graces,
     )
     status["serviceName"] = service_name(cr)

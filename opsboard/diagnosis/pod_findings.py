@@ -371,8 +371,17 @@ def _refused(observed: Observed, workload: Body, how: str, message: str) -> Find
             str(deep_get(workload, "metadata.namespace", "")),
             message,
             observed.requests_path or observed.size_path,
+            resources=_resources_field(observed, workload),
         ),
         subject=f"{kind} {name}",
+    )
+
+
+def _resources_field(observed: Observed, workload: Body) -> str | None:
+    """The CR's field that sets the cpu and memory of the workload's pods, if it has one."""
+    containers = deep_get(workload, "spec.template.spec.containers", []) or []
+    return next(
+        (f for c in containers if (f := observed.resources_paths.get(str(c.get("name"))))), None
     )
 
 

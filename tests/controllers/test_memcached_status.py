@@ -98,12 +98,12 @@ def test_status_is_degraded_when_no_node_can_take_its_pods() -> None:
     assert _condition(status, "Progressing") == ("True", "PodsStarting")
 
 
-def _refusing_deployment() -> dict:
+def _refusing_deployment(requested: str = "pods=1") -> dict:
     failure = {
         "type": "ReplicaFailure",
         "status": "True",
         "reason": "FailedCreate",
-        "message": 'pods "m-x" is forbidden: exceeded quota: q, requested: pods=1',
+        "message": f'pods "m-x" is forbidden: exceeded quota: q, requested: {requested}',
     }
     meta = {"name": "m", "namespace": "shop"}
     return {"kind": "Deployment", "metadata": meta, "status": {"conditions": [failure]}}
@@ -121,6 +121,16 @@ def test_status_is_degraded_when_the_api_server_refuses_its_pods() -> None:
         "exceeded quota: q, requested: pods=1. Raise ResourceQuota q (kubectl -n shop "
         "describe resourcequota q) or lower the CR's spec.size; the pods already there "
         "count against it."
+    )
+
+
+def test_a_quota_on_memory_is_met_by_fewer_pods_or_less_memory_each() -> None:
+    refusing = _refusing_deployment("requests.memory=64Mi, used: requests.memory=1Gi")
+    status = compute_status(memcached(size=3), pods=[], now="T", deployment=refusing)
+    degraded = find_condition(status["conditions"], "Degraded")
+    assert degraded is not None and degraded["message"].endswith(
+        "Raise ResourceQuota q (kubectl -n shop describe resourcequota q) or lower the CR's "
+        "spec.size or spec.resources; the pods already there count against it."
     )
 
 

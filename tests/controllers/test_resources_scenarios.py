@@ -54,6 +54,17 @@ def _reconcile(
     case.controller.reconcile(by_hand(case.controller.name, namespace, "res", kube, writes=writes))
 
 
+def _create_and_reconcile(case: Case, kube: ApiKube, namespace: str, resources: Body) -> None:
+    body = {
+        "apiVersion": case.kind.api_version,
+        "kind": case.kind.kind,
+        "metadata": {"name": "res", "namespace": namespace},
+        "spec": case.spec(resources),
+    }
+    kube.create(case.kind, body)
+    _reconcile(case, kube, namespace)
+
+
 def _resources(case: Case, kube: ApiKube, namespace: str) -> Body:
     workload = kube.get(case.workload, namespace, f"res{case.suffix}")
     assert workload is not None
@@ -65,14 +76,7 @@ def _resources(case: Case, kube: ApiKube, namespace: str) -> Body:
 def test_the_crs_resources_reach_the_template_and_a_removed_limit_leaves_it(
     kube: ApiKube, namespace: str, case: Case
 ) -> None:
-    body = {
-        "apiVersion": case.kind.api_version,
-        "kind": case.kind.kind,
-        "metadata": {"name": "res", "namespace": namespace},
-        "spec": case.spec(WRITTEN),
-    }
-    kube.create(case.kind, body)
-    _reconcile(case, kube, namespace)
+    _create_and_reconcile(case, kube, namespace, WRITTEN)
     assert _resources(case, kube, namespace) == PRINTED
 
     # Written "1024Mi" and "0.5", printed "1Gi" and "500m": the same, so nothing to write.
@@ -96,14 +100,7 @@ def test_the_crs_resources_reach_the_template_and_a_removed_limit_leaves_it(
 def test_a_request_above_its_limit_is_an_invalid_spec_and_changes_nothing(
     kube: ApiKube, namespace: str, case: Case
 ) -> None:
-    body = {
-        "apiVersion": case.kind.api_version,
-        "kind": case.kind.kind,
-        "metadata": {"name": "res", "namespace": namespace},
-        "spec": case.spec({"limits": {"memory": "1Gi"}}),
-    }
-    kube.create(case.kind, body)
-    _reconcile(case, kube, namespace)
+    _create_and_reconcile(case, kube, namespace, {"limits": {"memory": "1Gi"}})
     kube.patch(case.kind, namespace, "res", {"spec": case.spec({"requests": {"memory": "2Gi"}})})
     with pytest.raises(PermanentError, match="must be less than or equal to memory limit"):
         _reconcile(case, kube, namespace)  # for the person to fix: no retry

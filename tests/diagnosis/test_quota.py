@@ -21,6 +21,7 @@ from controllers.base import SERVICE
 from controllers.bookstore.desired import BOOKSTORE
 from controllers.conditions import condition_of
 from controllers.kube import ApiKube
+from controllers.memcached.desired import MEMCACHED
 from controllers.webserver.desired import WEBSERVER
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
@@ -83,7 +84,13 @@ def test_a_memcached_whose_pods_state_no_requests_the_quota_wants_is_told_of_a_l
     )
     assert finding.code == "ReplicaFailure"
     assert "failed quota: q: must specify requests.cpu for: memcached" in finding.what
-    assert "a LimitRange in the namespace with default requests and limits" in finding.todo
+    assert finding.todo.startswith(
+        "ResourceQuota q limits compute resources, so every container must state them, and "
+        "these pods state none: set them in the CR's spec.resources (requests and limits of "
+        f"cpu and memory; kubectl -n {namespace} describe resourcequota q shows which it "
+        "limits), or a LimitRange in the namespace with default requests and limits gives "
+        "them to every pod."
+    )
     assert "Raise ResourceQuota" not in finding.todo
 
     # Done as it says: the ReplicaSet's next try makes the pod, and the CR is Available.
@@ -96,6 +103,29 @@ def test_a_memcached_whose_pods_state_no_requests_the_quota_wants_is_told_of_a_l
                                           health="Available").exists(),
         what="the Memcached available once its pods have defaults", timeout=120,
     )  # fmt: skip
+
+
+def test_a_memcached_whose_pods_state_no_requests_is_served_once_its_cr_states_them(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str,
+) -> None:  # fmt: skip
+    """The other way the advice gives: the CR's spec.resources, for its pods alone."""
+    start_operator_in(engine, namespace)
+    create_quota(client.CoreV1Api(kube_api_client), namespace, {"requests.memory": "1Gi"})
+    create_memcached(cluster_kube, namespace, "unstated", size=1)
+    wait_for(lambda: _mirrored_failure(namespace), what="ReplicaFailure in the mirror")
+    memcached = cluster_kube.get(MEMCACHED, namespace, "unstated")
+    assert condition_of(memcached, "Degraded").get("reason") == "PodsRefused"
+
+    resources = {"requests": {"memory": "96Mi"}, "limits": {"memory": "128Mi"}}
+    cluster_kube.patch(MEMCACHED, namespace, "unstated", {"spec": {"resources": resources}})
+    wait_for(
+        lambda: KubeObject.objects.filter(kind="Memcached", namespace=namespace,
+                                          health="Available").exists(),
+        what="the Memcached available once its pods state their memory", timeout=120,
+    )  # fmt: skip
+    [pod] = client.CoreV1Api(kube_api_client).list_namespaced_pod(namespace).items
+    assert pod.spec.containers[0].resources.to_dict()["requests"] == {"memory": "96Mi"}
 
 
 def _mirrored_refusal(namespace: str) -> bool:
