@@ -169,9 +169,12 @@ def _requested(pod: Body, resource: str) -> str:
     return "+".join(asked)
 
 
-def _lower(observed: Observed) -> str:
-    """How to ask for less, in the CR's own fields: a Ptemplate's pods each request its
-    spec.deviceCount and it has no size; a Memcached's requests are the operator's."""
+def _lower(observed: Observed, pod: Body, short: list[str]) -> str:
+    """How to ask for less of the `short` resources, in the CR's own fields: its cpu and
+    memory in spec.resources, a Ptemplate's device in spec.deviceCount (it has no size)."""
+    containers = deep_get(pod, "spec.containers", []) or []
+    if not all("/" in r for r in short) and (field := _resources_field(observed, containers)):
+        return f"Lower {field}.requests (what each pod requests)"
     if observed.requests_path:
         return f"Lower {observed.requests_path} (what each pod requests)"
     if observed.size_path:
@@ -179,7 +182,7 @@ def _lower(observed: Observed) -> str:
     return "Lower what each pod requests"
 
 
-def _short_of(pod: Body, message: str, lower: str) -> tuple[str, str] | None:
+def _short_of(observed: Observed, pod: Body, message: str) -> tuple[str, str] | None:
     """(what, todo) when nodes the pod may run on were excluded for lack of a resource:
     the cause to name, whatever else excluded the other nodes."""
     short: dict[str, int] = {}
@@ -202,7 +205,7 @@ def _short_of(pod: Body, message: str, lower: str) -> tuple[str, str] | None:
         if extended
         else f"free {names} on the nodes, or add nodes"
     )
-    return what, f"{lower}, or {more}."
+    return what, f"{_lower(observed, pod, list(short))}, or {more}."
 
 
 def _matches_no_node(message: str) -> bool:
@@ -226,7 +229,7 @@ def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Findin
     pod, message = stuck[0]
     selector = deep_get(pod, "spec.nodeSelector") or {}
     selector_text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-    if short := _short_of(pod, message, _lower(observed)):
+    if short := _short_of(observed, pod, message):
         what, todo = short
     elif selector and _matches_no_node(message):
         what = f"no node matches the node selector {selector_text}"
@@ -371,15 +374,16 @@ def _refused(observed: Observed, workload: Body, how: str, message: str) -> Find
             str(deep_get(workload, "metadata.namespace", "")),
             message,
             observed.requests_path or observed.size_path,
-            resources=_resources_field(observed, workload),
+            resources=_resources_field(
+                observed, deep_get(workload, "spec.template.spec.containers", []) or []
+            ),
         ),
         subject=f"{kind} {name}",
     )
 
 
-def _resources_field(observed: Observed, workload: Body) -> str | None:
-    """The CR's field that sets the cpu and memory of the workload's pods, if it has one."""
-    containers = deep_get(workload, "spec.template.spec.containers", []) or []
+def _resources_field(observed: Observed, containers: list[Body]) -> str | None:
+    """The CR's field that sets the cpu and memory of these containers, if it has one."""
     return next(
         (f for c in containers if (f := observed.resources_paths.get(str(c.get("name"))))), None
     )

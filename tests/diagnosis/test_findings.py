@@ -43,6 +43,9 @@ def _pod(
     }
 
 
+MEMCACHED_FIELDS = {"memcached": "spec.resources"}
+
+
 def _codes(observed: Observed) -> list[str]:
     return [f.code for f in diagnose(observed)]
 
@@ -88,6 +91,23 @@ def test_not_enough_of_a_device_names_the_resource() -> None:
     ])  # fmt: skip
     finding = diagnose(Observed(_cr(), objects=[pod], engine=LIVE, now=NOW))[0]
     assert "not enough example.com/accel" in finding.what
+
+
+def test_not_enough_memory_for_what_the_cr_requests_names_its_field() -> None:
+    message = "0/3 nodes are available: 3 Insufficient memory."
+    pod = _pod("p-1", conditions=[
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+    ])  # fmt: skip
+    pod["spec"]["containers"][0]["resources"] = {"requests": {"memory": "64Gi"}}
+    observed = Observed(
+        _cr(), objects=[pod], engine=LIVE, now=NOW, resources_paths=MEMCACHED_FIELDS
+    )
+    [finding] = diagnose(observed)
+    assert "not enough memory: each pod requests 64Gi memory" in finding.what
+    assert finding.todo == (
+        "Lower spec.resources.requests (what each pod requests), or free memory on the nodes, "
+        "or add nodes."
+    )
 
 
 def _consumer_pod(message: str, *, accel: str = "3") -> dict[str, Any]:
@@ -171,9 +191,6 @@ def test_a_container_killed_with_no_limit_of_its_own_is_the_nodes_memory() -> No
     }
     [finding] = diagnose(Observed(_cr(), objects=[cpu_only], engine=LIVE, now=NOW))
     assert "LimitRange" not in finding.todo
-
-
-MEMCACHED_FIELDS = {"memcached": "spec.resources"}
 
 
 def _oom_advice(pod: dict[str, Any], cr: dict[str, Any] | None = None) -> str:
