@@ -1,6 +1,7 @@
 """The whole product in a browser: kubesim with its simulated cluster, a real Celery worker
 and watcher keeping the mirror, and the live web server. An operator scales a Memcached
-from 3 to 5 and watches the new pods appear; an admin finds the audit entry."""
+from 3 to 5 and watches the new pods appear; an admin finds the audit entry. An operator
+gives a Memcached's pods a memory limit, and they roll out with it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 
 import pytest
 
+from controllers.base import POD
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.mirror.models import KubeObject
@@ -84,3 +86,39 @@ def test_operator_scales_3_to_5_and_watches_the_rollout(
     engine_facts = admin.locator("section[aria-labelledby=engine-h]").inner_text()
     assert "Queues" in engine_facts and "none alive" not in engine_facts
     screenshot(admin, "overview")
+
+
+def test_operator_gives_the_pods_a_memory_limit_and_they_roll_out_with_it(
+    browser, running_engine, cluster_kube: ApiKube, namespace: str, page_as, operator,
+    live_server,
+) -> None:  # fmt: skip
+    cluster_kube.create(MEMCACHED, {
+        "apiVersion": MEMCACHED_API, "kind": "Memcached",
+        "metadata": {"name": "cache-a", "namespace": namespace},
+        "spec": {"size": 1},
+    })  # fmt: skip
+    wait_for(lambda: _mirrored_nodes(namespace) == 1, timeout=60, what="1 pod in the status")
+    page = page_as(operator)
+    page.goto(f"{live_server.url}/k/memcached/{namespace}/cache-a/")
+
+    page.get_by_label("Memory limit").fill("128 MB")
+    page.get_by_role("button", name="Review change").click()
+    page.get_by_text("Not a quantity: write a number of bytes with a unit").wait_for()
+    page.get_by_label("Memory limit").fill("128Mi")
+    page.get_by_role("button", name="Review change").click()
+    diff = page.locator("[id^=cr-diff-]")
+    diff.wait_for()
+    assert "spec.resources.limits.memory" in diff.inner_text() and "128Mi" in diff.inner_text()
+    page.get_by_role("button", name="Apply").click()
+    page.get_by_text("Applied:").wait_for()
+
+    # The spec on the page, then the pod the operator rolled out with the limit.
+    spec = page.locator("[id^=cr-spec-]")
+    wait_for(lambda: "resources.limits.memory" in spec.inner_text(), what="the limit in the spec")
+
+    def limited() -> bool:
+        pods, _ = cluster_kube.list(POD, namespace)
+        limits = [p["spec"]["containers"][0].get("resources", {}).get("limits") for p in pods]
+        return limits == [{"memory": "128Mi"}]
+
+    wait_for(limited, timeout=60, what="one pod, with the 128Mi limit")
