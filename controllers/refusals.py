@@ -30,6 +30,10 @@ QUOTA = re.compile(r"(?:exceeded|failed) quota: ([a-z0-9.-]+)")
 # kube-apiserver's authorization refusal (forbiddenMessage): `User "x" cannot patch resource`.
 NOT_GRANTED = re.compile(r'User "[^"]*" cannot \S+ ')
 UNSTATED = ": must specify "  # a quota on cpu or memory, and a container that states neither
+# The LimitRanger's refusal of a container outside a LimitRange's min, max or ratio.
+BOUNDED = re.compile(
+    r"(?:(?:minimum|maximum) \S+ usage|max limit to request ratio) per Container is"
+)
 # A quota's refusal that counts cpu or memory ("requested: requests.memory=1Gi, ...").
 COMPUTE = re.compile(r"requested: .*\b(?:requests\.|limits\.)?(?:cpu|memory)=")
 # An Event the correlator aggregated says so first.
@@ -147,6 +151,13 @@ def refusal_advice(
         return (
             f"Raise ResourceQuota {quota[1]} (kubectl -n {namespace} describe resourcequota "
             f"{quota[1]}) or {lower}; the pods already there count against it."
+        )
+    if BOUNDED.search(message):
+        asks = f"the CR's {resources}" if resources else "the pods' requests and limits"
+        return (
+            "A LimitRange in the namespace bounds what each container may ask for (kubectl "
+            f"-n {namespace} describe limitrange): bring {asks} within it, or ask for the "
+            "bounds to change."
         )
     return (
         "Change what refuses the pods in the namespace: a ResourceQuota, a LimitRange, "

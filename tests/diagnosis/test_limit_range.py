@@ -1,0 +1,73 @@
+"""A Memcached whose spec.resources ask for more than its namespace's LimitRange allows:
+the API server refuses its pods, and the CR's Degraded condition and its page say which
+bound and to bring spec.resources within it; done, the pods are made. Real watcher and
+worker, on kubesim and on a real cluster (OPSBOARD_TEST_KUBECONFIG)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from kubernetes import client
+
+from controllers.conditions import condition_of
+from controllers.kube import ApiKube
+from controllers.memcached.desired import MEMCACHED
+from opsboard.diagnosis.observed import Finding
+from opsboard.mirror.models import KubeObject
+from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.diagnosis.memcached_run import start_operator_in
+from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_resources_above_a_limitranges_max_are_told_to_come_within_it(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, viewer_client: Client,
+) -> None:  # fmt: skip
+    core = client.CoreV1Api(kube_api_client)
+    core.create_namespaced_limit_range(namespace, {
+        "metadata": {"name": "bounds"},
+        "spec": {"limits": [{"type": "Container", "max": {"memory": "1Gi"}}]},
+    })  # fmt: skip
+    start_operator_in(engine, namespace)
+    cluster_kube.create(MEMCACHED, {
+        "apiVersion": MEMCACHED_API, "kind": "Memcached",
+        "metadata": {"name": "big", "namespace": namespace},
+        "spec": {"size": 1, "resources": {"limits": {"memory": "2Gi"}}},
+    })  # fmt: skip
+    advice = (
+        "A LimitRange in the namespace bounds what each container may ask for (kubectl -n "
+        f"{namespace} describe limitrange): bring the CR's spec.resources within it, or ask "
+        "for the bounds to change."
+    )
+
+    def refused() -> Finding | None:
+        page = viewer_client.get(f"/k/memcached/{namespace}/big/")
+        if page.status_code != 200:  # not in the mirror yet
+            return None
+        findings = page.context["diagnosis"].findings
+        return next((f for f in findings if f.code == "ReplicaFailure"), None)
+
+    finding = wait_for(refused, what="the ReplicaFailure finding")
+    assert "maximum memory usage per Container is 1Gi, but limit is 2Gi" in finding.what
+    assert finding.todo == advice
+    degraded = wait_for(
+        lambda: (
+            (d := condition_of(cluster_kube.get(MEMCACHED, namespace, "big"), "Degraded"))
+            and d.get("reason") == "PodsRefused"
+            and d
+        ),
+        what="the Memcached Degraded, PodsRefused",
+    )
+    assert degraded["message"].endswith(advice)
+
+    cluster_kube.patch(
+        MEMCACHED, namespace, "big", {"spec": {"resources": {"limits": {"memory": "512Mi"}}}}
+    )
+    wait_for(
+        lambda: KubeObject.objects.filter(kind="Memcached", namespace=namespace, name="big",
+                                          health="Available").exists(),
+        what="the Memcached available within the bounds", timeout=120,
+    )  # fmt: skip
