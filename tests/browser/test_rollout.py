@@ -11,10 +11,9 @@ import pytest
 
 from controllers.base import POD
 from controllers.kube import ApiKube
-from controllers.memcached.desired import MEMCACHED
 from opsboard.mirror.models import KubeObject
 from tests.browser.conftest import screenshot
-from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.diagnosis.memcached_run import create_memcached
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -29,11 +28,7 @@ def test_operator_scales_3_to_5_and_watches_the_rollout(
     browser, running_engine, cluster_kube: ApiKube, namespace: str, page_as, operator,
     admin_user, live_server,
 ) -> None:  # fmt: skip
-    cluster_kube.create(MEMCACHED, {
-        "apiVersion": MEMCACHED_API, "kind": "Memcached",
-        "metadata": {"name": "cache-a", "namespace": namespace},
-        "spec": {"size": 3},
-    })  # fmt: skip
+    create_memcached(cluster_kube, namespace, "cache-a", size=3)
     wait_for(
         lambda: _mirrored_nodes(namespace) == 3, timeout=60, what="3 pods in the mirrored status"
     )
@@ -92,11 +87,7 @@ def test_operator_gives_the_pods_a_memory_limit_and_they_roll_out_with_it(
     browser, running_engine, cluster_kube: ApiKube, namespace: str, page_as, operator,
     live_server,
 ) -> None:  # fmt: skip
-    cluster_kube.create(MEMCACHED, {
-        "apiVersion": MEMCACHED_API, "kind": "Memcached",
-        "metadata": {"name": "cache-a", "namespace": namespace},
-        "spec": {"size": 1},
-    })  # fmt: skip
+    create_memcached(cluster_kube, namespace, "cache-a", size=1)
     wait_for(lambda: _mirrored_nodes(namespace) == 1, timeout=60, what="1 pod in the status")
     page = page_as(operator)
     page.goto(f"{live_server.url}/k/memcached/{namespace}/cache-a/")

@@ -3,6 +3,8 @@ it: how each diagnosis scenario begins."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from tests.dashboard.mirror_factory import MEMCACHED_API
@@ -28,8 +30,8 @@ def start_operator_in(
     engine.start_watcher()
 
 
-def create_memcached(kube: ApiKube, namespace: str, name: str, *, size: int) -> None:
+def create_memcached(kube: ApiKube, namespace: str, name: str, *, size: int, **spec: Any) -> None:
     kube.create(MEMCACHED, {
         "apiVersion": MEMCACHED_API, "kind": "Memcached",
-        "metadata": {"name": name, "namespace": namespace}, "spec": {"size": size},
+        "metadata": {"name": name, "namespace": namespace}, "spec": {"size": size, **spec},
     })  # fmt: skip

@@ -14,8 +14,7 @@ from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.diagnosis.observed import Finding
 from opsboard.mirror.models import KubeObject
-from tests.dashboard.mirror_factory import MEMCACHED_API
-from tests.diagnosis.memcached_run import start_operator_in
+from tests.diagnosis.memcached_run import create_memcached, start_operator_in
 from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import wait_for
 
@@ -32,11 +31,8 @@ def test_resources_above_a_limitranges_max_are_told_to_come_within_it(
         "spec": {"limits": [{"type": "Container", "max": {"memory": "1Gi"}}]},
     })  # fmt: skip
     start_operator_in(engine, namespace)
-    cluster_kube.create(MEMCACHED, {
-        "apiVersion": MEMCACHED_API, "kind": "Memcached",
-        "metadata": {"name": "big", "namespace": namespace},
-        "spec": {"size": 1, "resources": {"limits": {"memory": "2Gi"}}},
-    })  # fmt: skip
+    resources = {"limits": {"memory": "2Gi"}}
+    create_memcached(cluster_kube, namespace, "big", size=1, resources=resources)
     advice = (
         "A LimitRange in the namespace bounds what each container may ask for (kubectl -n "
         f"{namespace} describe limitrange): bring the CR's spec.resources within it, or ask "
