@@ -69,7 +69,7 @@ def container_resources(cr: Body, path: str) -> Body:
     {} when the CR sets none (and, with `exact_resources`, none left on the child)."""
     wanted: Body = {}
     for part in PARTS:
-        given = deep_get(cr, f"{path}.{part}") or {}
+        given = _part(cr, path, part)
         amounts = {
             name: canonical_quantity(given[name]) for name in RESOURCE_NAMES if name in given
         }
@@ -83,14 +83,15 @@ def resources_problem(cr: Body, path: str) -> str | None:
     cannot read, or a request above its limit."""
     for part in PARTS:
         given = deep_get(cr, f"{path}.{part}") or {}
+        if not isinstance(given, dict):
+            return f"{path}.{part}: Invalid value: {given!r}: must be a map of cpu and memory"
         for name in RESOURCE_NAMES:
             if name in given and not _is_quantity(given[name]):
                 return (
                     f"{path}.{part}.{name}: Invalid value: {given[name]!r}: must be a quantity "
                     "such as 250m, 0.5, 64Mi or 1Gi"
                 )
-    requests = deep_get(cr, f"{path}.requests") or {}
-    limits = deep_get(cr, f"{path}.limits") or {}
+    requests, limits = _part(cr, path, "requests"), _part(cr, path, "limits")
     for name in RESOURCE_NAMES:
         if name in requests and name in limits and _above(requests[name], limits[name]):
             return (
@@ -98,6 +99,13 @@ def resources_problem(cr: Body, path: str) -> str | None:
                 f"less than or equal to {name} limit of {limits[name]}"
             )
     return None
+
+
+def _part(cr: Body, path: str, part: str) -> Body:
+    """The CR's requests or limits; {} for anything but a map (`resources_problem` says so:
+    a CRD without validation lets anything through)."""
+    given = deep_get(cr, f"{path}.{part}")
+    return given if isinstance(given, dict) else {}
 
 
 def _above(request: str | int, limit: str | int) -> bool:

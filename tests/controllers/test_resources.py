@@ -62,3 +62,11 @@ def test_a_quantity_the_crd_would_refuse_is_named_with_its_field() -> None:
     why = resources_problem(cr, "spec.resources")
     assert why is not None and why.startswith("spec.resources.limits.memory: Invalid value: 'lots'")
     assert resources_problem(memcached(resources={"requests": {"cpu": True}}), "spec.resources")
+
+
+def test_a_part_that_is_no_map_is_named_and_builds_nothing() -> None:
+    cr = memcached(resources={"limits": ["memory"]})
+    assert resources_problem(cr, "spec.resources") == (
+        "spec.resources.limits: Invalid value: ['memory']: must be a map of cpu and memory"
+    )
+    assert container_resources(cr, "spec.resources") == {}
