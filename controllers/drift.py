@@ -21,7 +21,8 @@ def owned_diff(
     is sent whole, as the observed list with the desired items laid over it by their key.
     The maps at the dotted paths in `exact` (a Service's selector) must match key for key:
     an extra key there would change their meaning, so the patch removes it (null, or left
-    out of a list sent whole). "[]" in a path stands for every item of a list
+    out of a list sent whole); a list there must hold the desired items and no others (a
+    pod's imagePullSecrets). "[]" in a path stands for every item of a list
     ("spec.template.spec.containers[].resources").
     """
     observed = observed or {}
@@ -51,7 +52,8 @@ def _list_key(items: list[Any]) -> str | None:
 
 
 def _list_covers(want: list[Any], have: list[Any], exact: frozenset[str], at: str) -> bool:
-    """Whether every desired item is in `have` as it should be (`at`: the items' path)."""
+    """Whether every desired item is in `have` as it should be (`at`: the items' path),
+    and, for a list at an exact path, no other item is."""
 
     def agree(w: Any, h: Any) -> bool:
         if isinstance(w, dict) and isinstance(h, dict):
@@ -62,7 +64,14 @@ def _list_covers(want: list[Any], have: list[Any], exact: frozenset[str], at: st
     if key is None:
         return len(want) == len(have) and all(agree(w, h) for w, h in zip(want, have, strict=True))
     by_key = {item.get(key): item for item in have if isinstance(item, dict)}
+    if _whole(exact, at) and len(have) != len(want):
+        return False
     return all(item[key] in by_key and agree(item, by_key[item[key]]) for item in want)
+
+
+def _whole(exact: frozenset[str], at: str) -> bool:
+    """Whether the list whose items' path is `at` ("a.b[].") is exact."""
+    return at.removesuffix("[].") in exact
 
 
 def _overlay_list(want: list[Any], have: list[Any], exact: frozenset[str], at: str) -> list[Any]:
@@ -75,6 +84,7 @@ def _overlay_list(want: list[Any], have: list[Any], exact: frozenset[str], at: s
         if isinstance(item, dict) and item.get(key) in wanted
         else item
         for item in have
+        if not _whole(exact, at) or (isinstance(item, dict) and item.get(key) in wanted)
     ]
     present = {item.get(key) for item in have if isinstance(item, dict)}
     return merged + [item for item in want if item[key] not in present]

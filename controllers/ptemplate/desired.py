@@ -28,9 +28,13 @@ CONSUMER = "consumer"  # the DaemonSet's container
 
 # Fields that are ours whole: a key added there would change what they select.
 MODULE_EXACT = frozenset({"spec", "spec.selector"})
-# The consumer's resources are the CR's alone: a device or a limit no longer asked for goes.
 RESOURCES_PATH = "spec.resources"
-DAEMONSET_EXACT = frozenset({"spec.template.spec.nodeSelector"}) | exact_resources()
+# The consumer's resources and pull secrets are the CR's alone: a device, a limit or a
+# secret no longer asked for goes, not kept beside the new one.
+DAEMONSET_EXACT = (
+    frozenset({"spec.template.spec.nodeSelector", "spec.template.spec.imagePullSecrets"})
+    | exact_resources()
+)
 
 # Label keys and values (k8s.io/apimachinery validation), written for Python's re and RE2.
 _DNS_SUBDOMAIN = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*"

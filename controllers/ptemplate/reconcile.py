@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-
 from controllers.apply import RECHECK_MAX_SECONDS, ensure_child, finish, now, refusal_events
 from controllers.base import (
     DAEMONSET,
@@ -11,7 +9,6 @@ from controllers.base import (
     Body,
     Context,
     ExpectedChild,
-    Manifest,
     Result,
 )
 from controllers.fields import deep_get
@@ -60,8 +57,9 @@ def reconcile(ctx: Context) -> Result:
     )
     if problem is None:
         module = ensure_child(ctx, MODULE, desired_module(cr), module, exact=MODULE_EXACT)
-        want, have = whole_fields(desired_daemonset(cr), daemonset)
-        daemonset = ensure_child(ctx, DAEMONSET, want, have, exact=DAEMONSET_EXACT)
+        daemonset = ensure_child(
+            ctx, DAEMONSET, desired_daemonset(cr), daemonset, exact=DAEMONSET_EXACT
+        )
     pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
     at, graces = now(), graces_from(ctx.settings)
     status = compute_status(
@@ -125,26 +123,6 @@ def pull_secret_problem(ctx: Context, cr: Body) -> Problem | None:
         f"consumer pods need it to pull their images (kubectl -n {namespace} create secret "
         f"docker-registry {secret} ...)"
     )
-
-
-def whole_fields(want: Manifest, have: Body | None) -> tuple[Manifest, Body | None]:
-    """Let the pull secrets be replaced whole when they drift.
-
-    `ensure_child` lays the desired list items over the observed ones, which would keep an
-    old secret beside the new one. Where they differ, the observed copy handed to it goes
-    without them, so the patch carries exactly ours. (The consumer's resources are kept
-    exact by DAEMONSET_EXACT.)
-    """
-    if have is None:
-        return want, have
-    spec_path = "spec.template.spec"
-    if (deep_get(have, spec_path, {}).get("imagePullSecrets") or []) == deep_get(
-        want, f"{spec_path}.imagePullSecrets"
-    ):
-        return want, have
-    view = copy.deepcopy(have)
-    deep_get(view, spec_path, {}).pop("imagePullSecrets", None)
-    return want, view
 
 
 def expected_children(cr: Body) -> list[ExpectedChild]:

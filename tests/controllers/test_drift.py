@@ -103,3 +103,13 @@ def test_an_empty_map_agrees_with_an_absent_one() -> None:
     assert owned_diff(
         {"spec": {"nodeSelector": {}}}, {"spec": {"nodeSelector": {"a": "1"}}}, exact=exact
     ) == {"spec": {"nodeSelector": {"a": None}}}
+
+
+def test_a_list_that_must_match_exactly_loses_the_items_not_desired() -> None:
+    exact = frozenset({"secrets"})
+    desired = {"secrets": [{"name": "new"}]}
+    observed = {"secrets": [{"name": "old"}, {"name": "new"}]}
+    assert owned_diff(desired, observed) is None  # not exact: the old one is someone's
+    assert owned_diff(desired, observed, exact=exact) == {"secrets": [{"name": "new"}]}
+    assert owned_diff(desired, {"secrets": [{"name": "old"}]}, exact=exact) == desired
+    assert owned_diff(desired, desired, exact=exact) is None

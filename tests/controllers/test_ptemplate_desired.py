@@ -13,7 +13,7 @@ from controllers.ptemplate.desired import (
     resource_problem,
     selector_problem,
 )
-from controllers.ptemplate.reconcile import spec_problem, whole_fields
+from controllers.ptemplate.reconcile import spec_problem
 from tests.controllers.ptemplate_helpers import ptemplate
 
 
@@ -90,10 +90,8 @@ def test_a_removed_device_plugin_is_removed_from_the_module() -> None:
 
 def test_a_changed_device_and_secret_replace_the_old_ones_whole() -> None:
     have = desired_daemonset(ptemplate())
-    want, view = whole_fields(
-        desired_daemonset(ptemplate(deviceResource="acme.com/gpu", imagePullSecret="new")), have
-    )
-    patch = owned_diff(want, view, exact=DAEMONSET_EXACT)
+    want = desired_daemonset(ptemplate(deviceResource="acme.com/gpu", imagePullSecret="new"))
+    patch = owned_diff(want, have, exact=DAEMONSET_EXACT)
     assert patch is not None
     pod = patch["spec"]["template"]["spec"]
     assert pod["imagePullSecrets"] == [{"name": "new"}]
@@ -105,19 +103,17 @@ def test_a_changed_device_and_secret_replace_the_old_ones_whole() -> None:
 
 def test_dropping_the_devices_clears_the_request_and_then_writes_nothing() -> None:
     have = desired_daemonset(ptemplate())
-    want, view = whole_fields(desired_daemonset(ptemplate(deviceCount=0)), have)
-    patch = owned_diff(want, view, exact=DAEMONSET_EXACT)
+    patch = owned_diff(desired_daemonset(ptemplate(deviceCount=0)), have, exact=DAEMONSET_EXACT)
     assert patch["spec"]["template"]["spec"]["containers"][0]["resources"] == {}
     cleared = desired_daemonset(ptemplate(deviceCount=0))
     cleared["spec"]["template"]["spec"]["containers"][0]["resources"] = {}
-    want, view = whole_fields(desired_daemonset(ptemplate(deviceCount=0)), cleared)
-    assert owned_diff(want, view, exact=DAEMONSET_EXACT) is None
+    want = desired_daemonset(ptemplate(deviceCount=0))
+    assert owned_diff(want, cleared, exact=DAEMONSET_EXACT) is None
 
 
 def test_an_unchanged_daemonset_needs_no_patch() -> None:
     have = desired_daemonset(ptemplate())
-    want, view = whole_fields(desired_daemonset(ptemplate()), have)
-    assert owned_diff(want, view, exact=DAEMONSET_EXACT) is None
+    assert owned_diff(desired_daemonset(ptemplate()), have, exact=DAEMONSET_EXACT) is None
 
 
 def test_spec_problems_name_the_field() -> None:
