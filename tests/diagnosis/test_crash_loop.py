@@ -21,6 +21,7 @@ from tests.controllers.cluster import kubectl
 from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
 from tests.fixtures.celery import EngineProcesses
 from tests.fixtures.kubesim import KubesimHandle
+from tests.kubesim.cluster.helpers import create_limit_range
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.kubesim_only, pytest.mark.django_db(transaction=True)]
@@ -31,10 +32,7 @@ def test_a_pod_oom_killed_at_a_limit_range_default_is_told_to_raise_it_and_remak
     namespace: str, viewer_client: Client, kubesim_server: KubesimHandle,
 ) -> None:  # fmt: skip
     core = client.CoreV1Api(kube_api_client)
-    core.create_namespaced_limit_range(namespace, {
-        "metadata": {"name": "small"},
-        "spec": {"limits": [{"type": "Container", "default": {"memory": "64Mi"}}]},
-    })  # fmt: skip
+    create_limit_range(core, namespace, "small", default={"memory": "64Mi"})
     start_memcached_operator(engine)
     create_memcached(cluster_kube, namespace, "cache", size=1)
     crs = KubeObject.objects.filter(kind="Memcached", namespace=namespace, name="cache")

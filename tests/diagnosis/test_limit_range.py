@@ -16,6 +16,7 @@ from opsboard.diagnosis.observed import Finding
 from opsboard.mirror.models import KubeObject
 from tests.diagnosis.memcached_run import create_memcached, start_operator_in
 from tests.fixtures.celery import EngineProcesses
+from tests.kubesim.cluster.helpers import create_limit_range
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -26,10 +27,7 @@ def test_resources_above_a_limitranges_max_are_told_to_come_within_it(
     namespace: str, viewer_client: Client,
 ) -> None:  # fmt: skip
     core = client.CoreV1Api(kube_api_client)
-    core.create_namespaced_limit_range(namespace, {
-        "metadata": {"name": "bounds"},
-        "spec": {"limits": [{"type": "Container", "max": {"memory": "1Gi"}}]},
-    })  # fmt: skip
+    create_limit_range(core, namespace, "bounds", max={"memory": "1Gi"})
     start_operator_in(engine, namespace)
     resources = {"limits": {"memory": "2Gi"}}
     create_memcached(cluster_kube, namespace, "big", size=1, resources=resources)

@@ -27,7 +27,7 @@ from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 from tests.diagnosis.memcached_run import create_memcached, start_operator_in
 from tests.fixtures.celery import EngineProcesses
-from tests.kubesim.cluster.helpers import create_quota
+from tests.kubesim.cluster.helpers import create_limit_range, create_quota
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -94,10 +94,7 @@ def test_a_memcached_whose_pods_state_no_requests_the_quota_wants_is_told_of_a_l
     assert "Raise ResourceQuota" not in finding.todo
 
     # Done as it says: the ReplicaSet's next try makes the pod, and the CR is Available.
-    core.create_namespaced_limit_range(namespace, {
-        "metadata": {"name": "defaults"},
-        "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "100m"}}]},
-    })  # fmt: skip
+    create_limit_range(core, namespace, "defaults", defaultRequest={"cpu": "100m"})
     wait_for(
         lambda: KubeObject.objects.filter(kind="Memcached", namespace=namespace,
                                           health="Available").exists(),

@@ -155,6 +155,14 @@ def condition(obj: Any, type_: str) -> Any:
     return None
 
 
+def create_limit_range(
+    core: client.CoreV1Api, namespace: str, name: str, **item: dict[str, str]
+) -> None:
+    """Creates LimitRange `name` of one Container item: `default=`, `max=`, …"""
+    body = {"metadata": {"name": name}, "spec": {"limits": [{"type": "Container", **item}]}}
+    core.create_namespaced_limit_range(namespace, body)
+
+
 def create_quota(core: client.CoreV1Api, namespace: str, hard: dict[str, str]) -> None:
     """Creates ResourceQuota `q` and waits for its status: until the quota controller has
     counted, kube-apiserver refuses every pod the quota covers ("status unknown")."""

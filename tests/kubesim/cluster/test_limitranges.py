@@ -10,13 +10,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.kubesim.cluster.helpers import pod
-
-
-def _bounds(core: client.CoreV1Api, namespace: str, **item: Any) -> None:
-    core.create_namespaced_limit_range(namespace, {
-        "metadata": {"name": "bounds"}, "spec": {"limits": [{"type": "Container", **item}]},
-    })  # fmt: skip
+from tests.kubesim.cluster.helpers import create_limit_range, pod
 
 
 def _sized(name: str, **resources: dict[str, str]) -> dict[str, Any]:
@@ -34,7 +28,7 @@ def _refused(core: client.CoreV1Api, namespace: str, body: dict[str, Any]) -> st
 
 
 def test_a_limit_above_the_max_is_refused(core: client.CoreV1Api, namespace: str) -> None:
-    _bounds(core, namespace, max={"memory": "1Gi"})
+    create_limit_range(core, namespace, "bounds", max={"memory": "1Gi"})
     big = _sized("big", limits={"memory": "2048Mi"}, requests={"memory": "1Gi"})
     assert _refused(core, namespace, big) == (
         'pods "big" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi'
@@ -46,7 +40,9 @@ def test_a_limit_above_the_max_is_refused(core: client.CoreV1Api, namespace: str
 
 
 def test_every_bound_broken_is_said_at_once(core: client.CoreV1Api, namespace: str) -> None:
-    _bounds(core, namespace, min={"memory": "10Mi"}, maxLimitRequestRatio={"memory": "2"})
+    create_limit_range(
+        core, namespace, "bounds", min={"memory": "10Mi"}, maxLimitRequestRatio={"memory": "2"}
+    )
     small = _sized("small", limits={"memory": "20Mi"}, requests={"memory": "5Mi"})
     assert _refused(core, namespace, small) == (
         'pods "small" is forbidden: [minimum memory usage per Container is 10Mi, but request '
@@ -58,7 +54,7 @@ def test_every_bound_broken_is_said_at_once(core: client.CoreV1Api, namespace: s
 def test_a_ratio_bound_wants_both_a_request_and_a_limit(
     core: client.CoreV1Api, namespace: str
 ) -> None:
-    _bounds(core, namespace, maxLimitRequestRatio={"cpu": "4"})
+    create_limit_range(core, namespace, "bounds", maxLimitRequestRatio={"cpu": "4"})
     assert _refused(
         core, namespace, _sized("wide", limits={"cpu": "1"}, requests={"cpu": "100m"})
     ) == (

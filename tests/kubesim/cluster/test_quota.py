@@ -11,6 +11,7 @@ from typing import Any
 from kubernetes import client
 
 from tests.kubesim.cluster.helpers import (
+    create_limit_range,
     create_quota,
     daemonset,
     deployment,
@@ -280,11 +281,9 @@ def test_a_limitranges_defaults_let_pods_that_state_nothing_past_a_compute_quota
     """The fix the diagnosis gives for the refusal above: defaults, set and said by the
     LimitRanger admission before the quota counts them."""
     create_quota(core, namespace, {"requests.cpu": "1", "limits.memory": "1Gi"})
-    core.create_namespaced_limit_range(namespace, {
-        "metadata": {"name": "defaults"},
-        "spec": {"limits": [{"type": "Container", "default": {"memory": "128Mi"},
-                             "defaultRequest": {"cpu": "250m"}}]},
-    })  # fmt: skip
+    create_limit_range(
+        core, namespace, "defaults", default={"memory": "128Mi"}, defaultRequest={"cpu": "250m"}
+    )
     created = core.create_namespaced_pod(namespace, pod("bare"))
     resources = created.spec.containers[0].resources
     assert resources.requests == {"cpu": "250m", "memory": "128Mi"}
