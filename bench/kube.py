@@ -12,13 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import kubernetes
 import yaml
 from kubernetes.watch.watch import iter_resp_lines
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from controllers.kube import say_unverified
+from controllers.kube import load_api_client
 from controllers.memcached.desired import desired_deployment
 
 MEMCACHED_PATH = "/apis/cache.example.com/v1alpha1"
@@ -40,14 +39,13 @@ class ApiError(Exception):
 
 class KubeApi:
     def __init__(self, kubeconfig: Path) -> None:
-        self.client = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
-        # Cold start creates CRs from many threads; each also holds a watch open.
-        self.client.rest_client.pool_manager.connection_pool_kw["maxsize"] = 32
-        # kubesim's request log names the client: the bench's own calls are left out of costs.
-        self.client.user_agent = USER_AGENT
-        # A kubeconfig that skips TLS verification (the rig's) is said once, as opsboard's
-        # own clients say it, not by urllib3 on every request of every bench client.
-        say_unverified(self.client.configuration)
+        # Cold start creates CRs from many threads; each also holds a watch open. kubesim's
+        # request log names the client: the bench's own calls are left out of costs. Made as
+        # opsboard's own clients are (a skipped TLS verification said once; certificates
+        # held in memory, not left in /tmp by a bench killed midway).
+        self.client = load_api_client(
+            kubeconfig=str(kubeconfig), pool_size=32, user_agent=USER_AGENT
+        )
 
     def request(
         self,

@@ -38,6 +38,7 @@ from controllers.base import (
     PermanentError,
     TemporaryError,
 )
+from controllers.kubeconfig import hold_in_memory, loader_files
 from controllers.refusals import NOT_GRANTED
 from controllers.wire import Answer, Wire
 
@@ -116,14 +117,18 @@ def load_api_client(
     client's 8 the streams ending together (their common timeout, a server restart)
     discarded the surplus with a warning each."""
     configuration = client.Configuration()
-    if kubeconfig:
-        config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
-    else:
-        config.load_incluster_config(client_configuration=configuration)
-    configuration.connection_pool_maxsize = pool_size
-    _throttle_refresh(configuration)
-    say_unverified(configuration)
-    api_client = client.ApiClient(configuration)
+    with loader_files() as written:
+        if kubeconfig:
+            config.load_kube_config(
+                config_file=kubeconfig, client_configuration=configuration, temp_file_path=written
+            )
+        else:
+            config.load_incluster_config(client_configuration=configuration)
+        configuration.connection_pool_maxsize = pool_size
+        _throttle_refresh(configuration)
+        say_unverified(configuration)
+        api_client = client.ApiClient(configuration)
+        hold_in_memory(api_client, written)
     if user_agent:
         api_client.user_agent = user_agent
     return api_client

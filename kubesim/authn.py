@@ -59,6 +59,20 @@ class UserInfo:
 ANONYMOUS_USER = UserInfo(ANONYMOUS, (UNAUTHENTICATED,))
 
 
+def certificate_user(peer: dict[str, Any] | None) -> UserInfo | None:
+    """The user a verified client certificate names, as kube-apiserver's x509
+    authenticator reads it: the common name, and each organization a group. None for a
+    connection without one (Python gives an empty dict then)."""
+    if not peer:
+        return None
+    attributes = [pair for rdn in peer.get("subject", ()) for pair in rdn]
+    name = next((value for key, value in attributes if key == "commonName"), "")
+    if not name:
+        return None
+    groups = tuple(value for key, value in attributes if key == "organizationName")
+    return UserInfo(name, (*groups, AUTHENTICATED))
+
+
 def service_account_user(namespace: str, name: str, uid: str = "") -> UserInfo:
     return UserInfo(
         f"{SA_PREFIX}{namespace}:{name}",

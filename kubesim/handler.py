@@ -34,7 +34,7 @@ from kubesim import (
     tables,
     write_options,
 )
-from kubesim.authn import UserInfo
+from kubesim.authn import UserInfo, certificate_user
 from kubesim.errors import ApiError
 from kubesim.faults import RequestRecord
 from kubesim.jsonutil import JSONDecodeError, dumps, loads
@@ -77,12 +77,14 @@ class Handler(BaseHTTPRequestHandler):
     # --- plumbing -----------------------------------------------------------------------------
 
     _user: UserInfo
+    _certified: UserInfo | None = None  # whom the connection's client certificate names
 
     def setup(self) -> None:
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if isinstance(self.connection, ssl.SSLSocket):
             self.connection.do_handshake()
+            self._certified = certificate_user(self.connection.getpeercert())
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -226,7 +228,9 @@ class Handler(BaseHTTPRequestHandler):
                 info.update(self._describe(target))
             # Authentication, impersonation and authorization come first, as in
             # kube-apiserver's filter chain: a path is only looked up for whom may ask.
-            self._user, _ = self.sim.access.admit(self.command, url.path, self.query, self.headers)
+            self._user, _ = self.sim.access.admit(
+                self.command, url.path, self.query, self.headers, self._certified
+            )
             if target is not None:
                 delay, err, fault_id = self.sim.faults.before(
                     info["verb"], info["resource"], info["namespace"] or None, info["name"]

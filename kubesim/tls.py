@@ -135,10 +135,41 @@ class Authority:
         )
         return cert.public_bytes(serialization.Encoding.PEM) + self.cert_pem, _pem_key(key)
 
+    def client_pair(self, user: str, groups: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
+        """A client certificate (PEM) and its key for `user` in `groups`, as kubeadm and kind
+        write into their kubeconfigs: the common name is the user, each organization a
+        group (the x509 authenticator of kube-apiserver reads them so)."""
+        key = ec.generate_private_key(ec.SECP256R1())
+        subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
+        subject.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
+        now = datetime.datetime.now(datetime.UTC)
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name(subject))
+            .issuer_name(self.cert.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=365))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(self.key.public_key()), False
+            )
+            .sign(self.key, hashes.SHA256())
+        )
+        return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
+
     def server_context(self, host: str, extra: tuple[str, ...] = ()) -> ssl.SSLContext:
         chain, key = self.serving_pair(host, extra)
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        # Client certificates are asked for, not required (as kube-apiserver with its
+        # --client-ca-file): one signed by the CA authenticates its user, and a client with
+        # none goes on to its bearer token. One the CA did not sign fails the handshake here,
+        # where kube-apiserver would answer 401.
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+        ctx.load_verify_locations(cadata=self.cert_pem.decode())
         # load_cert_chain reads files only; the key never outlives this call on disk.
         with tempfile.TemporaryDirectory(prefix="kubesim-tls-") as tmp:
             cert_file, key_file = Path(tmp) / "tls.crt", Path(tmp) / "tls.key"
