@@ -108,3 +108,6 @@ def test_quantities_compare_across_units() -> None:
     assert parse_quantity("2 Gi") is None
     assert parse_quantity("-1Gi") is None
     assert parse_quantity(None) is None
+    # As the API server may print a capacity: an exponent, millis.
+    assert parse_quantity("1e9") == 10**9
+    assert parse_quantity("1500m") == parse_quantity("1.5")
