@@ -41,7 +41,7 @@ url:
 # the tests mostly wait on the servers and engine processes they start.
 PYTEST_WORKERS ?= 3
 PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
-test: $(STAMP) lint typecheck check-imports
+test: $(STAMP) lint typecheck
 	@start=$$(date +%s); $(PYTEST); rc=$$?; \
 	echo "==> pytest on SQLite: $$(( $$(date +%s) - start )) s (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; \
 	exit $$rc
@@ -50,7 +50,7 @@ test: $(STAMP) lint typecheck check-imports
 	echo "==> pytest on PostgreSQL: $$(( $$(date +%s) - start )) s (load average $$(cut -d' ' -f1-3 /proc/loadavg))"; \
 	exit $$rc
 
-lint: $(STAMP)
+lint: $(STAMP) check-imports
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
 

@@ -47,7 +47,7 @@ from tests.engine.toy import CRD, TOY, toy
 
 count, load_crs, load_rate = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 ns = "default"
-api = ApiKube(load_api_client(kubeconfig=settings.KUBECONFIG))
+api = ApiKube(load_api_client(kubeconfig=settings.KUBECONFIG, context=settings.KUBE_CONTEXT))
 try:
     api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body=CRD)
 except Conflict:

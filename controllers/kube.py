@@ -106,11 +106,17 @@ class Gone(Exception):
     """410 on a watch: the resourceVersion is too old; list again."""
 
 
+class KubeconfigError(config.ConfigException):
+    """The kubeconfig cannot be used: unreadable, incomplete, or without the context named."""
+
+
 def load_api_client(
-    *, kubeconfig: str = "", pool_size: int = 32, user_agent: str = ""
+    *, kubeconfig: str = "", context: str = "", pool_size: int = 32, user_agent: str = ""
 ) -> client.ApiClient:
     """A client for the kubeconfig file, or the in-cluster service account when it is "".
-    `user_agent`: what the API server's audit log names the caller (else the client's own).
+    `context`: the kubeconfig's context to use (else its current-context), as kubectl's
+    --context. `user_agent`: what the API server's audit log names the caller (else the
+    client's own).
 
     `pool_size` is how many idle connections are kept, not a limit: the watcher holds a
     stream per watched kind (more than a dozen) besides its other requests, and with the
@@ -119,9 +125,16 @@ def load_api_client(
     configuration = client.Configuration()
     with loader_files() as written:
         if kubeconfig:
-            config.load_kube_config(
-                config_file=kubeconfig, client_configuration=configuration, temp_file_path=written
-            )
+            try:
+                _check_context(kubeconfig, context)
+                config.load_kube_config(
+                    config_file=kubeconfig,
+                    context=context or None,
+                    client_configuration=configuration,
+                    temp_file_path=written,
+                )
+            except config.ConfigException as exc:
+                raise KubeconfigError(str(exc)) from exc
         else:
             config.load_incluster_config(client_configuration=configuration)
         configuration.connection_pool_maxsize = pool_size
@@ -132,6 +145,21 @@ def load_api_client(
     if user_agent:
         api_client.user_agent = user_agent
     return api_client
+
+
+def _check_context(kubeconfig: str, context: str) -> None:
+    """A context the kubeconfig lacks, said with the ones it has (the loader's own words
+    are "Invalid kube-config file. Expected object with name …")."""
+    if not context:
+        return
+    contexts, _ = config.list_kube_config_contexts(config_file=kubeconfig)
+    names = [c["name"] for c in contexts or []]
+    if context not in names:
+        raise KubeconfigError(
+            f"{kubeconfig} has no context {context!r} (it has: {', '.join(names) or 'none'}): "
+            "name one of those in OPSBOARD_KUBE_CONTEXT, or leave it empty for the "
+            "kubeconfig's current-context"
+        )
 
 
 _unverified: set[str] = set()  # the hosts say_unverified has warned of in this process

@@ -153,9 +153,16 @@ class Launcher:
         log(f"redis-server on {self.redis.url} (append-only, data in {data})")
 
     def start_kubesim(self) -> None:
+        context = self.env.get("OPSBOARD_KUBE_CONTEXT", "")
         if self.env.get("KUBECONFIG") or self.env.get("KUBERNETES_SERVICE_HOST"):
-            log(f"using the cluster of KUBECONFIG={self.env.get('KUBECONFIG', '(in-cluster)')}")
+            named = f", context {context}" if context else ""
+            log(
+                f"using the cluster of KUBECONFIG={self.env.get('KUBECONFIG', '(in-cluster)')}{named}"
+            )
             return
+        if context:  # a context of the user's kubeconfig: kubesim's has one of its own
+            log(f"OPSBOARD_KUBE_CONTEXT={context} is for a KUBECONFIG of yours: ignored on kubesim")
+            self.env.pop("OPSBOARD_KUBE_CONTEXT")
         if not has_module("kubesim.__main__"):
             log("kubesim is not available yet: running without a cluster")
             return
@@ -386,7 +393,9 @@ class Launcher:
         log(f"opsboard is up:  {self.url}")
         log(f"log in as admin with password: {self.password}")
         if "KUBECONFIG" in self.env:
-            log(f"kubectl: kubectl --kubeconfig {self.env['KUBECONFIG']} get opsboard")
+            context = self.env.get("OPSBOARD_KUBE_CONTEXT", "")
+            named = f" --context {context}" if context else ""
+            log(f"kubectl: kubectl --kubeconfig {self.env['KUBECONFIG']}{named} get opsboard")
         log("press Ctrl-C to stop; `make url` prints this again")
         log("")
 

@@ -176,6 +176,8 @@ KUBECONFIG_IN_CLUSTER = IN_POD and not env_str("KUBECONFIG")
 KUBECONFIG = env_str("KUBECONFIG") or (
     "" if KUBECONFIG_IN_CLUSTER else str(STATE_DIR / "kubeconfig")
 )
+# The kubeconfig's context to manage, as kubectl's --context; empty: its current-context.
+KUBE_CONTEXT = env_str("OPSBOARD_KUBE_CONTEXT", "")
 KUBE_REQUEST_TIMEOUT = env_float("OPSBOARD_KUBE_TIMEOUT", 10.0, minimum=0.1)
 WATCH_NAMESPACES = env_list("OPSBOARD_WATCH_NAMESPACES", [])  # empty: all namespaces
 # The web's calls for a person carry Impersonate-User/-Group, so the cluster's RBAC decides

@@ -16,6 +16,7 @@ from controllers.kube import (
     ApiKube,
     Conflict,
     Forbidden,
+    KubeconfigError,
     NotFound,
     NotGranted,
     load_api_client,
@@ -40,14 +41,19 @@ class ClusterError(Exception):
 
 
 @functools.cache  # one connection pool per kubeconfig and process
-def _kube_for(kubeconfig: str) -> ApiKube:
+def _kube_for(kubeconfig: str, context: str) -> ApiKube:
     if kubeconfig and not Path(kubeconfig).exists():
         raise ClusterError(
             f"No cluster: {kubeconfig} does not exist. Point KUBECONFIG at the cluster's "
             "kubeconfig, or start opsboard with `make run` (it starts kubesim).",
             unreachable=True,
         )
-    api_client = load_api_client(kubeconfig=kubeconfig, user_agent=WEB_FIELD_MANAGER)
+    try:
+        api_client = load_api_client(
+            kubeconfig=kubeconfig, context=context, user_agent=WEB_FIELD_MANAGER
+        )
+    except KubeconfigError as exc:  # unreadable, or no such context: said, not a 500
+        raise ClusterError(f"No cluster: {exc}", unreachable=True) from None
     return ApiKube(
         api_client, timeout=settings.KUBE_REQUEST_TIMEOUT, field_manager=WEB_FIELD_MANAGER
     )
@@ -59,7 +65,9 @@ def _request(
     """`missing`: what a 404 means, when it is not that the object asked for is gone."""
     headers = as_user.headers() if as_user else []
     try:
-        return _kube_for(settings.KUBECONFIG).request(method, path, extra_headers=headers, **kwargs)
+        return _kube_for(settings.KUBECONFIG, settings.KUBE_CONTEXT).request(
+            method, path, extra_headers=headers, **kwargs
+        )
     except Conflict as exc:
         raise ClusterError(str(exc), conflict=True) from None
     except NotFound:

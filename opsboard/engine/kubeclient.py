@@ -11,7 +11,11 @@ from controllers.kube import OPERATOR_FIELD_MANAGER, ApiKube, EventRecorder, loa
 
 @cache
 def api_kube() -> ApiKube:
-    client = load_api_client(kubeconfig=settings.KUBECONFIG, user_agent=OPERATOR_FIELD_MANAGER)
+    client = load_api_client(
+        kubeconfig=settings.KUBECONFIG,
+        context=settings.KUBE_CONTEXT,
+        user_agent=OPERATOR_FIELD_MANAGER,
+    )
     return ApiKube(
         client, timeout=settings.KUBE_REQUEST_TIMEOUT, field_manager=OPERATOR_FIELD_MANAGER
     )

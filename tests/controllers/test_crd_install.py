@@ -135,6 +135,22 @@ def test_bootstrap_with_a_kubeconfig_that_is_not_one_says_so(tmp_path: Path) -> 
     assert "current-context" in str(raised.value)
 
 
+def test_bootstrap_with_a_context_the_kubeconfig_lacks_names_those_it_has(
+    kubesim_server: Any,
+) -> None:
+    path = kubesim_server.kubeconfig_path
+    settings = override_settings(KUBECONFIG=str(path), KUBE_CONTEXT="staging")
+    with settings, pytest.raises(CommandError) as raised:
+        call_command("bootstrap", "--no-samples")
+
+    have = yaml.safe_load(Path(path).read_text())["current-context"]
+    assert str(raised.value) == (
+        f"cannot use the kubeconfig {path}: {path} has no context 'staging' (it has: {have}): "
+        "name one of those in OPSBOARD_KUBE_CONTEXT, or leave it empty for the kubeconfig's "
+        "current-context"
+    )
+
+
 def test_bootstrap_with_a_token_the_server_refuses_says_so(
     kubesim_server: Any, tmp_path: Path
 ) -> None:

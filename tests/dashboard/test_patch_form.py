@@ -159,6 +159,26 @@ def test_valid_input_with_no_cluster_says_so(operator_client: Client) -> None:
     assert "No cluster" in response.content.decode()
 
 
+def test_a_context_the_kubeconfig_lacks_is_said_with_the_ones_it_has(
+    operator_client: Client, settings, tmp_path
+) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: here\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: here, context: {cluster: c, user: u}}]\n"
+    )
+    settings.KUBECONFIG, settings.KUBE_CONTEXT = str(kubeconfig), "staging"
+    response = operator_client.post(PATCH, {"size": "5", "image": "memcached:1.6"},
+                                    HTTP_HX_REQUEST="true")  # fmt: skip
+    assert response.status_code == 200
+    assert (
+        f"No cluster: {kubeconfig} has no context &#x27;staging&#x27; (it has: here): name one "
+        "of those in OPSBOARD_KUBE_CONTEXT"
+    ) in response.content.decode()
+
+
 def test_apply_with_no_cluster_is_audited_as_failed(operator_client: Client) -> None:
     data = {"size": "5", "image": "memcached:1.6", "resource_version": "7"}
     html = operator_client.post(APPLY, data, HTTP_HX_REQUEST="true").content.decode()

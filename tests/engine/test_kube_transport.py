@@ -278,3 +278,44 @@ def test_a_forked_child_opens_its_own_connection(api_server: Any) -> None:
     api.get(CONFIGMAP, "ns", "parent-again")
     ports = {name: port for _, name, port in seen}
     assert ports["child"] != ports["parent"] == ports["parent-again"]
+
+
+def _two_contexts(real: Path, path: Path) -> Path:
+    """`real` with a second context, made current, for a server that is not there."""
+    kubeconfig: dict[str, Any] = yaml.safe_load(real.read_text())
+    kubeconfig["clusters"].append({"name": "gone", "cluster": {"server": "https://127.0.0.1:9"}})
+    here = next(c for c in kubeconfig["contexts"] if c["name"] == kubeconfig["current-context"])
+    kubeconfig["contexts"] = [
+        {"name": "here", "context": here["context"]},
+        {"name": "elsewhere", "context": {**here["context"], "cluster": "gone"}},
+    ]
+    kubeconfig["current-context"] = "elsewhere"
+    path.write_text(yaml.safe_dump(kubeconfig))
+    return path
+
+
+def test_a_named_context_is_used_instead_of_the_current_one(
+    kubesim_server: Any, tmp_path: Path
+) -> None:
+    kubeconfig = str(_two_contexts(kubesim_server.kubeconfig_path, tmp_path / "kubeconfig"))
+    current = load_api_client(kubeconfig=kubeconfig)
+    assert current.configuration.host == "https://127.0.0.1:9"
+    current.close()
+    named = load_api_client(kubeconfig=kubeconfig, context="here")
+    try:
+        assert named.configuration.host == kubesim_server.url.rstrip("/")
+        assert client.VersionApi(named).get_code().major == "1"
+    finally:
+        named.close()
+
+
+def test_a_context_the_kubeconfig_lacks_is_refused_naming_those_it_has(
+    kubesim_server: Any, tmp_path: Path
+) -> None:
+    kubeconfig = str(_two_contexts(kubesim_server.kubeconfig_path, tmp_path / "kubeconfig"))
+    with pytest.raises(kube.KubeconfigError) as refused:
+        load_api_client(kubeconfig=kubeconfig, context="staging")
+    assert str(refused.value) == (
+        f"{kubeconfig} has no context 'staging' (it has: here, elsewhere): name one of those "
+        "in OPSBOARD_KUBE_CONTEXT, or leave it empty for the kubeconfig's current-context"
+    )

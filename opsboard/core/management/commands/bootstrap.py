@@ -51,7 +51,7 @@ class Command(BaseCommand):
             return
         where = settings.KUBECONFIG or "the in-cluster service account"
         try:
-            api = load_api_client(kubeconfig=settings.KUBECONFIG)
+            api = load_api_client(kubeconfig=settings.KUBECONFIG, context=settings.KUBE_CONTEXT)
         except (ConfigException, yaml.YAMLError) as exc:
             what = f"the kubeconfig {where}" if settings.KUBECONFIG else where
             raise CommandError(f"cannot use {what}: {exc}") from exc
