@@ -147,6 +147,18 @@ def load_api_client(
     return api_client
 
 
+def context_in_use(kubeconfig: str, context: str = "") -> str:
+    """The name of the kubeconfig's context a client of `load_api_client` uses: `context`,
+    else its current-context; "" for none, or a kubeconfig that cannot be read."""
+    if context:
+        return context
+    try:
+        _, current = config.list_kube_config_contexts(config_file=kubeconfig)
+    except (config.ConfigException, OSError, ValueError):
+        return ""
+    return str((current or {}).get("name", ""))
+
+
 def _check_context(kubeconfig: str, context: str) -> None:
     """A context the kubeconfig lacks, said with the ones it has (the loader's own words
     are "Invalid kube-config file. Expected object with name …")."""

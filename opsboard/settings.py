@@ -178,6 +178,8 @@ KUBECONFIG = env_str("KUBECONFIG") or (
 )
 # The kubeconfig's context to manage, as kubectl's --context; empty: its current-context.
 KUBE_CONTEXT = env_str("OPSBOARD_KUBE_CONTEXT", "")
+# What every page calls the cluster; empty: the context's name ("in-cluster" in a pod).
+CLUSTER_NAME = env_str("OPSBOARD_CLUSTER_NAME", "")
 KUBE_REQUEST_TIMEOUT = env_float("OPSBOARD_KUBE_TIMEOUT", 10.0, minimum=0.1)
 WATCH_NAMESPACES = env_list("OPSBOARD_WATCH_NAMESPACES", [])  # empty: all namespaces
 # The web's calls for a person carry Impersonate-User/-Group, so the cluster's RBAC decides

@@ -59,6 +59,11 @@ def _kube_for(kubeconfig: str, context: str) -> ApiKube:
     )
 
 
+def api_host() -> str:
+    """The URL of the API server the dashboard calls; ClusterError when there is none."""
+    return str(_kube_for(settings.KUBECONFIG, settings.KUBE_CONTEXT).api.configuration.host)
+
+
 def _request(
     method: str, path: str, *, as_user: KubeIdentity | None, missing: str = "", **kwargs: Any,
 ) -> Body:  # fmt: skip

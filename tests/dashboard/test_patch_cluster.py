@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import Client
 
 from controllers.base import Body
-from controllers.kube import ApiKube
+from controllers.kube import ApiKube, context_in_use
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
 from opsboard.mirror.models import KubeObject
@@ -50,10 +51,15 @@ def _review(client: Client, url: str, size: str = "5") -> tuple[str, dict[str, s
 
 
 def test_review_shows_the_dry_run_diff_and_changes_nothing(
-    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str
+    operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str, settings: Any
 ) -> None:
     html, hidden = _review(operator_client, cache_a)
-    assert "accepted this change in a dry run" in html
+    host = cluster_kube.api.configuration.host
+    context = context_in_use(str(settings.KUBECONFIG))  # the kubeconfig's current-context
+    assert (
+        f'The API server of cluster <strong>{context}</strong> (<span class="mono">{host}'
+        "</span>) accepted this change in a dry run"
+    ) in html
     assert re.search(r"spec\.size</td><td><del>3</del></td><td><ins>5</ins>", html)
     assert hidden["resource_version"] == cluster_kube.get(MEMCACHED, namespace, "cache-a")[
         "metadata"]["resourceVersion"]  # fmt: skip

@@ -24,6 +24,7 @@ from django.utils.text import Truncator
 from controllers.pods import last_exit, pod_is_ready
 from opsboard.accounts.access import access_of, refusal
 from opsboard.accounts.roles import Role
+from opsboard.dashboard.cluster_label import ClusterLabel, cluster_label
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
 from opsboard.diagnosis.observed import Finding
 from opsboard.engine.outcome import outcome_label
@@ -147,6 +148,11 @@ def role_name(user: User | AnonymousUser) -> str:
 @register.simple_tag
 def registered_kinds() -> list[KindInfo]:
     return list(all_kinds().values())
+
+
+@register.simple_tag
+def cluster() -> ClusterLabel:
+    return cluster_label()
 
 
 @register.simple_tag

@@ -1,0 +1,32 @@
+"""Which cluster the dashboard manages, named on every page and in every review: with an
+opsboard per cluster open in a few tabs, a change must not go to the wrong one."""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+from django.conf import settings
+
+from controllers.kube import context_in_use
+from opsboard.dashboard import crclient
+
+
+class ClusterLabel(NamedTuple):
+    name: str  # OPSBOARD_CLUSTER_NAME, else the kubeconfig context's name, else "in-cluster"
+    server: str  # the API server's URL, "" when the kubeconfig cannot be used
+
+
+def cluster_label() -> ClusterLabel:
+    return _label(settings.KUBECONFIG, settings.KUBE_CONTEXT, settings.CLUSTER_NAME)
+
+
+@functools.cache  # per process: the settings do not change while it runs
+def _label(kubeconfig: str, context: str, name: str) -> ClusterLabel:
+    try:
+        server = str(crclient.api_host())
+    except crclient.ClusterError:
+        server = ""
+    if not name:
+        name = context_in_use(kubeconfig, context) if kubeconfig else "in-cluster"
+    return ClusterLabel(name or server or "unknown", server)
