@@ -1,5 +1,5 @@
-"""Pod creates the API server refuses (a ResourceQuota, a LimitRange, admission), as a
-StatefulSet or DaemonSet tells them (pure).
+"""Pod creates the API server refuses (a ResourceQuota, a LimitRange, Pod Security
+admission, a webhook), as a StatefulSet or DaemonSet tells them (pure).
 
 A ReplicaSet says so in its ReplicaFailure condition, which its Deployment carries
 (workload.refused_problem). A StatefulSet or DaemonSet has no such condition: its
@@ -36,6 +36,10 @@ BOUNDED = re.compile(
 )
 # A quota's refusal that counts cpu or memory ("requested: requests.memory=1Gi, ...").
 COMPUTE = re.compile(r"requested: .*\b(?:requests\.|limits\.)?(?:cpu|memory)=")
+# Pod Security admission's refusal: `violates PodSecurity "restricted:latest": ...`, each
+# check the pods fail with what would meet it.
+POD_SECURITY = re.compile(r'violates PodSecurity "(privileged|baseline|restricted):([^"]+)"')
+LESS_STRICT = {"restricted": "baseline", "baseline": "privileged"}
 # An Event the correlator aggregated says so first.
 COMBINED = "(combined from similar events): "
 # How long a refusal is taken as the reason a workload is short: while refusals go on, the
@@ -151,6 +155,15 @@ def refusal_advice(
         return (
             f"Raise ResourceQuota {quota[1]} (kubectl -n {namespace} describe resourcequota "
             f"{quota[1]}) or {lower}; the pods already there count against it."
+        )
+    if security := POD_SECURITY.search(message):
+        level = security[1]
+        lower = LESS_STRICT.get(level, "baseline")
+        return (
+            f"Namespace {namespace} enforces the {level} Pod Security Standard, and these pods "
+            "need what it forbids (the checks above). Run the CR in a namespace at "
+            f"{lower}, or, if your cluster's policy lets this one be {lower}: kubectl label "
+            f"namespace {namespace} pod-security.kubernetes.io/enforce={lower} --overwrite."
         )
     if BOUNDED.search(message):
         asks = f"the CR's {resources}" if resources else "the pods' requests and limits"

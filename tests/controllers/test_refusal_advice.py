@@ -27,3 +27,20 @@ def test_a_quota_exceeded_on_pods_alone_does_not_name_the_resources() -> None:
     message = 'pods "m-x" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2'
     advice = refusal_advice("shop", message, "spec.size", resources="spec.resources")
     assert "or lower the CR's spec.size;" in advice
+
+
+RESTRICTED = (
+    'pods "b-app-x" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != '
+    'true (pod or container "bookstore" must set securityContext.runAsNonRoot=true)'
+)
+
+
+def test_a_pod_security_refusal_names_the_level_and_the_one_below_it() -> None:
+    assert refusal_advice("shop", RESTRICTED, "spec.bookApp.replicas") == (
+        "Namespace shop enforces the restricted Pod Security Standard, and these pods need "
+        "what it forbids (the checks above). Run the CR in a namespace at baseline, or, if "
+        "your cluster's policy lets this one be baseline: kubectl label namespace shop "
+        "pod-security.kubernetes.io/enforce=baseline --overwrite."
+    )
+    baseline = 'violates PodSecurity "baseline:v1.28": privileged (container "c" must not set …)'
+    assert "enforce=privileged --overwrite" in refusal_advice("shop", baseline, None)
