@@ -136,7 +136,10 @@ def load_api_client(
             except config.ConfigException as exc:
                 raise KubeconfigError(str(exc)) from exc
         else:
-            config.load_incluster_config(client_configuration=configuration)
+            try:
+                config.load_incluster_config(client_configuration=configuration)
+            except config.ConfigException as exc:  # no service account token mounted
+                raise KubeconfigError(f"the in-cluster service account: {exc}") from exc
         configuration.connection_pool_maxsize = pool_size
         _throttle_refresh(configuration)
         say_unverified(configuration)

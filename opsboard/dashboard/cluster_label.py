@@ -3,7 +3,6 @@ opsboard per cluster open in a few tabs, a change must not go to the wrong one."
 
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 from django.conf import settings
@@ -17,14 +16,22 @@ class ClusterLabel(NamedTuple):
     server: str  # the API server's URL, "" when the kubeconfig cannot be used
 
 
+_known: dict[tuple[str, str, str], ClusterLabel] = {}  # per process, once the server is known
+
+
 def cluster_label() -> ClusterLabel:
-    return _label(settings.KUBECONFIG, settings.KUBE_CONTEXT, settings.CLUSTER_NAME)
+    key = (settings.KUBECONFIG, settings.KUBE_CONTEXT, settings.CLUSTER_NAME)
+    label = _known.get(key)
+    if label is None:
+        label = _label(*key)
+        if label.server:  # else looked for again: the kubeconfig may be written later
+            _known[key] = label
+    return label
 
 
-@functools.cache  # per process: the settings do not change while it runs
 def _label(kubeconfig: str, context: str, name: str) -> ClusterLabel:
     try:
-        server = str(crclient.api_host())
+        server = crclient.api_host()
     except crclient.ClusterError:
         server = ""
     if not name:

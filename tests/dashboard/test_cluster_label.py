@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def fresh_label() -> None:
-    cluster_label._label.cache_clear()
+    cluster_label._known.clear()
 
 
 def _header(client: Client) -> tuple[str, str]:
@@ -68,3 +68,6 @@ def test_no_kubeconfig_is_said_rather_than_a_name_made_up(
 ) -> None:
     settings.KUBECONFIG = str(tmp_path / "missing")
     assert _header(viewer_client) == ("unknown", "the API server cannot be reached")
+    # Written later (a cluster started after the web app): named from then on.
+    _kubeconfig(tmp_path / "missing", "kind-dev")
+    assert _header(viewer_client) == ("kind-dev", "https://127.0.0.1:6443")
