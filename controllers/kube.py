@@ -139,7 +139,7 @@ def load_api_client(
             try:
                 config.load_incluster_config(client_configuration=configuration)
             except config.ConfigException as exc:  # no service account token mounted
-                raise KubeconfigError(f"the in-cluster service account: {exc}") from exc
+                raise KubeconfigError(str(exc)) from exc
         configuration.connection_pool_maxsize = pool_size
         _throttle_refresh(configuration)
         say_unverified(configuration)

@@ -52,8 +52,9 @@ def _kube_for(kubeconfig: str, context: str) -> ApiKube:
         api_client = load_api_client(
             kubeconfig=kubeconfig, context=context, user_agent=WEB_FIELD_MANAGER
         )
-    except KubeconfigError as exc:  # unreadable, or no such context: said, not a 500
-        raise ClusterError(f"No cluster: {exc}", unreachable=True) from None
+    except KubeconfigError as exc:  # unreadable, no such context, no token: said, not a 500
+        where = "" if kubeconfig else "the in-cluster service account cannot be used: "
+        raise ClusterError(f"No cluster: {where}{exc}", unreachable=True) from None
     return ApiKube(
         api_client, timeout=settings.KUBE_REQUEST_TIMEOUT, field_manager=WEB_FIELD_MANAGER
     )
