@@ -179,6 +179,19 @@ def test_a_context_the_kubeconfig_lacks_is_said_with_the_ones_it_has(
     ) in response.content.decode()
 
 
+def test_an_in_cluster_config_outside_a_pod_is_said(
+    operator_client: Client, settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    settings.KUBECONFIG = ""  # in-cluster configuration, as in a pod
+    response = operator_client.post(PATCH, {"size": "5", "image": "memcached:1.6"},
+                                    HTTP_HX_REQUEST="true")  # fmt: skip
+    assert (
+        "No cluster: the in-cluster service account cannot be used: Service host/port is not set."
+        in response.content.decode()
+    )
+
+
 def test_apply_with_no_cluster_is_audited_as_failed(operator_client: Client) -> None:
     data = {"size": "5", "image": "memcached:1.6", "resource_version": "7"}
     html = operator_client.post(APPLY, data, HTTP_HX_REQUEST="true").content.decode()
