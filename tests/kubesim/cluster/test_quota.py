@@ -216,6 +216,14 @@ def test_any_resource_is_counted_as_count_resource_group(
     # The namespace's kube-root-ca.crt, published first: a quota counts it from the start.
     wait_for(lambda: core.list_namespaced_config_map(namespace).items, what="kube-root-ca.crt")
     create_quota(core, namespace, {"count/deployments.apps": "1", "configmaps": "1"})
+    # The quota controller counts from its informers' caches: under load, a ConfigMap made
+    # just before can be missing from its first count (0), which would let one more in.
+    _wait_used(
+        core,
+        namespace,
+        {"count/deployments.apps": "0", "configmaps": "1"},
+        what="kube-root-ca.crt in the quota's first count",
+    )
     apps.create_namespaced_deployment(namespace, deployment("a", replicas=0))
     refused = _refusal(
         lambda: apps.create_namespaced_deployment(namespace, deployment("b", replicas=0))
