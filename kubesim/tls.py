@@ -116,23 +116,9 @@ class Authority:
                 entry = x509.DNSName(h)
             if entry not in names:
                 names.append(entry)
-        now = datetime.datetime.now(datetime.UTC)
-        cert = (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
-            .issuer_name(self.cert.subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=365))
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False)
-            .add_extension(x509.SubjectAlternativeName(names), critical=False)
-            .add_extension(
-                x509.AuthorityKeyIdentifier.from_issuer_public_key(self.key.public_key()), False
-            )
-            .sign(self.key, hashes.SHA256())
-        )
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")])
+        usage = x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH])
+        cert = self._sign(name, key, usage, x509.SubjectAlternativeName(names))
         return cert.public_bytes(serialization.Encoding.PEM) + self.cert_pem, _pem_key(key)
 
     def client_pair(self, user: str, groups: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
@@ -142,23 +128,35 @@ class Authority:
         key = ec.generate_private_key(ec.SECP256R1())
         subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
         subject.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
+        usage = x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH])
+        cert = self._sign(x509.Name(subject), key, usage)
+        return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
+
+    def _sign(
+        self,
+        subject: x509.Name,
+        key: ec.EllipticCurvePrivateKey,
+        *extensions: x509.ExtensionType,
+    ) -> x509.Certificate:
+        """A leaf certificate for `key`, valid a year, signed by the CA; `extensions` are
+        not critical."""
         now = datetime.datetime.now(datetime.UTC)
-        cert = (
+        builder = (
             x509.CertificateBuilder()
-            .subject_name(x509.Name(subject))
+            .subject_name(subject)
             .issuer_name(self.cert.subject)
             .public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5))
             .not_valid_after(now + datetime.timedelta(days=365))
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), False)
             .add_extension(
                 x509.AuthorityKeyIdentifier.from_issuer_public_key(self.key.public_key()), False
             )
-            .sign(self.key, hashes.SHA256())
         )
-        return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
+        for extension in extensions:
+            builder = builder.add_extension(extension, critical=False)
+        return builder.sign(self.key, hashes.SHA256())
 
     def server_context(self, host: str, extra: tuple[str, ...] = ()) -> ssl.SSLContext:
         chain, key = self.serving_pair(host, extra)
