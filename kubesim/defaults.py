@@ -116,6 +116,12 @@ def pod_spec_defaults(spec: dict[str, Any]) -> None:
     for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
         if isinstance(c, dict):
             _container_defaults(c)
+    for field in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(field) or []:
+            context = c.get("securityContext") if isinstance(c, dict) else None
+            if isinstance(context, dict) and context.get("procMount") is not None:
+                # dropDisabledProcMountField: the ProcMountType gate is off in v1.28
+                context["procMount"] = "Default"
     for v in spec.get("volumes") or []:
         if isinstance(v, dict) and not any(v.get(s) is not None for s in podspec.VOLUME_SOURCES):
             v["emptyDir"] = {}  # SetDefaults_Volume
@@ -167,6 +173,11 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> None:
             if limits := resources.get("limits"):
                 requests = {**limits, **(resources.get("requests") or {})}
                 c["resources"] = {**resources, "requests": requests}
+        if spec.get("hostNetwork") is True:  # SetDefaults_Pod: a host port for each port
+            for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+                for p in (c.get("ports") if isinstance(c, dict) else None) or []:
+                    if isinstance(p, dict) and not p.get("hostPort"):
+                        p["hostPort"] = p.get("containerPort")
         spec.setdefault("enableServiceLinks", True)
         spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
         spec.setdefault("priority", 0)

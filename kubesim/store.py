@@ -347,6 +347,7 @@ class Store:
         self._queue: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
         self._admission: dict[str, list[Admission]] = {}
         self._admission_of_all: list[AnyAdmission] = []
+        self._warned: list[str] | None = None  # the warnings of the write being admitted
         self._writes: dict[str, int] = {}  # commits per resource: caches of a kind notice change
         self._random = random.Random(seed)
         self._db = Persistence(data_dir) if data_dir is not None else None
@@ -435,13 +436,32 @@ class Store:
         with self._lock:
             self._admission_of_all.append(fn)
 
+    def warn(self, text: str) -> None:
+        """For an admission hook: a `Warning` header on the answer to the write it admits.
+        Dropped where no client is told (the cluster's own writes, subresources)."""
+        if self._warned is not None:
+            self._warned.append(text)
+
+    def wants_warnings(self) -> bool:
+        """Whether `warn` tells anyone: a hook may skip working out what nobody reads."""
+        return self._warned is not None
+
     def _admit(
-        self, resource: str, op: str, new: dict[str, Any] | None, old: dict[str, Any] | None
+        self,
+        resource: str,
+        op: str,
+        new: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+        warnings: builtins.list[str] | None = None,
     ) -> None:
-        for fn in self._admission.get(resource, ()):
-            fn(op, new, old)
-        for every in self._admission_of_all:
-            every(resource, op, new, old)
+        outer, self._warned = self._warned, warnings  # under the lock, as every write
+        try:
+            for fn in self._admission.get(resource, ()):
+                fn(op, new, old)
+            for every in self._admission_of_all:
+                every(resource, op, new, old)
+        finally:
+            self._warned = outer
 
     def _dispatch(self) -> None:
         while True:
@@ -785,6 +805,7 @@ class Store:
         as it was 7 % of kubesim's CPU in a cold start (seven Events per new pod).
         `duplicates`: the fields the client's JSON repeated."""
         rt = self.type_of(resource)
+        admitted = warnings  # admission's warnings are said whatever the field validation
         if field_validation == "Ignore":
             warnings = None  # no word of unknown or repeated fields
         if not isinstance(obj, dict):
@@ -864,7 +885,7 @@ class Store:
                 defaults.template_generation(obj, None)
             if field_manager is not None:  # what was decoded and defaulted, not admission's
                 _track(rt, None, obj, field_manager, applied=applied, sent=sent)
-            self._admit(rt.key, "CREATE", obj, None)
+            self._admit(rt.key, "CREATE", obj, None, admitted)
             if (ns, name) in bucket:
                 raise errors.already_exists(rt.key, name)
             if dry_run:
@@ -904,6 +925,7 @@ class Store:
     ) -> Entry:
         """Replace, or write a subresource; `decoded` and `duplicates` as for create_entry."""
         rt = self.type_of(resource)
+        admitted = warnings if subresource is None else None
         if field_validation == "Ignore":
             warnings = None
         if not isinstance(obj, dict):
@@ -1016,7 +1038,7 @@ class Store:
                 )
                 self._bump_generation(rt, old, new)
             _track(rt, old, new, field_manager, subresource, applied, sent)
-            return self._write_update(rt, old, new, dry_run=dry_run)
+            return self._write_update(rt, old, new, dry_run=dry_run, warnings=admitted)
 
     def _bump_generation(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
         if rt.key == "daemonsets.apps":
@@ -1030,9 +1052,15 @@ class Store:
             new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
 
     def _write_update(
-        self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any], *, dry_run: bool
+        self,
+        rt: ResourceType,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        *,
+        dry_run: bool,
+        warnings: builtins.list[str] | None = None,
     ) -> Entry:
-        self._admit(rt.key, "UPDATE", new, old)
+        self._admit(rt.key, "UPDATE", new, old, warnings)
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         if new == old:  # a no-op write keeps the resourceVersion and sends no event
             return self._objects[rt.key][self._key(rt, old)]
@@ -1136,8 +1164,8 @@ class Store:
         """Patch; `decoded` as for create_entry (a controller's patch of what it wrote);
         `force` lets an apply take the fields it changes from their other managers."""
         rt = self.type_of(resource)
-        if field_validation == "Ignore":
-            warnings = None
+        # fields unknown or repeated go untold; what admission says, the create or update tells
+        told = None if field_validation == "Ignore" else warnings
         if patch_type == "strategic" and rt.crd:
             raise errors.unsupported_media(
                 [
@@ -1156,7 +1184,7 @@ class Store:
                 if patch_type == "apply" and subresource is None:
                     if not isinstance(body, dict):
                         raise errors.bad_request("error decoding YAML: not an object")
-                    apply_patch.check_repeated(repeated, field_validation, warnings)
+                    apply_patch.check_repeated(repeated, field_validation, told)
                     return self.create_entry(
                         resource,
                         clone(body),
@@ -1203,7 +1231,7 @@ class Store:
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patched object is not an object")
             if subresource == "scale" and patch_type == "apply":
-                apply_patch.check_repeated(repeated, field_validation, warnings)
+                apply_patch.check_repeated(repeated, field_validation, told)
                 return self._update_scale(
                     rt, old, patched, dry_run=dry_run, manager=field_manager,
                     applied=body if field_manager is not None else None, force=force,
@@ -1213,7 +1241,7 @@ class Store:
                     old = _before_first_apply(rt, old, patched)
                 _own_applied(rt, old, patched, body, field_manager, subresource, force)
             if patch_type == "apply":
-                apply_patch.check_repeated(repeated, field_validation, warnings)
+                apply_patch.check_repeated(repeated, field_validation, told)
             if not (decoded or rt.crd) and subresource is None and patch_type != "apply":
                 strict = field_validation == "Strict"
                 wrong_type = functools.partial(_wrong_type_in_patch, patch_type, old, body)
@@ -1227,7 +1255,7 @@ class Store:
                     rt,
                     patched,
                     strict=strict,
-                    warnings=warnings,
+                    warnings=told,
                     wrong_type=wrong_type,
                     duplicates=duplicates,
                     refused=refused,

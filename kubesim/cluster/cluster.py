@@ -26,6 +26,7 @@ from kubesim.cluster.eventttl import EventExpiry
 from kubesim.cluster.kubelet import Kubelet
 from kubesim.cluster.limitranges import LimitRanger
 from kubesim.cluster.nodes import NodeController
+from kubesim.cluster.podsecurity import PodSecurityAdmission
 from kubesim.cluster.quota import QuotaAdmission, ResourceQuotaController
 from kubesim.cluster.replicaset import ReplicaSetController
 from kubesim.cluster.scheduler import Scheduler
@@ -110,6 +111,7 @@ class Cluster:
         LimitRanger(self.store).install()  # mutating, before the quota counts what it set
         QuotaAdmission(self.store).install()
         TokenVolumeAdmission(self.store, self.ctx.random("token-volumes")).install()
+        PodSecurityAdmission(self.store).install()  # validating: sees what the others set
         self._unsubscribe = self.store.subscribe(self._on_event, RESOURCES)
         for resource in RESOURCES:
             for obj in self.store.list(resource):
