@@ -1,14 +1,20 @@
 """The Memcached operator run for real (a Celery worker and a watcher) and a CR created for
-it: how each diagnosis scenario begins."""
+it: how each diagnosis scenario begins; and what the scenarios wait for."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.test import Client
+
+from controllers.base import Body, Kind
+from controllers.conditions import condition_of
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
+from opsboard.diagnosis.observed import Finding
 from tests.dashboard.mirror_factory import MEMCACHED_API
 from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
 
 
 def start_memcached_operator(engine: EngineProcesses) -> None:
@@ -35,3 +41,22 @@ def create_memcached(kube: ApiKube, namespace: str, name: str, *, size: int, **s
         "apiVersion": MEMCACHED_API, "kind": "Memcached",
         "metadata": {"name": name, "namespace": namespace}, "spec": {"size": size, **spec},
     })  # fmt: skip
+
+
+def page_finding(viewer: Client, page: str, code: str) -> Finding | None:
+    """The finding of `code` on the CR page at `page`, once the CR is in the mirror."""
+    response = viewer.get(page)
+    if response.status_code != 200:  # not in the mirror yet
+        return None
+    return next((f for f in response.context["diagnosis"].findings if f.code == code), None)
+
+
+def wait_degraded(kube: ApiKube, kind: Kind, namespace: str, name: str, reason: str) -> Body:
+    """The CR's Degraded condition, once it is True for `reason`."""
+
+    def degraded() -> Body | None:
+        condition = condition_of(kube.get(kind, namespace, name), "Degraded")
+        return condition if condition.get("reason") == reason else None
+
+    found: Body = wait_for(degraded, what=f"the {kind.kind} Degraded, {reason}")
+    return found

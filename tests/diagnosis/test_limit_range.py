@@ -9,12 +9,15 @@ import pytest
 from django.test import Client
 from kubernetes import client
 
-from controllers.conditions import condition_of
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
-from opsboard.diagnosis.observed import Finding
 from opsboard.mirror.models import KubeObject
-from tests.diagnosis.memcached_run import create_memcached, start_operator_in
+from tests.diagnosis.memcached_run import (
+    create_memcached,
+    page_finding,
+    start_operator_in,
+    wait_degraded,
+)
 from tests.fixtures.celery import EngineProcesses
 from tests.kubesim.cluster.helpers import create_limit_range
 from tests.support.waiting import wait_for
@@ -37,24 +40,13 @@ def test_resources_above_a_limitranges_max_are_told_to_come_within_it(
         "for the bounds to change."
     )
 
-    def refused() -> Finding | None:
-        page = viewer_client.get(f"/k/memcached/{namespace}/big/")
-        if page.status_code != 200:  # not in the mirror yet
-            return None
-        findings = page.context["diagnosis"].findings
-        return next((f for f in findings if f.code == "ReplicaFailure"), None)
-
-    finding = wait_for(refused, what="the ReplicaFailure finding")
+    finding = wait_for(
+        lambda: page_finding(viewer_client, f"/k/memcached/{namespace}/big/", "ReplicaFailure"),
+        what="the ReplicaFailure finding",
+    )
     assert "maximum memory usage per Container is 1Gi, but limit is 2Gi" in finding.what
     assert finding.todo == advice
-    degraded = wait_for(
-        lambda: (
-            (d := condition_of(cluster_kube.get(MEMCACHED, namespace, "big"), "Degraded"))
-            and d.get("reason") == "PodsRefused"
-            and d
-        ),
-        what="the Memcached Degraded, PodsRefused",
-    )
+    degraded = wait_degraded(cluster_kube, MEMCACHED, namespace, "big", "PodsRefused")
     assert degraded["message"].endswith(advice)
 
     cluster_kube.patch(
