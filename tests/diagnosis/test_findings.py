@@ -626,12 +626,14 @@ def test_pods_refused_by_a_quota_name_the_quota_and_come_before_the_stuck_rollou
 
 
 def test_pods_refused_by_anything_else_say_where_to_look() -> None:
-    message = 'pods "cache-5d9f-x2b4k" is forbidden: violates PodSecurity "restricted:latest"'
+    message = (
+        'admission webhook "policy.example.com" denied the request: pods must carry a team label'
+    )
     findings = diagnose(
         Observed(_cr(), objects=[_failing("Deployment", "cache", message)], engine=LIVE, now=NOW)
     )
     assert findings[0].subject == "Deployment cache" and message in findings[0].what
-    assert "PodSecurity admission" in findings[0].todo
+    assert "PodSecurity admission or an admission webhook" in findings[0].todo
     assert "kubectl -n shop get events --field-selector reason=FailedCreate" in findings[0].todo
 
 
