@@ -25,7 +25,7 @@ from controllers.memcached.desired import MEMCACHED
 from controllers.webserver.desired import WEBSERVER
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
-from tests.diagnosis.memcached_run import create_memcached, start_operator_in
+from tests.diagnosis.memcached_run import create_memcached, start_operator_in, wait_degraded
 from tests.fixtures.celery import EngineProcesses
 from tests.kubesim.cluster.helpers import create_limit_range, create_quota
 from tests.support.waiting import wait_for
@@ -110,9 +110,8 @@ def test_a_memcached_whose_pods_state_no_requests_is_served_once_its_cr_states_t
     start_operator_in(engine, namespace)
     create_quota(client.CoreV1Api(kube_api_client), namespace, {"requests.memory": "1Gi"})
     create_memcached(cluster_kube, namespace, "unstated", size=1)
-    wait_for(lambda: _mirrored_failure(namespace), what="ReplicaFailure in the mirror")
-    memcached = cluster_kube.get(MEMCACHED, namespace, "unstated")
-    assert condition_of(memcached, "Degraded").get("reason") == "PodsRefused"
+    # The CR's status follows the Deployment's ReplicaFailure by the run that reads it.
+    wait_degraded(cluster_kube, MEMCACHED, namespace, "unstated", "PodsRefused")
 
     resources = {"requests": {"memory": "96Mi"}, "limits": {"memory": "128Mi"}}
     cluster_kube.patch(MEMCACHED, namespace, "unstated", {"spec": {"resources": resources}})
