@@ -60,9 +60,13 @@ def _kube_for(kubeconfig: str, context: str) -> ApiKube:
     )
 
 
+def _kube() -> ApiKube:
+    return _kube_for(settings.KUBECONFIG, settings.KUBE_CONTEXT)
+
+
 def api_host() -> str:
     """The URL of the API server the dashboard calls; ClusterError when there is none."""
-    return str(_kube_for(settings.KUBECONFIG, settings.KUBE_CONTEXT).api.configuration.host)
+    return str(_kube().api.configuration.host)
 
 
 def _request(
@@ -71,9 +75,7 @@ def _request(
     """`missing`: what a 404 means, when it is not that the object asked for is gone."""
     headers = as_user.headers() if as_user else []
     try:
-        return _kube_for(settings.KUBECONFIG, settings.KUBE_CONTEXT).request(
-            method, path, extra_headers=headers, **kwargs
-        )
+        return _kube().request(method, path, extra_headers=headers, **kwargs)
     except Conflict as exc:
         raise ClusterError(str(exc), conflict=True) from None
     except NotFound:
