@@ -207,6 +207,9 @@ class Controller:
     # The field that sets what each pod requests, where the CR has one ("spec.deviceCount"):
     # the advice for pods that fit on no node names it.
     requests_path: str | None = None
+    # The field that sets the size of each claim its pods mount ("spec.bookDB.dbSize"): the
+    # advice for a claim refused names it.
+    storage_path: str | None = None
     # (container, the CR's field that sets its cpu and memory): ("memcached",
     # "spec.resources"). The advice for a container killed for memory names it; the
     # dashboard's form sets the first one's memory limit.

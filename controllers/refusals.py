@@ -30,10 +30,20 @@ QUOTA = re.compile(r"(?:exceeded|failed) quota: ([a-z0-9.-]+)")
 # kube-apiserver's authorization refusal (forbiddenMessage): `User "x" cannot patch resource`.
 NOT_GRANTED = re.compile(r'User "[^"]*" cannot \S+ ')
 UNSTATED = ": must specify "  # a quota on cpu or memory, and a container that states neither
-# The LimitRanger's refusal of a container outside a LimitRange's min, max or ratio.
+# The LimitRanger's refusal of a container, a pod or a claim outside a LimitRange's min,
+# max or ratio: "maximum memory usage per Container is 1Gi, but limit is 2Gi".
 BOUNDED = re.compile(
-    r"(?:(?:minimum|maximum) \S+ usage|max limit to request ratio) per Container is"
+    r"(?:(?:minimum|maximum) \S+ usage|max limit to request ratio) per "
+    r"(Container|Pod|PersistentVolumeClaim) is"
 )
+# A claim refused, at its creation (by a StatefulSet) or its growth (by an operator):
+# 'persistentvolumeclaims "data-db-0" is forbidden: ...'.
+CLAIM = re.compile(r'persistentvolumeclaims "([^"]+)" is forbidden')
+# The PersistentVolumeClaimResize admission's refusal of a bound claim's growth.
+NOT_EXPANDABLE = "only dynamically provisioned pvc can be resized"
+# A quota's refusal that counts storage: "requested: requests.storage=1Gi", or a class's
+# "standard.storageclass.storage.k8s.io/requests.storage=1Gi".
+STORAGE_ASKED = "requests.storage="
 # A quota's refusal that counts cpu or memory ("requested: requests.memory=1Gi, ...").
 COMPUTE = re.compile(r"requested: .*\b(?:requests\.|limits\.)?(?:cpu|memory)=")
 # Pod Security admission's refusal: `violates PodSecurity "restricted:latest": ...`, each
@@ -127,11 +137,18 @@ def current_refusal(
 
 
 def refusal_advice(
-    namespace: str, message: str, field: str | None, *, resources: str | None = None
+    namespace: str,
+    message: str,
+    field: str | None,
+    *,
+    resources: str | None = None,
+    storage: str | None = None,
 ) -> str:
     """What to do about a refusal; `field`: the CR's field that sets how many pods (or how
     much) they ask for, if it has one; `resources`: the one that sets their cpu and memory
-    ("spec.resources")."""
+    ("spec.resources"); `storage`: the one that sets the size of their claims."""
+    if CLAIM.search(message):  # a StatefulSet's claim, refused before its pod
+        return claim_advice(namespace, message, storage, field=field)
     if (quota := QUOTA.search(message)) and UNSTATED in message:
         describe = f"kubectl -n {namespace} describe resourcequota {quota[1]}"
         if resources:
@@ -165,10 +182,11 @@ def refusal_advice(
             f"{lower}, or, if your cluster's policy lets this one be {lower}: kubectl label "
             f"namespace {namespace} pod-security.kubernetes.io/enforce={lower} --overwrite."
         )
-    if BOUNDED.search(message):
+    if bounded := BOUNDED.search(message):
         asks = f"the CR's {resources}" if resources else "the pods' requests and limits"
+        each = "container" if bounded[1] == "Container" else "pod (its containers together)"
         return (
-            "A LimitRange in the namespace bounds what each container may ask for (kubectl "
+            f"A LimitRange in the namespace bounds what each {each} may ask for (kubectl "
             f"-n {namespace} describe limitrange): bring {asks} within it, or ask for the "
             "bounds to change."
         )
@@ -176,4 +194,50 @@ def refusal_advice(
         "Change what refuses the pods in the namespace: a ResourceQuota, a LimitRange, "
         "PodSecurity admission or an admission webhook "
         f"(kubectl -n {namespace} get events --field-selector reason=FailedCreate)."
+    )
+
+
+def claim_advice(
+    namespace: str,
+    message: str,
+    storage: str | None,
+    *,
+    field: str | None = None,
+    storage_class: str | None = None,
+) -> str:
+    """What to do about a claim the API server refused to create or grow; `storage`: the
+    CR's field that sets its size, `field` the one that sets how many claims (one per
+    replica), `storage_class`: the claim's class, if known."""
+    size = f"the CR's {storage}" if storage else "the size asked for"
+    if quota := QUOTA.search(message):
+        if STORAGE_ASKED in message:
+            lower = f"lower {size} (no lower than the claims already are: a claim cannot shrink)"
+        else:  # a quota on how many claims
+            lower = f"lower the CR's {field}" if field else "delete claims no longer needed"
+        return (
+            f"Raise ResourceQuota {quota[1]} (kubectl -n {namespace} describe resourcequota "
+            f"{quota[1]}) or {lower}; the claims already there count against it."
+        )
+    if BOUNDED.search(message):
+        return (
+            "A LimitRange in the namespace bounds the storage each PersistentVolumeClaim "
+            f"may ask for (kubectl -n {namespace} describe limitrange): bring {size} within "
+            "it, or ask for the bounds to change."
+        )
+    if NOT_EXPANDABLE in message:
+        which = f"StorageClass {storage_class}" if storage_class else "the claim's StorageClass"
+        allow = (
+            f"kubectl patch storageclass {storage_class} -p "
+            """'{"allowVolumeExpansion": true}'"""
+            if storage_class
+            else "its allowVolumeExpansion set to true"
+        )
+        return (
+            f"{which} does not allow volumes to grow (allowVolumeExpansion). If its "
+            f"provisioner can grow them, a cluster administrator allows it ({allow}); "
+            f"else set {size} back to the claims' size."
+        )
+    return (
+        "Change what refuses the claim in the namespace: a ResourceQuota, a LimitRange or "
+        f"an admission webhook (kubectl -n {namespace} get events)."
     )

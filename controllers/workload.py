@@ -75,13 +75,15 @@ def refused_problem(
     now: str,
     size_field: str | None = None,
     resources_field: str | None = None,
+    storage_field: str | None = None,
 ) -> Problem | None:
     """Degraded when the API server refuses the workload's pods (a ResourceQuota, a
     LimitRange, admission). A Deployment says so in its ReplicaFailure condition
     (FailedCreate), carried over from its ReplicaSet, until a create succeeds; a
     StatefulSet only in FailedCreate Events about it (`events`: controllers.refusals).
     The message says what to do; `size_field`: the CR's field that sets how many pods,
-    `resources_field` the one that sets their cpu and memory."""
+    `resources_field` the one that sets their cpu and memory, `storage_field` the size of
+    their claims (a StatefulSet's)."""
     if workload is None:
         return None
     failure = find_condition(deep_get(workload, "status.conditions"), "ReplicaFailure")
@@ -97,7 +99,9 @@ def refused_problem(
     return PODS_REFUSED, (
         f"{workload.get('kind', 'Deployment')} {workload['metadata']['name']} cannot create "
         f"its pods ({reason}): {message.rstrip('.')}. "
-        f"{refusal_advice(namespace, message, size_field, resources=resources_field)}"
+        + refusal_advice(
+            namespace, message, size_field, resources=resources_field, storage=storage_field
+        )
     )
 
 
@@ -120,6 +124,7 @@ def workload_status(
     events: list[Body] | None = None,
     size_field: str | None = None,
     resources_field: str | None = None,
+    storage_field: str | None = None,
     graces: Graces = DEFAULT_GRACES,
 ) -> Body:
     """The CR's status, told from its pods: nodes, readyReplicas, selector and conditions.
@@ -133,7 +138,8 @@ def workload_status(
     controllers.unready), or a `problem` found before anything was written (an invalid
     spec, a child in the way).
     Pods that cannot start come first: they keep the CR from its size at all.
-    `size_field` and `resources_field`: the CR's fields a refusal's advice names.
+    `size_field`, `resources_field` and `storage_field`: the CR's fields a refusal's advice
+    names.
     """
     generation = int(deep_get(cr, "metadata.generation", 0))
     pods = sorted(pods, key=lambda p: p["metadata"]["name"])  # messages name the first
@@ -189,6 +195,7 @@ def workload_status(
                 now=now,
                 size_field=size_field,
                 resources_field=resources_field,
+                storage_field=storage_field,
             )
             or unready_problem(settled, workload=workload)
         )

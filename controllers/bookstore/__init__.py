@@ -7,7 +7,12 @@ headless Service; raising spec.bookDB.dbSize grows the existing claims.
 from __future__ import annotations
 
 from controllers.base import DEPLOYMENT, POD, PVC, SERVICE, STATEFULSET, Controller
-from controllers.bookstore.desired import APP_RESOURCES_PATH, BOOKSTORE, DB_RESOURCES_PATH
+from controllers.bookstore.desired import (
+    APP_RESOURCES_PATH,
+    BOOKSTORE,
+    DB_RESOURCES_PATH,
+    DB_SIZE_PATH,
+)
 from controllers.bookstore.reconcile import expected_children, reconcile
 
 CONTROLLER = Controller(
@@ -21,6 +26,7 @@ CONTROLLER = Controller(
     size_path="spec.bookApp.replicas",
     image_path="spec.bookApp.image",
     patched_part="App",  # not the DB (spec.bookDB)
+    storage_path=DB_SIZE_PATH,
     resources_paths=(("bookstore", APP_RESOURCES_PATH), ("mongodb", DB_RESOURCES_PATH)),
     # Its pods tell the status; the StatefulSet's updateRevision is read (stuck pods).
     owns_spec_only=(DEPLOYMENT,),

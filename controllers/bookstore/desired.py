@@ -31,6 +31,7 @@ DB_MOUNT_PATH = "/data/db"
 SERVICE_EXACT = frozenset({"spec.selector"})
 APP_RESOURCES_PATH = "spec.bookApp.resources"
 DB_RESOURCES_PATH = "spec.bookDB.resources"
+DB_SIZE_PATH = "spec.bookDB.dbSize"  # the size of each DB claim
 # The app's and mongodb's containers' resources are the CR's alone.
 WORKLOAD_EXACT = exact_resources()
 

@@ -13,13 +13,13 @@ from controllers.base import (
     Body,
     Context,
     ExpectedChild,
-    PermanentError,
     Result,
 )
 from controllers.bookstore.desired import (
     APP_RESOURCES_PATH,
     BOOKSTORE,
     DB_RESOURCES_PATH,
+    DB_SIZE_PATH,
     SERVICE_EXACT,
     WORKLOAD_EXACT,
     app_image,
@@ -43,9 +43,10 @@ from controllers.bookstore.status import compute_status
 from controllers.fields import deep_get
 from controllers.graces import grace_ends, graces_from
 from controllers.images import is_valid_image
-from controllers.kube import NotGranted
+from controllers.kube import Forbidden, NotGranted
 from controllers.pods import STUCK_REASONS
 from controllers.problems import INVALID_SPEC, Problem, ownership_problem
+from controllers.refusals import claim_advice
 from controllers.resources import resources_problem
 
 EXPANSION_FAILED = "VolumeExpansionFailed"
@@ -68,6 +69,7 @@ def reconcile(ctx: Context) -> Result:
         or ownership_problem(cr, statefulset, kind=STATEFULSET.kind)
         or ownership_problem(cr, db_service, kind=SERVICE.kind)
     )
+    refused: Forbidden | None = None
     if problem is None:
         deployment = ensure_child(
             ctx, DEPLOYMENT, desired_app_deployment(cr), deployment, exact=WORKLOAD_EXACT
@@ -81,7 +83,7 @@ def reconcile(ctx: Context) -> Result:
         else:  # its volumeClaimTemplates are immutable: the claims are grown below instead
             mutable = db_statefulset_mutable(cr)
             ensure_child(ctx, STATEFULSET, mutable, statefulset, exact=WORKLOAD_EXACT)
-        claims, problem = expand_claims(ctx, cr, claims, template=statefulset)
+        claims, problem, refused = expand_claims(ctx, cr, claims, template=statefulset)
     app_pods = ctx.cache.list(POD, namespace, labels=app_labels(cr))
     db_pods = ctx.cache.list(POD, namespace, labels=db_labels(cr))
     if problem is None and statefulset is not None:
@@ -101,8 +103,10 @@ def reconcile(ctx: Context) -> Result:
         graces=graces,
     )
     due = grace_ends([*app_pods, *db_pods], now=at, graces=graces)
-    permanent = (INVALID_SPEC, EXPANSION_FAILED)
-    return finish(ctx, BOOKSTORE, cr, status, problem, permanent=permanent, due=due)
+    result = finish(ctx, BOOKSTORE, cr, status, problem, due=due)
+    if refused is not None:
+        raise refused
+    return result
 
 
 REVISION_LABEL = "controller-revision-hash"
@@ -195,9 +199,14 @@ def spec_problem(cr: Body, claims: list[Body]) -> Problem | None:
 
 def expand_claims(
     ctx: Context, cr: Body, claims: list[Body], *, template: Body | None
-) -> tuple[list[Body], Problem | None]:
-    """Raise each claim smaller than dbSize to it (the cluster grows the volume, the file
-    system follows when the pod mounts it again). Returns the claims as they now are."""
+) -> tuple[list[Body], Problem | None, Forbidden | None]:
+    """Raise each bound claim smaller than dbSize to it (the cluster grows the volume, the
+    file system follows when the pod mounts it again; an unbound claim cannot grow, and its
+    pod's start after the binding brings us back). Returns the claims as they now are, and
+    admission's refusal (its StorageClass, a ResourceQuota, a LimitRange) as the CR's
+    problem and as the error that ends the run: retried slowly, as any 403 is
+    (opsboard.engine.runner), so a quota raised or a class that allows expansion is taken
+    with no change of the CR."""
     size = db_size(cr)
     wanted = parse_quantity(size)
     grown: list[tuple[str, str]] = []
@@ -206,7 +215,11 @@ def expand_claims(
         meta = claim["metadata"]
         requested = deep_get(claim, "spec.resources.requests.storage")
         have = parse_quantity(requested)
+        bound = deep_get(claim, "status.phase") == "Bound"
         if have is None or wanted is None or have >= wanted or meta.get("deletionTimestamp"):
+            out.append(claim)
+            continue
+        if not bound:  # the API server grows bound claims only
             out.append(claim)
             continue
         try:
@@ -219,11 +232,16 @@ def expand_claims(
             )
         except NotGranted:  # the operator's role, not the claim: retried once granted
             raise
-        except PermanentError as exc:  # 403: its StorageClass does not allow expansion
-            return claims, (
-                EXPANSION_FAILED,
-                f"Could not grow PersistentVolumeClaim {meta['name']} to {size}: {exc}",
+        except Forbidden as exc:  # admission's
+            said = str(exc).split(": 403 ", 1)[-1].rstrip(".")
+            advice = claim_advice(
+                meta["namespace"],
+                said,
+                DB_SIZE_PATH,
+                storage_class=deep_get(claim, "spec.storageClassName"),
             )
+            told = f"Could not grow PersistentVolumeClaim {meta['name']} to {size}: {said}"
+            return claims, (EXPANSION_FAILED, f"{told}. {advice}"), exc
         ctx.report.action(f"Expanded PersistentVolumeClaim {meta['name']} {requested}→{size}")
         grown.append((meta["name"], str(requested)))
         out.append(claim)
@@ -243,7 +261,7 @@ def expand_claims(
             f"Requested {size} for PersistentVolumeClaims {names}; the file system grows "
             f"when the pod using each claim starts again.{note}",
         )
-    return out, None
+    return out, None, None
 
 
 def expected_children(cr: Body) -> list[ExpectedChild]:

@@ -7,6 +7,7 @@ from controllers.bookstore.desired import (
     APP_PORT_NAME,
     APP_RESOURCES_PATH,
     DB_RESOURCES_PATH,
+    DB_SIZE_PATH,
     app_image,
     app_labels,
     app_name,
@@ -99,6 +100,7 @@ def compute_status(
         events=db_events,
         size_field="spec.bookDB.replicas",
         resources_field=DB_RESOURCES_PATH,
+        storage_field=DB_SIZE_PATH,
         graces=graces,
     )
     parts = (("App", app), ("DB", db))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 
 from kubesim.cluster import history, names
-from kubesim.cluster.api import is_status_error
 from kubesim.cluster.controller import (
     Context,
     Controller,
@@ -20,7 +19,7 @@ from kubesim.cluster.controller import (
     is_deleting,
     pod_ready,
 )
-from kubesim.cluster.refusals import PodRefused, Refusals
+from kubesim.cluster.refusals import REASON, PodRefused, Refusals
 from kubesim.cluster.replicaset import seconds_until_available
 from kubesim.cluster.workloads import drop_zero, min_ready_seconds, write_status
 from kubesim.errors import ApiError
@@ -177,14 +176,25 @@ class StatefulSetController(Controller[Key]):
         policy = sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}
         if policy.get("whenDeleted") == "Delete":
             claim["metadata"]["ownerReferences"] = [controller_ref(sts)]  # collected with the set
+        name = sts["metadata"]["name"]
         try:
             self.ctx.api.create("persistentvolumeclaims", claim)
-        except Exception as exc:
-            if not is_status_error(exc, 409):
-                raise
-            self.ctx.api.refresh("persistentvolumeclaims", namespace, claim_name)
-            return
-        name = sts["metadata"]["name"]
+        except ApiError as exc:
+            if exc.code == 409:
+                self.ctx.api.refresh("persistentvolumeclaims", namespace, claim_name)
+                return
+            # Told twice, as the real controller does: the claim's create, then the pod's.
+            claim_failed = (
+                f"create Claim {claim_name} for Pod {pod_name} in StatefulSet {name} "
+                f"failed error: {exc.message}"
+            )
+            refused = self.refusals.tell(sts, exc, claim_failed)
+            pod_failed = (
+                f"create Pod {pod_name} in StatefulSet {name} failed error: "
+                f"failed to create PVC {claim_name}: {exc.message}"
+            )
+            self.ctx.events.warning(sts, REASON, pod_failed, COMPONENT)
+            raise refused from exc
         message = f"create Claim {claim_name} Pod {pod_name} in StatefulSet {name} success"
         self.ctx.events.normal(sts, "SuccessfulCreate", message, COMPONENT)
 

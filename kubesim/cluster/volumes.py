@@ -296,18 +296,28 @@ class ClaimAdmission:
                 detail="field can not be less than previous value",
             )
             raise invalid("PersistentVolumeClaim", "", name, [error])
-        if old.get("status", {}).get("phase") == "Bound" and not self._expandable(
-            spec.get("storageClassName")
-        ):
+        if old.get("status", {}).get("phase") != "Bound":
+            # Validation's, before admission's "Only bound persistent volume claims can be
+            # expanded" (kube-apiserver goes on with a diff of the two specs, left out here).
+            error = FieldError(
+                "Forbidden",
+                "spec",
+                detail="spec is immutable after creation except resources.requests for bound claims",
+            )
+            raise invalid("PersistentVolumeClaim", "", name, [error])
+        if not self._expandable(spec.get("storageClassName"), old["spec"].get("storageClassName")):
             raise forbidden(
                 "persistentvolumeclaims",
                 name,
                 "only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize",
             )
 
-    def _expandable(self, class_name: str | None) -> bool:
+    def _expandable(self, class_name: str | None, old_class_name: str | None) -> bool:
+        """allowResize: the class named before and after, and it allows expansion."""
+        if not class_name or class_name != old_class_name:
+            return False
         try:
-            storage_class = self.store.get(STORAGE_CLASSES, None, class_name or DEFAULT_CLASS)
+            storage_class = self.store.get(STORAGE_CLASSES, None, class_name)
         except Exception as exc:
             if is_status_error(exc, 404):
                 return False

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from controllers.refusals import NOT_GRANTED, QUOTA
+from controllers.refusals import CLAIM, NOT_GRANTED, QUOTA, claim_advice
 
 # The ClusterRole that k8s/rbac/role.yaml grants the operators' ServiceAccount (the
 # default of OPSBOARD_OPERATOR_CLUSTER_ROLE).
@@ -54,6 +54,15 @@ _UNREACHABLE = (
 
 
 @dataclass(frozen=True)
+class ClaimFields:
+    """What the advice for a refused claim names: the CR's field that sets its size, and
+    the claim's StorageClass (as the mirror has it)."""
+
+    storage: str | None = None
+    storage_class: str | None = None
+
+
+@dataclass(frozen=True)
 class ClassifiedError:
     code: str  # "Forbidden", "Conflict", "Invalid", "Unreachable", "ServerError", "Error"
     what: str  # one line: what went wrong
@@ -90,13 +99,15 @@ def _field_error(message: str) -> tuple[str, str]:
     return f"{found['label']}: {shown}: {found['why']}", found["why"].strip()
 
 
-def _forbidden(message: str, call: str, role_name: str, namespace: str) -> ClassifiedError:
+def _forbidden(
+    message: str, call: str, role_name: str, namespace: str, claims: ClaimFields
+) -> ClassifiedError:
     found = _FORBIDDEN.search(message)
     if found is None:
         return ClassifiedError(
             "Forbidden",
             clip(f"The API server refused {call}: 403 {message}"),
-            _refusal_todo(message, role_name, namespace),
+            _refusal_todo(message, role_name, namespace, claims),
         )
     user, verb, resource = found["user"], found["verb"], found["resource"]
     group = found["group"] or ""
@@ -123,11 +134,17 @@ def _forbidden(message: str, call: str, role_name: str, namespace: str) -> Class
     )
 
 
-def _refusal_todo(message: str, role_name: str, namespace: str) -> str:
+def _refusal_todo(message: str, role_name: str, namespace: str, claims: ClaimFields) -> str:
     """A 403 whose wording is not RBAC's for a resource: a path RBAC refuses, or admission's
-    (a ResourceQuota, PodSecurity, a webhook), which no grant changes."""
+    (a ResourceQuota, PodSecurity, a webhook, a claim's StorageClass), which no grant
+    changes."""
     if NOT_GRANTED.search(message):  # RBAC's, for a non-resource URL
         return f"Grant the operator's identity this call in the ClusterRole {role_name}."
+    if CLAIM.search(message):  # a claim grown (BookStore's dbSize) or created
+        advice = claim_advice(
+            namespace, message, claims.storage, storage_class=claims.storage_class
+        )
+        return f"{advice} No grant changes this."
     where = f"-n {namespace} " if namespace else ""
     if quota := QUOTA.search(message):
         return (
@@ -207,10 +224,12 @@ def classify_error(
     permanent: bool = False,
     kind: str = "",
     namespace: str = "",
+    claims: ClaimFields = ClaimFields(),
 ) -> ClassifiedError:
     """What the last error of a run means. Unknown texts are passed on as they are.
     `permanent`: the run ended in a PermanentError, which the engine does not retry.
-    `kind`, `namespace`: the CR's, to tell a refused write of a child from one of the CR."""
+    `kind`, `namespace`: the CR's, to tell a refused write of a child from one of the CR;
+    `claims`: what a refused claim's advice names."""
     text = text.strip()
     then = (
         "it is not retried until the object changes or someone presses Reconcile now"
@@ -232,7 +251,7 @@ def classify_error(
         )
     call, code, message = status["call"], int(status["code"]), status["message"].strip()
     if code == 403:
-        forbidden = _forbidden(message, call, role, namespace)
+        forbidden = _forbidden(message, call, role, namespace, claims)
         if denied := _FORBIDDEN_OBJECT.match(message):
             forbidden = replace(forbidden, denied=(denied["resource"], denied["name"] or ""))
         return (

@@ -16,7 +16,8 @@ from typing import Any
 from controllers.base import Body
 from controllers.conditions import find_condition
 from controllers.fields import controlling_ref, deep_get
-from opsboard.diagnosis.errors import IMMUTABLE, ClassifiedError, classify_error
+from controllers.refusals import CLAIM
+from opsboard.diagnosis.errors import IMMUTABLE, ClaimFields, ClassifiedError, classify_error
 from opsboard.diagnosis.observed import (
     RANK_BACKOFF,
     RANK_CONDITION,
@@ -225,7 +226,24 @@ def _last_error(observed: Observed) -> ClassifiedError | None:
         permanent=run.outcome == "permanent",
         kind=str(observed.cr.get("kind", "")),
         namespace=str(deep_get(observed.cr, "metadata.namespace", "")),
+        claims=_claim_fields(observed, run.error),
     )
+
+
+def _claim_fields(observed: Observed, error: str) -> ClaimFields:
+    """What the advice for a claim the error says was refused names: the CR's field for its
+    size, and its StorageClass, from the claims the mirror shows under the CR."""
+    refused = CLAIM.search(error)
+    claim = next(
+        (
+            c
+            for c in of_kind(observed.objects, "PersistentVolumeClaim")
+            if refused and name_of(c) == refused[1]
+        ),
+        None,
+    )
+    storage_class = deep_get(claim, "spec.storageClassName") if claim else None
+    return ClaimFields(observed.storage_path, str(storage_class) if storage_class else None)
 
 
 def _spec_path(value: object, spec: object, path: str = "spec") -> str | None:

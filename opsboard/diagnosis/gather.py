@@ -181,6 +181,7 @@ def cr_diagnosis(
         changed_at=cr.mirrored_at,
         size_path=info.controller.size_path,
         requests_path=info.controller.requests_path,
+        storage_path=info.controller.storage_path,
         resources_paths=dict(info.controller.resources_paths),
         image_changes=_image_changes(info, cr),
         last_run=LastRun(run.outcome, run.error, run.started_at) if run else None,

@@ -102,6 +102,7 @@ class Observed:
     # The CR's fields that set how many pods run and what each requests (Controller's).
     size_path: str | None = None
     requests_path: str | None = None
+    storage_path: str | None = None  # the CR's field that sets its claims' size
     resources_paths: dict[str, str] = field(default_factory=dict)  # by container name
     image_changes: list[ImageChange] = field(default_factory=list)  # newest first
     last_run: LastRun | None = None

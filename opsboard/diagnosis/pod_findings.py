@@ -377,6 +377,7 @@ def _refused(observed: Observed, workload: Body, how: str, message: str) -> Find
             resources=_resources_field(
                 observed, deep_get(workload, "spec.template.spec.containers", []) or []
             ),
+            storage=observed.storage_path,
         ),
         subject=f"{kind} {name}",
     )

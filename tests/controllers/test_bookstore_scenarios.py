@@ -316,7 +316,8 @@ def _expansion_refused(kube: ApiKube, namespace: str, class_name: str) -> None:
     assert "data-shop-db-0" in message and "2Gi" in message
     claim_now = kube.get(PVC, namespace, "data-shop-db-0") or {}
     assert deep_get(claim_now, "spec.resources.requests.storage") == "1Gi"
-    # Told once, not retried in a loop: a run by hand fails the same permanent way.
+    # A run by hand is refused the same way: a Forbidden, which the engine retries slowly
+    # (tests/diagnosis/test_volume_expansion.py: taken once the class allows expansion).
     with pytest.raises(PermanentError):
         CONTROLLER.reconcile(
             by_hand(CONTROLLER.name, namespace, "shop", kube, writes=CountingKube(kube))

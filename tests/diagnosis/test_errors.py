@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opsboard.diagnosis.errors import OPERATOR_CLUSTER_ROLE, classify_error
+from opsboard.diagnosis.errors import OPERATOR_CLUSTER_ROLE, ClaimFields, classify_error
 
 # kube-apiserver's wording, as controllers.kube turns a 403 into an error text.
 FORBIDDEN = (
@@ -151,3 +151,18 @@ def test_a_nodeport_in_use_is_told_as_such_with_the_port() -> None:
 def test_a_long_error_is_cut_at_a_word_with_an_ellipsis() -> None:
     error = classify_error("GET /api/v1/x: 500 " + "word " * 100)
     assert len(error.what) <= 300 and error.what.endswith("word…")
+
+
+def test_a_claim_whose_growth_its_class_refuses_is_told_how_to_allow_it() -> None:
+    text = (
+        "PATCH /api/v1/namespaces/shop/persistentvolumeclaims/data-shop-db-0: 403 "
+        'persistentvolumeclaims "data-shop-db-0" is forbidden: only dynamically provisioned '
+        "pvc can be resized and the storageclass that provisions the pvc must support resize"
+    )
+    claims = ClaimFields("spec.bookDB.dbSize", "fixed")
+    error = classify_error(text, kind="BookStore", namespace="shop", claims=claims)
+    assert error.code == "Forbidden" and "must support resize" in error.what
+    assert error.todo.startswith("StorageClass fixed does not allow volumes to grow")
+    assert "set the CR's spec.bookDB.dbSize back" in error.todo
+    assert error.todo.endswith("No grant changes this.")
+    assert "ClusterRole" not in error.todo

@@ -100,3 +100,37 @@ def test_a_class_without_expansion_refuses_a_resize(core, namespace, kube_api_cl
         assert "storageclass that provisions the pvc must support resize" in err.value.body
     finally:
         storage.delete_storage_class(fixed)
+
+
+def test_a_claim_not_bound_cannot_grow(core, namespace, kube_api_client):
+    storage = client.StorageV1Api(kube_api_client)
+    unserved = f"unserved-{namespace}"  # no provisioner serves it: its claims stay Pending
+    storage.create_storage_class(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": unserved},
+            "provisioner": "example.com/nobody",
+            "allowVolumeExpansion": True,
+        }
+    )
+    try:
+        core.create_namespaced_persistent_volume_claim(
+            namespace, claim("data", storage_class=unserved)
+        )
+
+        with pytest.raises(client.ApiException) as err:
+            core.patch_namespaced_persistent_volume_claim(
+                "data", namespace, {"spec": {"resources": {"requests": {"storage": "5Gi"}}}}
+            )
+
+        assert err.value.status == 422
+        assert (
+            'PersistentVolumeClaim \\"data\\" is invalid: spec: Forbidden: spec is immutable '
+            "after creation except resources.requests for bound claims" in err.value.body
+        )
+        now = core.read_namespaced_persistent_volume_claim("data", namespace)
+        assert now.status.phase == "Pending"
+        assert now.spec.resources.requests["storage"] == "1Gi"
+    finally:
+        storage.delete_storage_class(unserved)
