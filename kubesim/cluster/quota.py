@@ -1,27 +1,32 @@
-"""ResourceQuota on object counts: kube-apiserver's ResourceQuota admission plugin and the
-status kube-controller-manager's resourcequota controller keeps.
+"""ResourceQuota on object counts, compute and storage: kube-apiserver's ResourceQuota
+admission plugin and the status kube-controller-manager's resourcequota controller keeps.
 
 Counted and enforced, as kube's evaluators count them: `count/<resource>[.<group>]` of any
 resource (every object stored), `pods` (pods not yet Succeeded or Failed), `services`,
 `services.nodeports` (the ports of NodePort and LoadBalancer Services),
 `services.loadbalancers`, and `persistentvolumeclaims`, `configmaps`, `secrets`,
-`replicationcontrollers` and `resourcequotas` by their own names; and the pods' compute
+`replicationcontrollers` and `resourcequotas` by their own names; the pods' compute
 resources, `requests.cpu` (or `cpu`), `requests.memory` (or `memory`), `limits.cpu` and
 `limits.memory`, which every container must then state ("failed quota: q: must specify
-limits.cpu for: c"). Quotas with scopes are left alone, as are storage amounts
-(`requests.storage`) and extended resources.
+limits.cpu for: c"); and the claims' storage, `requests.storage` (their
+`spec.resources.requests.storage`, summed) and, by StorageClass,
+`<class>.storageclass.storage.k8s.io/requests.storage` and
+`<class>.storageclass.storage.k8s.io/persistentvolumeclaims`. A claim is checked at its
+creation and at each update, for what it grows by. Quotas with scopes are left alone, as
+are extended resources.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import timedelta
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from kubesim import errors
 from kubesim.cluster import names
 from kubesim.cluster.controller import Controller, Key, Obj, Watch
+from kubesim.cluster.limitranges import shown_as
 from kubesim.cluster.workloads import write_status
 from kubesim.quantity import canonical_quantity, parse_quantity
 
@@ -46,6 +51,10 @@ COMPUTE = {
     "limits.cpu": ("limits", "cpu"),
     "limits.memory": ("limits", "memory"),
 }
+# The claims' storage a quota may limit, in all and by StorageClass (<class> + CLASS + name).
+CLAIMS, STORAGE = "persistentvolumeclaims", "requests.storage"
+CLASS = ".storageclass.storage.k8s.io/"
+BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
 # A quota's status is told again this often when it counts what the cluster's cache does
 # not watch (configmaps, custom resources): kube's controller recalculates every 5 minutes.
 RECOUNT_SECONDS = 10.0
@@ -59,6 +68,8 @@ def counted_resource(name: str) -> str | None:
         return PODS
     if name == PODS or name in BY_NAME:
         return name
+    if name == STORAGE or name.endswith((CLASS + CLAIMS, CLASS + STORAGE)):
+        return CLAIMS
     return "services" if name in (NODE_PORTS, LOAD_BALANCERS) else None
 
 
@@ -77,9 +88,48 @@ def usage(resource: str, objs: Iterable[Obj]) -> dict[str, Decimal]:
         held |= {name: sums[field_kind] for name, field_kind in COMPUTE.items()}
     elif resource in BY_NAME:
         held[resource] = Decimal(len(objs))
+    if resource == CLAIMS:
+        for claim in objs:
+            for name, amount in _claim_usage(claim).items():
+                held[name] = held.get(name, Decimal(0)) + amount
     if resource == "services":
         held[NODE_PORTS] = Decimal(sum(_node_ports(s) for s in objs))
         held[LOAD_BALANCERS] = Decimal(sum(_type(s) == "LoadBalancer" for s in objs))
+    return held
+
+
+def written(resource: str, objs: Iterable[Obj]) -> dict[str, str]:
+    """For each storage name, the request its sum prints like: the first claim's that is not
+    zero (Quantity.Add takes an addend's format only while the sum is zero)."""
+    likes: dict[str, str] = {}
+    for claim in objs if resource == CLAIMS else ():
+        for name, amount in _claim_usage(claim).items():
+            if amount and name.endswith(STORAGE):
+                likes.setdefault(name, str(_request(claim)))
+    return likes
+
+
+def _request(claim: Obj) -> Any:
+    return (((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage")
+
+
+def _claim_usage(claim: Obj) -> dict[str, Decimal]:
+    """pvcEvaluator.Usage, less the count `usage` makes of every object: the claim's storage
+    request (in whole bytes, rounded up), and its count and storage again under its
+    StorageClass if it has one."""
+    meta, spec = claim.get("metadata") or {}, claim.get("spec") or {}
+    # GetPersistentVolumeClaimClass: the beta annotation first
+    class_name = (meta.get("annotations") or {}).get(BETA_CLASS, spec.get("storageClassName"))
+    held = {f"{class_name}{CLASS}{CLAIMS}": Decimal(1)} if class_name else {}
+    if (request := _request(claim)) is None:
+        return held
+    try:
+        storage = parse_quantity(request).to_integral_value(rounding=ROUND_CEILING)
+    except ValueError:  # not a quantity: kubesim does not validate
+        return held
+    held[STORAGE] = storage
+    if class_name:
+        held[f"{class_name}{CLASS}{STORAGE}"] = storage
     return held
 
 
@@ -123,11 +173,17 @@ def _unstated(pod: Obj, limited: Iterable[str]) -> str | None:
     )
 
 
-def _shown(name: str, value: Decimal) -> str:
-    """A quantity as the refusal and the status print it: memory in the binary family."""
+def _shown(name: str, value: Decimal, like: str | None = None) -> str:
+    """A quantity as the refusal and the status print it: in the family of `like`, the
+    first addend of its sum, where known; else memory in the binary family where that reads
+    shorter (512Mi; but 128M)."""
+    if like is not None:
+        return shown_as((value, like))
+    decimal = canonical_quantity(f"{value:f}")
     if "memory" in name and value and value % 1024 == 0:
-        return canonical_quantity(f"{value / 1024}Ki")
-    return canonical_quantity(str(value))
+        binary = canonical_quantity(f"{value / 1024:f}Ki")
+        return binary if len(binary) < len(decimal) else decimal
+    return decimal
 
 
 def _type(service: Obj) -> str:
@@ -171,14 +227,22 @@ def _counted_limits(quota: Obj, resource: str | None = None) -> dict[str, Decima
     return limits
 
 
-def _listed(values: dict[str, Decimal]) -> str:
+def _hard(quota: Obj) -> dict[str, str]:
+    """The quota's hard limits as written: the status prints them so."""
+    return {k: str(v) for k, v in ((quota.get("spec") or {}).get("hard") or {}).items()}
+
+
+def _listed(values: dict[str, Decimal], likes: dict[str, str]) -> str:
     """prettyPrint of a ResourceList: `name=value` pairs by name, comma-separated."""
-    return ",".join(f"{name}={_shown(name, value)}" for name, value in sorted(values.items()))
+    return ",".join(
+        f"{name}={_shown(name, value, likes.get(name))}" for name, value in sorted(values.items())
+    )
 
 
 class QuotaAdmission:
     """Refuses an object that would take a namespace past a quota on what it counts: at its
-    creation, and at a Service's update that adds node ports or a load balancer."""
+    creation, at a Service's update that adds node ports or a load balancer, and at a
+    claim's that asks for more storage."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
@@ -189,7 +253,7 @@ class QuotaAdmission:
     def admit(self, resource: str, op: str, new: Obj | None, old: Obj | None) -> None:
         if new is None or op not in ("CREATE", "UPDATE"):
             return
-        if op == "UPDATE" and resource != "services":  # nothing else counted grows in place
+        if op == "UPDATE" and resource not in ("services", CLAIMS):  # nothing else grows in place
             return
         namespace, name = new["metadata"].get("namespace"), new["metadata"].get("name", "")
         if not namespace:
@@ -199,7 +263,11 @@ class QuotaAdmission:
         if not quotas:
             return
         before = usage(resource, [old] if old is not None else [])
-        requested = {r: n - before[r] for r, n in usage(resource, [new]).items() if n > before[r]}
+        requested = {
+            r: n - before.get(r, Decimal(0))
+            for r, n in usage(resource, [new]).items()
+            if n > before.get(r, Decimal(0))
+        }
         if not requested:
             return
         # kube-apiserver checks the quotas in its cache's order; here by name, to repeat.
@@ -209,21 +277,26 @@ class QuotaAdmission:
                 raise errors.forbidden(
                     resource, name, f"failed quota: {quota['metadata']['name']}: {unstated}"
                 )
-        used = usage(resource, self.store.list(resource, namespace))
+        objs = self.store.list(resource, namespace)
+        used, used_like, new_like = (
+            usage(resource, objs),
+            written(resource, objs),
+            written(resource, [new]),
+        )
         for quota, limits in quotas:
             exceeded = sorted(
                 r
                 for r, limit in limits.items()
-                if r in requested and used[r] + requested[r] > limit
+                if r in requested and used.get(r, Decimal(0)) + requested[r] > limit
             )
             if exceeded:
                 raise errors.forbidden(
                     resource,
                     name,
                     f"exceeded quota: {quota['metadata']['name']}, "
-                    f"requested: {_listed({r: requested[r] for r in exceeded})}, "
-                    f"used: {_listed({r: used[r] for r in exceeded})}, "
-                    f"limited: {_listed({r: limits[r] for r in exceeded})}",
+                    f"requested: {_listed({r: requested[r] for r in exceeded}, new_like)}, "
+                    f"used: {_listed({r: used.get(r, Decimal(0)) for r in exceeded}, used_like)}, "
+                    f"limited: {_listed({r: limits[r] for r in exceeded}, _hard(quota))}",
                 )
 
 
@@ -254,6 +327,7 @@ class ResourceQuotaController(Controller[Key]):
         limits = _counted_limits(quota)
         resources = {r for name in limits if (r := counted_resource(name)) is not None}
         held: dict[str, Decimal] = {}
+        likes: dict[str, str] = {}
         for resource in sorted(resources):
             # What the cache does not hold is listed from the store, as a recount lists it.
             objs = (
@@ -262,6 +336,7 @@ class ResourceQuotaController(Controller[Key]):
                 else self.ctx.api.store.list(resource, key[0])
             )
             held.update(usage(resource, objs))
-        used = {name: _shown(name, held.get(name, Decimal(0))) for name in limits}
+            likes.update(written(resource, objs))
+        used = {name: _shown(name, held.get(name, Decimal(0)), likes.get(name)) for name in limits}
         write_status(self.ctx, self.resource, quota, {"hard": hard, "used": used})
         return RECOUNT_SECONDS if resources - set(self.WATCHED) else None

@@ -202,3 +202,42 @@ def schedulable_nodes(core: client.CoreV1Api) -> list[client.V1Node]:
         )
 
     return [n for n in core.list_node().items if usable(n)]
+
+
+def create_limits(core: client.CoreV1Api, namespace: str, name: str, *items: Any) -> None:
+    """Creates LimitRange `name` of these items (each with its `type`)."""
+    body = {"metadata": {"name": name}, "spec": {"limits": list(items)}}
+    core.create_namespaced_limit_range(namespace, body)
+
+
+def claim(name: str, size: str = "1Gi", storage_class: str | None = None) -> dict[str, Any]:
+    """A PersistentVolumeClaim of the default StorageClass (standard, which expands) unless
+    `storage_class` is given."""
+    spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": size}},
+    }
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name},
+            "spec": spec}  # fmt: skip
+
+
+def create_bound_claim(
+    core: client.CoreV1Api, namespace: str, name: str, size: str
+) -> client.V1PersistentVolumeClaim:
+    """Creates a claim of the default class and waits until it is Bound: only a bound claim
+    may grow."""
+    core.create_namespaced_persistent_volume_claim(namespace, claim(name, size))
+
+    def bound() -> Any:
+        found = core.read_namespaced_persistent_volume_claim(name, namespace)
+        return found.status.phase == "Bound" and found
+
+    result: client.V1PersistentVolumeClaim = wait_for(bound, what=f"claim {name} Bound")
+    return result
+
+
+def grow_claim(core: client.CoreV1Api, namespace: str, name: str, size: str) -> Any:
+    body = {"spec": {"resources": {"requests": {"storage": size}}}}
+    return core.patch_namespaced_persistent_volume_claim(name, namespace, body)

@@ -1,6 +1,7 @@
 """ResourceQuota on object counts: the ResourceQuota admission's 403, the quota's status, a
 Deployment past its quota carrying ReplicaFailure from its ReplicaSet, and the counts of
-other objects (Services' node ports, count/<resource>.<group>), as on v1.28."""
+other objects (Services' node ports, count/<resource>.<group>, claims' storage), as on
+v1.28."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ from typing import Any
 from kubernetes import client
 
 from tests.kubesim.cluster.helpers import (
+    claim,
+    create_bound_claim,
     create_limit_range,
     create_quota,
     daemonset,
     deployment,
     events_for,
+    grow_claim,
     pod,
     statefulset,
     wait_for,
@@ -307,4 +311,54 @@ def test_a_limitranges_defaults_let_pods_that_state_nothing_past_a_compute_quota
         namespace,
         {"requests.cpu": "250m", "limits.memory": "128Mi"},
         what="the defaults counted in the quota's status",
+    )
+
+
+def test_claims_storage_is_counted_at_their_creation_and_as_they_grow(
+    core: client.CoreV1Api, namespace: str
+) -> None:
+    create_quota(core, namespace, {"requests.storage": "3Gi"})
+    create_bound_claim(core, namespace, "a", "2Gi")
+    refused = _refusal(
+        lambda: core.create_namespaced_persistent_volume_claim(namespace, claim("b", "2Gi"))
+    )
+    assert refused == (
+        'persistentvolumeclaims "b" is forbidden: exceeded quota: q, requested: '
+        "requests.storage=2Gi, used: requests.storage=2Gi, limited: requests.storage=3Gi"
+    )
+    _wait_used(core, namespace, {"requests.storage": "2Gi"}, what="claim a in the quota's status")
+    # A claim grown in place asks for what it grows by.
+    refused = _refusal(lambda: grow_claim(core, namespace, "a", "4Gi"))
+    assert refused == (
+        'persistentvolumeclaims "a" is forbidden: exceeded quota: q, requested: '
+        "requests.storage=2Gi, used: requests.storage=2Gi, limited: requests.storage=3Gi"
+    )
+    grow_claim(core, namespace, "a", "3Gi")
+    _wait_used(core, namespace, {"requests.storage": "3Gi"}, what="claim a grown, counted")
+
+
+def test_a_storage_class_quota_counts_only_that_class_claims(
+    core: client.CoreV1Api, namespace: str
+) -> None:
+    by_class = "standard.storageclass.storage.k8s.io/"
+    create_quota(
+        core,
+        namespace,
+        {by_class + "requests.storage": "1Gi", by_class + "persistentvolumeclaims": "1"},
+    )
+    create = core.create_namespaced_persistent_volume_claim
+    create(namespace, claim("a", "1Gi"))  # of the default class, standard
+    refused = _refusal(lambda: create(namespace, claim("b", "1Gi")))
+    assert refused == (
+        f'persistentvolumeclaims "b" is forbidden: exceeded quota: q, requested: '
+        f"{by_class}persistentvolumeclaims=1,{by_class}requests.storage=1Gi, "
+        f"used: {by_class}persistentvolumeclaims=1,{by_class}requests.storage=1Gi, "
+        f"limited: {by_class}persistentvolumeclaims=1,{by_class}requests.storage=1Gi"
+    )
+    create(namespace, claim("other", "5Gi", storage_class="other"))  # another class: free
+    _wait_used(
+        core,
+        namespace,
+        {by_class + "requests.storage": "1Gi", by_class + "persistentvolumeclaims": "1"},
+        what="claim a, and not the other class's, in the quota's status",
     )
