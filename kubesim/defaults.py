@@ -116,6 +116,11 @@ def pod_spec_defaults(spec: dict[str, Any]) -> None:
     for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
         if isinstance(c, dict):
             _container_defaults(c)
+    for c in spec.get("initContainers") or []:
+        if isinstance(c, dict):
+            # dropDisabledFields: the SidecarContainers gate is off in v1.28, so no init
+            # container is restartable (kept only for a pod that had one, which none has here)
+            c.pop("restartPolicy", None)
     for field in ("containers", "initContainers", "ephemeralContainers"):
         for c in spec.get(field) or []:
             context = c.get("securityContext") if isinstance(c, dict) else None

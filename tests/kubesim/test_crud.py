@@ -360,6 +360,18 @@ def test_server_defaults_match_kube_apiserver(kube_api_client: Api, namespace: s
     assert pod_spec.containers[0].image_pull_policy == "IfNotPresent"
 
 
+def test_an_init_containers_restart_policy_is_dropped(kube_api_client: Api, namespace: str) -> None:
+    """v1.28's SidecarContainers gate is off: the field is dropped, and the pod is created."""
+    init = {"name": "side", "image": "pause", "restartPolicy": "Always"}
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"initContainers": [init], "containers": [{"name": "c", "image": "pause"}]},
+    }
+    made = client.CoreV1Api(kube_api_client).create_namespaced_pod(namespace, pod)
+    assert made.spec.init_containers[0].name == "side"
+    assert made.spec.init_containers[0].restart_policy is None
+
+
 def test_unknown_resource_is_not_found(kube_api_client: Api) -> None:
     resp = raw(kube_api_client, "GET", "/apis/apps/v1/namespaces/default/widgets")
     assert resp.status == 404
