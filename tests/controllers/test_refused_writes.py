@@ -26,6 +26,7 @@ from tests.kubesim.identities import (
     service_account_token,
     unique,
 )
+from tests.support.waiting import wait_for
 
 RBAC = "rbac.authorization.k8s.io"
 
@@ -47,6 +48,11 @@ def test_a_claim_the_operator_may_not_patch_is_a_missing_grant_not_a_failed_expa
         })  # fmt: skip
         token = service_account_token(kube_api_client, namespace, "operator")
         kube.create(PVC, db_claim(namespace, "1Gi"))  # the DB's claim, to grow to 2Gi
+        # Only a bound claim is grown (the API server refuses to grow any other).
+        wait_for(
+            lambda: deep_get(kube.get(PVC, namespace, "data-shop-db-0"), "status.phase") == "Bound",
+            what="the claim bound",
+        )
         kube.create(BOOKSTORE, {
             "apiVersion": BOOKSTORE.api_version, "kind": BOOKSTORE.kind,
             "metadata": {"name": "shop", "namespace": namespace},
