@@ -162,7 +162,12 @@ class Stack:
             # Settings put the caller's own in os.environ (pytest's, under the smoke test):
             # each stack's processes keep their metrics files apart, as everything else.
             "PROMETHEUS_MULTIPROC_DIR": str(self.dir / "metrics"),
+            # Temp files under the stack's dir, emptied by the next run: the kopf peer loads
+            # its kubeconfig through the official loader, which leaves the certificates'
+            # files behind in a process that is killed.
+            "TMPDIR": str(self.dir / "tmp"),
         }
+        (self.dir / "tmp").mkdir()
         self.env.pop("KUBECONFIG", None)
         self._api: KubeApi | None = None
 
