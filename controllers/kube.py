@@ -39,7 +39,7 @@ from controllers.base import (
     TemporaryError,
 )
 from controllers.kubeconfig import hold_in_memory, loader_files
-from controllers.refusals import NOT_GRANTED
+from controllers.refusals import NOT_GRANTED, WEBHOOK_DENIED
 from controllers.wire import Answer, Wire
 
 log = logging.getLogger(__name__)
@@ -60,8 +60,9 @@ class NotFound(TemporaryError):
 
 class Forbidden(PermanentError):
     """403: refused by authorization (NotGranted: RBAC must change) or by admission (a quota,
-    a webhook, PodSecurity, a StorageClass that cannot grow a claim). Either may change with
-    no change of the object: the engine retries a reconcile's 403, slowly."""
+    a webhook, PodSecurity, a StorageClass that cannot grow a claim; a webhook's denial of
+    any code). Either may change with no change of the object: the engine retries a
+    reconcile's 403, slowly."""
 
 
 class NotGranted(Forbidden):
@@ -247,7 +248,9 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
         return Conflict(text)  # retried with the key's backoff: 5 ms first, then doubling
     if status == 404:
         return NotFound(text)
-    if status == 403:
+    # A webhook's denial is admission's whatever its code (400 when the webhook gives none):
+    # retried slowly as a 403 is, since a policy changes as a quota does.
+    if status == 403 or (400 <= status < 500 and WEBHOOK_DENIED.search(message)):
         if _TERMINATING in message:
             return NamespaceTerminating(text)
         return NotGranted(text) if NOT_GRANTED.search(message) else Forbidden(text)

@@ -50,6 +50,15 @@ COMPUTE = re.compile(r"requested: .*\b(?:requests\.|limits\.)?(?:cpu|memory)=")
 # check the pods fail with what would meet it.
 POD_SECURITY = re.compile(r'violates PodSecurity "(privileged|baseline|restricted):([^"]+)"')
 LESS_STRICT = {"restricted": "baseline", "baseline": "privileged"}
+# An admission webhook's refusal, and the API server's when it could not call one whose
+# failurePolicy is Fail (kube-apiserver's words: webhook/errors, webhook/validating).
+WEBHOOK_DENIED = re.compile(r'admission webhook "([^"]+)" denied the request')
+WEBHOOK_DOWN = re.compile(r'failed calling webhook "([^"]+)"')
+# Which configuration holds a webhook, by the webhook's name.
+WEBHOOKS_LISTED = (
+    "kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations "
+    "-o custom-columns=NAME:.metadata.name,WEBHOOKS:.webhooks[*].name"
+)
 # An Event the correlator aggregated says so first.
 COMBINED = "(combined from similar events): "
 # How long a refusal is taken as the reason a workload is short: while refusals go on, the
@@ -147,6 +156,8 @@ def refusal_advice(
     """What to do about a refusal; `field`: the CR's field that sets how many pods (or how
     much) they ask for, if it has one; `resources`: the one that sets their cpu and memory
     ("spec.resources"); `storage`: the one that sets the size of their claims."""
+    if said := webhook_advice(message, "these pods"):
+        return said
     if CLAIM.search(message):  # a StatefulSet's claim, refused before its pod
         return claim_advice(namespace, message, storage, field=field)
     if (quota := QUOTA.search(message)) and UNSTATED in message:
@@ -241,3 +252,22 @@ def claim_advice(
         "Change what refuses the claim in the namespace: a ResourceQuota, a LimitRange or "
         f"an admission webhook (kubectl -n {namespace} get events)."
     )
+
+
+def webhook_advice(message: str, what: str) -> str | None:
+    """What to do about `what` ("these pods", "this write") an admission webhook refused, or
+    could not judge because it did not answer; None if no webhook did."""
+    if denied := WEBHOOK_DENIED.search(message):
+        return (
+            f"Admission webhook {denied[1]} refuses {what} (its words above): change what it "
+            "objects to, or ask the webhook's owners for an exception. Which configuration "
+            f"holds it: {WEBHOOKS_LISTED}."
+        )
+    if down := WEBHOOK_DOWN.search(message):
+        return (
+            f"Admission webhook {down[1]} does not answer, and its failurePolicy is Fail: the "
+            f"API server refuses {what} until it does. Check the service or URL it is called "
+            f"at (clientConfig) and the pods behind it; which configuration holds it: "
+            f"{WEBHOOKS_LISTED}."
+        )
+    return None

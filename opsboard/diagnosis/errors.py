@@ -10,7 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from controllers.refusals import CLAIM, NOT_GRANTED, QUOTA, claim_advice
+from controllers.refusals import (
+    CLAIM,
+    NOT_GRANTED,
+    QUOTA,
+    claim_advice,
+    webhook_advice,
+)
 
 # The ClusterRole that k8s/rbac/role.yaml grants the operators' ServiceAccount (the
 # default of OPSBOARD_OPERATOR_CLUSTER_ROLE).
@@ -64,7 +70,8 @@ class ClaimFields:
 
 @dataclass(frozen=True)
 class ClassifiedError:
-    code: str  # "Forbidden", "Conflict", "Invalid", "Unreachable", "ServerError", "Error"
+    # "Forbidden", "Webhook", "Conflict", "Invalid", "Unreachable", "ServerError", "Error"
+    code: str
     what: str  # one line: what went wrong
     todo: str  # one line: what to do about it
     verb: str = ""
@@ -152,7 +159,7 @@ def _refusal_todo(message: str, role_name: str, namespace: str, claims: ClaimFie
             f"{quota[1]}) or delete what fills it; no grant changes this."
         )
     return (
-        "An admission check refused the write (a webhook, PodSecurity, a LimitRange), as "
+        "An admission check refused the write (PodSecurity, a LimitRange, a policy), as "
         "its message says: change what refuses it; no grant changes this."
     )
 
@@ -250,6 +257,12 @@ def classify_error(
             f"Read the reconcile log below; {then}.",
         )
     call, code, message = status["call"], int(status["code"]), status["message"].strip()
+    if said := webhook_advice(message, "this write"):
+        return ClassifiedError(
+            "Webhook",
+            clip(f"The API server refused {call}: {code} {message}"),
+            f"{said} {then[0].upper() + then[1:]}.",
+        )
     if code == 403:
         forbidden = _forbidden(message, call, role, namespace, claims)
         if denied := _FORBIDDEN_OBJECT.match(message):

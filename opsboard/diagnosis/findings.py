@@ -209,6 +209,7 @@ def _finalizer_findings(observed: Observed) -> list[Finding]:
 
 _ERROR_RANKS = {
     "Forbidden": RANK_REFUSED,
+    "Webhook": RANK_REFUSED,
     "Invalid": RANK_REFUSED,
     "PortTaken": RANK_REFUSED,
     "Unreachable": RANK_UNREACHABLE,

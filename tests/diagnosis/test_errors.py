@@ -69,7 +69,9 @@ def test_a_403_from_admission_is_not_a_missing_grant() -> None:
     assert quota.code == "Forbidden" and "exceeded quota: q" in quota.what
     assert quota.todo.startswith("Raise ResourceQuota q (kubectl -n shop describe resourcequota q)")
     webhook = classify_error(WEBHOOK_REFUSED, namespace="shop")
-    assert "admission check refused the write" in webhook.todo
+    assert webhook.code == "Webhook"
+    assert webhook.todo.startswith("Admission webhook policy.example.com refuses this write")
+    assert webhook.todo.endswith("The engine retries with backoff.")
     for error in (quota, webhook):
         assert "Grant" not in error.todo and "ClusterRole" not in error.todo, error.todo
 

@@ -626,8 +626,9 @@ def test_pods_refused_by_a_quota_name_the_quota_and_come_before_the_stuck_rollou
 
 
 def test_pods_refused_by_anything_else_say_where_to_look() -> None:
-    message = (
-        'admission webhook "policy.example.com" denied the request: pods must carry a team label'
+    message = (  # the ServiceAccount admission's
+        'pods "cache-5d9f-x" is forbidden: error looking up service account shop/builder: '
+        'serviceaccount "builder" not found'
     )
     findings = diagnose(
         Observed(_cr(), objects=[_failing("Deployment", "cache", message)], engine=LIVE, now=NOW)

@@ -2,7 +2,7 @@
 role.yaml) lacks one verb, and the CR's diagnosis names that verb, the resource and its
 group, and the ClusterRole to change. kubesim enforces RBAC as kube-apiserver does, and
 a real cluster (OPSBOARD_TEST_KUBECONFIG) runs the same test. A 403 that admission gives
-(a webhook's) is told apart: no grant helps there."""
+(a webhook's) is told apart, no grant helping there: tests/diagnosis/test_webhooks.py."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ from controllers.memcached.desired import MEMCACHED
 from opsboard.engine.models import ReconcileRun
 from tests.diagnosis.memcached_run import create_memcached, start_operator_in
 from tests.fixtures.celery import EngineProcesses
-from tests.fixtures.kubesim import KubesimHandle
 from tests.kubesim.identities import kubeconfig_with_token, rules_without
 from tests.support.waiting import wait_for
 
@@ -116,40 +115,3 @@ def test_a_missing_verb_is_diagnosed_naming_verb_resource_and_cluster_role(
         timeout=60, what="Degraded taken back",
     )  # fmt: skip
     assert "403" not in degraded.get("message", ""), degraded
-
-
-@pytest.mark.kubesim_only
-def test_a_write_an_admission_webhook_denies_is_not_told_as_a_missing_grant(
-    engine: EngineProcesses, cluster_kube: ApiKube, namespace: str, viewer_client: Client,
-    kubesim_server: KubesimHandle,
-) -> None:  # fmt: skip
-    """The operator's create refused by a webhook (kubesim has none: a fault says what one
-    would): no grant helps, so the diagnosis names the webhook's words and no kubectl
-    command; the webhook fixed, the slow retry creates the Deployment with nothing done."""
-    said = (
-        'admission webhook "validation.gatekeeper.sh" denied the request: '
-        '[required-labels] you must provide labels: {"team"}'
-    )
-    webhook = kubesim_server.add_error(
-        403, verb="create", resource="deployments", namespace=namespace, message=said
-    )
-    engine.extra_env["OPSBOARD_DENIED_RETRY"] = "0.5"
-    start_operator_in(engine, namespace)
-    create_memcached(cluster_kube, namespace, "labelled", size=1)
-    wait_for(
-        lambda: ReconcileRun.objects.filter(namespace=namespace, name="labelled", error__contains=said).exists(),
-        timeout=60, what="a run refused by the webhook",
-    )  # fmt: skip
-
-    response = viewer_client.get(f"/k/memcached/{namespace}/labelled/")
-    finding = response.context["diagnosis"].findings[0]
-    assert finding.code == "Forbidden"
-    assert said in finding.what
-    assert "An admission check refused the write" in finding.todo
-    assert "kubectl" not in finding.todo and "ClusterRole" not in finding.todo
-
-    kubesim_server.remove_fault(webhook)  # the webhook's policy changed
-    wait_for(
-        lambda: cluster_kube.get(DEPLOYMENT, namespace, "labelled"),
-        timeout=60, what="the Deployment created once the webhook lets it through",
-    )  # fmt: skip

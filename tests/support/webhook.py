@@ -81,8 +81,11 @@ def _handler(webhook: Webhook, judge: Judge) -> type[BaseHTTPRequestHandler]:
             webhook.reviews.append(request)
             refusal = judge(request)
             response: dict[str, Any] = {"uid": request["uid"], "allowed": refusal is None}
-            if refusal is not None:
-                response["status"] = {"message": refusal[0], "code": refusal[1]}
+            if refusal is not None:  # a code of 0 is left out: the API server says 400
+                response["status"] = {
+                    "message": refusal[0],
+                    **({"code": refusal[1]} if refusal[1] else {}),
+                }
             body = json.dumps({
                 "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                 "response": response,
