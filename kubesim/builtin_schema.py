@@ -43,6 +43,9 @@ MODELS = {
     "networkpolicies.networking.k8s.io": "V1NetworkPolicy",
     "poddisruptionbudgets.policy": "V1PodDisruptionBudget",
     "storageclasses.storage.k8s.io": "V1StorageClass",
+    "validatingwebhookconfigurations.admissionregistration.k8s.io": (
+        "V1ValidatingWebhookConfiguration"
+    ),
     "roles.rbac.authorization.k8s.io": "V1Role",
     "rolebindings.rbac.authorization.k8s.io": "V1RoleBinding",
     "clusterroles.rbac.authorization.k8s.io": "V1ClusterRole",

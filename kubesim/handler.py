@@ -231,6 +231,7 @@ class Handler(BaseHTTPRequestHandler):
             self._user, _ = self.sim.access.admit(
                 self.command, url.path, self.query, self.headers, self._certified
             )
+            self.sim.store.requested_by(self._user)  # admission webhooks tell who asks
             if target is not None:
                 delay, err, fault_id = self.sim.faults.before(
                     info["verb"], info["resource"], info["namespace"] or None, info["name"]

@@ -204,6 +204,15 @@ BUILTINS: tuple[ResourceType, ...] = (
         namespaced=False,
         short_names=("sc",),
     ),
+    # Called at every write they match (kubesim/cluster/webhooks.py).
+    _b(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        namespaced=False,
+        categories=("api-extensions",),
+    ),
     # Questions, not objects: created and answered, never stored (kubesim/reviews.py).
     _b("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", **_ASK_CLUSTER),
     _b("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", **_ASK_CLUSTER),
@@ -254,6 +263,7 @@ GROUP_ORDER = (
     "policy",
     "rbac.authorization.k8s.io",
     "storage.k8s.io",
+    "admissionregistration.k8s.io",
     "apiextensions.k8s.io",
     "coordination.k8s.io",
     "discovery.k8s.io",

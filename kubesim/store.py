@@ -348,6 +348,10 @@ class Store:
         self._admission: dict[str, list[Admission]] = {}
         self._admission_of_all: list[AnyAdmission] = []
         self._warned: list[str] | None = None  # the warnings of the write being admitted
+        # The subresource and dryRun of the write being admitted (admission webhooks match
+        # on the one and tell the other); who asks is told per serving thread.
+        self.admitting: tuple[str | None, bool] = (None, False)
+        self._requester = threading.local()
         self._writes: dict[str, int] = {}  # commits per resource: caches of a kind notice change
         self._random = random.Random(seed)
         self._db = Persistence(data_dir) if data_dir is not None else None
@@ -446,6 +450,14 @@ class Store:
         """Whether `warn` tells anyone: a hook may skip working out what nobody reads."""
         return self._warned is not None
 
+    def requested_by(self, user: Any) -> None:
+        """The serving thread's: the authenticated user (authn.UserInfo) of its request."""
+        self._requester.user = user
+
+    def requester(self) -> Any:
+        """Who asks for the write being admitted; None: one of kubesim's own controllers."""
+        return getattr(self._requester, "user", None)
+
     def _admit(
         self,
         resource: str,
@@ -453,15 +465,19 @@ class Store:
         new: dict[str, Any] | None,
         old: dict[str, Any] | None,
         warnings: builtins.list[str] | None = None,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
     ) -> None:
         outer, self._warned = self._warned, warnings  # under the lock, as every write
+        outer_write, self.admitting = self.admitting, (subresource, dry_run)
         try:
             for fn in self._admission.get(resource, ()):
                 fn(op, new, old)
             for every in self._admission_of_all:
                 every(resource, op, new, old)
         finally:
-            self._warned = outer
+            self._warned, self.admitting = outer, outer_write
 
     def _dispatch(self) -> None:
         while True:
@@ -885,7 +901,7 @@ class Store:
                 defaults.template_generation(obj, None)
             if field_manager is not None:  # what was decoded and defaulted, not admission's
                 _track(rt, None, obj, field_manager, applied=applied, sent=sent)
-            self._admit(rt.key, "CREATE", obj, None, admitted)
+            self._admit(rt.key, "CREATE", obj, None, admitted, dry_run=dry_run)
             if (ns, name) in bucket:
                 raise errors.already_exists(rt.key, name)
             if dry_run:
@@ -1038,7 +1054,9 @@ class Store:
                 )
                 self._bump_generation(rt, old, new)
             _track(rt, old, new, field_manager, subresource, applied, sent)
-            return self._write_update(rt, old, new, dry_run=dry_run, warnings=admitted)
+            return self._write_update(
+                rt, old, new, dry_run=dry_run, warnings=admitted, subresource=subresource
+            )
 
     def _bump_generation(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
         if rt.key == "daemonsets.apps":
@@ -1059,8 +1077,9 @@ class Store:
         *,
         dry_run: bool,
         warnings: builtins.list[str] | None = None,
+        subresource: str | None = None,
     ) -> Entry:
-        self._admit(rt.key, "UPDATE", new, old, warnings)
+        self._admit(rt.key, "UPDATE", new, old, warnings, subresource=subresource, dry_run=dry_run)
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         if new == old:  # a no-op write keeps the resourceVersion and sends no event
             return self._objects[rt.key][self._key(rt, old)]
@@ -1128,7 +1147,7 @@ class Store:
             new["metadata"]["managedFields"] = entries
         else:
             new["metadata"].pop("managedFields", None)
-        obj, _ = self._write_update(rt, old, new, dry_run=dry_run)
+        obj, _ = self._write_update(rt, old, new, dry_run=dry_run, subresource="scale")
         result = scale.scale_of(rt, obj)
         return result, dumps(result)
 
@@ -1359,7 +1378,7 @@ class Store:
                     f"not match the ResourceVersion in record ({ometa['resourceVersion']}). The "
                     "object might have been modified",
                 )
-            self._admit(rt.key, "DELETE", None, old)
+            self._admit(rt.key, "DELETE", None, old, dry_run=dry_run)
             new = clone(old)
             meta = new["metadata"]
             finalizers = list(meta.get("finalizers") or [])
@@ -1479,7 +1498,7 @@ class Store:
                     "lastTransitionTime": now(),
                 }
             )
-            self._write_update(self.type_of("pods"), pod, new, dry_run=False)
+            self._write_update(self.type_of("pods"), pod, new, dry_run=False, subresource="binding")
         return {
             "kind": "Status",
             "apiVersion": "v1",

@@ -525,6 +525,10 @@ BUILTIN: dict[str, list[Column]] = {
         ("Allowed Disruptions", "integer", 0, _val("status", "disruptionsAllowed")),
         _AGE,
     ],
+    "validatingwebhookconfigurations.admissionregistration.k8s.io": [
+        ("Webhooks", "integer", 0, lambda o: len(o.get("webhooks") or [])),
+        _AGE,
+    ],
     "storageclasses.storage.k8s.io": [
         ("Provisioner", "string", 0, _val("provisioner", default="")),
         ("ReclaimPolicy", "string", 0, _val("reclaimPolicy", default="Delete")),

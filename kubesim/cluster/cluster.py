@@ -34,6 +34,7 @@ from kubesim.cluster.services import ServiceAllocator
 from kubesim.cluster.statefulset import StatefulSetController
 from kubesim.cluster.tokens import TokenVolumeAdmission
 from kubesim.cluster.volumes import ClaimAdmission, VolumeController
+from kubesim.cluster.webhooks import WebhookAdmission
 from kubesim.cluster.workqueue import WorkQueue
 
 RESOURCES = [
@@ -109,6 +110,7 @@ class Cluster:
         self.services.install()
         ClaimAdmission(self.store).install()
         LimitRanger(self.store).install()  # mutating, before the quota counts what it set
+        WebhookAdmission(self.store).install()  # validating, before the quota's: kube's order
         QuotaAdmission(self.store).install()
         TokenVolumeAdmission(self.store, self.ctx.random("token-volumes")).install()
         PodSecurityAdmission(self.store).install()  # validating: sees what the others set
