@@ -215,11 +215,9 @@ def expand_claims(
         meta = claim["metadata"]
         requested = deep_get(claim, "spec.resources.requests.storage")
         have = parse_quantity(requested)
-        bound = deep_get(claim, "status.phase") == "Bound"
-        if have is None or wanted is None or have >= wanted or meta.get("deletionTimestamp"):
-            out.append(claim)
-            continue
-        if not bound:  # the API server grows bound claims only
+        smaller = have is not None and wanted is not None and have < wanted
+        unbound = deep_get(claim, "status.phase") != "Bound"  # the API server grows none
+        if not smaller or unbound or meta.get("deletionTimestamp"):
             out.append(claim)
             continue
         try:
