@@ -39,7 +39,7 @@ from controllers.base import (
     TemporaryError,
 )
 from controllers.kubeconfig import hold_in_memory, loader_files
-from controllers.refusals import NOT_GRANTED, WEBHOOK_DENIED
+from controllers.refusals import NOT_GRANTED, WEBHOOK_DENIED, WEBHOOK_DOWN
 from controllers.wire import Answer, Wire
 
 log = logging.getLogger(__name__)
@@ -83,6 +83,11 @@ class AlreadyAllocated(TemporaryError):
     """422 for a NodePort or ClusterIP that another Service holds: a valid write that
     succeeds once that Service lets go of it, so retried with the key's backoff rather than
     left waiting for a change of the CR (a permanent error would be)."""
+
+
+class WebhookUnreachable(TemporaryError):
+    """500 when the API server could not call an admission webhook whose failurePolicy is
+    Fail: retried with the key's backoff (it may come back), but someone may have to act."""
 
 
 # kube-apiserver's Service allocators, word for word.
@@ -259,6 +264,8 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
     if status == 429 or status >= 500:
         retry_after = headers.get("retry-after") if headers else None
         delay = float(retry_after) if retry_after and retry_after.isdigit() else None
+        if WEBHOOK_DOWN.search(message):
+            return WebhookUnreachable(text, delay=delay)
         return TemporaryError(text, delay=delay)
     if status == 422 and any(taken in message for taken in _ALLOCATED):
         return AlreadyAllocated(text)

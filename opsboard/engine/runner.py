@@ -30,7 +30,13 @@ from controllers.base import (
 from controllers.conditions import condition_of, set_condition
 from controllers.fields import deep_get
 from controllers.graces import UNREADY_SETTING, UNSCHEDULABLE_SETTING
-from controllers.kube import AlreadyAllocated, Conflict, Forbidden, NamespaceTerminating
+from controllers.kube import (
+    AlreadyAllocated,
+    Conflict,
+    Forbidden,
+    NamespaceTerminating,
+    WebhookUnreachable,
+)
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
 from opsboard.engine.console import reconcile_line
@@ -317,7 +323,8 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
         degrade(controller, ctx, str(exc))
         return RunOutcome(Outcome.PERMANENT, error=str(exc))
     except TemporaryError as exc:
-        if isinstance(exc, AlreadyAllocated):  # retried, but the user may need to act: say so
+        # Retried, but someone may need to act: said on the CR too.
+        if isinstance(exc, (AlreadyAllocated, WebhookUnreachable)):
             degrade(controller, ctx, str(exc))
         return RunOutcome(
             Outcome.ERROR,
@@ -336,7 +343,8 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
 
 def degrade(controller: Controller, ctx: Context, error: str) -> None:
     """A reconcile that cannot succeed until someone changes something (a 403 naming the
-    missing grant, a 422, a NodePort another Service holds) says so on the CR too:
+    missing grant, a 422, a NodePort another Service holds, a webhook that does not
+    answer) says so on the CR too:
     Degraded=True, the error as its message."""
     try:
         cr = ctx.kube.get(controller.primary, ctx.key.namespace, ctx.key.name)

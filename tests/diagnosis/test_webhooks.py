@@ -16,6 +16,7 @@ from django.test import Client
 from kubernetes import client
 
 from controllers.base import DEPLOYMENT
+from controllers.conditions import condition_of
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from controllers.refusals import WEBHOOKS_LISTED
@@ -182,3 +183,36 @@ def test_a_webhook_that_does_not_answer_is_told_as_such_and_its_pods_made_once_i
         ) in degraded["message"]
     # Unregistered: the ReplicaSet's next try makes the pod.
     wait_for(lambda: _available(namespace, "cache"), what="the Memcached available", timeout=120)
+
+
+def test_a_webhook_that_does_not_answer_the_operators_write_is_said_on_the_cr_too(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, viewer_client: Client,
+) -> None:  # fmt: skip
+    engine.extra_env["OPSBOARD_BACKOFF_TEMPORARY_MAX"] = "1"  # it may come back any moment
+    rules = {"resources": ("deployments",), "api_groups": ("apps",)}
+    nowhere = "https://127.0.0.1:9/validate"
+    with _registered(kube_api_client, _memory_limited, namespace, url=nowhere, **rules) as (
+        _, name,
+    ):  # fmt: skip
+        start_operator_in(engine, namespace)
+        create_memcached(cluster_kube, namespace, "cache", size=1)
+
+        degraded = wait_degraded(cluster_kube, MEMCACHED, namespace, "cache", "ReconcileFailed")
+        assert (
+            f'500 Internal error occurred: failed calling webhook "{name}"' in (degraded["message"])
+        )
+        finding = wait_for(
+            lambda: page_finding(viewer_client, f"/k/memcached/{namespace}/cache/", "Webhook"),
+            what="the webhook on the page",
+        )
+        assert finding.todo.startswith(
+            f"Admission webhook {name} does not answer, and its failurePolicy is Fail: the API "
+            "server refuses this write until it does."
+        )
+    # Unregistered: the next retry makes the Deployment, and the CR says Degraded no more.
+    wait_for(lambda: _available(namespace, "cache"), what="the Memcached available", timeout=120)
+    assert (
+        condition_of(cluster_kube.get(MEMCACHED, namespace, "cache"), "Degraded")["status"]
+        == "False"
+    )
