@@ -62,7 +62,11 @@ class Forbidden(PermanentError):
     """403: refused by authorization (NotGranted: RBAC must change) or by admission (a quota,
     a webhook, PodSecurity, a StorageClass that cannot grow a claim; a webhook's denial of
     any code). Either may change with no change of the object: the engine retries a
-    reconcile's 403, slowly."""
+    reconcile's 403, slowly. `said`: the API server's own words, without the call."""
+
+    def __init__(self, text: str, *, said: str = "") -> None:
+        super().__init__(text)
+        self.said = said or text
 
 
 class NotGranted(Forbidden):
@@ -257,8 +261,9 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
     # retried slowly as a 403 is, since a policy changes as a quota does.
     if status == 403 or (400 <= status < 500 and WEBHOOK_DENIED.search(message)):
         if _TERMINATING in message:
-            return NamespaceTerminating(text)
-        return NotGranted(text) if NOT_GRANTED.search(message) else Forbidden(text)
+            return NamespaceTerminating(text, said=message)
+        refused = NotGranted if NOT_GRANTED.search(message) else Forbidden
+        return refused(text, said=message)
     if status == 410:
         return Gone(text)
     if status == 429 or status >= 500:

@@ -231,7 +231,7 @@ def expand_claims(
         except NotGranted:  # the operator's role, not the claim: retried once granted
             raise
         except Forbidden as exc:  # admission's
-            said = str(exc).split(": 403 ", 1)[-1].rstrip(".")
+            said = exc.said.rstrip(".")
             advice = claim_advice(
                 meta["namespace"],
                 said,
