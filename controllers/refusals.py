@@ -180,10 +180,7 @@ def refusal_advice(
         lower = f"lower the CR's {field}" if field else "lower what the pods request"
         if field and resources and COMPUTE.search(message):
             lower = f"lower the CR's {field} or {resources}"
-        return (
-            f"Raise ResourceQuota {quota[1]} (kubectl -n {namespace} describe resourcequota "
-            f"{quota[1]}) or {lower}; the pods already there count against it."
-        )
+        return _raise_quota(namespace, quota[1], lower, "pods")
     if security := POD_SECURITY.search(message):
         level = security[1]
         lower = LESS_STRICT.get(level, "baseline")
@@ -208,6 +205,14 @@ def refusal_advice(
     )
 
 
+def _raise_quota(namespace: str, quota: str, lower: str, counted: str) -> str:
+    """The advice for a quota exceeded: raise it, or `lower` what is asked."""
+    return (
+        f"Raise ResourceQuota {quota} (kubectl -n {namespace} describe resourcequota {quota}) "
+        f"or {lower}; the {counted} already there count against it."
+    )
+
+
 def claim_advice(
     namespace: str,
     message: str,
@@ -225,10 +230,7 @@ def claim_advice(
             lower = f"lower {size} (no lower than the claims already are: a claim cannot shrink)"
         else:  # a quota on how many claims
             lower = f"lower the CR's {field}" if field else "delete claims no longer needed"
-        return (
-            f"Raise ResourceQuota {quota[1]} (kubectl -n {namespace} describe resourcequota "
-            f"{quota[1]}) or {lower}; the claims already there count against it."
-        )
+        return _raise_quota(namespace, quota[1], lower, "claims")
     if BOUNDED.search(message):
         return (
             "A LimitRange in the namespace bounds the storage each PersistentVolumeClaim "
