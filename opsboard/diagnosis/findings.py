@@ -235,14 +235,8 @@ def _claim_fields(observed: Observed, error: str) -> ClaimFields:
     """What the advice for a claim the error says was refused names: the CR's field for its
     size, and its StorageClass, from the claims the mirror shows under the CR."""
     refused = CLAIM.search(error)
-    claim = next(
-        (
-            c
-            for c in of_kind(observed.objects, "PersistentVolumeClaim")
-            if refused and name_of(c) == refused[1]
-        ),
-        None,
-    )
+    claims = of_kind(observed.objects, "PersistentVolumeClaim") if refused else []
+    claim = next((c for c in claims if refused and name_of(c) == refused[1]), None)
     storage_class = deep_get(claim, "spec.storageClassName") if claim else None
     return ClaimFields(observed.storage_path, str(storage_class) if storage_class else None)
 

@@ -30,7 +30,7 @@ from tests.diagnosis.memcached_run import (
 )
 from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import wait_for
-from tests.support.webhook import Judge, Webhook, admission_webhook
+from tests.support.webhook import Judge, Webhook, admission_webhook, until_in_force
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -48,12 +48,8 @@ def _registered(
             webhook.configuration(name, namespace, **rules)
         )
         try:
-            # A real API server takes a new configuration from its informer, a moment later.
             resource = rules.get("resources", ("pods",))[0]
-            wait_for(
-                lambda: _refused_dry_run(api, namespace, resource), what="the webhook in force"
-            )
-            webhook.reviews.clear()
+            until_in_force(webhook, lambda: _refused_dry_run(api, namespace, resource))
             yield webhook, f"{name}.opsboard.test"
         finally:
             registrations.delete_validating_webhook_configuration(name)

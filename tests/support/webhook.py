@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesim.tls import Authority
+from tests.support.waiting import wait_for
 
 # What the webhook says of one AdmissionReview's request: None to allow it, else the
 # refusal's message and HTTP code (the API server answers the write with that code).
@@ -123,3 +124,11 @@ def admission_webhook(judge: Judge) -> Iterator[Webhook]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def until_in_force(webhook: Webhook, refused: Callable[[], bool]) -> None:
+    """Waits until the API server sends writes to `webhook` (a real one takes a new
+    configuration from its informer, a moment later), then forgets its reviews. `refused`
+    makes a dry-run write the webhook judges and says whether it was refused."""
+    wait_for(lambda: refused() or webhook.reviews, what="the webhook in force")
+    webhook.reviews.clear()

@@ -15,7 +15,7 @@ from kubernetes import client
 
 from tests.kubesim.cluster.helpers import deployment, events_for, pod, wait_for
 from tests.kubesim.support import Raw, raw
-from tests.support.webhook import Judge, Webhook, admission_webhook, deny_all
+from tests.support.webhook import Judge, Webhook, admission_webhook, deny_all, until_in_force
 
 Api = client.ApiClient
 CONFIGURATIONS = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
@@ -67,8 +67,7 @@ def _dry_create(api: Api, namespace: str) -> Raw:
 
 def _until_in_force(webhook: Webhook, probe: Callable[[], Raw]) -> None:
     """Makes `probe`'s dry-run write until a webhook took part in it, then forgets its reviews."""
-    wait_for(lambda: probe().status != 201 or webhook.reviews, what="the webhook in force")
-    webhook.reviews.clear()
+    until_in_force(webhook, lambda: probe().status != 201)
 
 
 def _username(api: Api) -> str:
