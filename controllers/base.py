@@ -156,8 +156,9 @@ class Kube(Protocol):
         conflict_on: ConflictOn = "any",
     ) -> Callable[[], Body]:
         """`patch`, sent now: the call returned waits for the answer and returns, or
-        raises, what `patch` would. The caller may work meanwhile, while the server does;
-        it makes the call whatever happens, and before it writes anything else."""
+        raises, what `patch` would. The caller may work meanwhile, while the server does,
+        and send writes that do not depend on the answer (`begin_patch_status`); it makes
+        the call whatever happens, and before any write that does."""
         ...
 
     def patch_status(
@@ -169,6 +170,12 @@ class Kube(Protocol):
         *,
         resource_version: str | None = None,
     ) -> Body: ...
+
+    def begin_patch_status(
+        self, kind: Kind, namespace: str, name: str, status: Body
+    ) -> Callable[[], Body]:
+        """`patch_status`, sent now, as `begin_patch` is."""
+        ...
 
     def delete(self, kind: Kind, namespace: str, name: str) -> None: ...
 

@@ -490,6 +490,12 @@ class ApiKube:
         path = self.path(kind, namespace, name, "status")
         return self.request("PATCH", path, **_merge_patch({"status": status}, resource_version))
 
+    def begin_patch_status(
+        self, kind: Kind, namespace: str, name: str, status: Body
+    ) -> Callable[[], Body]:
+        path = self.path(kind, namespace, name, "status")
+        return self.begin_request("PATCH", path, **_merge_patch({"status": status}, None))
+
     def delete(self, kind: Kind, namespace: str, name: str) -> None:
         with contextlib.suppress(NotFound):  # already gone is what we wanted
             self.request("DELETE", self.path(kind, namespace, name))

@@ -10,6 +10,8 @@ Problem = tuple[str, str]
 INVALID_SPEC = "InvalidSpec"
 CHILD_CONFLICT = "ChildConflict"
 PODS_REFUSED = "PodsRefused"  # the API server refuses a workload's pods (a quota)
+# A run that failed (a write refused): set by the engine (runner.degrade), not by a controller.
+RECONCILE_FAILED = "ReconcileFailed"
 
 
 def spec_problem(

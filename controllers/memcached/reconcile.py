@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.apply import ensure_child_while, finish, now
+from controllers.apply import ensure_child_and_finish, finish, now
 from controllers.base import DEPLOYMENT, POD, Body, Context, ExpectedChild, Result
 from controllers.fields import deep_get
 from controllers.graces import grace_ends, graces_from
@@ -45,13 +45,19 @@ def reconcile(ctx: Context) -> Result:
         return status, grace_ends(pods, now=at, graces=graces)
 
     if problem is None:
-        # Told while the Deployment's patch is answered: from its status, which a patch of
-        # its spec leaves as it was.
-        _, (status, due) = ensure_child_while(
-            ctx, DEPLOYMENT, desired_deployment(cr), deployment, tell, exact=DEPLOYMENT_EXACT
+        # The status written beside the Deployment's patch: one round trip for the two.
+        return ensure_child_and_finish(
+            ctx,
+            MEMCACHED,
+            cr,
+            DEPLOYMENT,
+            desired_deployment(cr),
+            deployment,
+            tell,
+            exact=DEPLOYMENT_EXACT,
+            recheck=False,
         )
-    else:
-        status, due = tell(deployment)
+    status, due = tell(deployment)
     return finish(ctx, MEMCACHED, cr, status, problem, recheck=False, due=due)
 
 

@@ -100,11 +100,20 @@ class OwnWrites:
         *,
         resource_version: str | None = None,
     ) -> Body:
-        # A status write wakes nobody anyway (the primary's status-only changes are dropped),
-        # but the key's next run may come before the mirror has it (own_status).
         written = self.kube.patch_status(
             kind, namespace, name, status, resource_version=resource_version
         )
+        return self._own_status(kind, written)
+
+    def begin_patch_status(
+        self, kind: Kind, namespace: str, name: str, status: Body
+    ) -> Callable[[], Body]:
+        pending = self.kube.begin_patch_status(kind, namespace, name, status)
+        return lambda: self._own_status(kind, pending())
+
+    def _own_status(self, kind: Kind, written: Body) -> Body:
+        # A status write wakes nobody anyway (the primary's status-only changes are dropped),
+        # but the key's next run may come before the mirror has it (own_status).
         if kind == self.primary:
             own_status.remember(kind, written)
             self.status_written = str(written.get("metadata", {}).get("resourceVersion") or "")

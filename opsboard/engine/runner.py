@@ -37,6 +37,7 @@ from controllers.kube import (
     NamespaceTerminating,
     WebhookUnreachable,
 )
+from controllers.problems import RECONCILE_FAILED
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
 from opsboard.engine.console import reconcile_line
@@ -246,7 +247,7 @@ def _run(
     elif outcome.status == Outcome.PERMANENT:
         version = (primary or {}).get("metadata", {}).get("resourceVersion", "")
         queue.mark_permanent(key, version)
-        report.event("Warning", "ReconcileFailed", outcome.error)
+        report.event("Warning", RECONCILE_FAILED, outcome.error)
     else:
         ending = _Ending(succeeded=True)
         if outcome.requeue_after:
@@ -358,7 +359,7 @@ def degrade(controller: Controller, ctx: Context, error: str) -> None:
             deep_get(cr, "status.conditions"),
             type_="Degraded",
             status=True,
-            reason="ReconcileFailed",
+            reason=RECONCILE_FAILED,
             message=error,
             observed_generation=generation,
             now=now(),

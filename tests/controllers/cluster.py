@@ -145,6 +145,12 @@ class CountingKube:
         self.writes.append(("patch_status", kind.kind, name))
         return self.inner.patch_status(kind, namespace, name, status, **kw)
 
+    def begin_patch_status(
+        self, kind: Kind, namespace: str, name: str, status: Body
+    ) -> Callable[[], Body]:
+        self.writes.append(("patch_status", kind.kind, name))
+        return self.inner.begin_patch_status(kind, namespace, name, status)
+
     def delete(self, kind: Kind, namespace: str, name: str) -> None:
         self.writes.append(("delete", kind.kind, name))
         self.inner.delete(kind, namespace, name)

@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from controllers.apply import ensure_child, ensure_child_while, write_status
+from controllers.apply import ensure_child, ensure_child_and_finish, now, write_status
 from controllers.base import DEPLOYMENT, POD, SERVICE, STATEFULSET, Context, Key, Kind, Result
 from controllers.bookstore.desired import BOOKSTORE, desired_db_statefulset
 from controllers.conditions import condition_of
-from controllers.kube import ApiKube, Conflict
+from controllers.kube import ApiKube, Conflict, NotFound
 from controllers.memcached import CONTROLLER as MEMCACHED_CONTROLLER
 from controllers.memcached.desired import MEMCACHED, desired_deployment
+from controllers.problems import RECONCILE_FAILED
 from controllers.webserver import CONTROLLER as WEBSERVER_CONTROLLER
 from controllers.webserver.desired import WEBSERVER
 from tests.controllers.cluster import (
@@ -141,34 +142,53 @@ def test_a_child_patch_from_a_stale_read_is_redone_from_the_servers_copy(
     assert reporter.actions == ["Scaled Deployment m replicas 2→4"]
 
 
-def test_work_done_while_a_child_is_patched_sees_it_before_and_fails_only_after(
+def test_the_status_goes_beside_the_childs_patch_and_a_refused_patch_is_the_runs_error(
     kube: ApiKube, namespace: str
 ) -> None:
-    """ensure_child_while hands `work` the child as it was before the patch and returns
-    what work returns with the child as patched; work that fails leaves the patch made
-    and reported, and its error is the run's."""
+    """ensure_child_and_finish writes the status told from the child as it stood and
+    patches the child, reported in that order; a patch the server refuses is the run's
+    error, the status written beside it; while the CR says its last run failed, the status
+    waits for the child's answer, so a patch refused again writes none."""
     _memcached(kube, namespace, "m", size=2)
     Driver(kube, MEMCACHED_CONTROLLER, namespace, "m").run()
     before = kube.get(DEPLOYMENT, namespace, "m")
     assert before is not None
     ctx, reporter = _context(kube, namespace, "m")
+
+    def run(cr: dict[str, Any], have: dict[str, Any]) -> Result:
+        def tell(child: dict[str, Any]) -> tuple[dict[str, Any], None]:
+            seen = {"observedGeneration": cr["metadata"]["generation"], "conditions": []}
+            return {**seen, "readyReplicas": child["spec"]["replicas"]}, None
+
+        return ensure_child_and_finish(
+            ctx, MEMCACHED, cr, DEPLOYMENT, desired_deployment(cr), have, tell
+        )
+
+    def status() -> dict[str, Any]:
+        return (kube.get(MEMCACHED, namespace, "m") or {})["status"]
+
     cr = kube.patch(MEMCACHED, namespace, "m", {"spec": {"size": 3}})
-    updated, seen = ensure_child_while(
-        ctx, DEPLOYMENT, desired_deployment(cr), before, lambda child: child["spec"]["replicas"]
-    )
-    assert (seen, updated["spec"]["replicas"]) == (2, 3)
+    run(cr, before)
+    assert (kube.get(DEPLOYMENT, namespace, "m") or {})["spec"]["replicas"] == 3
+    assert status()["observedGeneration"] == cr["metadata"]["generation"]
+    assert status()["readyReplicas"] == 2  # told from the child as it stood
+    assert reporter.actions[0] == "Scaled Deployment m replicas 2→3"
+    assert len(reporter.actions) > 1  # then the status's change
 
-    def fails(child: dict[str, Any]) -> None:
-        raise RuntimeError("the mirror cannot be read")
-
+    kube.delete(DEPLOYMENT, namespace, "m")  # the child's patch now meets a 404
+    wait_for(lambda: kube.get(DEPLOYMENT, namespace, "m") is None, what="the Deployment gone")
     cr = kube.patch(MEMCACHED, namespace, "m", {"spec": {"size": 4}})
-    with pytest.raises(RuntimeError, match="mirror cannot be read"):
-        ensure_child_while(ctx, DEPLOYMENT, desired_deployment(cr), updated, fails)
-    assert (kube.get(DEPLOYMENT, namespace, "m") or {})["spec"]["replicas"] == 4
-    assert reporter.actions == [
-        "Scaled Deployment m replicas 2→3",
-        "Scaled Deployment m replicas 3→4",
-    ]
+    with pytest.raises(NotFound):
+        run(cr, before)
+    assert status()["observedGeneration"] == cr["metadata"]["generation"]
+
+    failed = {"type": "Degraded", "status": "True", "reason": RECONCILE_FAILED, "message": "x",
+              "lastTransitionTime": now()}  # fmt: skip
+    kube.patch_status(MEMCACHED, namespace, "m", {"conditions": [failed]})
+    cr = kube.patch(MEMCACHED, namespace, "m", {"spec": {"size": 5}})
+    with pytest.raises(NotFound):
+        run(cr, before)
+    assert status()["observedGeneration"] == cr["metadata"]["generation"] - 1
 
 
 def test_a_create_racing_the_mirror_goes_on_from_the_childs_server_copy(

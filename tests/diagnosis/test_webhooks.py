@@ -212,3 +212,71 @@ def test_a_webhook_that_does_not_answer_the_operators_write_is_said_on_the_cr_to
         condition_of(cluster_kube.get(MEMCACHED, namespace, "cache"), "Degraded")["status"]
         == "False"
     )
+
+
+def test_a_size_change_a_webhook_refuses_is_seen_and_degraded_until_it_is_let_through(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str,
+) -> None:  # fmt: skip
+    """The status goes beside the Deployment's patch (controllers.apply.
+    ensure_child_and_finish): refused, the generation is seen and Degraded says why, on
+    that generation, and stays so through the retries; let through, the scale is made."""
+    said = "[frozen] the replicas of this namespace's Deployments may not change"
+    policy = {"frozen": False}
+
+    def judge(request: dict[str, Any]) -> tuple[str, int] | None:
+        if request.get("name") == "probe":  # until_in_force's dry run
+            return said, 403
+        replicas = [(o or {}).get("spec", {}).get("replicas") for o in
+                    (request.get("object"), request.get("oldObject"))]  # fmt: skip
+        if policy["frozen"] and request["operation"] == "UPDATE" and replicas[0] != replicas[1]:
+            return said, 403
+        return None
+
+    engine.extra_env["OPSBOARD_DENIED_RETRY"] = "0.5"
+    rules = {
+        "resources": ("deployments",),
+        "api_groups": ("apps",),
+        "operations": ("CREATE", "UPDATE"),
+    }
+    with _registered(kube_api_client, judge, namespace, **rules):
+        start_operator_in(engine, namespace)
+        create_memcached(cluster_kube, namespace, "cache", size=1)
+        wait_for(lambda: _available(namespace, "cache"), what="the Memcached available")
+
+        policy["frozen"] = True
+        patched = cluster_kube.patch(MEMCACHED, namespace, "cache", {"spec": {"size": 2}})
+        generation = patched["metadata"]["generation"]
+        degraded = wait_degraded(cluster_kube, MEMCACHED, namespace, "cache", "ReconcileFailed")
+        assert said in degraded["message"]
+        assert degraded["observedGeneration"] == generation
+        cr = cluster_kube.get(MEMCACHED, namespace, "cache") or {}
+        assert cr["status"]["observedGeneration"] == generation
+        wait_for(
+            lambda: ReconcileRun.objects.filter(
+                namespace=namespace, name="cache", error__contains="frozen"
+            ).count() >= 3,
+            what="the refused scale retried",
+        )  # fmt: skip
+        still = condition_of(cluster_kube.get(MEMCACHED, namespace, "cache"), "Degraded")
+        assert (still["reason"], still["lastTransitionTime"]) == (
+            "ReconcileFailed", degraded["lastTransitionTime"],
+        )  # fmt: skip  # not cleared and set again by each retry
+        assert (cluster_kube.get(DEPLOYMENT, namespace, "cache") or {})["spec"]["replicas"] == 1
+
+        policy["frozen"] = False
+        wait_for(
+            lambda: (
+                (cluster_kube.get(DEPLOYMENT, namespace, "cache") or {})["spec"]["replicas"] == 2
+            ),
+            what="the scale made once the webhook lets it through",
+        )
+        wait_for(
+            lambda: (
+                condition_of(cluster_kube.get(MEMCACHED, namespace, "cache"), "Degraded").get(
+                    "status"
+                )
+                == "False"
+            ),
+            what="Degraded cleared",
+        )
