@@ -172,7 +172,13 @@ class Kube(Protocol):
     ) -> Body: ...
 
     def begin_patch_status(
-        self, kind: Kind, namespace: str, name: str, status: Body
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        status: Body,
+        *,
+        resource_version: str | None = None,
     ) -> Callable[[], Body]:
         """`patch_status`, sent now, as `begin_patch` is."""
         ...

@@ -487,14 +487,23 @@ class ApiKube:
         *,
         resource_version: str | None = None,
     ) -> Body:
-        path = self.path(kind, namespace, name, "status")
-        return self.request("PATCH", path, **_merge_patch({"status": status}, resource_version))
+        return self.begin_patch_status(
+            kind, namespace, name, status, resource_version=resource_version
+        )()
 
     def begin_patch_status(
-        self, kind: Kind, namespace: str, name: str, status: Body
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        status: Body,
+        *,
+        resource_version: str | None = None,
     ) -> Callable[[], Body]:
         path = self.path(kind, namespace, name, "status")
-        return self.begin_request("PATCH", path, **_merge_patch({"status": status}, None))
+        return self.begin_request(
+            "PATCH", path, **_merge_patch({"status": status}, resource_version)
+        )
 
     def delete(self, kind: Kind, namespace: str, name: str) -> None:
         with contextlib.suppress(NotFound):  # already gone is what we wanted

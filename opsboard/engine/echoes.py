@@ -100,15 +100,22 @@ class OwnWrites:
         *,
         resource_version: str | None = None,
     ) -> Body:
-        written = self.kube.patch_status(
+        return self.begin_patch_status(
             kind, namespace, name, status, resource_version=resource_version
-        )
-        return self._own_status(kind, written)
+        )()
 
     def begin_patch_status(
-        self, kind: Kind, namespace: str, name: str, status: Body
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        status: Body,
+        *,
+        resource_version: str | None = None,
     ) -> Callable[[], Body]:
-        pending = self.kube.begin_patch_status(kind, namespace, name, status)
+        pending = self.kube.begin_patch_status(
+            kind, namespace, name, status, resource_version=resource_version
+        )
         return lambda: self._own_status(kind, pending())
 
     def _own_status(self, kind: Kind, written: Body) -> Body:

@@ -146,10 +146,10 @@ class CountingKube:
         return self.inner.patch_status(kind, namespace, name, status, **kw)
 
     def begin_patch_status(
-        self, kind: Kind, namespace: str, name: str, status: Body
+        self, kind: Kind, namespace: str, name: str, status: Body, **kw: Any
     ) -> Callable[[], Body]:
         self.writes.append(("patch_status", kind.kind, name))
-        return self.inner.begin_patch_status(kind, namespace, name, status)
+        return self.inner.begin_patch_status(kind, namespace, name, status, **kw)
 
     def delete(self, kind: Kind, namespace: str, name: str) -> None:
         self.writes.append(("delete", kind.kind, name))
