@@ -110,8 +110,7 @@ def ensure_child_and_finish(
         status, due = tell(child)
         return finish(ctx, primary, cr, status, None, recheck=recheck, due=due)
     status, due = tell(have)
-    wait = progress_wait(cr.get("status") or {}, status, now=datetime.now(UTC))
-    sent = begin_status(ctx, primary, cr, status) if wait is None else (lambda: None)
+    sent, wait = _send_status(ctx, primary, cr, status, hold=True)
     try:
         ensure_child(ctx, kind, want, have, exact=exact)
     except BaseException:
@@ -201,14 +200,10 @@ def refusal_events(ctx: Context, workload: Body | None) -> list[Body]:
     return ctx.cache.events_about(workload)
 
 
-def write_status(ctx: Context, kind: Kind, cr: Body, status: Body) -> None:
-    """Patch the status subresource, only if a field the operator owns changed."""
-    begin_status(ctx, kind, cr, status)()
-
-
 def begin_status(ctx: Context, kind: Kind, cr: Body, status: Body) -> Callable[[], None]:
-    """`write_status`, sent now: the call returned reads the answer and reports the
-    change, and must be made (`Kube.begin_patch`)."""
+    """A patch of the status subresource, only if a field the operator owns changed, sent
+    now: the call returned reads the answer and reports the change, and must be made
+    (`Kube.begin_patch`)."""
     old = cr.get("status") or {}
     if all(old.get(key) == value for key, value in status.items()):
         return lambda: None
@@ -243,12 +238,24 @@ def finish(
     pod's grace ends, for a node or to become ready: controllers.graces): run again by then."""
     fatal = problem if problem is not None and problem[0] in permanent else None
     # A run that ends in a PermanentError has no requeue to write held-back progress later.
-    wait = None if fatal else progress_wait(cr.get("status") or {}, status, now=datetime.now(UTC))
-    if wait is None:
-        write_status(ctx, kind, cr, status)
+    sent, wait = _send_status(ctx, kind, cr, status, hold=fatal is None)
+    sent()
     if fatal is not None:
         raise PermanentError(fatal[1])
     return _settled(ctx, cr, status, wait=wait, due=due, recheck=recheck)
+
+
+def _send_status(
+    ctx: Context, kind: Kind, cr: Body, status: Body, *, hold: bool
+) -> tuple[Callable[[], None], float | None]:
+    """The status write a run ends with, sent now (`begin_status`), unless it only reports
+    early progress and may be held back (`hold`): then nothing is sent, and the seconds it
+    waits are returned with the call (controllers.progress)."""
+    old = cr.get("status") or {}
+    wait = progress_wait(old, status, now=datetime.now(UTC)) if hold else None
+    if wait is not None:
+        return (lambda: None), wait
+    return begin_status(ctx, kind, cr, status), None
 
 
 def _settled(

@@ -34,7 +34,7 @@ def _needed_by_the_code() -> set[Grant]:
             needed |= _on(kind, "get", "list", "watch")  # the watcher's list + watch
         for child in controller.expected_children(sample):
             needed |= _on(child.kind, "create", "patch")  # ensure_child: create, or patch drift
-        needed |= _on(controller.primary, "patch", subresource="status")  # write_status
+        needed |= _on(controller.primary, "patch", subresource="status")  # begin_status
     needed |= _on(PVC, "patch")  # bookstore's expand_claims: a bigger dbSize grows the claims
     needed |= _on(POD, "delete")  # bookstore's replace_stuck_pods: the forced rollback
     needed |= _on(SECRET, "get")  # ptemplate's pull_secret_problem: a live read, never a watch

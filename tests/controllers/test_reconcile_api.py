@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from controllers.apply import ensure_child, ensure_child_and_finish, now, write_status
+from controllers.apply import begin_status, ensure_child, ensure_child_and_finish, now
 from controllers.base import DEPLOYMENT, POD, SERVICE, STATEFULSET, Context, Key, Kind, Result
 from controllers.bookstore.desired import BOOKSTORE, desired_db_statefulset
 from controllers.conditions import condition_of
@@ -259,7 +259,7 @@ def test_a_status_computed_from_a_stale_read_is_written_without_a_conflict(
     # The previous run's own status write, not yet in the mirror the next run reads.
     kube.patch_status(MEMCACHED, namespace, "m", {"nodes": ["written-since"]})
     ctx, _ = _context(kube, namespace, "m")
-    write_status(ctx, MEMCACHED, stale, {"nodes": ["a", "b"]})
+    begin_status(ctx, MEMCACHED, stale, {"nodes": ["a", "b"]})()
     fresh = kube.get(MEMCACHED, namespace, "m")
     assert fresh is not None and fresh["status"]["nodes"] == ["a", "b"]
     assert fresh["status"]["conditions"] == stale["status"]["conditions"]  # a merge: kept
