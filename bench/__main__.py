@@ -45,6 +45,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help="the Celery pool of opsboard's workers (default prefork, as make "
                         "run; threads: to compare)")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the work dir (stack logs)")
+    parser.add_argument("--trace", action="store_true",
+                        help="patch: mark each change's way through opsboard's processes and "
+                        "print where its time went (bench/trace.py); the marks go to "
+                        "OUT/patch-trace.txt")  # fmt: skip
     args = parser.parse_args(argv)
     unknown = [s for s in args.scenarios if s not in SCENARIOS]
     if unknown:
@@ -78,6 +82,7 @@ def main(argv: list[str]) -> int:
         kubeconfig=args.kubeconfig,
         crs=args.crs,
         pool=args.pool,
+        trace=args.out if args.trace else None,
     )
     outcomes: list[Outcome] = []
     try:

@@ -26,6 +26,7 @@ class Bench:
     kubeconfig: Path | None = None  # a real cluster to run on instead of kubesim
     crs: int | None = None  # CRs of the cold start, instead of its full or quick size
     pool: str = "prefork"  # the Celery pool opsboard's workers run (make run's: prefork)
+    trace: Path | None = None  # where the patch scenario leaves its trace (bench.trace), if asked
     # Converged fleets handed from one scenario to the next (cold start → cost → UI), so
     # the full run builds 1,000 CRs once per operator instead of once per scenario.
     _kept: dict[str, tuple[Stack, Fleet]] = field(default_factory=dict)

@@ -24,6 +24,8 @@ from typing import Any, NamedTuple
 
 from urllib3.util.wait import wait_for_read
 
+from controllers import trace
+
 _NO_BODY = frozenset({204, 304})
 _READ = 65536
 # How a connection the server closed while it was idle fails (a timeout is not one of
@@ -164,11 +166,19 @@ class Wire:
         while the server does (a reconcile tells its status while its child's patch is in
         flight)."""
         request = self._request(method, target, headers, body)
+        if trace.ON:
+            what = f"{method} {target.partition('?')[0]}"
+            trace.mark("send", what)
         link, reused = self._sent(request, timeout)
+        if trace.ON:
+            trace.mark("sent", what)
 
         def answer() -> Answer:
             answered, status, said, keep = self._head(link, reused, request, timeout)
-            return Answer(status, said, self._body(answered, method, status, said, keep))
+            whole = Answer(status, said, self._body(answered, method, status, said, keep))
+            if trace.ON:
+                trace.mark("answered", what)
+            return whole
 
         return answer
 

@@ -13,9 +13,12 @@ ready, counted as the operators count them: what the API server and its controll
 from __future__ import annotations
 
 import functools
+import shutil
 import time
+from pathlib import Path
 from typing import Any
 
+from bench import trace
 from bench.report import Outcome, Row, Target
 from bench.runner import FLOOR, Bench, expect, start_operator
 from bench.stack import POD_START_DELAY
@@ -28,7 +31,7 @@ TIMEOUT = 30.0
 def run(bench: Bench) -> Outcome:
     count = bench.size(full=200, quick=6)
     outcome = Outcome("patch", f"Patch to converged (size 3↔5), on {bench.server}")
-    figures: dict[str, dict[str, dict[str, float | int]]] = {}
+    figures: dict[str, dict[str, Any]] = {}
     for operator in [*bench.operators(), FLOOR]:
         figures[operator], samples = _measure(bench, operator, count)
         outcome.samples[f"{operator}: replicas + observedGeneration"] = samples[0]
@@ -65,6 +68,11 @@ def run(bench: Bench) -> Outcome:
                 Row(f"replicas + observedGeneration {label}: opsboard ÷ kopf",
                     round(mine / theirs, 2), "x", target=target)
             )  # fmt: skip
+    for label, figure in ours.get("trace", {}).items():
+        outcome.rows.append(
+            Row(f"trace: {label}, p50 / p90", figure["p50_ms"], "ms", figure["p90_ms"],
+                paired=False)
+        )  # fmt: skip
     outcome.notes.append(
         f"{count} patches per operator, one at a time, each after the previous one was ready; "
         + (
@@ -84,6 +92,9 @@ def run(bench: Bench) -> Outcome:
 
 def _measure(bench: Bench, operator: str, count: int) -> tuple[dict[str, Any], list[list[float]]]:
     with bench.stack(f"patch-{operator}") as stack:
+        traced = stack.dir / "trace.txt" if bench.trace and operator == "opsboard" else None
+        if traced is not None:
+            stack.env["OPSBOARD_TRACE"] = str(traced)
         fleet = start_operator(stack, operator)
         namespace = stack.namespace
         floor = operator == FLOOR
@@ -95,6 +106,7 @@ def _measure(bench: Bench, operator: str, count: int) -> tuple[dict[str, Any], l
             generation = created["metadata"]["generation"]
             expect(fleet, lambda: fleet.ready(NAME, generation), TIMEOUT, f"{NAME} ready")
         samples: list[list[float]] = [[], [], []]  # spec, nodes, ready
+        phases: dict[str, dict[str, float | int]] = {}
         timeouts = 0
         for i in range(count):
             size = 5 if i % 2 == 0 else 3
@@ -120,10 +132,28 @@ def _measure(bench: Bench, operator: str, count: int) -> tuple[dict[str, Any], l
                     series.append(mark - start)
                 elif not (floor and which == 1):  # the floor has no status.nodes
                     timeouts += 1
-    figures = {
+            if traced is not None:  # after the waits, off the clock
+                _mark(traced, f"{namespace}/{NAME} {g}", start, marks[0])
+        if traced is not None and bench.trace is not None:
+            phases = trace.phases(trace.read(traced), namespace, NAME)
+            bench.trace.mkdir(parents=True, exist_ok=True)
+            shutil.copy(traced, bench.trace / "patch-trace.txt")
+    figures: dict[str, Any] = {
         "spec": summary_ms(samples[0]),
         "nodes": summary_ms(samples[1]),
         "ready": summary_ms(samples[2]),
         "timeouts": timeouts,
     }
+    if phases:
+        figures["trace"] = phases
     return figures, samples
+
+
+def _mark(traced: Path, change: str, start: float, converged: float | None) -> None:
+    """The bench's two marks of a patch, its clock's start and the convergence it saw,
+    each a perf_counter() reading turned into the processes' clock (time.time())."""
+    to_wall = time.time() - time.perf_counter()
+    marks = [(start + to_wall, "patched", change)]
+    if converged is not None:
+        marks.append((converged + to_wall, "converged", change))
+    trace.append(traced, marks)

@@ -32,6 +32,7 @@ from typing import Any
 import redis
 from django.conf import settings
 
+from controllers import trace
 from controllers.base import Key
 from opsboard.engine import database
 from opsboard.engine.pinned_redis import PinnedRedis
@@ -65,6 +66,8 @@ class KeyConsumer:
             try:
                 popped = self.client.brpop(self.lists, timeout=POP_TIMEOUT)
                 if popped is not None:
+                    if trace.ON:
+                        trace.mark("popped", os.fsdecode(popped[1]))
                     self._run(Key.parse(os.fsdecode(popped[1])))
             except redis.RedisError as exc:  # Redis restarting: the keys wait there
                 log.warning("Key consumer: Redis unavailable (%s); trying again", exc)

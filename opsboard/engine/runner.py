@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
+from controllers import trace
 from controllers.apply import now
 from controllers.base import (
     Body,
@@ -169,6 +170,8 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
         started = queue.start(key, token, ttl, Why(trigger, detail, time.time()))
         if started is None:
             return turn > 0  # running elsewhere; that worker sends it again when it finishes
+        if trace.ON:
+            trace.mark("run", str(key))
         ending = _Ending()
         try:
             ending = _run(queue, key, started, token, ttl, worker, datetime.now(UTC))

@@ -20,6 +20,7 @@ from typing import Any
 
 from django.conf import settings
 
+from controllers import trace
 from controllers.base import (
     EVENT,
     POD,
@@ -94,6 +95,12 @@ class Streamed:
     kind: Kind
     type: str  # ADDED, MODIFIED, DELETED, BOOKMARK
     body: Body
+
+
+def _traced(body: Body) -> str:
+    """A primary's change as its trace mark tells it: its namespace/name and generation."""
+    meta = body.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')} {meta.get('generation')}"
 
 
 def _observed(item: Streamed) -> bool:
@@ -214,6 +221,8 @@ class Watcher:
                     if self.stop.is_set():
                         return
                     version = str(body["metadata"].get("resourceVersion") or version)
+                    if trace.ON and kind in self.primaries:
+                        trace.mark("watched", _traced(body))
                     self._put(Streamed(kind, type_, body))
                     delay, resuming = 0.1, False
                 resuming = False  # the watch ran its course: the point had not expired
@@ -412,6 +421,8 @@ class Watcher:
             self._queueing.failed(exc, then=then)
             return False
         self._queueing.worked()
+        if trace.ON:
+            trace.mark("queued", " ".join(str(key) for key, _ in keys))
         return True
 
     def _keep_unsent(self, keys: list[tuple[Key, str]]) -> None:

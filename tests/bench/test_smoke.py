@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from bench import trace
+
 ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT = 900  # seconds: a quick run takes 3 min on 2 idle CPUs, 8 min on 2 busy ones
 MEASURED = ["kubesim", "patch", "latency", "coldstart", "cost", "idle", "ui", "heal"]
@@ -48,7 +50,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], P
     out = tmp_path_factory.mktemp("bench-results")
     env = {k: v for k, v in os.environ.items() if k not in {"KUBECONFIG", "REDIS_URL"}}
     bench = subprocess.Popen(
-        [sys.executable, "-m", "bench", "--quick", "--out", str(out)],
+        [sys.executable, "-m", "bench", "--quick", "--trace", "--out", str(out)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -137,6 +139,26 @@ def test_the_peer_ran_beside_opsboard_in_patch_coldstart_and_cost(results):
     for figures in costs.values():
         for key in ("noop_requests", "noop_writes", "size_requests", "size_writes"):
             assert figures[key] >= 0
+
+
+def test_the_patch_trace_follows_every_patch_through_opsboards_processes(results):
+    document, out, _ = results
+    figures = document["scenarios"]["patch"]["data"]["figures"]["opsboard"]
+    phases, patches = figures["trace"], figures["spec"]["n"]
+    assert (out / "patch-trace.txt").is_file()
+    # Every phase found: the marks of the watcher, a pool process's consumer and run, and
+    # the run's two writes all reached the file. (Not for every patch: a run begun a moment
+    # before the watcher's mark may read the new generation, and write, itself.)
+    assert set(phases) == {label for label, _, _ in trace.PHASES}, explain_patch(document)
+    assert all(phase["n"] >= 1 for phase in phases.values()), phases
+    # The whole, from the bench's two marks, is the patch's own figure, read another way.
+    whole = phases["in all: the bench's clock start → converged (its figure)"]
+    assert whole["n"] == patches
+    assert whole["p50_ms"] == pytest.approx(figures["spec"]["p50_ms"], abs=0.01)
+
+
+def explain_patch(document: dict[str, Any]) -> str:
+    return explain(document["scenarios"]["patch"])
 
 
 def test_targets_carry_a_verdict(results):

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from bench import control_plane, controller_manager, flowschemas
+from bench import control_plane, controller_manager, flowschemas, trace
 from bench.fleet import Fleet
 from bench.report import Outcome, Row, Target, table, write_json
 from bench.requestlog import from_counts, from_log
@@ -217,3 +217,55 @@ def test_the_controller_managers_queues_and_rate_limiter_waits():
     header, row = controller_manager.rows([first, later])
     assert "waiting" in header
     assert row.split() == ["10", "980", "4", "12.0", "40.0"]
+
+
+def test_the_patch_trace_is_read_per_patch_from_the_watchers_read_of_its_generation(tmp_path):
+    """One patch's marks among others': another key's run, the same generation's echo
+    (the operator's own status write), the next run in the same process."""
+    path = tmp_path / "trace.txt"
+    key, deployment = (
+        "memcached/bench/patched",
+        "PATCH /apis/apps/v1/namespaces/bench/deployments/patched",
+    )
+    status = "PATCH /apis/cache.example.com/v1alpha1/namespaces/bench/memcacheds/patched/status"
+    lines = [
+        (99.9990, "7", "watched", "bench/patched 4"),
+        (99.9995, "8", "run", "memcached/bench/other"),  # another key, another process
+        (99.9996, "8", "send", "PATCH /apis/apps/v1/namespaces/bench/deployments/other"),
+        (100.0010, "7", "queued", key),
+        (100.0008, "9", "popped", key),  # before the watcher read Redis's answer
+        (100.0012, "9", "run", key),
+        (100.0020, "9", "send", status),
+        (100.0021, "9", "sent", status),
+        (100.0025, "9", "send", deployment),
+        (100.0026, "9", "sent", deployment),
+        (100.0040, "9", "answered", deployment),
+        (100.0045, "9", "answered", status),
+        (100.0046, "7", "watched", "bench/patched 4"),  # the status write's echo
+        (100.0060, "9", "run", key),  # the next run: its writes are not this patch's
+        (100.0061, "9", "send", deployment),
+    ]
+    path.write_text("".join(f"{at:.6f} {pid} {what} {detail}\n" for at, pid, what, detail in lines))
+    trace.append(
+        path, [(100.0000, "patched", "bench/patched 4"), (100.0050, "converged", "bench/patched 4")]
+    )
+
+    phases = trace.phases(trace.read(path), "bench", "patched")
+
+    got = {label: figure["p50_ms"] for label, figure in phases.items()}
+    assert got == pytest.approx(
+        {
+            "the watcher: the change mirrored, the key pushed, Redis's answer read": 2.0,
+            "the watcher → a pool process's BRPOP returns the key": 1.8,
+            "the key's lock taken, the run begun": 0.4,
+            "the run: the mirror read, the status told, up to its send": 0.8,
+            "the status request written to its socket": 0.1,
+            "the status's send → the Deployment's send": 0.5,
+            "the Deployment's PATCH, sent → answered": 1.5,
+            "the status PATCH, sent → answered": 2.5,
+            "the Deployment's send → the bench's watch shows both": 2.5,
+            "in all: the bench's clock start → converged (its figure)": 5.0,
+        },
+        abs=0.002,
+    )
+    assert set(got) == {label for label, _, _ in trace.PHASES}
