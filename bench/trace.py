@@ -97,6 +97,10 @@ def _marks_of(marks: list[Mark], namespace: str, name: str, generation: str) -> 
             found.setdefault(mark.what, mark.at)
             if {"queued", "popped", "run"} <= found.keys():
                 break
+    if found.get("popped", 0.0) > found.get("run", float("inf")):
+        # The key ran again in place (runner.AGAIN_IN_PLACE: it changed while it ran),
+        # popped by no one: the pop found is a later run's.
+        del found["popped"]
     return found
 
 
