@@ -12,20 +12,33 @@ opened for append), so lines of different processes never mix.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import TextIO
 
 PATH = os.environ.get("OPSBOARD_TRACE", "")
 ON = bool(PATH)
 
+_lock = threading.Lock()  # a process's threads (the watcher's streams and writer) share its file
 _file: TextIO | None = None
-_pid = 0
 
 
 def mark(what: str, detail: str = "") -> None:
-    global _file, _pid
+    global _file
     if not ON:
         return
-    if _file is None or _pid != os.getpid():  # a forked pool process opens its own
-        _file, _pid = open(PATH, "a", buffering=1, encoding="utf-8"), os.getpid()  # noqa: SIM115
-    _file.write(f"{time.time():.6f} {_pid} {what} {detail}\n")
+    line = f"{time.time():.6f} {os.getpid()} {what} {detail}\n"
+    with _lock:
+        if _file is None:  # open for the process's life: a mark must cost little
+            _file = open(PATH, "a", buffering=1, encoding="utf-8")  # noqa: SIM115
+        _file.write(line)
+
+
+def _forked() -> None:
+    """A pool process opens its own file, under a lock no thread of its parent holds."""
+    global _lock, _file
+    _lock, _file = threading.Lock(), None
+
+
+if ON:
+    os.register_at_fork(after_in_child=_forked)

@@ -233,14 +233,21 @@ def test_updates_and_deletes_are_sent_only_when_their_operation_is_listed(
                 _name(namespace, "change"), namespace, operations=("UPDATE", "DELETE")
             )
             with _configured(kube_api_client, config):
-                _until_in_force(changes, lambda: patch(dry=True))
+                until_in_force(changes, lambda: patch(dry=True).status != 200)
                 assert patch().status == 200
                 assert raw(kube_api_client, "DELETE", path).status == 200
-                [update, delete] = changes.reviews
+                # Ours: a kubelet's own DELETE, once the pod's grace ends, is another's.
+                # A real server that meets a conflict applying the PATCH (the kubelet
+                # writing the pod's status meanwhile) applies it again, and admits it again.
+                me = _username(kube_api_client)
+                *updates, delete = [r for r in changes.reviews if r["userInfo"]["username"] == me]
         assert [r["operation"] for r in creates.reviews] == ["CREATE"]
-    assert update["operation"] == "UPDATE"
-    assert update["oldObject"]["metadata"]["name"] == update["object"]["metadata"]["name"] == "web"
-    assert update["options"] == {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"}
+    assert updates
+    for update in updates:
+        assert update["operation"] == "UPDATE"
+        assert update["oldObject"]["metadata"]["name"] == update["object"]["metadata"]["name"]
+        assert update["object"]["metadata"]["name"] == "web"
+        assert update["options"] == {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"}
     assert (delete["operation"], delete["name"], delete["object"]) == ("DELETE", "web", None)
     assert delete["oldObject"]["metadata"]["labels"]["touched"] == "yes"
 
