@@ -141,8 +141,13 @@ def test_a_client_certificate_another_ca_signed_never_authenticates_its_subject(
     whoami = kubectl("auth", "whoami", "-o", "json", *flags, check=False)
     # kube-apiserver asks for a certificate without checking it in the handshake: its x509
     # authenticator fails and the kubeconfig's token beside it authenticates. kubesim's
-    # TLS (Python's ssl) can only check it there: the handshake fails.
+    # TLS (Python's ssl) can only check it there: the handshake fails. In TLS 1.3 the
+    # server judges the certificate after the client's last handshake message, so kubectl
+    # may already be writing its request when the server's alert and close arrive: it then
+    # says "broken pipe" or "connection reset" instead of naming the certificate.
     if whoami.returncode == 0:
         assert json.loads(whoami.stdout)["status"]["userInfo"]["username"] != "mallory"
     else:
-        assert "certificate" in whoami.stderr.lower()
+        said = whoami.stderr.lower()
+        assert any(s in said for s in ("certificate", "broken pipe", "connection reset")), said
+        assert "mallory" not in whoami.stdout
