@@ -66,9 +66,10 @@ class KeyConsumer:
             try:
                 popped = self.client.brpop(self.lists, timeout=POP_TIMEOUT)
                 if popped is not None:
+                    key = os.fsdecode(popped[1])
                     if trace.ON:
-                        trace.mark("popped", os.fsdecode(popped[1]))
-                    self._run(Key.parse(os.fsdecode(popped[1])))
+                        trace.mark("popped", key)
+                    self._run(Key.parse(key))
             except redis.RedisError as exc:  # Redis restarting: the keys wait there
                 log.warning("Key consumer: Redis unavailable (%s); trying again", exc)
                 self.stopping.wait(1.0)

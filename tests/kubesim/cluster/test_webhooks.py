@@ -65,9 +65,10 @@ def _dry_create(api: Api, namespace: str) -> Raw:
     return raw(api, "POST", _pods(namespace) + "?dryRun=All", body=pod("probe"))
 
 
-def _until_in_force(webhook: Webhook, probe: Callable[[], Raw]) -> None:
-    """Makes `probe`'s dry-run write until a webhook took part in it, then forgets its reviews."""
-    until_in_force(webhook, lambda: probe().status != 201)
+def _until_in_force(webhook: Webhook, probe: Callable[[], Raw], *, admitted: int = 201) -> None:
+    """Makes `probe`'s dry-run write until a webhook took part in it, then forgets its reviews.
+    `admitted`: the status of the write let through (a create's 201, a patch's 200)."""
+    until_in_force(webhook, lambda: probe().status != admitted)
 
 
 def _username(api: Api) -> str:
@@ -233,7 +234,7 @@ def test_updates_and_deletes_are_sent_only_when_their_operation_is_listed(
                 _name(namespace, "change"), namespace, operations=("UPDATE", "DELETE")
             )
             with _configured(kube_api_client, config):
-                until_in_force(changes, lambda: patch(dry=True).status != 200)
+                _until_in_force(changes, lambda: patch(dry=True), admitted=200)
                 assert patch().status == 200
                 assert raw(kube_api_client, "DELETE", path).status == 200
                 # Ours: a kubelet's own DELETE, once the pod's grace ends, is another's.
@@ -305,7 +306,7 @@ def test_a_subresource_is_sent_only_to_a_rule_that_names_it(
             config = statuses.configuration(_name(namespace, "status"), namespace,
                                             resources=("pods/status",), operations=("UPDATE",))  # fmt: skip
             with _configured(kube_api_client, config):
-                _until_in_force(statuses, lambda: write_status(dry=True))
+                _until_in_force(statuses, lambda: write_status(dry=True), admitted=200)
                 assert write_status().status == 200
                 [request] = statuses.reviews
         assert [r["operation"] for r in pods.reviews] == ["CREATE"]
