@@ -15,6 +15,8 @@ Per controller, Redis holds:
 - `fails` (hash key → consecutive failures) for per-key exponential backoff.
 - `permanent` (hash key → resourceVersion): a user-fixable error, not retried by resync
   until the object changes.
+- `carried:<key>` (string, PX): the key's CR as the watcher read it from a change, queued
+  before its mirror write, taken by the key's next run (opsboard.engine.carried).
 - `status-written:<key>` (string resourceVersion, PX): the version of the key's CR its last
   run's own status write made, for a minute, so the next run (in any process) knows
   whether the mirror has caught up with it (opsboard.engine.own_status).
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -52,7 +55,9 @@ from opsboard.engine.pinned_redis import PinnedRedis
 # queued key takes the new reason, so the run that serves the request is recorded as
 # theirs; it keeps its queued time. A key newly queued and not running returns 1: it is
 # to be sent, and with ARGV[6] == '1' it is pushed onto the ready list here (KEYS[5]).
+# ARGV[7], when not empty, is the CR's body to carry to the next run (KEYS[6]).
 _ENQUEUE = """
+if ARGV[7] ~= '' then redis.call('SET', KEYS[6], ARGV[7], 'PX', ARGV[8]) end
 redis.call('RPUSH', KEYS[3], ARGV[2])
 redis.call('LTRIM', KEYS[3], -tonumber(ARGV[4]), -1)
 redis.call('EXPIRE', KEYS[3], ARGV[5])
@@ -74,7 +79,8 @@ return 1
 """
 # Returns false (None) when another worker holds the key, else {the queued reason or '',
 # the triggers merged into this run (they are its own now), how many were recorded in
-# all, the key's consecutive failures, the version of its last run's status write}.
+# all, the key's consecutive failures, the version of its last run's status write, the
+# body carried to it (taken)}.
 _START = """
 if redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[5])
@@ -89,7 +95,9 @@ local triggers = redis.call('LRANGE', KEYS[5], 0, -1)
 local count = redis.call('GET', KEYS[6])
 redis.call('DEL', KEYS[5], KEYS[6])
 local failures = redis.call('HGET', KEYS[7], ARGV[1]) or '0'
-return {why or '', triggers, count or '0', failures, redis.call('GET', KEYS[8]) or ''}
+local carried = redis.call('GET', KEYS[9]) or ''
+if carried ~= '' then redis.call('DEL', KEYS[9]) end
+return {why or '', triggers, count or '0', failures, redis.call('GET', KEYS[8]) or '', carried}
 """
 _RENEW = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -184,6 +192,7 @@ WAKE_KEY = "opsboard:pump:wake"
 TRIGGERS_KEPT = 20  # per key: a flood is summarised by its newest triggers and a count
 TRIGGERS_TTL_SECONDS = 86_400  # a key deleted while queued leaves no list behind for long
 STATUS_WRITTEN_TTL_MS = 60_000  # far longer than the watcher holds a change
+CARRIED_TTL_MS = 60_000  # a run that comes later reads the mirror, written by then
 
 
 @dataclass(frozen=True)
@@ -214,6 +223,7 @@ class Started:
     trigger_count: int  # how many were recorded in all (the list keeps the last TRIGGERS_KEPT)
     failures: int  # the key's consecutive failures before this run: its backoff step
     status_written: int | None  # the version of the CR its last run's status write made
+    carried: bytes = b""  # the CR's body the watcher queued the key with (JSON), if any
 
 
 @cache
@@ -279,30 +289,56 @@ class WorkQueue:
     def status_written(self, key: Key) -> str:
         return f"{self.prefix}:status-written:{key}"
 
-    def add(self, key: Key, why: Why, *, relabel: bool = False, send: bool = False) -> bool:
+    def carried(self, key: Key) -> str:
+        return f"{self.prefix}:carried:{key}"
+
+    def add(
+        self,
+        key: Key,
+        why: Why,
+        *,
+        relabel: bool = False,
+        send: bool = False,
+        carry: bytes = b"",
+    ) -> bool:
         """Queues the key and records `why` among its triggers; True when it is to run
         now: pushed onto the ready list already with `send`, else the caller's to send.
         With `relabel`, a key already queued (or queued behind its running reconcile)
-        takes `why`."""
-        return bool(self._enqueue(key, why, relabel=relabel, send=send))
+        takes `why`. `carry`: the CR's body for the key's next run (opsboard.engine.carried)."""
+        return bool(self._enqueue(key, why, relabel=relabel, send=send, carry=carry))
 
-    def add_many(self, items: list[tuple[Key, Why]], *, send: bool = False) -> list[bool]:
+    def add_many(
+        self,
+        items: list[tuple[Key, Why]],
+        *,
+        send: bool = False,
+        carry: Mapping[Key, bytes] | None = None,
+    ) -> list[bool]:
         """`add` for many keys in one round trip (the watcher's batches); each result
         says whether that key was to run now."""
         if not items:
             return []
+        carry = carry or {}
         pipe = self.client.pipeline(transaction=False)
         for key, why in items:
-            self._enqueue(key, why, send=send, client=pipe)
+            self._enqueue(key, why, send=send, carry=carry.get(key, b""), client=pipe)
         return [bool(result) for result in pipe.execute()]
 
     def _enqueue(
-        self, key: Key, why: Why, *, relabel: bool = False, send: bool = False, client: Any = None
+        self,
+        key: Key,
+        why: Why,
+        *,
+        relabel: bool = False,
+        send: bool = False,
+        carry: bytes = b"",
+        client: Any = None,
     ) -> Any:
         keys = [self.queued, self.lock_name(key), self.triggers(key), self.trigger_count(key)]
         flags = ["1" if relabel else "0", TRIGGERS_KEPT, TRIGGERS_TTL_SECONDS, int(send)]
-        args = [str(key), why.dump(), *flags]
-        return self._scripts["enqueue"](keys=[*keys, ready_list()], args=args, client=client)
+        args = [str(key), why.dump(), *flags, carry, CARRIED_TTL_MS]
+        keys += [ready_list(), self.carried(key)]
+        return self._scripts["enqueue"](keys=keys, args=args, client=client)
 
     def start(self, key: Key, token: str, ttl: float, fallback: Why) -> Started | None:
         """Takes the key's lock, and with it the triggers recorded for the run (see
@@ -318,18 +354,20 @@ class WorkQueue:
                 self.trigger_count(key),
                 self.fails,
                 self.status_written(key),
+                self.carried(key),
             ],
             args=[str(key), token, int(ttl * 1000), _now_ms(), fallback.dump()],
         )
         if result is None:
             return None
-        why, triggers, count, failures, written = result
+        why, triggers, count, failures, written, carried = result
         return Started(
             Why.load(why) if why else fallback,
             list(triggers),
             int(count),
             int(failures),
             int(written) if written.isdigit() else None,
+            carried,
         )
 
     def renew(self, key: Key, token: str, ttl: float) -> bool:

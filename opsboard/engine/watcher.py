@@ -14,8 +14,9 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -36,6 +37,7 @@ from controllers.kube import ApiKube, Forbidden, Gone
 from controllers.pods import pod_is_ready
 from controllers.refusals import TOLD_IN_EVENTS
 from controllers.registry import watched_kinds
+from opsboard.engine import carried
 from opsboard.engine.database import close_if_broken
 from opsboard.engine.expected import ExpectedChildren
 from opsboard.engine.mapping import Echoes, OwnerIndex, keys_for
@@ -120,7 +122,7 @@ def _observed(item: Streamed) -> bool:
 
 
 Enqueue = Callable[..., Any]
-EnqueueMany = Callable[[list[tuple[Key, str, str]]], Any]
+EnqueueMany = Callable[..., Any]  # (items: [(key, trigger, detail)], carry=)
 
 
 def _versioned(kinds: Iterable[Kind]) -> frozenset[tuple[str, str]]:
@@ -339,10 +341,16 @@ class Watcher:
         # Primary kinds first, queued as soon as they are mirrored, so a CR's change never
         # waits behind a flood of Pod or Event updates, nor a re-list.
         for kind in [k for k in by_kind if k in self.primaries]:
-            changes = self._apply_kind(kind, by_kind[kind])
+            queued: list[Change] = []  # before their mirror write, bodies carried
+            changes = self._apply_kind(kind, by_kind[kind], before_write=queued.extend)
+            sent = {id(change) for change in queued}
             self._enqueue_all(
                 keys_for(
-                    changes, self.controllers, self.owners, self.echoes, expected=self.expected
+                    [change for change in changes if id(change) not in sent],
+                    self.controllers,
+                    self.owners,
+                    self.echoes,
+                    expected=self.expected,
                 )
             )
             # The change history (kubectl's changes included) after the queueing: a write
@@ -393,7 +401,11 @@ class Watcher:
         held, self._held = list(self._held.items()), {}
         self._enqueue_all(held)
 
-    def _enqueue_all(self, keys: list[tuple[Key, str]]) -> None:
+    def _enqueue_all(
+        self, keys: list[tuple[Key, str]], carry: Mapping[Key, bytes] | None = None
+    ) -> None:
+        """Queues `keys`, or keeps them while they wait (for first lists, for Redis). A
+        kept key's carried body is dropped: its run comes after the mirror write."""
         if self._unlisted and self._holding():
             for key, detail in keys:
                 self._held.setdefault(key, detail)
@@ -401,18 +413,21 @@ class Watcher:
         if self._unsent:  # Redis did not answer: behind those, sent with them (_send_unsent)
             self._keep_unsent(keys)
             return
-        self._send(keys)
+        self._send(keys, carry)
 
-    def _send(self, keys: list[tuple[Key, str]]) -> bool:
+    def _send(self, keys: list[tuple[Key, str]], carry: Mapping[Key, bytes] | None = None) -> bool:
         """Queues `keys`; False when Redis did not answer: then they are kept to send
         again. A key queued before the failure is sent twice, which its dedup step absorbs
         (or, if it ran in between, costs one more run, never a lost one)."""
         try:
             if self.enqueue_many is not None and len(keys) > 1:
-                self.enqueue_many([(key, "event", detail) for key, detail in keys])
+                items = [(key, "event", detail) for key, detail in keys]
+                self.enqueue_many(items, **({"carry": carry} if carry else {}))
             else:
                 for key, detail in keys:
-                    self.enqueue(key=key, trigger="event", detail=detail)
+                    body = (carry or {}).get(key)
+                    extra = {"carry": body} if body else {}
+                    self.enqueue(key=key, trigger="event", detail=detail, **extra)
         except Exception as exc:
             self._keep_unsent(keys)
             self._unsent_retry_at = time.monotonic() + self._unsent_delay
@@ -501,8 +516,16 @@ class Watcher:
                 events.append((item.type, item.body))
         return events
 
-    def _apply_kind(self, kind: Kind, items: list[Listed | Streamed]) -> list[Change]:
-        """One kind's items in order: its re-lists, and the events between them."""
+    def _apply_kind(
+        self,
+        kind: Kind,
+        items: list[Listed | Streamed],
+        *,
+        before_write: Callable[[list[Change]], object] | None = None,
+    ) -> list[Change]:
+        """One kind's items in order: its re-lists, and the events between them. With
+        `before_write` (a primary kind's), the edits of CRs among its events are queued
+        before their mirror write, and given to it (opsboard.engine.carried)."""
         changes: list[Change] = []
         since = self._queued_through.get(kind)
         streamed: list[Streamed] = []
@@ -512,7 +535,12 @@ class Watcher:
                 continue
             if streamed:
                 events = self._streamed(kind, streamed)
-                changes.extend(mirror_apply(kind=kind, events=events, queued_through=since))
+                early = None
+                if before_write is not None:
+                    early = partial(self._queue_early, then=before_write)
+                changes.extend(
+                    mirror_apply(kind=kind, events=events, queued_through=since, before_write=early)
+                )
                 streamed = []
             if item is None:
                 break
@@ -537,6 +565,18 @@ class Watcher:
             )
             self._reached(kind, item.resource_version, listed=True)
         return changes
+
+    def _queue_early(
+        self, changes: list[Change], *, then: Callable[[list[Change]], object]
+    ) -> None:
+        """Queues the CR edits among a chunk's changes, read but not yet mirrored, with
+        their bodies (opsboard.engine.carried); `then` gets the changes queued."""
+        early = carried.early(changes)
+        if not early:
+            return
+        keys = keys_for(early, self.controllers, self.owners, self.echoes, expected=self.expected)
+        self._enqueue_all(keys, carry=carried.bodies([key for key, _ in keys], early))
+        then(early)
 
     def _reached(
         self, kind: Kind, version: str, *, listed: bool = False, event: bool = False

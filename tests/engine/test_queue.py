@@ -237,3 +237,16 @@ def test_start_takes_the_runs_triggers_and_backoff_step_with_the_lock(queue: Wor
     queue.done(KEY, "t1")
     again = queue.start(KEY, "t2", 5, Why("resync"))
     assert again is not None and (again.triggers, again.trigger_count) == ([], 0)
+
+
+def test_a_carried_body_goes_to_the_key_s_next_run_only(queue: WorkQueue) -> None:
+    """The watcher's newest body wins, queued or not; the run that starts takes it."""
+    assert queue.add(KEY, Why("event"), carry=b'{"v": 1}')
+    assert not queue.add(KEY, Why("event"), carry=b'{"v": 2}')  # deduplicated, body newer
+    assert not queue.add(KEY, Why("resync"))  # carries nothing: the body stays
+    started = queue.start(KEY, "t1", 5, Why("event"))
+    assert started is not None and started.carried == b'{"v": 2}'
+    queue.done(KEY, "t1", succeeded=True)
+    queue.add(KEY, Why("event"))
+    again = queue.start(KEY, "t2", 5, Why("event"))
+    assert again is not None and again.carried == b""
