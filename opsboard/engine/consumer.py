@@ -5,14 +5,15 @@ BRPOP, kombu's bookkeeping of unacknowledged messages, the hand-over to a pool p
 and the worker's main process a fifth of its CPU. The work queue (opsboard.engine.queue)
 holds all a message carried — which keys wait, why, and the lock that runs each once at a
 time — so a key to run is pushed onto a plain list, the ready list of its Celery queue,
-and a thread in each pool process pops it and runs it. Celery keeps the rest: the pool's
-processes (one is started again when one exits), beat's resync, the pump.
+and a thread in each pool process pops it and runs it (the pop and the key's lock in one
+round trip: queue.claim). Celery keeps the rest: the pool's processes (one is started
+again when one exits), beat's resync, the pump.
 
 Issue 5's guarantees carry over:
 - No lost key. A key is marked queued in Redis before it is pushed, and only its run takes
-  the mark (WorkQueue.start): a key popped by a process that died before taking its lock
-  is still marked, and the stale sweep sends it again; a run whose process died leaves its
-  lock to expire, and the orphan sweep retries it with backoff.
+  the mark (WorkQueue.start, queue.claim): a key popped by a process that died before
+  taking its lock is still marked, and the stale sweep sends it again; a run whose process
+  died leaves its lock to expire, and the orphan sweep retries it with backoff.
 - One run per key: its lock, as before.
 - Time limits: a reconcile still running after CELERY_TASK_SOFT_TIME_LIMIT is reported;
   after CELERY_TASK_TIME_LIMIT its process exits (code 70) and the pool starts another,
@@ -27,6 +28,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from typing import Any
 
 import redis
@@ -37,7 +39,7 @@ from controllers.base import Key
 from opsboard.engine import database
 from opsboard.engine.pinned_redis import PinnedRedis
 from opsboard.engine.pump import EX_SOFTWARE  # as a stalled worker: supervisors restart it
-from opsboard.engine.queue import ready_list
+from opsboard.engine.queue import Claimed, Why, claim, ready_list
 from opsboard.engine.runner import reconcile_key
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,8 @@ class KeyConsumer:
             socket_connect_timeout=5,
             health_check_interval=30,
         )
+        # Its own list, where each key it pops passes (queue.claim): unique to the thread.
+        self.mine = f"{lists[0]}:claimed:{uuid.uuid4().hex}"
         self.stopping = threading.Event()
         self.running: tuple[Key, float] | None = None  # the key and time.monotonic() it began
         self.reported = False  # the running reconcile was reported past the soft limit
@@ -64,12 +68,10 @@ class KeyConsumer:
     def _loop(self) -> None:
         while not self.stopping.is_set():
             try:
-                popped = self.client.brpop(self.lists, timeout=POP_TIMEOUT)
-                if popped is not None:
-                    key = os.fsdecode(popped[1])
-                    if trace.ON:
-                        trace.mark("popped", key)
-                    self._run(Key.parse(key))
+                if len(self.lists) == 1:
+                    self._claim_one()
+                else:  # BLMOVE takes one list: pop, then start (two round trips)
+                    self._pop_one()
             except redis.RedisError as exc:  # Redis restarting: the keys wait there
                 log.warning("Key consumer: Redis unavailable (%s); trying again", exc)
                 self.stopping.wait(1.0)
@@ -77,11 +79,31 @@ class KeyConsumer:
                 log.exception("Key consumer failed; going on")
                 self.stopping.wait(1.0)
 
-    def _run(self, key: Key) -> None:
+    def _claim_one(self) -> None:
+        """Pops a key and takes its lock in one round trip (queue.claim)."""
+        fallback = Why("event", "", time.time())
+        ttl = settings.OPSBOARD_LOCK_TTL
+        claimed = claim(
+            self.client, self.lists[0], self.mine, fallback, ttl=ttl, timeout=POP_TIMEOUT
+        )
+        if claimed is not None:
+            if trace.ON:
+                trace.mark("popped", str(claimed.key))
+            self._run(claimed.key, claimed)
+
+    def _pop_one(self) -> None:
+        popped = self.client.brpop(self.lists, timeout=POP_TIMEOUT)
+        if popped is not None:
+            key = os.fsdecode(popped[1])
+            if trace.ON:
+                trace.mark("popped", key)
+            self._run(Key.parse(key))
+
+    def _run(self, key: Key, claimed: Claimed | None = None) -> None:
         self.running, self.reported = (key, time.monotonic()), False
         try:  # with the database down, run_starts raises: the run is over all the same
             database.run_starts()
-            reconcile_key(key=key, trigger="event")
+            reconcile_key(key=key, trigger="event", claimed=claimed)
         finally:
             self.running = None
             database.run_ends()

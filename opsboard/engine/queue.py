@@ -35,8 +35,10 @@ it itself, so that a change costs the watcher one round trip, not two.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -77,28 +79,58 @@ if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 if ARGV[6] == '1' then redis.call('LPUSH', KEYS[5], ARGV[1]) end
 return 1
 """
-# Returns false (None) when another worker holds the key, else {the queued reason or '',
-# the triggers merged into this run (they are its own now), how many were recorded in
-# all, the key's consecutive failures, the version of its last run's status write, the
-# body carried to it (taken)}.
-_START = """
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[5])
-  return false
+# A key's start, as a function of its key, its Redis names (`k`) and the run's lock: false
+# (None) when another worker holds the key, else {the queued reason or '', the triggers
+# merged into this run (they are its own now), how many were recorded in all, the key's
+# consecutive failures, the version of its last run's status write, the body carried to
+# it (taken)}.
+_START_FUNCTION = """
+local function start(key, k, token, ttl, now, fallback)
+  if redis.call('EXISTS', k.lock) == 1 then
+    redis.call('HSETNX', k.queued, key, fallback)
+    return false
+  end
+  redis.call('SET', k.lock, token, 'PX', ttl)
+  redis.call('ZADD', k.processing, now + tonumber(ttl), key)
+  redis.call('HSET', k.running, key, now)
+  local why = redis.call('HGET', k.queued, key)
+  redis.call('HDEL', k.queued, key)
+  local triggers = redis.call('LRANGE', k.triggers, 0, -1)
+  local count = redis.call('GET', k.count)
+  redis.call('DEL', k.triggers, k.count)
+  local failures = redis.call('HGET', k.fails, key) or '0'
+  local carried = redis.call('GET', k.carried) or ''
+  if carried ~= '' then redis.call('DEL', k.carried) end
+  return {why or '', triggers, count or '0', failures, redis.call('GET', k.written) or '', carried}
 end
-redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
-redis.call('ZADD', KEYS[3], tonumber(ARGV[4]) + tonumber(ARGV[3]), ARGV[1])
-redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
-local why = redis.call('HGET', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[1], ARGV[1])
-local triggers = redis.call('LRANGE', KEYS[5], 0, -1)
-local count = redis.call('GET', KEYS[6])
-redis.call('DEL', KEYS[5], KEYS[6])
-local failures = redis.call('HGET', KEYS[7], ARGV[1]) or '0'
-local carried = redis.call('GET', KEYS[9]) or ''
-if carried ~= '' then redis.call('DEL', KEYS[9]) end
-return {why or '', triggers, count or '0', failures, redis.call('GET', KEYS[8]) or '', carried}
 """
+_START = (
+    _START_FUNCTION
+    + """
+local k = {queued = KEYS[1], lock = KEYS[2], processing = KEYS[3], running = KEYS[4],
+  triggers = KEYS[5], count = KEYS[6], fails = KEYS[7], written = KEYS[8], carried = KEYS[9]}
+return start(ARGV[1], k, ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5])
+"""
+)
+# A key popped off the consumer's own list (KEYS[1], where a BLMOVE in the same pipeline
+# put it) and started: false when the list is empty (the BLMOVE timed out), else {the key,
+# what `start` returns}. The key's names are WorkQueue's, built here from its controller
+# (the key's first part); the time is the server's: the pipeline may have waited long.
+_CLAIM = (
+    _START_FUNCTION
+    + """
+local key = redis.call('RPOP', KEYS[1])
+if not key then return false end
+local p = ARGV[4] .. string.match(key, '^[^/]+')
+local k = {queued = p .. ':queued', lock = p .. ':lock:' .. key, processing = p .. ':processing',
+  running = p .. ':running', triggers = p .. ':queued:triggers:' .. key,
+  count = p .. ':queued:triggers-count:' .. key, fails = p .. ':fails',
+  written = p .. ':status-written:' .. key, carried = p .. ':carried:' .. key}
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return {key, start(key, k, ARGV[1], ARGV[2], now, ARGV[3])}
+"""
+)
 _RENEW = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -190,6 +222,7 @@ return out
 # knew of wakes up for an earlier one (BLPOP), instead of polling Redis many times a second.
 WAKE_KEY = "opsboard:pump:wake"
 TRIGGERS_KEPT = 20  # per key: a flood is summarised by its newest triggers and a count
+PREFIX = "opsboard:"  # of every controller's names (WorkQueue, _CLAIM)
 TRIGGERS_TTL_SECONDS = 86_400  # a key deleted while queued leaves no list behind for long
 STATUS_WRITTEN_TTL_MS = 60_000  # far longer than the watcher holds a change
 CARRIED_TTL_MS = 60_000  # a run that comes later reads the mirror, written by then
@@ -226,6 +259,62 @@ class Started:
     carried: bytes = b""  # the CR's body the watcher queued the key with (JSON), if any
 
 
+def _started(result: Any, fallback: Why) -> Started | None:
+    """What the start function (_START_FUNCTION) returned."""
+    if result is None:
+        return None
+    why, triggers, count, failures, written, carried = result
+    return Started(
+        Why.load(why) if why else fallback,
+        list(triggers),
+        int(count),
+        int(failures),
+        int(written) if written.isdigit() else None,
+        carried,
+    )
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A key popped off a ready list, with its start (`claim`)."""
+
+    key: Key
+    token: str  # its lock's
+    ttl: float
+    started: Started | None  # None: another worker holds the key (it runs it again after)
+
+
+_CLAIM_SHA = hashlib.sha1(_CLAIM.encode()).hexdigest()
+
+
+def claim(
+    client: redis.Redis, ready: str, mine: str, fallback: Why, *, ttl: float, timeout: int
+) -> Claimed | None:
+    """Waits up to `timeout` seconds for a key on the ready list and takes its lock, in one
+    round trip, not two: a BLMOVE of the key onto `mine` (the caller's own list) and the
+    claim script that pops it from there and starts it, pipelined. Redis runs a client's
+    commands in order, so the script runs as soon as the BLMOVE returns. None when no key
+    came. A Redis that lost its scripts (restarted) refuses the script: then it is loaded
+    and run again, and takes the key from `mine`, where it waited."""
+    token = uuid.uuid4().hex
+    args: list[str | int] = [token, int(ttl * 1000), fallback.dump(), PREFIX]
+    pipe = client.pipeline(transaction=False)
+    pipe.blmove(ready, mine, timeout, "RIGHT", "LEFT")
+    pipe.evalsha(_CLAIM_SHA, 1, mine, *args)
+    moved, result = pipe.execute(raise_on_error=False)
+    if isinstance(moved, Exception):
+        raise moved
+    if isinstance(result, redis.exceptions.NoScriptError):
+        client.script_load(_CLAIM)
+        result = client.evalsha(_CLAIM_SHA, 1, mine, *args)
+    elif isinstance(result, Exception):
+        raise result
+    if result is None:
+        return None
+    key, started = result
+    return Claimed(Key.parse(os.fsdecode(key)), token, ttl, _started(started, fallback))
+
+
 @cache
 def ready_list(celery_queue: str = "") -> str:
     """The Redis list of keys to run now, for the workers consuming `celery_queue` (by
@@ -253,7 +342,7 @@ class WorkQueue:
 
     def __init__(self, controller: str, client: redis.Redis | None = None) -> None:
         self.client = client or connection()
-        self.prefix = prefix = f"opsboard:{controller}"
+        self.prefix = prefix = f"{PREFIX}{controller}"
         self.queued = f"{prefix}:queued"
         self.processing = f"{prefix}:processing"
         self.running = f"{prefix}:running"
@@ -358,17 +447,7 @@ class WorkQueue:
             ],
             args=[str(key), token, int(ttl * 1000), _now_ms(), fallback.dump()],
         )
-        if result is None:
-            return None
-        why, triggers, count, failures, written, carried = result
-        return Started(
-            Why.load(why) if why else fallback,
-            list(triggers),
-            int(count),
-            int(failures),
-            int(written) if written.isdigit() else None,
-            carried,
-        )
+        return _started(result, fallback)
 
     def renew(self, key: Key, token: str, ttl: float) -> bool:
         return bool(

@@ -47,7 +47,7 @@ from opsboard.engine.enqueue import send
 from opsboard.engine.events import post_later
 from opsboard.engine.kubeclient import api_kube
 from opsboard.engine.outcome import Outcome, RunOutcome
-from opsboard.engine.queue import Started, Why, WorkQueue, backoff, queue_for
+from opsboard.engine.queue import Claimed, Started, Why, WorkQueue, backoff, queue_for
 from opsboard.engine.registered import controllers
 from opsboard.engine.reporter import RunReporter
 from opsboard.engine.runlog import RunRecord, reconcile_run_record
@@ -155,8 +155,16 @@ class _Ending:
     status_written: str = ""  # the version the run's status write made, for the next run
 
 
-def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WORKER) -> bool:
+def reconcile_key(
+    *,
+    key: Key,
+    trigger: str,
+    detail: str = "",
+    worker: str = WORKER,
+    claimed: Claimed | None = None,
+) -> bool:
     """Reconciles `key` unless another worker holds it; False when it was skipped.
+    `claimed`: its start, taken already with its pop (the consumer's `claim`).
 
     A key that changed while it ran (on a real cluster, most often: its pods moved on) runs
     again at once here, up to AGAIN_IN_PLACE times, rather than back through the ready
@@ -166,8 +174,11 @@ def reconcile_key(*, key: Key, trigger: str, detail: str = "", worker: str = WOR
     queue = queue_for(key.controller)
     deadline = time.monotonic() + settings.CELERY_TASK_SOFT_TIME_LIMIT / 4
     for turn in range(AGAIN_IN_PLACE + 1):
-        token, ttl = uuid.uuid4().hex, settings.OPSBOARD_LOCK_TTL
-        started = queue.start(key, token, ttl, Why(trigger, detail, time.time()))
+        if turn == 0 and claimed is not None:
+            token, ttl, started = claimed.token, claimed.ttl, claimed.started
+        else:
+            token, ttl = uuid.uuid4().hex, settings.OPSBOARD_LOCK_TTL
+            started = queue.start(key, token, ttl, Why(trigger, detail, time.time()))
         if started is None:
             return turn > 0  # running elsewhere; that worker sends it again when it finishes
         if trace.ON:

@@ -3,9 +3,12 @@
 One thread per watched kind (and namespace) reads its watch stream; a single writer
 (the caller's thread) applies what they read to the mirror in batches and only then
 queues the keys, so a reconcile always finds the mirror at least as new as the event that
-caused it. A watcher killed between the two leaves changes mirrored but not queued: its
-successor treats every change newer than the last saved resume point as news, even where
-the mirror already has it, and with no resume point, everything its first list shows.
+caused it. One exception, a user's edit of a CR the mirror has: its key is queued just
+before the write, the CR's new body carried beside it for the run (opsboard.engine.carried).
+A watcher killed between the two leaves changes mirrored but not queued (or queued, not
+mirrored): its successor treats every change newer than the last saved resume point as
+news, even where the mirror already has it, and with no resume point, everything its first
+list shows.
 """
 
 from __future__ import annotations
@@ -338,8 +341,9 @@ class Watcher:
         return item.kind not in self.primaries or _observed(item)
 
     def _apply_large(self, by_kind: dict[Kind, list[Listed | Streamed]]) -> None:
-        # Primary kinds first, queued as soon as they are mirrored, so a CR's change never
-        # waits behind a flood of Pod or Event updates, nor a re-list.
+        # Primary kinds first, queued as soon as they are mirrored (a CR's edit just before:
+        # opsboard.engine.carried), so a CR's change never waits behind a flood of Pod or
+        # Event updates, nor a re-list.
         for kind in [k for k in by_kind if k in self.primaries]:
             queued: list[Change] = []  # before their mirror write, bodies carried
             changes = self._apply_kind(kind, by_kind[kind], before_write=queued.extend)

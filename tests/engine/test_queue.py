@@ -11,7 +11,7 @@ import redis
 from django.test import override_settings
 
 from controllers.base import Key
-from opsboard.engine.queue import Tick, Why, WorkQueue, backoff, tick
+from opsboard.engine.queue import Tick, Why, WorkQueue, backoff, claim, tick
 from tests.support.waiting import wait_for
 
 KEY = Key("toy", "ns", "a")
@@ -250,3 +250,69 @@ def test_a_carried_body_goes_to_the_key_s_next_run_only(queue: WorkQueue) -> Non
     queue.add(KEY, Why("event"))
     again = queue.start(KEY, "t2", 5, Why("event"))
     assert again is not None and again.carried == b""
+
+
+def _state(queue: WorkQueue, key: Key) -> dict[str, object]:
+    """What a start leaves in Redis about `key` (the lock's token aside)."""
+    client = queue.client
+    return {
+        "locked": bool(client.exists(queue.lock_name(key))),
+        "processing": client.zscore(queue.processing, str(key)) is not None,
+        "running": client.hexists(queue.running, str(key)),
+        "queued": client.hexists(queue.queued, str(key)),
+        "triggers": client.exists(queue.triggers(key), queue.trigger_count(key)),
+        "carried": client.exists(queue.carried(key)),
+    }
+
+
+def test_a_claim_pops_a_key_and_starts_it_as_start_does(queue: WorkQueue) -> None:
+    """The consumer's one round trip (queue.claim) leaves what a pop and `start` leave,
+    built from the key's own names: here the two are run side by side."""
+    ready, mine = "opsboard:ready:test-claim", "opsboard:ready:test-claim:claimed:1"
+    other = Key("toy", "ns", "b")
+    for key in (KEY, other):
+        queue.add(key, Why("manual", f"by {key.name}"), carry=b'{"v": 1}')
+    queue.client.lpush(ready, str(KEY))
+
+    claimed = claim(queue.client, ready, mine, Why("event"), ttl=5, timeout=1)
+    started = queue.start(other, "t-other", 5, Why("event"))
+
+    assert claimed is not None and claimed.key == KEY and claimed.started is not None
+    assert started is not None
+    assert (claimed.started.why.detail, started.why.detail) == ("by a", "by b")
+    assert claimed.started.carried == started.carried == b'{"v": 1}'
+    assert claimed.started.trigger_count == started.trigger_count == 1
+    assert (
+        _state(queue, KEY)
+        == _state(queue, other)
+        == {
+            "locked": True,
+            "processing": True,
+            "running": True,
+            "queued": False,
+            "triggers": 0,
+            "carried": 0,
+        }
+    )
+    assert queue.client.get(queue.lock_name(KEY)) == claimed.token.encode()
+    assert not queue.client.exists(mine)
+    assert queue.done(KEY, claimed.token, succeeded=True) is False  # its lock, released
+
+
+def test_a_claim_of_a_running_key_leaves_it_queued_for_after(queue: WorkQueue) -> None:
+    ready, mine = "opsboard:ready:test-claim", "opsboard:ready:test-claim:claimed:2"
+    queue.start(KEY, "t1", 5, Why("event"))
+    queue.client.lpush(ready, str(KEY))
+    claimed = claim(queue.client, ready, mine, Why("event"), ttl=5, timeout=1)
+    assert claimed is not None and claimed.started is None
+    assert queue.done(KEY, "t1"), "the running worker sends it again"
+
+
+def test_a_claim_with_no_key_waits_and_a_lost_script_is_loaded_again(queue: WorkQueue) -> None:
+    ready, mine = "opsboard:ready:test-claim", "opsboard:ready:test-claim:claimed:3"
+    assert claim(queue.client, ready, mine, Why("event"), ttl=5, timeout=1) is None
+    queue.client.script_flush()  # as a restarted Redis: the BLMOVE runs, the script does not
+    queue.client.lpush(ready, str(KEY))
+    claimed = claim(queue.client, ready, mine, Why("event"), ttl=5, timeout=1)
+    assert claimed is not None and claimed.started is not None
+    assert not queue.client.exists(mine)
