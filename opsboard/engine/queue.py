@@ -26,7 +26,8 @@ Per controller, Redis holds:
   (opsboard.engine.timeline).
 
 - `opsboard:ready:<celery queue>` (list of keys): keys to run now, popped by the pool
-  processes of the workers consuming that queue (opsboard.engine.consumer).
+  processes of the workers consuming that queue (opsboard.engine.consumer), each through
+  `…:claimed:<id>`, its consumer's own list, where the claim script takes it (`claim`).
 
 Everything that would make a key run returns the keys to send, and the caller pushes them
 onto the ready list (opsboard.engine.enqueue), with one exception: queueing a key can push
