@@ -308,13 +308,18 @@ def test_a_subresource_is_sent_only_to_a_rule_that_names_it(
             with _configured(kube_api_client, config):
                 _until_in_force(statuses, lambda: write_status(dry=True), admitted=200)
                 assert write_status().status == 200
-                [request] = statuses.reviews
+                # Ours, as in the test above: a kubelet's status writes are another's, and a
+                # real server that meets a conflict applying the PATCH admits it again.
+                me = _username(kube_api_client)
+                mine = [r for r in statuses.reviews if r["userInfo"]["username"] == me]
         assert [r["operation"] for r in pods.reviews] == ["CREATE"]
-    assert (request["operation"], request["subResource"], request["requestSubResource"]) == (
-        "UPDATE", "status", "status",
-    )  # fmt: skip
-    assert request["kind"] == {"group": "", "version": "v1", "kind": "Pod"}
-    assert request["object"]["status"]["conditions"][0]["type"] == "Example"
+    assert mine
+    for request in mine:
+        assert (request["operation"], request["subResource"], request["requestSubResource"]) == (
+            "UPDATE", "status", "status",
+        )  # fmt: skip
+        assert request["kind"] == {"group": "", "version": "v1", "kind": "Pod"}
+        assert request["object"]["status"]["conditions"][0]["type"] == "Example"
 
 
 def test_an_object_selector_picks_the_objects_sent(kube_api_client: Api, namespace: str) -> None:
