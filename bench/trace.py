@@ -4,9 +4,10 @@ opsboard's processes mark a change's way with OPSBOARD_TRACE set (controllers.tr
 patch scenario adds its own two marks, `patched` (its PATCH answered: where its clock
 starts) and `converged` (its watch showed the Deployment's replicas and the CR's
 observedGeneration). Read together, per patch, from the watcher's read of the new
-generation: the watcher (the key pushed; a CR's edit is mirrored after), Redis to a pool
-process and the key's lock (one round trip), the run up to its status write's send, the Deployment's send, the server's answers,
-and the bench's watch. A figure per phase: its p50 and p90 over the patches.
+generation: the watcher (the mirror written, the key pushed), Redis to a pool process and
+the key's lock (one round trip), the run up to its status write's send, the Deployment's
+send, the server's answers, and the bench's watch. A figure per phase: its p50 and p90
+over the patches.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from bench.stats import percentile
 
 # (label, from mark, to mark): the marks are named in `_marks_of`.
 PHASES = [
-    ("the watcher: the change read, its key pushed, Redis's answer read", "watched", "queued"),
+    ("the watcher: the change mirrored, the key pushed, Redis's answer read", "watched", "queued"),
     ("the watcher → a pool process holds the key (popped, its lock taken)", "watched", "popped"),
     ("the run begun", "popped", "run"),
     ("the run: the mirror read, the status told, up to its send", "run", "status send"),

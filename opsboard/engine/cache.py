@@ -12,7 +12,6 @@ from controllers.base import Body, Kind, PermanentError, TemporaryError
 from controllers.kube import ApiKube
 from controllers.ownership import INSTANCE_LABEL
 from opsboard.engine import own_status
-from opsboard.engine.carried import newer
 from opsboard.mirror import instance_index
 from opsboard.mirror.models import KubeObject
 
@@ -43,13 +42,6 @@ class MirrorCache:
             body = orjson.loads(row[0]) if row else None
             self._got[key] = own_status.newest(kind, namespace, name, body)
         return self._got[key]
-
-    def carry(self, kind: Kind, namespace: str, name: str, carried: bytes) -> Body | None:
-        """`get`, or the body the object's key was queued with when that is newer: its
-        mirror write may not be done yet (opsboard.engine.carried)."""
-        body = newer(self.get(kind, namespace, name), carried)
-        self._got[(kind.api_version, kind.kind, namespace, name)] = body
-        return body
 
     def refresh(self, kind: Kind, namespace: str, name: str, kube: ApiKube) -> Body | None:
         """The object read from the server instead, when the mirror is known to be behind

@@ -3,7 +3,7 @@ ready list the pool processes pop (opsboard.engine.consumer), by the same script
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from django.conf import settings
 
@@ -26,17 +26,11 @@ def send_many(keys: Iterable[Key]) -> int:
 
 
 def reconcile_enqueue(
-    *,
-    key: Key,
-    trigger: str = "manual",
-    detail: str = "",
-    delay: float = 0.0,
-    carry: bytes = b"",
+    *, key: Key, trigger: str = "manual", detail: str = "", delay: float = 0.0
 ) -> bool:
     """Asks for a reconcile of `key`; False when it was already queued (deduplicated).
 
-    The UI's "Reconcile now" calls this with trigger="manual"; the watcher with "event",
-    and with `carry` the CR's body it read, not mirrored yet (opsboard.engine.carried).
+    The UI's "Reconcile now" calls this with trigger="manual"; the watcher with "event".
     A manual request for a key already queued relabels it, so its run shows as manual.
     """
     queue, why = queue_for(key.controller), Why(trigger, detail)
@@ -44,12 +38,10 @@ def reconcile_enqueue(
     if delay > 0:
         queue.add_after(key, delay, why)
         return True
-    return queue.add(key, why, relabel=trigger == "manual", send=True, carry=carry)
+    return queue.add(key, why, relabel=trigger == "manual", send=True)
 
 
-def reconcile_enqueue_many(
-    items: list[tuple[Key, str, str]], carry: Mapping[Key, bytes] | None = None
-) -> int:
+def reconcile_enqueue_many(items: list[tuple[Key, str, str]]) -> int:
     """reconcile_enqueue for a batch of (key, trigger, detail): one Redis round trip per
     controller, the dedup step and the pushes it makes. Returns how many were pushed."""
     by_controller: dict[str, list[tuple[Key, Why]]] = {}
@@ -59,7 +51,7 @@ def reconcile_enqueue_many(
     for name, queued in by_controller.items():
         for _ in queued:
             metrics.queue_added(name)
-        sent += sum(queue_for(name).add_many(queued, send=True, carry=carry))
+        sent += sum(queue_for(name).add_many(queued, send=True))
     return sent
 
 

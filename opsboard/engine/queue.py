@@ -15,8 +15,6 @@ Per controller, Redis holds:
 - `fails` (hash key → consecutive failures) for per-key exponential backoff.
 - `permanent` (hash key → resourceVersion): a user-fixable error, not retried by resync
   until the object changes.
-- `carried:<key>` (string, PX): the key's CR as the watcher read it from a change, queued
-  before its mirror write, taken by the key's next run (opsboard.engine.carried).
 - `status-written:<key>` (string resourceVersion, PX): the version of the key's CR its last
   run's own status write made, for a minute, so the next run (in any process) knows
   whether the mirror has caught up with it (opsboard.engine.own_status).
@@ -40,7 +38,6 @@ import hashlib
 import os
 import time
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -58,9 +55,7 @@ from opsboard.engine.pinned_redis import PinnedRedis
 # queued key takes the new reason, so the run that serves the request is recorded as
 # theirs; it keeps its queued time. A key newly queued and not running returns 1: it is
 # to be sent, and with ARGV[6] == '1' it is pushed onto the ready list here (KEYS[5]).
-# ARGV[7], when not empty, is the CR's body to carry to the next run (KEYS[6]).
 _ENQUEUE = """
-if ARGV[7] ~= '' then redis.call('SET', KEYS[6], ARGV[7], 'PX', ARGV[8]) end
 redis.call('RPUSH', KEYS[3], ARGV[2])
 redis.call('LTRIM', KEYS[3], -tonumber(ARGV[4]), -1)
 redis.call('EXPIRE', KEYS[3], ARGV[5])
@@ -83,8 +78,7 @@ return 1
 # A key's start, as a function of its key, its Redis names (`k`) and the run's lock: false
 # (None) when another worker holds the key, else {the queued reason or '', the triggers
 # merged into this run (they are its own now), how many were recorded in all, the key's
-# consecutive failures, the version of its last run's status write, the body carried to
-# it (taken)}.
+# consecutive failures, the version of its last run's status write}.
 _START_FUNCTION = """
 local function start(key, k, token, ttl, now, fallback)
   if redis.call('EXISTS', k.lock) == 1 then
@@ -100,16 +94,14 @@ local function start(key, k, token, ttl, now, fallback)
   local count = redis.call('GET', k.count)
   redis.call('DEL', k.triggers, k.count)
   local failures = redis.call('HGET', k.fails, key) or '0'
-  local carried = redis.call('GET', k.carried) or ''
-  if carried ~= '' then redis.call('DEL', k.carried) end
-  return {why or '', triggers, count or '0', failures, redis.call('GET', k.written) or '', carried}
+  return {why or '', triggers, count or '0', failures, redis.call('GET', k.written) or ''}
 end
 """
 _START = (
     _START_FUNCTION
     + """
 local k = {queued = KEYS[1], lock = KEYS[2], processing = KEYS[3], running = KEYS[4],
-  triggers = KEYS[5], count = KEYS[6], fails = KEYS[7], written = KEYS[8], carried = KEYS[9]}
+  triggers = KEYS[5], count = KEYS[6], fails = KEYS[7], written = KEYS[8]}
 return start(ARGV[1], k, ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5])
 """
 )
@@ -126,7 +118,7 @@ local p = ARGV[4] .. string.match(key, '^[^/]+')
 local k = {queued = p .. ':queued', lock = p .. ':lock:' .. key, processing = p .. ':processing',
   running = p .. ':running', triggers = p .. ':queued:triggers:' .. key,
   count = p .. ':queued:triggers-count:' .. key, fails = p .. ':fails',
-  written = p .. ':status-written:' .. key, carried = p .. ':carried:' .. key}
+  written = p .. ':status-written:' .. key}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return {key, start(key, k, ARGV[1], ARGV[2], now, ARGV[3])}
@@ -226,7 +218,6 @@ TRIGGERS_KEPT = 20  # per key: a flood is summarised by its newest triggers and 
 PREFIX = "opsboard:"  # of every controller's names (WorkQueue, _CLAIM)
 TRIGGERS_TTL_SECONDS = 86_400  # a key deleted while queued leaves no list behind for long
 STATUS_WRITTEN_TTL_MS = 60_000  # far longer than the watcher holds a change
-CARRIED_TTL_MS = 60_000  # a run that comes later reads the mirror, written by then
 
 
 @dataclass(frozen=True)
@@ -257,21 +248,19 @@ class Started:
     trigger_count: int  # how many were recorded in all (the list keeps the last TRIGGERS_KEPT)
     failures: int  # the key's consecutive failures before this run: its backoff step
     status_written: int | None  # the version of the CR its last run's status write made
-    carried: bytes = b""  # the CR's body the watcher queued the key with (JSON), if any
 
 
 def _started(result: Any, fallback: Why) -> Started | None:
     """What the start function (_START_FUNCTION) returned."""
     if result is None:
         return None
-    why, triggers, count, failures, written, carried = result
+    why, triggers, count, failures, written = result
     return Started(
         Why.load(why) if why else fallback,
         list(triggers),
         int(count),
         int(failures),
         int(written) if written.isdigit() else None,
-        carried,
     )
 
 
@@ -379,56 +368,30 @@ class WorkQueue:
     def status_written(self, key: Key) -> str:
         return f"{self.prefix}:status-written:{key}"
 
-    def carried(self, key: Key) -> str:
-        return f"{self.prefix}:carried:{key}"
-
-    def add(
-        self,
-        key: Key,
-        why: Why,
-        *,
-        relabel: bool = False,
-        send: bool = False,
-        carry: bytes = b"",
-    ) -> bool:
+    def add(self, key: Key, why: Why, *, relabel: bool = False, send: bool = False) -> bool:
         """Queues the key and records `why` among its triggers; True when it is to run
         now: pushed onto the ready list already with `send`, else the caller's to send.
         With `relabel`, a key already queued (or queued behind its running reconcile)
-        takes `why`. `carry`: the CR's body for the key's next run (opsboard.engine.carried)."""
-        return bool(self._enqueue(key, why, relabel=relabel, send=send, carry=carry))
+        takes `why`."""
+        return bool(self._enqueue(key, why, relabel=relabel, send=send))
 
-    def add_many(
-        self,
-        items: list[tuple[Key, Why]],
-        *,
-        send: bool = False,
-        carry: Mapping[Key, bytes] | None = None,
-    ) -> list[bool]:
+    def add_many(self, items: list[tuple[Key, Why]], *, send: bool = False) -> list[bool]:
         """`add` for many keys in one round trip (the watcher's batches); each result
         says whether that key was to run now."""
         if not items:
             return []
-        carry = carry or {}
         pipe = self.client.pipeline(transaction=False)
         for key, why in items:
-            self._enqueue(key, why, send=send, carry=carry.get(key, b""), client=pipe)
+            self._enqueue(key, why, send=send, client=pipe)
         return [bool(result) for result in pipe.execute()]
 
     def _enqueue(
-        self,
-        key: Key,
-        why: Why,
-        *,
-        relabel: bool = False,
-        send: bool = False,
-        carry: bytes = b"",
-        client: Any = None,
+        self, key: Key, why: Why, *, relabel: bool = False, send: bool = False, client: Any = None
     ) -> Any:
         keys = [self.queued, self.lock_name(key), self.triggers(key), self.trigger_count(key)]
         flags = ["1" if relabel else "0", TRIGGERS_KEPT, TRIGGERS_TTL_SECONDS, int(send)]
-        args = [str(key), why.dump(), *flags, carry, CARRIED_TTL_MS]
-        keys += [ready_list(), self.carried(key)]
-        return self._scripts["enqueue"](keys=keys, args=args, client=client)
+        args = [str(key), why.dump(), *flags]
+        return self._scripts["enqueue"](keys=[*keys, ready_list()], args=args, client=client)
 
     def start(self, key: Key, token: str, ttl: float, fallback: Why) -> Started | None:
         """Takes the key's lock, and with it the triggers recorded for the run (see
@@ -444,7 +407,6 @@ class WorkQueue:
                 self.trigger_count(key),
                 self.fails,
                 self.status_written(key),
-                self.carried(key),
             ],
             args=[str(key), token, int(ttl * 1000), _now_ms(), fallback.dump()],
         )

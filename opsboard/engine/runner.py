@@ -233,7 +233,7 @@ def _run(
         return _Ending()
     why, start = taken.why, run_start(taken)
     cache = MirrorCache()
-    primary = cache.carry(controller.primary, key.namespace, key.name, taken.carried)
+    primary = cache.get(controller.primary, key.namespace, key.name)
     if _older_than(primary, taken.status_written):  # see own_status
         primary = cache.refresh(controller.primary, key.namespace, key.name, api_kube())
     report = RunReporter()

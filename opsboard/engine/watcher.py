@@ -3,12 +3,9 @@
 One thread per watched kind (and namespace) reads its watch stream; a single writer
 (the caller's thread) applies what they read to the mirror in batches and only then
 queues the keys, so a reconcile always finds the mirror at least as new as the event that
-caused it. One exception, a user's edit of a CR the mirror has: its key is queued just
-before the write, the CR's new body carried beside it for the run (opsboard.engine.carried).
-A watcher killed between the two leaves changes mirrored but not queued (or queued, not
-mirrored): its successor treats every change newer than the last saved resume point as
-news, even where the mirror already has it, and with no resume point, everything its first
-list shows.
+caused it. A watcher killed between the two leaves changes mirrored but not queued: its
+successor treats every change newer than the last saved resume point as news, even where
+the mirror already has it, and with no resume point, everything its first list shows.
 """
 
 from __future__ import annotations
@@ -17,9 +14,8 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -40,7 +36,6 @@ from controllers.kube import ApiKube, Forbidden, Gone
 from controllers.pods import pod_is_ready
 from controllers.refusals import TOLD_IN_EVENTS
 from controllers.registry import watched_kinds
-from opsboard.engine import carried
 from opsboard.engine.database import close_if_broken
 from opsboard.engine.expected import ExpectedChildren
 from opsboard.engine.mapping import Echoes, OwnerIndex, keys_for
@@ -125,7 +120,7 @@ def _observed(item: Streamed) -> bool:
 
 
 Enqueue = Callable[..., Any]
-EnqueueMany = Callable[..., Any]  # (items: [(key, trigger, detail)], carry=)
+EnqueueMany = Callable[[list[tuple[Key, str, str]]], Any]
 
 
 def _versioned(kinds: Iterable[Kind]) -> frozenset[tuple[str, str]]:
@@ -341,20 +336,13 @@ class Watcher:
         return item.kind not in self.primaries or _observed(item)
 
     def _apply_large(self, by_kind: dict[Kind, list[Listed | Streamed]]) -> None:
-        # Primary kinds first, queued as soon as they are mirrored (a CR's edit just before:
-        # opsboard.engine.carried), so a CR's change never waits behind a flood of Pod or
-        # Event updates, nor a re-list.
+        # Primary kinds first, queued as soon as they are mirrored, so a CR's change never
+        # waits behind a flood of Pod or Event updates, nor a re-list.
         for kind in [k for k in by_kind if k in self.primaries]:
-            queued: list[Change] = []  # before their mirror write, bodies carried
-            changes = self._apply_kind(kind, by_kind[kind], before_write=queued.extend)
-            sent = {id(change) for change in queued}
+            changes = self._apply_kind(kind, by_kind[kind])
             self._enqueue_all(
                 keys_for(
-                    [change for change in changes if id(change) not in sent],
-                    self.controllers,
-                    self.owners,
-                    self.echoes,
-                    expected=self.expected,
+                    changes, self.controllers, self.owners, self.echoes, expected=self.expected
                 )
             )
             # The change history (kubectl's changes included) after the queueing: a write
@@ -405,11 +393,7 @@ class Watcher:
         held, self._held = list(self._held.items()), {}
         self._enqueue_all(held)
 
-    def _enqueue_all(
-        self, keys: list[tuple[Key, str]], carry: Mapping[Key, bytes] | None = None
-    ) -> None:
-        """Queues `keys`, or keeps them while they wait (for first lists, for Redis). A
-        kept key's carried body is dropped: its run comes after the mirror write."""
+    def _enqueue_all(self, keys: list[tuple[Key, str]]) -> None:
         if self._unlisted and self._holding():
             for key, detail in keys:
                 self._held.setdefault(key, detail)
@@ -417,21 +401,18 @@ class Watcher:
         if self._unsent:  # Redis did not answer: behind those, sent with them (_send_unsent)
             self._keep_unsent(keys)
             return
-        self._send(keys, carry)
+        self._send(keys)
 
-    def _send(self, keys: list[tuple[Key, str]], carry: Mapping[Key, bytes] | None = None) -> bool:
+    def _send(self, keys: list[tuple[Key, str]]) -> bool:
         """Queues `keys`; False when Redis did not answer: then they are kept to send
         again. A key queued before the failure is sent twice, which its dedup step absorbs
         (or, if it ran in between, costs one more run, never a lost one)."""
         try:
             if self.enqueue_many is not None and len(keys) > 1:
-                items = [(key, "event", detail) for key, detail in keys]
-                self.enqueue_many(items, **({"carry": carry} if carry else {}))
+                self.enqueue_many([(key, "event", detail) for key, detail in keys])
             else:
                 for key, detail in keys:
-                    body = (carry or {}).get(key)
-                    extra = {"carry": body} if body else {}
-                    self.enqueue(key=key, trigger="event", detail=detail, **extra)
+                    self.enqueue(key=key, trigger="event", detail=detail)
         except Exception as exc:
             self._keep_unsent(keys)
             self._unsent_retry_at = time.monotonic() + self._unsent_delay
@@ -520,16 +501,8 @@ class Watcher:
                 events.append((item.type, item.body))
         return events
 
-    def _apply_kind(
-        self,
-        kind: Kind,
-        items: list[Listed | Streamed],
-        *,
-        before_write: Callable[[list[Change]], object] | None = None,
-    ) -> list[Change]:
-        """One kind's items in order: its re-lists, and the events between them. With
-        `before_write` (a primary kind's), the edits of CRs among its events are queued
-        before their mirror write, and given to it (opsboard.engine.carried)."""
+    def _apply_kind(self, kind: Kind, items: list[Listed | Streamed]) -> list[Change]:
+        """One kind's items in order: its re-lists, and the events between them."""
         changes: list[Change] = []
         since = self._queued_through.get(kind)
         streamed: list[Streamed] = []
@@ -539,12 +512,7 @@ class Watcher:
                 continue
             if streamed:
                 events = self._streamed(kind, streamed)
-                early = None
-                if before_write is not None:
-                    early = partial(self._queue_early, then=before_write)
-                changes.extend(
-                    mirror_apply(kind=kind, events=events, queued_through=since, before_write=early)
-                )
+                changes.extend(mirror_apply(kind=kind, events=events, queued_through=since))
                 streamed = []
             if item is None:
                 break
@@ -569,18 +537,6 @@ class Watcher:
             )
             self._reached(kind, item.resource_version, listed=True)
         return changes
-
-    def _queue_early(
-        self, changes: list[Change], *, then: Callable[[list[Change]], object]
-    ) -> None:
-        """Queues the CR edits among a chunk's changes, read but not yet mirrored, with
-        their bodies (opsboard.engine.carried); `then` gets the changes queued."""
-        early = carried.early(changes)
-        if not early:
-            return
-        keys = keys_for(early, self.controllers, self.owners, self.echoes, expected=self.expected)
-        self._enqueue_all(keys, carry=carried.bodies([key for key, _ in keys], early))
-        then(early)
 
     def _reached(
         self, kind: Kind, version: str, *, listed: bool = False, event: bool = False

@@ -9,7 +9,7 @@ which changes deserve a reconcile.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -485,15 +485,8 @@ class KindEvents:
     queued_through: int | None = None
 
 
-BeforeWrite = Callable[[list[Change]], object]
-
-
 def mirror_apply(
-    *,
-    kind: Kind,
-    events: Sequence[tuple[str, Body]],
-    queued_through: int | None = None,
-    before_write: BeforeWrite | None = None,
+    *, kind: Kind, events: Sequence[tuple[str, Body]], queued_through: int | None = None
 ) -> list[Change]:
     """Applies watch events (in order) to the mirror, a write per 500 (see _write).
 
@@ -504,16 +497,11 @@ def mirror_apply(
     `queued_through`: the newest resourceVersion of `kind` whose keys are known queued. A
     replay newer than it was mirrored by a watcher that may have died before queueing it,
     so it comes back as news (previous unknown), though the mirror needs no write.
-
-    `before_write`: given each chunk's changes once they are known, before they are
-    written (the watcher queues a CR's edit then: opsboard.engine.carried).
     """
-    return mirror_apply_kinds([KindEvents(kind, events, queued_through)], before_write)
+    return mirror_apply_kinds([KindEvents(kind, events, queued_through)])
 
 
-def mirror_apply_kinds(
-    runs: Sequence[KindEvents], before_write: BeforeWrite | None = None
-) -> list[Change]:
+def mirror_apply_kinds(runs: Sequence[KindEvents]) -> list[Change]:
     """`mirror_apply` of several kinds at once: up to 500 events of any kinds are one read
     and one write, not one of each per kind (a watcher's batch of Pods, ReplicaSets and
     Deployments was three of each). Changes come kind by kind, each in its events' order."""
@@ -527,14 +515,14 @@ def mirror_apply_kinds(
             chunk.append(KindEvents(run.kind, part, run.queued_through))
             room -= len(part)
             if not room:
-                changes.extend(_apply_chunk(chunk, before_write))
+                changes.extend(_apply_chunk(chunk))
                 chunk, room = [], _CHUNK
     if chunk:
-        changes.extend(_apply_chunk(chunk, before_write))
+        changes.extend(_apply_chunk(chunk))
     return changes
 
 
-def _apply_chunk(runs: list[KindEvents], before_write: BeforeWrite | None) -> list[Change]:
+def _apply_chunk(runs: list[KindEvents]) -> list[Change]:
     typed = [
         (run, [(type_, _with_type(run.kind, body)) for type_, body in run.events]) for run in runs
     ]
@@ -564,8 +552,6 @@ def _apply_chunk(runs: list[KindEvents], before_write: BeforeWrite | None) -> li
             changes.append(Change(type_, kind, body, previous, writers))
             known[uid] = snapshot(body)
             final[uid] = (type_, kind, body)
-    if before_write is not None and changes:
-        before_write(changes)
     if final:
         _write(final, {uid for uid in final if uid not in mirrored.known}, mirrored)
     return changes

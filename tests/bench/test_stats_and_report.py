@@ -255,7 +255,7 @@ def test_the_patch_trace_is_read_per_patch_from_the_watchers_read_of_its_generat
     got = {label: figure["p50_ms"] for label, figure in phases.items()}
     assert got == pytest.approx(
         {
-            "the watcher: the change read, its key pushed, Redis's answer read": 2.0,
+            "the watcher: the change mirrored, the key pushed, Redis's answer read": 2.0,
             "the watcher → a pool process holds the key (popped, its lock taken)": 1.8,
             "the run begun": 0.4,
             "the run: the mirror read, the status told, up to its send": 0.8,

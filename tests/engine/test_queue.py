@@ -239,19 +239,6 @@ def test_start_takes_the_runs_triggers_and_backoff_step_with_the_lock(queue: Wor
     assert again is not None and (again.triggers, again.trigger_count) == ([], 0)
 
 
-def test_a_carried_body_goes_to_the_key_s_next_run_only(queue: WorkQueue) -> None:
-    """The watcher's newest body wins, queued or not; the run that starts takes it."""
-    assert queue.add(KEY, Why("event"), carry=b'{"v": 1}')
-    assert not queue.add(KEY, Why("event"), carry=b'{"v": 2}')  # deduplicated, body newer
-    assert not queue.add(KEY, Why("resync"))  # carries nothing: the body stays
-    started = queue.start(KEY, "t1", 5, Why("event"))
-    assert started is not None and started.carried == b'{"v": 2}'
-    queue.done(KEY, "t1", succeeded=True)
-    queue.add(KEY, Why("event"))
-    again = queue.start(KEY, "t2", 5, Why("event"))
-    assert again is not None and again.carried == b""
-
-
 def _state(queue: WorkQueue, key: Key) -> dict[str, object]:
     """What a start leaves in Redis about `key` (the lock's token aside)."""
     client = queue.client
@@ -261,7 +248,6 @@ def _state(queue: WorkQueue, key: Key) -> dict[str, object]:
         "running": client.hexists(queue.running, str(key)),
         "queued": client.hexists(queue.queued, str(key)),
         "triggers": client.exists(queue.triggers(key), queue.trigger_count(key)),
-        "carried": client.exists(queue.carried(key)),
     }
 
 
@@ -271,7 +257,7 @@ def test_a_claim_pops_a_key_and_starts_it_as_start_does(queue: WorkQueue) -> Non
     ready, mine = "opsboard:ready:test-claim", "opsboard:ready:test-claim:claimed:1"
     other = Key("toy", "ns", "b")
     for key in (KEY, other):
-        queue.add(key, Why("manual", f"by {key.name}"), carry=b'{"v": 1}')
+        queue.add(key, Why("manual", f"by {key.name}"))
     queue.client.lpush(ready, str(KEY))
 
     claimed = claim(queue.client, ready, mine, Why("event"), ttl=5, timeout=1)
@@ -280,7 +266,6 @@ def test_a_claim_pops_a_key_and_starts_it_as_start_does(queue: WorkQueue) -> Non
     assert claimed is not None and claimed.key == KEY and claimed.started is not None
     assert started is not None
     assert (claimed.started.why.detail, started.why.detail) == ("by a", "by b")
-    assert claimed.started.carried == started.carried == b'{"v": 1}'
     assert claimed.started.trigger_count == started.trigger_count == 1
     assert (
         _state(queue, KEY)
@@ -291,7 +276,6 @@ def test_a_claim_pops_a_key_and_starts_it_as_start_does(queue: WorkQueue) -> Non
             "running": True,
             "queued": False,
             "triggers": 0,
-            "carried": 0,
         }
     )
     assert queue.client.get(queue.lock_name(KEY)) == claimed.token.encode()

@@ -1,7 +1,7 @@
 """One key's reconcile, driven in this process: a key that changed while it ran runs again
 at once, not pushed back onto the ready list, unless its run failed; a run reads its key's
 own status write before the mirror has it; a run that fails outside its controller is
-retried; a run reads the body its key was queued with while the mirror is older."""
+retried."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import orjson
 import pytest
 from django.db import DatabaseError, connection
 from kubernetes import client
@@ -24,7 +23,7 @@ from opsboard.engine.models import ReconcileRun
 from opsboard.engine.queue import Why, queue_for, ready_list
 from opsboard.engine.runner import _controller_settings, reconcile_key
 from opsboard.mirror.writer import mirror_apply
-from tests.engine.toy import CONFIGMAP, TOY, child_size, toy
+from tests.engine.toy import CONFIGMAP, TOY, toy
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -177,25 +176,3 @@ def test_a_run_s_controllers_read_the_graces_the_settings_give(settings: Any) ->
     settings.OPSBOARD_UNSCHEDULABLE_GRACE_SECONDS = 120.0
     settings.OPSBOARD_UNREADY_GRACE_SECONDS = 45.0
     assert graces_from(_controller_settings()) == Graces(unschedulable=120.0, unready=45.0)
-
-
-@pytest.mark.parametrize("newer", [True, False])
-def test_a_run_reads_the_body_its_key_was_queued_with_when_the_mirror_is_older(
-    in_process: None, api: ApiKube, namespace: str, newer: bool
-) -> None:
-    """The watcher queues a CR's edit before its mirror write, the body carried beside the
-    key (opsboard.engine.carried). Here the mirror keeps the Toy as created; the run takes
-    the carried body when it is newer than the mirror's copy, and not when it is older."""
-    name = "carried"
-    created = api.create(TOY, toy(name, namespace, size=1))
-    edited = api.patch(TOY, namespace, name, {"spec": {"size": 3}})
-    mirrored, carried = (created, edited) if newer else (edited, created)
-    mirror_apply(kind=TOY, events=[("ADDED", mirrored)])
-    key = Key("toy", namespace, name)
-    reconcile_enqueue(key=key, trigger="event", carry=orjson.dumps(carried))
-    queue = queue_for("toy")
-    assert queue.client.exists(queue.carried(key))
-
-    assert reconcile_key(key=key, trigger="event", detail="MODIFIED Toy")
-    assert child_size(api, namespace, name) == "3"  # the edit, from either copy
-    assert not queue.client.exists(queue.carried(key))  # taken by the run

@@ -8,7 +8,6 @@ import threading
 import time
 from typing import Any, cast
 
-import orjson
 import pytest
 from django.test import override_settings
 
@@ -197,44 +196,3 @@ def test_a_users_change_is_queued_before_its_batchs_owned_changes_are_written(
     else:
         assert queued[0] == ("a", False)
         assert writes == [1, 1]
-
-
-@pytest.mark.django_db
-def test_a_cr_s_edit_is_queued_before_its_mirror_write_with_its_body() -> None:
-    """A modification of a CR the mirror has is queued first, its body carried to the run
-    (opsboard.engine.carried); a new CR and a deleted one are queued after their write, as
-    a run must not take an object the mirror does not have from a body alone."""
-    seen: list[tuple[str, str | None, dict[str, Any] | None]] = []  # name, mirror's rv, carried
-
-    def enqueue(*, key: Key, trigger: str, detail: str, carry: bytes = b"") -> None:
-        row = KubeObject.objects.filter(kind="Toy", name=key.name).first()
-        seen.append(
-            (key.name, row.resource_version if row else None, carry and orjson.loads(carry))
-        )
-
-    watcher = Watcher(kube=cast(ApiKube, None), controllers=[TOYS], enqueue=enqueue)
-    watcher._listed_by = None  # every kind counts as listed
-    uid = "u-edited"
-    before, gone = obj(TOY, "edited", uid=uid), obj(TOY, "gone")
-    writer.mirror_apply(kind=TOY, events=[("ADDED", before), ("ADDED", gone)])
-    after = obj(TOY, "edited", uid=uid, generation=2, spec={"size": 3})
-    new = obj(TOY, "new")
-
-    for item in (
-        Streamed(TOY, "MODIFIED", after),
-        Streamed(TOY, "ADDED", new),
-        Streamed(TOY, "DELETED", gone),
-    ):
-        watcher._apply([item])
-
-    edited, added, deleted = seen
-    assert edited[:2] == ("edited", before["metadata"]["resourceVersion"])  # not written yet
-    assert edited[2] is not None
-    assert (edited[2]["metadata"]["resourceVersion"], edited[2]["spec"]) == (
-        after["metadata"]["resourceVersion"],
-        {"size": 3},
-    )
-    assert added == ("new", new["metadata"]["resourceVersion"], b"")  # mirrored first
-    assert deleted == ("gone", None, b"")
-    row = KubeObject.objects.get(kind="Toy", name="edited")
-    assert row.resource_version == after["metadata"]["resourceVersion"]  # and then mirrored
