@@ -39,7 +39,7 @@ from controllers.base import Key
 from opsboard.engine import database
 from opsboard.engine.pinned_redis import PinnedRedis
 from opsboard.engine.pump import EX_SOFTWARE  # as a stalled worker: supervisors restart it
-from opsboard.engine.queue import Claimed, Why, claim, ready_list
+from opsboard.engine.queue import Claimed, claim, ready_list
 from opsboard.engine.runner import reconcile_key
 
 log = logging.getLogger(__name__)
@@ -81,10 +81,9 @@ class KeyConsumer:
 
     def _claim_one(self) -> None:
         """Pops a key and takes its lock in one round trip (queue.claim)."""
-        fallback = Why("event", "", time.time())
         ttl = settings.OPSBOARD_LOCK_TTL
         claimed = claim(
-            self.client, self.lists[0], self.mine, fallback, ttl=ttl, timeout=POP_TIMEOUT
+            self.client, self.lists[0], self.mine, "event", ttl=ttl, timeout=POP_TIMEOUT
         )
         if claimed is not None:
             if trace.ON:

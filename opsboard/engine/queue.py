@@ -108,7 +108,8 @@ return start(ARGV[1], k, ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5])
 # A key popped off the consumer's own list (KEYS[1], where a BLMOVE in the same pipeline
 # put it) and started: false when the list is empty (the BLMOVE timed out), else {the key,
 # what `start` returns}. The key's names are WorkQueue's, built here from its controller
-# (the key's first part); the time is the server's: the pipeline may have waited long.
+# (the key's first part); the time is the server's, and so is the fallback reason's (with
+# the trigger ARGV[3]): the pipeline may have waited long.
 _CLAIM = (
     _START_FUNCTION
     + """
@@ -121,7 +122,8 @@ local k = {queued = p .. ':queued', lock = p .. ':lock:' .. key, processing = p 
   written = p .. ':status-written:' .. key}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return {key, start(key, k, ARGV[1], ARGV[2], now, ARGV[3])}
+local fallback = cjson.encode({t = ARGV[3], d = '', at = now / 1000})
+return {key, start(key, k, ARGV[1], ARGV[2], now, fallback)}
 """
 )
 _RENEW = """
@@ -278,16 +280,17 @@ _CLAIM_SHA = hashlib.sha1(_CLAIM.encode()).hexdigest()
 
 
 def claim(
-    client: redis.Redis, ready: str, mine: str, fallback: Why, *, ttl: float, timeout: int
+    client: redis.Redis, ready: str, mine: str, trigger: str, *, ttl: float, timeout: int
 ) -> Claimed | None:
     """Waits up to `timeout` seconds for a key on the ready list and takes its lock, in one
     round trip, not two: a BLMOVE of the key onto `mine` (the caller's own list) and the
     claim script that pops it from there and starts it, pipelined. Redis runs a client's
     commands in order, so the script runs as soon as the BLMOVE returns. None when no key
     came. A Redis that lost its scripts (restarted) refuses the script: then it is loaded
-    and run again, and takes the key from `mine`, where it waited."""
+    and run again, and takes the key from `mine`, where it waited. `trigger`: the reason's,
+    for a key popped with none queued (as `start`'s fallback)."""
     token = uuid.uuid4().hex
-    args: list[str | int] = [token, int(ttl * 1000), fallback.dump(), PREFIX]
+    args: list[str | int] = [token, int(ttl * 1000), trigger, PREFIX]
     pipe = client.pipeline(transaction=False)
     pipe.blmove(ready, mine, timeout, "RIGHT", "LEFT")
     pipe.evalsha(_CLAIM_SHA, 1, mine, *args)
@@ -302,6 +305,7 @@ def claim(
     if result is None:
         return None
     key, started = result
+    fallback = Why(trigger, "", time.time())
     return Claimed(Key.parse(os.fsdecode(key)), token, ttl, _started(started, fallback))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 
@@ -260,7 +261,7 @@ def test_a_claim_pops_a_key_and_starts_it_as_start_does(queue: WorkQueue) -> Non
         queue.add(key, Why("manual", f"by {key.name}"))
     queue.client.lpush(ready, str(KEY))
 
-    claimed = claim(queue.client, ready, mine, Why("event"), ttl=5, timeout=1)
+    claimed = claim(queue.client, ready, mine, "event", ttl=5, timeout=1)
     started = queue.start(other, "t-other", 5, Why("event"))
 
     assert claimed is not None and claimed.key == KEY and claimed.started is not None
@@ -284,19 +285,32 @@ def test_a_claim_pops_a_key_and_starts_it_as_start_does(queue: WorkQueue) -> Non
 
 
 def test_a_claim_of_a_running_key_leaves_it_queued_for_after(queue: WorkQueue) -> None:
+    """Queued with the time it was popped, not the time the claim began to wait: the
+    queue's wait is told from it (workqueue_queue_duration_seconds)."""
     ready, mine = "opsboard:ready:test-claim", "opsboard:ready:test-claim:claimed:2"
     queue.start(KEY, "t1", 5, Why("event"))
-    queue.client.lpush(ready, str(KEY))
-    claimed = claim(queue.client, ready, mine, Why("event"), ttl=5, timeout=1)
+    pushed: list[float] = []
+
+    def push_later() -> None:
+        time.sleep(0.5)
+        pushed.append(time.time())
+        queue.client.lpush(ready, str(KEY))
+
+    pusher = threading.Thread(target=push_later)
+    pusher.start()
+    claimed = claim(queue.client, ready, mine, "event", ttl=5, timeout=3)
+    pusher.join()
     assert claimed is not None and claimed.started is None
+    why = Why.load(queue.client.hget(queue.queued, str(KEY)))
+    assert why.trigger == "event" and why.at >= pushed[0] - 0.05
     assert queue.done(KEY, "t1"), "the running worker sends it again"
 
 
 def test_a_claim_with_no_key_waits_and_a_lost_script_is_loaded_again(queue: WorkQueue) -> None:
     ready, mine = "opsboard:ready:test-claim", "opsboard:ready:test-claim:claimed:3"
-    assert claim(queue.client, ready, mine, Why("event"), ttl=5, timeout=1) is None
+    assert claim(queue.client, ready, mine, "event", ttl=5, timeout=1) is None
     queue.client.script_flush()  # as a restarted Redis: the BLMOVE runs, the script does not
     queue.client.lpush(ready, str(KEY))
-    claimed = claim(queue.client, ready, mine, Why("event"), ttl=5, timeout=1)
+    claimed = claim(queue.client, ready, mine, "event", ttl=5, timeout=1)
     assert claimed is not None and claimed.started is not None
     assert not queue.client.exists(mine)
