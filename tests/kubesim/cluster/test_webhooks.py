@@ -78,6 +78,15 @@ def _username(api: Api) -> str:
     return name
 
 
+def _own_reviews(api: Api, webhook: Webhook) -> list[dict[str, Any]]:
+    """The reviews of this test's own writes. A kubelet's are another's (its pods' status
+    writes, its DELETE once a pod's grace ends), and a real server that meets a conflict
+    applying a PATCH (the kubelet writing the pod's status meanwhile) applies it again, and
+    admits it again: one write of ours may be reviewed more than once."""
+    me = _username(api)
+    return [review for review in webhook.reviews if review["userInfo"]["username"] == me]
+
+
 def test_a_denied_pod_create_is_refused_in_the_webhooks_words(
     kube_api_client: Api, namespace: str
 ) -> None:
@@ -237,11 +246,7 @@ def test_updates_and_deletes_are_sent_only_when_their_operation_is_listed(
                 _until_in_force(changes, lambda: patch(dry=True), admitted=200)
                 assert patch().status == 200
                 assert raw(kube_api_client, "DELETE", path).status == 200
-                # Ours: a kubelet's own DELETE, once the pod's grace ends, is another's.
-                # A real server that meets a conflict applying the PATCH (the kubelet
-                # writing the pod's status meanwhile) applies it again, and admits it again.
-                me = _username(kube_api_client)
-                *updates, delete = [r for r in changes.reviews if r["userInfo"]["username"] == me]
+                *updates, delete = _own_reviews(kube_api_client, changes)
         assert [r["operation"] for r in creates.reviews] == ["CREATE"]
     assert updates
     for update in updates:
@@ -308,10 +313,7 @@ def test_a_subresource_is_sent_only_to_a_rule_that_names_it(
             with _configured(kube_api_client, config):
                 _until_in_force(statuses, lambda: write_status(dry=True), admitted=200)
                 assert write_status().status == 200
-                # Ours, as in the test above: a kubelet's status writes are another's, and a
-                # real server that meets a conflict applying the PATCH admits it again.
-                me = _username(kube_api_client)
-                mine = [r for r in statuses.reviews if r["userInfo"]["username"] == me]
+                mine = _own_reviews(kube_api_client, statuses)
         assert [r["operation"] for r in pods.reviews] == ["CREATE"]
     assert mine
     for request in mine:
