@@ -1,6 +1,7 @@
 """`python -m bench [--quick] [--no-peer] [--kubeconfig FILE] [scenario ...]`: run, print the
-table, write files. With --kubeconfig, every scenario that does not need kubesim's hooks
-runs against that cluster (in namespaces of its own, deleted afterwards) instead."""
+table, write files; exit 1 if a scenario could not run. With --kubeconfig, every scenario
+that does not need kubesim's hooks runs against that cluster (in namespaces of its own,
+deleted afterwards) instead."""
 
 from __future__ import annotations
 
@@ -101,6 +102,11 @@ def main(argv: list[str]) -> int:
     write_json(outcomes, args.out, quick=args.quick)
     plots = write_plots(outcomes, args.out)
     log(f"wrote {args.out / 'results.json'} and {len(plots)} plots")
+    # A run that measured less than it was asked to must not look like a good one to a
+    # script or CI: the table says why, the exit status that it happened.
+    if failed := [outcome.name for outcome in outcomes if outcome.error is not None]:
+        log(f"not measured: {', '.join(failed)} (the table and the log above say why)")
+        return 1
     return 0
 
 

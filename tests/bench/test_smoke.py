@@ -67,11 +67,13 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], P
         if bench.poll() is None:  # SIGTERM: bench unwinds like Ctrl-C, stops its stacks,
             bench.terminate()  # and prints the logs of the scenario it was running
             stdout, stderr = bench.communicate(timeout=60)
-    assert outcome == "exited 0", (
-        f"python -m bench --quick {outcome}\n--- stderr (end)\n{stderr[-8000:]}\n"
-        f"--- stdout (end)\n{stdout[-2000:]}"
-    )
-    return json.loads((out / "results.json").read_text()), out, stdout
+    told = f"\n--- stderr (end)\n{stderr[-8000:]}\n--- stdout (end)\n{stdout[-2000:]}"
+    # Exit 1 says a scenario could not run: the tests below say which, and why.
+    assert outcome in ("exited 0", "exited 1"), f"python -m bench --quick {outcome}{told}"
+    document = json.loads((out / "results.json").read_text())
+    failed = [name for name, s in document["scenarios"].items() if s["error"] is not None]
+    assert outcome == ("exited 1" if failed else "exited 0"), (failed, told)
+    return document, out, stdout
 
 
 def explain(scenario: dict[str, Any]) -> str:
