@@ -76,7 +76,7 @@ if ARGV[6] == '1' then redis.call('LPUSH', KEYS[5], ARGV[1]) end
 return 1
 """
 # A key's start, as a function of its key, its Redis names (`k`) and the run's lock: false
-# (None) when another worker holds the key, else {the queued reason or '', the triggers
+# (None) when another worker holds the key, else {the queued reason or `fallback`, the triggers
 # merged into this run (they are its own now), how many were recorded in all, the key's
 # consecutive failures, the version of its last run's status write}.
 _START_FUNCTION = """
@@ -94,7 +94,7 @@ local function start(key, k, token, ttl, now, fallback)
   local count = redis.call('GET', k.count)
   redis.call('DEL', k.triggers, k.count)
   local failures = redis.call('HGET', k.fails, key) or '0'
-  return {why or '', triggers, count or '0', failures, redis.call('GET', k.written) or ''}
+  return {why or fallback, triggers, count or '0', failures, redis.call('GET', k.written) or ''}
 end
 """
 _START = (
@@ -252,13 +252,13 @@ class Started:
     status_written: int | None  # the version of the CR its last run's status write made
 
 
-def _started(result: Any, fallback: Why) -> Started | None:
+def _started(result: Any) -> Started | None:
     """What the start function (_START_FUNCTION) returned."""
     if result is None:
         return None
     why, triggers, count, failures, written = result
     return Started(
-        Why.load(why) if why else fallback,
+        Why.load(why),
         list(triggers),
         int(count),
         int(failures),
@@ -305,8 +305,7 @@ def claim(
     if result is None:
         return None
     key, started = result
-    fallback = Why(trigger, "", time.time())
-    return Claimed(Key.parse(os.fsdecode(key)), token, ttl, _started(started, fallback))
+    return Claimed(Key.parse(os.fsdecode(key)), token, ttl, _started(started))
 
 
 @cache
@@ -414,7 +413,7 @@ class WorkQueue:
             ],
             args=[str(key), token, int(ttl * 1000), _now_ms(), fallback.dump()],
         )
-        return _started(result, fallback)
+        return _started(result)
 
     def renew(self, key: Key, token: str, ttl: float) -> bool:
         return bool(
