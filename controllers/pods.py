@@ -16,6 +16,12 @@ def pod_is_ready(pod: Body) -> bool:
     return condition_of(pod, "Ready").get("status") == "True"
 
 
+def pod_is_stuck(pod: Body) -> bool:
+    """Not ready, and a container waits for an image it cannot pull or in a crash loop: it
+    will not get ready without someone's help, so it counts as neither ready nor starting."""
+    return not pod_is_ready(pod) and bool(waiting([pod], CRASHING + PULL_FAILURES))
+
+
 def pod_images(pod: Body) -> set[str]:
     return {c.get("image", "") for c in deep_get(pod, "spec.containers", [])}
 

@@ -16,6 +16,7 @@ from controllers.pods import (
     last_exit,
     pod_images,
     pod_is_ready,
+    pod_is_stuck,
     spec_image,
     waiting,
 )
@@ -147,11 +148,13 @@ def workload_status(
     ready = sum(1 for p in live if pod_is_ready(p))
     current = [p for p in live if image in pod_images(p)]
     outdated = len(live) - len(current)
-    # Not ready and not starting either: nothing will change by itself (controllers.unready).
-    # A StatefulSet's pod evicted from a lost node still holds its place: it is not replaced.
+    # Not ready and not starting either: nothing will change by itself (controllers.unready),
+    # nor for a pod stuck on its image or in a crash loop (Degraded says which). A
+    # StatefulSet's pod evicted from a lost node still holds its place: it is not replaced.
     settled = unready(pods, now=parse_time(now), grace=graces.unready)
     held = [p for p in settled.lost if deep_get(p, "metadata.deletionTimestamp")]
-    not_starting = len(settled.lost) - len(held) + len(settled.failing)
+    stuck = sum(1 for p in live if pod_is_stuck(p))
+    not_starting = len(settled.lost) - len(held) + len(settled.failing) + stuck
 
     # Worded by the size: "0/1 pod ready", "1/3 pods ready", "1 pod runs nginx".
     pods_of_size, runs = plural(size, "pod"), plural(size, "runs", "run")

@@ -10,6 +10,7 @@ from controllers.pods import (
     CRASHING,
     PULL_FAILURES,
     pod_is_ready,
+    pod_is_stuck,
     waiting,
 )
 from controllers.problems import Problem
@@ -116,7 +117,8 @@ def compute_status(
     )
     # A DaemonSet's pod evicted from a lost node is replaced: none holds its place.
     settled = unready(live, now=parse_time(now), grace=graces.unready)
-    not_starting = len(settled.lost) + len(settled.failing)
+    stuck = sum(1 for p in live if pod_is_stuck(p))  # on its image or in a crash loop
+    not_starting = len(settled.lost) + len(settled.failing) + stuck
     degraded = problem or _degraded(
         cr, live, desired if counted else None, pending, refused, settled
     )

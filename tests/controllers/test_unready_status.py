@@ -1,6 +1,7 @@
 """Pods that are not ready and not starting either make the CR Degraded, not Progressing:
-those on a node that stopped reporting (NodeLost), and those whose readiness probe fails
-past its grace (ReadinessFailing). One rule, controllers.unready, for every operator."""
+those on a node that stopped reporting (NodeLost), those whose readiness probe fails past
+its grace (ReadinessFailing), and those stuck on their image or in a crash loop
+(ImagePullFailed, PodsCrashing). One rule, controllers.unready, for every operator."""
 
 from __future__ import annotations
 
@@ -188,6 +189,45 @@ def test_a_crash_loops_last_exit_is_said_where_it_says_more_than_error() -> None
     assert _message(status, "Degraded") == (
         "Container main keeps crashing: 1 pod in CrashLoopBackOff, e.g. m-a"
     )
+
+
+def test_pods_stuck_on_their_image_or_crashing_are_not_starting() -> None:
+    """A crash loop or an image that cannot be pulled does not end by itself: the CR is
+    Degraded, and no longer Progressing once no other pod is on its way."""
+    crashing = pod("m-b", image=IMAGE, ready=False, waiting="CrashLoopBackOff")
+    pulling = pod("m-c", image=IMAGE, ready=False, waiting="ImagePullBackOff")
+    starting = pod("m-d", image=IMAGE, ready=False)
+    ready = pod("m-a", image=IMAGE)
+    status = memcached_status(
+        memcached(size=4, image=IMAGE), pods=[ready, crashing, pulling, starting], now=AT
+    )
+    assert _conditions(status)["Progressing"] == ("True", "PodsStarting")
+    assert _message(status, "Progressing") == "1/4 pods ready, 1 starting"
+    assert _conditions(status)["Degraded"] == ("True", "ImagePullFailed")
+    status = memcached_status(
+        memcached(size=3, image=IMAGE), pods=[ready, crashing, pulling], now=AT
+    )
+    assert _conditions(status)["Progressing"] == ("False", "RolloutComplete")
+    assert _conditions(status)["Available"] == ("False", "PodsNotReady")
+    status = memcached_status(memcached(size=2, image=IMAGE), pods=[ready, crashing], now=AT)
+    assert _conditions(status)["Progressing"] == ("False", "RolloutComplete")
+    assert _conditions(status)["Degraded"] == ("True", "PodsCrashing")
+
+
+def test_a_consumer_pod_in_a_crash_loop_is_not_starting() -> None:
+    pods = [pod("pt-consumer-a", image=SPEC["image"]),
+            pod("pt-consumer-b", image=SPEC["image"], ready=False, waiting="CrashLoopBackOff"),
+            pod("pt-consumer-c", image=SPEC["image"], ready=False)]  # fmt: skip
+    status = ptemplate_status(
+        ptemplate(), daemonset=daemonset(3, ready=1), module={}, pods=pods, now=AT
+    )
+    assert _conditions(status)["Progressing"] == ("True", "PodsStarting")
+    assert _message(status, "Progressing") == "1/3 consumer pods ready, 1 starting"
+    assert _conditions(status)["Degraded"] == ("True", "PodsCrashing")
+    status = ptemplate_status(
+        ptemplate(), daemonset=daemonset(2, ready=1), module={}, pods=pods[:2], now=AT
+    )
+    assert _conditions(status)["Progressing"][0] == "False"
 
 
 def test_pods_that_cannot_start_come_before_those_that_run_unready() -> None:
