@@ -67,6 +67,10 @@ class Forbidden(PermanentError):
     def __init__(self, text: str, *, said: str = "") -> None:
         super().__init__(text)
         self.said = said or text
+        # Set by a controller that has told it itself, in its own words (its Degraded
+        # condition and that condition's Warning Event): the engine retries it the same,
+        # and posts no Warning of its own, so one refusal is one Warning, not two.
+        self.told = False
 
 
 class NotGranted(Forbidden):

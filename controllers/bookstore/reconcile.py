@@ -105,6 +105,7 @@ def reconcile(ctx: Context) -> Result:
     due = grace_ends([*app_pods, *db_pods], now=at, graces=graces)
     result = finish(ctx, BOOKSTORE, cr, status, problem, due=due)
     if refused is not None:
+        refused.told = True  # as VolumeExpansionFailed, by `finish`
         raise refused
     return result
 

@@ -30,6 +30,8 @@ class RunOutcome:
     temporary: bool = False
     # A 403: waits for a grant, so its backoff starts at OPSBOARD_DENIED_RETRY (queue.backoff).
     denied: bool = False
+    # The controller told the error itself (Forbidden.told): no Warning Event of the engine's.
+    told: bool = False
 
     @property
     def metric_result(self) -> str:

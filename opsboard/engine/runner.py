@@ -256,7 +256,7 @@ def _run(
         detail = f"attempt {failures + 1}: {outcome.error[:150]}"
         queue.add_after(key, delay, Why("retry", detail, time.time() + delay))
         metrics.retried(key.controller)
-        if not outcome.conflict:
+        if not outcome.conflict and not outcome.told:
             report.event("Warning", "ReconcileError", outcome.error)
     elif outcome.status == Outcome.PERMANENT:
         version = (primary or {}).get("metadata", {}).get("resourceVersion", "")
@@ -332,8 +332,9 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
         # Not the CR's fault, and no change of it is needed: someone grants the verb (or
         # raises the quota), which nothing announces. Said as for a permanent error, and
         # tried again, slowly, as controller-runtime would.
-        degrade(controller, ctx, str(exc))
-        return RunOutcome(Outcome.ERROR, error=str(exc), denied=True)
+        if not exc.told:
+            degrade(controller, ctx, str(exc))
+        return RunOutcome(Outcome.ERROR, error=str(exc), denied=True, told=exc.told)
     except PermanentError as exc:
         degrade(controller, ctx, str(exc))
         return RunOutcome(Outcome.PERMANENT, error=str(exc))

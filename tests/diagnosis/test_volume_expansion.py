@@ -13,12 +13,13 @@ import pytest
 from django.test import Client
 from kubernetes import client
 
-from controllers.base import PVC
+from controllers.base import EVENT, PVC
 from controllers.bookstore.desired import BOOKSTORE
 from controllers.conditions import condition_of
 from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from opsboard.mirror.models import KubeObject
+from tests.controllers.cluster import list_objects
 from tests.controllers.manifests import db_claim
 from tests.diagnosis.memcached_run import page_finding, start_operator_in, wait_degraded
 from tests.fixtures.celery import EngineProcesses
@@ -101,6 +102,21 @@ def test_growth_past_a_storage_quota_is_told_and_taken_once_the_quota_is_raised(
         "q", namespace, {"spec": {"hard": {"requests.storage": "3Gi"}}}
     )
     _recovered(cluster_kube, namespace)
+
+    # One refusal, one Warning, in the operator's words: its retries (every half second
+    # here) post none, nor the engine a ReconcileError beside it.
+    def events() -> dict[str, list[dict[str, Any]]] | None:
+        found: dict[str, list[dict[str, Any]]] = {}
+        for event in list_objects(cluster_kube, EVENT, namespace):
+            if event["involvedObject"].get("kind") == "BookStore":
+                found.setdefault(event["reason"], []).append(event)
+        return found if "ExpandingVolumes" in found else None  # the last run's: after all
+
+    told = wait_for(events, what="the claim's growth told in an Event")
+    assert [e["type"] for e in told["VolumeExpansionFailed"]] == ["Warning"]
+    assert told["VolumeExpansionFailed"][0].get("count", 1) == 1
+    assert "exceeded quota: q" in told["VolumeExpansionFailed"][0]["message"]
+    assert "ReconcileError" not in told
 
 
 def test_growth_past_a_limitranges_bound_on_claims_names_the_bound(
