@@ -83,6 +83,10 @@ class Result:
 class TemporaryError(Exception):
     """Worth retrying after `delay` seconds (a conflict, a server that is briefly down)."""
 
+    # Retried, but someone may have to act (a port another Service holds, a webhook that
+    # does not answer): the engine says so on the CR too, as Degraded.
+    needs_someone = False
+
     def __init__(self, message: str, *, delay: float | None = None) -> None:
         super().__init__(message)
         self.delay = delay

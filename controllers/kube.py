@@ -92,10 +92,14 @@ class AlreadyAllocated(TemporaryError):
     succeeds once that Service lets go of it, so retried with the key's backoff rather than
     left waiting for a change of the CR (a permanent error would be)."""
 
+    needs_someone = True
+
 
 class WebhookUnreachable(TemporaryError):
     """500 when the API server could not call an admission webhook whose failurePolicy is
     Fail: retried with the key's backoff (it may come back), but someone may have to act."""
+
+    needs_someone = True
 
 
 # kube-apiserver's Service allocators, word for word.

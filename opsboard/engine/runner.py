@@ -31,13 +31,7 @@ from controllers.base import (
 from controllers.conditions import condition_of, set_condition
 from controllers.fields import deep_get
 from controllers.graces import UNREADY_SETTING, UNSCHEDULABLE_SETTING
-from controllers.kube import (
-    AlreadyAllocated,
-    Conflict,
-    Forbidden,
-    NamespaceTerminating,
-    WebhookUnreachable,
-)
+from controllers.kube import Conflict, Forbidden, NamespaceTerminating
 from controllers.problems import RECONCILE_FAILED
 from opsboard.engine import metrics
 from opsboard.engine.cache import MirrorCache
@@ -339,8 +333,7 @@ def _reconcile(controller: Controller, ctx: Context) -> RunOutcome:
         degrade(controller, ctx, str(exc))
         return RunOutcome(Outcome.PERMANENT, error=str(exc))
     except TemporaryError as exc:
-        # Retried, but someone may need to act: said on the CR too.
-        if isinstance(exc, (AlreadyAllocated, WebhookUnreachable)):
+        if exc.needs_someone:  # retried, and said on the CR too
             degrade(controller, ctx, str(exc))
         return RunOutcome(
             Outcome.ERROR,
