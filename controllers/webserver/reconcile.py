@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.apply import ensure_child, finish, now
+from controllers.apply import ensure_child, ensure_child_and_finish, finish, now
 from controllers.base import (
     DEPLOYMENT,
     POD,
@@ -14,6 +14,7 @@ from controllers.base import (
     Result,
     TemporaryError,
 )
+from controllers.drift import owned_diff
 from controllers.fields import deep_get, node_port
 from controllers.graces import grace_ends, graces_from
 from controllers.kube import Conflict, node_port_refusal
@@ -54,27 +55,50 @@ def reconcile(ctx: Context) -> Result:
         or ownership_problem(cr, deployment, kind=DEPLOYMENT.kind)
         or ownership_problem(cr, service, kind=SERVICE.kind)
     )
-    if problem is None:
+    pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
+
+    def tell(child: Body | None) -> tuple[Body, float | None]:
+        at, graces = now(), graces_from(ctx.settings)
+        status = compute_status(
+            cr,
+            pods=pods,
+            service=service,
+            now=at,
+            problem=problem,
+            deployment=child,
+            graces=graces,
+        )
+        # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
+        # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer,
+        # but for the end of a pod's grace (for a node, or to become ready), no event tells.
+        return status, grace_ends(pods, now=at, graces=graces)
+
+    if problem is None and service is not None and _stands(cr, service):
+        # A scale or an image: the status written beside the Deployment's patch, as
+        # Memcached's (one round trip for the two).
+        return ensure_child_and_finish(
+            ctx,
+            WEBSERVER,
+            cr,
+            DEPLOYMENT,
+            desired_deployment(cr),
+            deployment,
+            tell,
+            exact=DEPLOYMENT_EXACT,
+            recheck=False,
+        )
+    if problem is None:  # the Deployment first: a Service refused does not hold up a scale
         deployment = ensure_child(
             ctx, DEPLOYMENT, desired_deployment(cr), deployment, exact=DEPLOYMENT_EXACT
         )
         service = _ensure_service(ctx, cr, service)
-    pods = ctx.cache.list(POD, namespace, labels=labels_for(cr))
-    at, graces = now(), graces_from(ctx.settings)
-    status = compute_status(
-        cr,
-        pods=pods,
-        service=service,
-        now=at,
-        problem=problem,
-        deployment=deployment,
-        graces=graces,
-    )
-    # Told from its pods, each of whose changes wakes this CR (and from its Deployment's
-    # ReplicaFailure, which does too: opsboard.engine.mapping): no recheck on a timer, but
-    # for the end of a pod's grace (for a node, or to become ready), which no event tells.
-    due = grace_ends(pods, now=at, graces=graces)
+    status, due = tell(deployment)
     return finish(ctx, WEBSERVER, cr, status, problem, recheck=False, due=due)
+
+
+def _stands(cr: Body, service: Body) -> bool:
+    """The Service is as the CR wants it: nothing to write to it."""
+    return owned_diff(desired_service(cr), service, exact=SERVICE_EXACT) is None
 
 
 def _ensure_service(ctx: Context, cr: Body, have: Body | None) -> Body:

@@ -346,6 +346,23 @@ def test_webserver_reconcile_keeps_a_service_with_an_allocated_node_port(
     assert driver.cr()["status"]["serviceName"] == "w-service"
     assert driver.run() == []
 
+    # A scale with the Service as wanted: the status goes first, beside the Deployment's
+    # patch (as a Memcached's); with the Service gone, the Deployment first, as before, so
+    # a Service the server refuses does not hold up the scale.
+    kube.patch(WEBSERVER, namespace, "w", {"spec": {"replicas": 2}})
+    assert driver.run() == [("patch_status", "WebServer", "w"), ("patch", "Deployment", "w")]
+    assert (kube.get(DEPLOYMENT, namespace, "w") or {})["spec"]["replicas"] == 2
+    assert driver.cr()["status"]["observedGeneration"] == driver.cr()["metadata"]["generation"]
+    kube.delete(SERVICE, namespace, "w-service")
+    wait_for(lambda: kube.get(SERVICE, namespace, "w-service") is None, what="the Service gone")
+    kube.patch(WEBSERVER, namespace, "w", {"spec": {"replicas": 3}})
+    assert driver.run() == [
+        ("patch", "Deployment", "w"),
+        ("create", "Service", "w-service"),
+        ("patch_status", "WebServer", "w"),
+    ]
+    assert driver.cr()["status"]["nodePort"] == node_port  # the re-created Service's, the same
+
 
 @dataclass
 class MirrorBehind(ReadThroughCache):
