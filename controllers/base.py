@@ -229,7 +229,7 @@ class Controller:
     storage_path: str | None = None
     # (container, the CR's field that sets its cpu and memory): ("memcached",
     # "spec.resources"). The advice for a container killed for memory names it; the
-    # dashboard's form sets the first one's memory limit.
+    # dashboard's form sets each one's memory limit.
     resources_paths: tuple[tuple[str, str], ...] = ()
     # Owned kinds whose status the reconcile never reads (it compares their spec, and
     # tells the CR's status from pods): a change of their status alone, the same
@@ -242,6 +242,7 @@ class Controller:
     patched_part: str = ""
 
     @property
-    def memory_limit_path(self) -> str | None:
-        """The field the dashboard's memory limit sets: "spec.resources.limits.memory"."""
-        return f"{self.resources_paths[0][1]}.limits.memory" if self.resources_paths else None
+    def memory_limit_paths(self) -> tuple[tuple[str, str], ...]:
+        """(container, the field that sets its memory limit): ("memcached",
+        "spec.resources.limits.memory"), one per container the CR gives resources."""
+        return tuple((c, f"{path}.limits.memory") for c, path in self.resources_paths)

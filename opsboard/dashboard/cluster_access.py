@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from opsboard.accounts.kube_identity import KubeIdentity
 from opsboard.dashboard import crclient
+from opsboard.dashboard.forms import memory_fields
 from opsboard.dashboard.kinds import KindInfo
 from opsboard.dashboard.patching import via_scale
 
@@ -19,8 +20,8 @@ def field_needs(info: KindInfo) -> dict[str, str]:
         needs["size"] = "scale" if via_scale(info, {controller.size_path: None}) else ""
     if controller.image_path:
         needs["image"] = ""
-    if controller.memory_limit_path:
-        needs["memory"] = ""
+    for name in memory_fields(controller):
+        needs[name] = ""
     return needs
 
 

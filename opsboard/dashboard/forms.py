@@ -10,6 +10,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from controllers.base import Controller
 from controllers.images import IMAGE_PATTERN, NAME_MAX, image_name
 from controllers.resources import QUANTITY_RE, parse_quantity
 from opsboard.dashboard.kinds import KindInfo, value_at
@@ -18,6 +19,7 @@ from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 
 _COLUMN_SORT = re.compile(r"col-\d{1,2}")
+_NOT_IN_A_NAME = re.compile(r"\W")  # of a form field's name, from a container's
 # A size with no maximum in the schema still gets one: nobody means a million replicas.
 DEFAULT_MAX_SIZE = 1000
 
@@ -45,20 +47,19 @@ class ListFilterForm(forms.Form):
 
 
 class PatchForm(forms.Form):
-    """Fields named after what they change: `size`, `image` and `memory` (the limit), present
-    if the kind has them."""
+    """Fields named after what they change: `size`, `image` and `memory` (the first
+    container's limit; `memory_<container>` each other's), present if the kind has them."""
 
     def __init__(self, *args: Any, info: KindInfo, cr: KubeObject, **kwargs: Any) -> None:
         controller = info.controller
-        self.paths = {
-            "size": controller.size_path,
-            "image": controller.image_path,
-            "memory": controller.memory_limit_path,
-        }
+        memory = memory_fields(controller)
+        self.paths = {"size": controller.size_path, "image": controller.image_path}
+        self.paths.update({name: path for name, (_, path) in memory.items()})
         # What the mirror holds now: the form starts from it and sends only what differs.
         self.current = {f: value_at({"spec": cr.spec or {}}, p) for f, p in self.paths.items()}
-        if self.current["memory"] is not None:
-            self.current["memory"] = str(self.current["memory"])  # a quantity may be a number
+        for name in memory:
+            if self.current[name] is not None:
+                self.current[name] = str(self.current[name])  # a quantity may be a number
         self.spec = cr.spec or {}
         kwargs["initial"] = self.current
         super().__init__(*args, **kwargs)
@@ -70,11 +71,15 @@ class PatchForm(forms.Form):
         if controller.image_path:
             image = _image_field(info.field_schema(controller.image_path))
             self.fields["image"] = _of_part(image, part, "image", controller.image_path)
-        if controller.memory_limit_path:
-            memory = _memory_field(info.field_schema(controller.memory_limit_path))
-            self.fields["memory"] = _of_part(
-                memory, part, "memory limit", controller.memory_limit_path
-            )
+        for name, (container, path) in memory.items():
+            field = _memory_field(info.field_schema(path))
+            if name == "memory":  # the part the size and image set, or the whole CR's
+                self.fields[name] = _of_part(field, part, "memory limit", path)
+            else:
+                field.label = f"Memory limit of {container}"
+                field.help_text = f"{field.help_text} Sets {path} only."
+                self.fields[name] = field
+        self.memory_fields = list(memory)
 
     def refuse(self, refusals: dict[str, str]) -> None:
         """Fields the cluster would refuse to change: read-only (still sent, at the current
@@ -84,22 +89,27 @@ class PatchForm(forms.Form):
                 self.fields[name].widget.attrs["readonly"] = True
                 self.fields[name].help_text = why
 
-    def clean_memory(self) -> str | None:
-        """Empty is no limit; a limit below the CR's memory request would be refused."""
-        limit = self.cleaned_data.get("memory") or None
-        path = self.paths["memory"] or ""
-        request_path = path.replace(".limits.", ".requests.")
+    def _below_request(self, name: str) -> None:
+        """A memory limit below its container's memory request would be refused: said so."""
+        limit = self.cleaned_data.get(name)
+        request_path = (self.paths[name] or "").replace(".limits.", ".requests.")
         request = value_at({"spec": self.spec}, request_path)
         if limit and request is not None and parse_quantity(limit) < parse_quantity(request):
-            raise ValidationError(
-                f"Below the memory request {request} ({request_path}): a limit must be at "
-                "least the request. Give a larger limit, or lower the request first.",
-                code="below_request",
+            self.add_error(
+                name,
+                ValidationError(
+                    f"Below the memory request {request} ({request_path}): a limit must be "
+                    "at least the request. Give a larger limit, or lower the request first.",
+                    code="below_request",
+                ),
             )
-        return limit
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
+        for name in self.memory_fields:
+            if name in cleaned:
+                cleaned[name] = cleaned[name] or None  # empty is no limit
+                self._below_request(name)
         if not self.errors and not self.changes():
             raise forms.ValidationError("Nothing to change: these are the current values.")
         return cleaned
@@ -114,6 +124,16 @@ class PatchForm(forms.Form):
             if (path := self.paths.get(f))
             and (path in reviewed if reviewed is not None else v != self.current.get(f))
         }
+
+
+def memory_fields(controller: Controller) -> dict[str, tuple[str, str]]:
+    """The form's memory limit fields → (container, the CR's field each sets): `memory` for
+    the first container, `memory_<container>` for each other (a BookStore's database)."""
+    fields = {}
+    for i, (container, path) in enumerate(controller.memory_limit_paths):
+        name = "memory" if i == 0 else "memory_" + _NOT_IN_A_NAME.sub("_", container)
+        fields[name] = (container, path)
+    return fields
 
 
 def _of_part(field: forms.Field, part: str, what: str, path: str) -> forms.Field:

@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 
 from controllers.base import Body
+from controllers.bookstore.desired import BOOKSTORE
 from controllers.kube import ApiKube, context_in_use
 from controllers.memcached.desired import MEMCACHED
 from opsboard.audit.models import AuditEntry
@@ -257,3 +258,32 @@ def test_a_memory_limit_is_reviewed_applied_audited_and_removed(
     assert "<code>spec.resources.limits.memory</code> → <code>none</code>" in html
     # A merge patch's null removes the key and leaves the maps around it (RFC 7386).
     assert cluster_kube.get(MEMCACHED, namespace, "cache-a")["spec"]["resources"] == {"limits": {}}
+
+
+def test_a_bookstores_database_memory_limit_is_set_from_its_own_field(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str
+) -> None:
+    spec = {"bookApp": {"replicas": 1}, "bookDB": {"replicas": 1}}
+    cluster_kube.create(BOOKSTORE, {
+        "apiVersion": BOOKSTORE.api_version, "kind": "BookStore",
+        "metadata": {"name": "shop", "namespace": namespace}, "spec": spec,
+    })  # fmt: skip
+    live = cluster_kube.get(BOOKSTORE, namespace, "shop")
+    mirror_object("BookStore", "shop", namespace=namespace, api_version=BOOKSTORE.api_version,
+                  spec=live["spec"])  # fmt: skip
+    url = f"/k/bookstore/{namespace}/shop/"
+    form = {"size": "1", "image": live["spec"]["bookApp"]["image"], "memory": "",
+            "memory_mongodb": "512Mi"}  # fmt: skip
+    html = operator_client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
+    assert re.search(
+        r"spec\.bookDB\.resources\.limits\.memory</td><td><del>—</del></td><td><ins>512Mi<", html
+    ), html
+    operator_client.post(url + "patch/apply/", hidden_fields(html), HTTP_HX_REQUEST="true")
+    live = cluster_kube.get(BOOKSTORE, namespace, "shop")
+    assert live["spec"]["bookDB"]["resources"]["limits"] == {"memory": "512Mi"}
+    assert "limits" not in (live["spec"]["bookApp"].get("resources") or {})
+    entry = AuditEntry.objects.get()
+    assert (entry.result, entry.after) == (
+        "applied",
+        {"spec.bookDB.resources.limits.memory": "512Mi"},
+    )

@@ -13,7 +13,7 @@ from django.test import Client
 
 from opsboard.audit.models import AuditEntry
 from opsboard.mirror.models import KubeObject
-from tests.dashboard.mirror_factory import memcached_with_pods
+from tests.dashboard.mirror_factory import memcached_with_pods, mirror_object
 
 pytestmark = pytest.mark.django_db
 PATCH = "/k/memcached/default/cache-a/patch/"
@@ -242,3 +242,29 @@ def test_the_memory_limit_is_offered_empty_when_the_cr_sets_none(operator_client
     field = re.search(r'<input type="text" name="memory"[^>]*>', html)
     assert field and "value=" not in field.group(0)
     assert "Empty: no limit. The pods roll out." in html
+
+
+def test_each_container_of_a_bookstore_has_its_memory_limit_checked_inline(
+    operator_client: Client,
+) -> None:
+    """The app's limit and the database's, each on its own field, each against its own
+    request: an OOMKilled MongoDB's fix is in the form, not only in kubectl."""
+    spec = {"bookApp": {"replicas": 1, "image": "bookstore:1"},
+            "bookDB": {"replicas": 1, "resources": {"requests": {"memory": "256Mi"}}}}  # fmt: skip
+    mirror_object("BookStore", "shop", api_version="blog.velotio.com/v1alpha1", spec=spec)
+    html = operator_client.get("/k/bookstore/default/shop/").content.decode()
+    assert re.search(r'<label for="[^"]+">App memory limit</label>', html)
+    assert re.search(r'<label for="[^"]+">Memory limit of mongodb</label>', html)
+    assert "Sets spec.bookDB.resources.limits.memory only." in html
+    response = operator_client.post(
+        "/k/bookstore/default/shop/patch/",
+        {"size": "1", "image": "bookstore:1", "memory": "64Mi", "memory_mongodb": "128Mi"},
+        HTTP_HX_REQUEST="true",
+    )
+    html = response.content.decode()
+    assert (
+        "Below the memory request 256Mi (spec.bookDB.resources.requests.memory): a limit "
+        "must be at least the request." in html
+    )
+    assert html.count("Below the memory request") == 1  # the app's 64Mi asks for no more
+    assert "No cluster" not in html and not AuditEntry.objects.exists()
