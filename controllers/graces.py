@@ -3,8 +3,9 @@ read otherwise with no event to tell: a pod's grace ends (pure).
 
 Two graces keep a pod "starting" for a while before its CR is Degraded: one waiting for a
 node (controllers.scheduling) and one whose readiness probe fails (controllers.unready).
-Nothing in the cluster changes when either ends, so no event wakes the CR: the reconcile
-asks to run again by then (controllers.apply.finish's `due`).
+And a container back from a crash loop stays "crashing" for a while (controllers.pods).
+Nothing in the cluster changes when any of them ends, so no event wakes the CR: the
+reconcile asks to run again by then (controllers.apply.finish's `due`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from controllers.base import Body
 from controllers.conditions import parse_time
+from controllers.pods import crash_settles
 from controllers.scheduling import UNSCHEDULABLE_GRACE_SECONDS, unscheduled
 from controllers.unready import UNREADY_GRACE_SECONDS, unready
 
@@ -46,8 +48,10 @@ def graces_from(settings: Mapping[str, Any]) -> Graces:
 def grace_ends(pods: list[Body], *, now: str, graces: Graces) -> float | None:
     """Seconds until the first of `pods`' graces ends at `now` (TIME_FORMAT), None if no pod
     is within one."""
+    at = parse_time(now)
     ends = (
         unscheduled(pods, now=now, grace=graces.unschedulable).recheck,
-        unready(pods, now=parse_time(now), grace=graces.unready).recheck,
+        unready(pods, now=at, grace=graces.unready).recheck,
+        crash_settles(pods, now=at),
     )
     return min((s for s in ends if s is not None), default=None)

@@ -3,23 +3,31 @@ without someone's help (an image that cannot be pulled, a crash loop, no node fo
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from controllers.base import Body
-from controllers.conditions import condition_of
+from controllers.conditions import condition_of, parse_time
 from controllers.fields import deep_get
 
 PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
 CRASHING = ("CrashLoopBackOff",)
 STUCK_REASONS = frozenset(PULL_FAILURES + CRASHING)  # container waiting reasons
+# Between two of a loop's back-offs its container exits, or runs (even ready) for a moment:
+# one that has restarted twice or more counts as crashing until it has run this long, so a
+# CR in a crash loop does not flap between Degraded and not (a Warning each time) at each
+# restart. A single restart (a node's, a liveness probe's) is not a loop.
+CRASH_SETTLE_SECONDS = 60.0
 
 
 def pod_is_ready(pod: Body) -> bool:
     return condition_of(pod, "Ready").get("status") == "True"
 
 
-def pod_is_stuck(pod: Body) -> bool:
-    """Not ready, and a container waits for an image it cannot pull or in a crash loop: it
-    will not get ready without someone's help, so it counts as neither ready nor starting."""
-    return not pod_is_ready(pod) and bool(waiting([pod], CRASHING + PULL_FAILURES))
+def pod_is_stuck(pod: Body, *, now: datetime | None) -> bool:
+    """Not ready, and a container waits for an image it cannot pull or is in a crash loop:
+    it will not get ready without someone's help, so it counts as neither ready nor
+    starting."""
+    return not pod_is_ready(pod) and bool(waiting([pod], PULL_FAILURES) or crashing([pod], now=now))
 
 
 def pod_images(pod: Body) -> set[str]:
@@ -61,6 +69,46 @@ def waiting(pods: list[Body], reasons: tuple[str, ...]) -> list[tuple[Body, Body
         for status in deep_get(pod, "status.containerStatuses", [])
         if deep_get(status, "state.waiting.reason") in reasons
     ]
+
+
+def crashing(pods: list[Body], *, now: datetime | None) -> list[tuple[Body, Body]]:
+    """(pod, containerStatus) pairs of containers in a crash loop at `now`: waiting in
+    CrashLoopBackOff, or, restarted twice or more, exited again or running again for less
+    than CRASH_SETTLE_SECONDS (with `now` unknown, only the first)."""
+    return [
+        (pod, status)
+        for pod in pods
+        for status in deep_get(pod, "status.containerStatuses", []) or []
+        if deep_get(status, "state.waiting.reason") in CRASHING
+        or (_settles_in(status, now) or 0.0) > 0
+    ]
+
+
+def crash_settles(pods: list[Body], *, now: datetime | None) -> float | None:
+    """Seconds until the first of `pods`' containers back from a crash loop has run long
+    enough to count as out of it (CRASH_SETTLE_SECONDS), None if none is: no event tells."""
+    left = [
+        s
+        for pod in pods
+        for status in deep_get(pod, "status.containerStatuses", []) or []
+        if deep_get(status, "state.running") and (s := _settles_in(status, now)) is not None
+    ]
+    # Times have whole seconds: one more makes sure the window is over by then.
+    return min((s + 1.0 for s in left if s > 0), default=None)
+
+
+def _settles_in(status: Body, now: datetime | None) -> float | None:
+    """Seconds until a container restarted twice or more is out of its loop: its current
+    run CRASH_SETTLE_SECONDS old (0 once it is, the window's length while it has exited);
+    None for one restarted less often, or whose run's start is unknown."""
+    if now is None or int(status.get("restartCount") or 0) < 2:
+        return None
+    if deep_get(status, "state.terminated"):
+        return CRASH_SETTLE_SECONDS
+    started = parse_time(deep_get(status, "state.running.startedAt"))
+    if started is None:
+        return None
+    return max(0.0, CRASH_SETTLE_SECONDS - (now - started).total_seconds())
 
 
 def unschedulable(pods: list[Body]) -> list[tuple[Body, str]]:

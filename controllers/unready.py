@@ -13,7 +13,7 @@ from datetime import datetime
 from controllers.base import Body
 from controllers.conditions import condition_of, parse_time
 from controllers.fields import controlling_ref, deep_get
-from controllers.pods import STUCK_REASONS, waiting
+from controllers.pods import PULL_FAILURES, crashing, waiting
 from controllers.wording import count, plural
 
 # How long a running container may stay unready before it counts as failing rather than
@@ -85,16 +85,18 @@ class Failing:
     since: datetime  # the later of their start and the pod's Ready turning False
 
 
-def failing_readiness(pod: Body) -> Failing | None:
+def failing_readiness(pod: Body, *, now: datetime | None) -> Failing | None:
     """The pod if its containers run and have started but some are not ready, whatever the
-    grace. None while a pod starts, stops or is stuck another way (a crash loop, an image
-    pull: other rules say those), on a lost node (its Ready has no reason), or undated."""
+    grace. None while a pod starts, stops or is stuck another way (a crash loop at `now`, an
+    image pull: other rules say those), on a lost node (its Ready has no reason), or
+    undated."""
     ready = condition_of(pod, "Ready")
     if (
         deep_get(pod, "status.phase") != "Running"
         or ready.get("status") != "False"
         or ready.get("reason") != "ContainersNotReady"
-        or waiting([pod], tuple(STUCK_REASONS))
+        or waiting([pod], PULL_FAILURES)
+        or crashing([pod], now=now)
     ):
         return None
     statuses = deep_get(pod, "status.containerStatuses", []) or []
@@ -147,7 +149,7 @@ def unready(
     for pod in pods:
         if deep_get(pod, "metadata.deletionTimestamp") or now is None:
             continue
-        if (found := failing_readiness(pod)) is None:
+        if (found := failing_readiness(pod, now=now)) is None:
             continue
         waited = (now - found.since).total_seconds()
         allowed = max(grace, probe_window(found))

@@ -10,8 +10,8 @@ from controllers.fields import deep_get
 from controllers.graces import DEFAULT_GRACES, Graces
 from controllers.ownership import selector_string
 from controllers.pods import (
-    CRASHING,
     PULL_FAILURES,
+    crashing,
     exit_words,
     last_exit,
     pod_images,
@@ -44,7 +44,7 @@ def unschedulable_problem(stuck: list[tuple[Body, str]], *, noun: str = "pod") -
 
 
 def crashing_problem(crashes: list[tuple[Body, Body]]) -> Problem:
-    """Degraded for containers in CrashLoopBackOff (`crashes`: pods.waiting's, not empty),
+    """Degraded for containers in CrashLoopBackOff (`crashes`: pods.crashing's, not empty),
     with their last exit where it says more than "Error": OOMKilled is a memory limit."""
     pod, status = crashes[0]
     last = last_exit(status)
@@ -153,7 +153,7 @@ def workload_status(
     # StatefulSet's pod evicted from a lost node still holds its place: it is not replaced.
     settled = unready(pods, now=parse_time(now), grace=graces.unready)
     held = [p for p in settled.lost if deep_get(p, "metadata.deletionTimestamp")]
-    stuck = sum(1 for p in live if pod_is_stuck(p))
+    stuck = sum(1 for p in live if pod_is_stuck(p, now=parse_time(now)))
     not_starting = len(settled.lost) - len(held) + len(settled.failing) + stuck
 
     # Worded by the size: "0/1 pod ready", "1/3 pods ready", "1 pod runs nginx".
@@ -185,7 +185,7 @@ def workload_status(
             f"Image {spec_image(pod, status)} cannot be pulled: {count(len(pulls), 'pod')} "
             f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}",
         )
-    elif crashes := waiting(live, CRASHING):
+    elif crashes := crashing(live, now=parse_time(now)):
         degraded = crashing_problem(crashes)
     else:
         # Pending past the grace: for good until someone frees a node, not "Progressing".

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from controllers.base import Body
 from controllers.conditions import conditions_from, parse_time
 from controllers.fields import deep_get
 from controllers.graces import DEFAULT_GRACES, Graces
 from controllers.pods import (
-    CRASHING,
     PULL_FAILURES,
+    crashing,
     pod_is_ready,
     pod_is_stuck,
     waiting,
@@ -48,6 +50,7 @@ def _degraded(
     pending: Unscheduled,
     refused: Problem | None,
     settled: Unready,
+    at: datetime | None,
 ) -> tuple[str, str] | None:
     if desired == 0:
         return NO_MATCHING_NODES, f"No node matches the node selector {_selector_text(cr)}"
@@ -69,7 +72,7 @@ def _degraded(
             f"Image {spec_image(cr)} cannot be pulled: {count(len(pulls), 'pod')} "
             f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}"
         )
-    if crashes := waiting(live, CRASHING):
+    if crashes := crashing(live, now=at):
         return crashing_problem(crashes)
     # Running, not ready, not starting: on a lost node, or a readiness probe that fails.
     return unready_problem(settled, workload=None, noun="consumer pod")
@@ -116,11 +119,12 @@ def compute_status(
         daemonset, events=events or [], pods=live, now=now, resources_field=RESOURCES_PATH
     )
     # A DaemonSet's pod evicted from a lost node is replaced: none holds its place.
-    settled = unready(live, now=parse_time(now), grace=graces.unready)
-    stuck = sum(1 for p in live if pod_is_stuck(p))  # on its image or in a crash loop
+    at = parse_time(now)
+    settled = unready(live, now=at, grace=graces.unready)
+    stuck = sum(1 for p in live if pod_is_stuck(p, now=at))  # on its image or in a loop
     not_starting = len(settled.lost) + len(settled.failing) + stuck
     degraded = problem or _degraded(
-        cr, live, desired if counted else None, pending, refused, settled
+        cr, live, desired if counted else None, pending, refused, settled, at
     )
     consumers, runs = plural(desired or 0, "consumer pod"), plural(desired or 0, "runs", "run")
     if desired is None:

@@ -9,7 +9,7 @@ import re
 from controllers.base import Body
 from controllers.conditions import find_condition
 from controllers.fields import controlling_ref, deep_get
-from controllers.pods import CRASHING, PULL_FAILURES, exit_words, last_exit, pod_claims
+from controllers.pods import CRASHING, PULL_FAILURES, crashing, exit_words, last_exit, pod_claims
 from controllers.refusals import current_refusal, event_message, event_time, refusal_advice
 from controllers.unready import failing_words, probe_text, unready
 from controllers.wording import count
@@ -95,7 +95,8 @@ def _pull_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
 
 
 def _crash_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
-    crashes = _waiting(pods, CRASHING)
+    # Back from a back-off for a moment, still in the loop: as the CR's PodsCrashing says.
+    crashes = _waiting(pods, CRASHING) or crashing(pods, now=observed.now)
     if not crashes:
         return []
     pod, status = crashes[0]

@@ -12,6 +12,7 @@ from controllers.bookstore.status import compute_status as bookstore_status
 from controllers.conditions import TIME_FORMAT, find_condition
 from controllers.graces import Graces, grace_ends
 from controllers.memcached.status import compute_status as memcached_status
+from controllers.pods import CRASH_SETTLE_SECONDS
 from controllers.ptemplate.status import compute_status as ptemplate_status
 from controllers.unready import UNREADY_GRACE_SECONDS
 from tests.controllers.builders import bookstore, memcached, pod
@@ -228,6 +229,44 @@ def test_a_consumer_pod_in_a_crash_loop_is_not_starting() -> None:
         ptemplate(), daemonset=daemonset(2, ready=1), module={}, pods=pods[:2], now=AT
     )
     assert _conditions(status)["Progressing"][0] == "False"
+
+
+def _back_from_a_crash(name: str, *, restarts: int, running_for: float,
+                       ready: bool = True) -> dict[str, Any]:  # fmt: skip
+    """A container restarted `restarts` times, running again for `running_for` seconds."""
+    back = pod(name, image=IMAGE, ready=ready)
+    back["status"]["containerStatuses"] = [
+        {"name": "main", "ready": ready, "started": True, "restartCount": restarts,
+         "state": {"running": {"startedAt": _at(running_for)}},
+         "lastState": {"terminated": {"reason": "Error", "exitCode": 1}}},
+    ]  # fmt: skip
+    return back
+
+
+def test_a_crash_loops_container_running_between_back_offs_is_still_crashing() -> None:
+    """Restarted twice or more and running again for less than CRASH_SETTLE_SECONDS: still
+    in the loop (Degraded stays, no flap at each restart), and the status is told again
+    when that window ends, which no event tells."""
+    cr = memcached(size=1, image=IMAGE)
+    for ready in (True, False):
+        back = _back_from_a_crash("m-a", restarts=3, running_for=5, ready=ready)
+        status = memcached_status(cr, pods=[back], now=AT)
+        assert _conditions(status)["Degraded"] == ("True", "PodsCrashing")
+        assert _conditions(status)["Progressing"][0] == "False"
+        assert grace_ends([back], now=AT, graces=Graces()) == CRASH_SETTLE_SECONDS - 5 + 1
+    # Up long enough: out of the loop.
+    settled = _back_from_a_crash("m-a", restarts=3, running_for=CRASH_SETTLE_SECONDS + 1)
+    status = memcached_status(cr, pods=[settled], now=AT)
+    assert _conditions(status)["Degraded"] == ("False", "AsExpected")
+    assert grace_ends([settled], now=AT, graces=Graces()) is None
+    # One restart (a node's, a liveness probe's) is no loop.
+    once = _back_from_a_crash("m-a", restarts=1, running_for=5)
+    assert _conditions(memcached_status(cr, pods=[once], now=AT))["Degraded"][0] == "False"
+    # Exited again, before its back-off shows: still crashing.
+    exited = _back_from_a_crash("m-a", restarts=2, running_for=5, ready=False)
+    exited["status"]["containerStatuses"][0]["state"] = {"terminated": {"exitCode": 1}}
+    status = memcached_status(cr, pods=[exited], now=AT)
+    assert _conditions(status)["Degraded"] == ("True", "PodsCrashing")
 
 
 def test_pods_that_cannot_start_come_before_those_that_run_unready() -> None:

@@ -7,17 +7,19 @@ to do, done, ends the crash loop."""
 from __future__ import annotations
 
 import shlex
+import time
 
 import pytest
 from django.test import Client
 from kubernetes import client
 
+from controllers.base import EVENT
 from controllers.conditions import condition_of
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from opsboard.diagnosis.observed import Finding
 from opsboard.mirror.models import KubeObject
-from tests.controllers.cluster import kubectl
+from tests.controllers.cluster import kubectl, list_objects
 from tests.diagnosis.memcached_run import create_memcached, start_memcached_operator
 from tests.fixtures.celery import EngineProcesses
 from tests.fixtures.kubesim import KubesimHandle
@@ -82,3 +84,53 @@ def test_a_pod_oom_killed_at_a_limit_range_default_is_told_to_raise_it_and_remak
     wait_for(lambda: crs.filter(health="Available").exists(), what="the Memcached available")
     findings = viewer_client.get(f"/k/memcached/{namespace}/cache/").context["diagnosis"]
     assert [f.code for f in findings.findings] == []
+
+
+def test_a_crash_loop_keeps_the_cr_degraded_between_its_restarts_with_one_warning(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, kubesim_server: KubesimHandle,
+) -> None:  # fmt: skip
+    """Between two back-offs the container runs (here, ready) for a moment: the CR stays
+    Degraded/PodsCrashing through it rather than turning AsExpected and Degraded again, with
+    a Warning each time, at every restart."""
+    core = client.CoreV1Api(kube_api_client)
+    start_memcached_operator(engine)
+    create_memcached(cluster_kube, namespace, "cache", size=1)
+    crs = KubeObject.objects.filter(kind="Memcached", namespace=namespace, name="cache")
+    wait_for(lambda: crs.filter(health="Available").exists(), what="the Memcached available")
+    [pod] = core.list_namespaced_pod(namespace).items
+    options = kubesim_server.cluster.options
+    options.crash_backoff = 0.5  # a real node's 10 s, here shortened: 0.5, 1, 2, 4 s
+    try:
+        kubesim_server.cluster.crash_pod(namespace, pod.metadata.name, loop=True)
+
+        def reason() -> str | None:
+            return condition_of(cluster_kube.get(MEMCACHED, namespace, "cache"), "Degraded").get(
+                "reason"
+            )
+
+        wait_for(lambda: reason() == "PodsCrashing", what="Degraded/PodsCrashing")
+        first = core.read_namespaced_pod(pod.metadata.name, namespace)
+        seen, states = set(), set()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            seen.add(reason())
+            status = core.read_namespaced_pod(pod.metadata.name, namespace).status
+            container = status.container_statuses[0]
+            states.add("running" if container.state.running else "waiting")
+            time.sleep(0.05)
+        restarts = core.read_namespaced_pod(pod.metadata.name, namespace).status
+        assert (
+            restarts.container_statuses[0].restart_count
+            >= first.status.container_statuses[0].restart_count + 2
+        )
+        assert states == {"running", "waiting"}  # it did run between its back-offs
+        assert seen == {"PodsCrashing"}
+        warnings = [
+            e
+            for e in list_objects(cluster_kube, EVENT, namespace)
+            if e["involvedObject"].get("kind") == "Memcached" and e["type"] == "Warning"
+        ]
+        assert [(e["reason"], e.get("count", 1)) for e in warnings] == [("PodsCrashing", 1)]
+    finally:
+        options.crash_backoff = 10.0
