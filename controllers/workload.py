@@ -151,9 +151,10 @@ def workload_status(
     # Not ready and not starting either: nothing will change by itself (controllers.unready),
     # nor for a pod stuck on its image or in a crash loop (Degraded says which). A
     # StatefulSet's pod evicted from a lost node still holds its place: it is not replaced.
-    settled = unready(pods, now=parse_time(now), grace=graces.unready)
+    at = parse_time(now)
+    settled = unready(pods, now=at, grace=graces.unready)
     held = [p for p in settled.lost if deep_get(p, "metadata.deletionTimestamp")]
-    stuck = sum(1 for p in live if pod_is_stuck(p, now=parse_time(now)))
+    stuck = sum(1 for p in live if pod_is_stuck(p, now=at))
     not_starting = len(settled.lost) - len(held) + len(settled.failing) + stuck
 
     # Worded by the size: "0/1 pod ready", "1/3 pods ready", "1 pod runs nginx".
@@ -185,7 +186,7 @@ def workload_status(
             f"Image {spec_image(pod, status)} cannot be pulled: {count(len(pulls), 'pod')} "
             f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}",
         )
-    elif crashes := crashing(live, now=parse_time(now)):
+    elif crashes := crashing(live, now=at):
         degraded = crashing_problem(crashes)
     else:
         # Pending past the grace: for good until someone frees a node, not "Progressing".

@@ -79,7 +79,7 @@ class PatchForm(forms.Form):
                 field.label = f"Memory limit of {container}"
                 field.help_text = f"{field.help_text} Sets {path} only."
                 self.fields[name] = field
-        self.memory_fields = list(memory)
+        self.memory_names = list(memory)  # the fields memory_fields gave
 
     def refuse(self, refusals: dict[str, str]) -> None:
         """Fields the cluster would refuse to change: read-only (still sent, at the current
@@ -106,7 +106,7 @@ class PatchForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        for name in self.memory_fields:
+        for name in self.memory_names:
             if name in cleaned:
                 cleaned[name] = cleaned[name] or None  # empty is no limit
                 self._below_request(name)
