@@ -1,5 +1,6 @@
-"""Forms: list filters, and the size/image/memory patch form built from the CRD's schema, so
-bad input is refused with an inline message before anything is sent to the cluster."""
+"""Forms: list filters, and the size/image/memory/storage patch form built from the CRD's
+schema, so bad input is refused with an inline message before anything is sent to the
+cluster."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.core.exceptions import ValidationError
 from controllers.base import Controller
 from controllers.images import IMAGE_PATTERN, NAME_MAX, image_name
 from controllers.resources import QUANTITY_RE, parse_quantity
+from opsboard.dashboard.claims import shrink_refusal
 from opsboard.dashboard.kinds import KindInfo, value_at
 from opsboard.dashboard.selectors import ATTENTION, HEALTHS, SORTS
 from opsboard.engine.models import ReconcileRun
@@ -47,20 +49,23 @@ class ListFilterForm(forms.Form):
 
 
 class PatchForm(forms.Form):
-    """Fields named after what they change: `size`, `image` and `memory` (the first
-    container's limit; `memory_<container>` each other's), present if the kind has them."""
+    """Fields named after what they change: `size`, `image`, `memory` (the first
+    container's limit; `memory_<container>` each other's) and `storage` (each claim's
+    size), present if the kind has them."""
 
     def __init__(self, *args: Any, info: KindInfo, cr: KubeObject, **kwargs: Any) -> None:
         controller = info.controller
         memory = memory_fields(controller)
         self.paths = {"size": controller.size_path, "image": controller.image_path}
         self.paths.update({name: path for name, (_, path) in memory.items()})
+        self.paths["storage"] = controller.storage_path
         # What the mirror holds now: the form starts from it and sends only what differs.
         self.current = {f: value_at({"spec": cr.spec or {}}, p) for f, p in self.paths.items()}
-        for name in memory:
+        for name in [*memory, "storage"]:
             if self.current[name] is not None:
                 self.current[name] = str(self.current[name])  # a quantity may be a number
         self.spec = cr.spec or {}
+        self.status = cr.status or {}  # its claims, which a storage size may not go below
         kwargs["initial"] = self.current
         super().__init__(*args, **kwargs)
         self.info = info
@@ -80,6 +85,12 @@ class PatchForm(forms.Form):
                 field.help_text = f"{field.help_text} Sets {path} only."
                 self.fields[name] = field
         self.memory_names = list(memory)  # the fields memory_fields gave
+        if controller.storage_path:
+            self.fields["storage"] = _storage_field(
+                info.field_schema(controller.storage_path),
+                controller.storage_path,
+                required=self.current["storage"] is not None,
+            )
 
     def refuse(self, refusals: dict[str, str]) -> None:
         """Fields the cluster would refuse to change: read-only (still sent, at the current
@@ -103,6 +114,13 @@ class PatchForm(forms.Form):
                     code="below_request",
                 ),
             )
+
+    def clean_storage(self) -> str | None:
+        size = self.cleaned_data.get("storage") or None
+        path = self.paths["storage"] or ""
+        if size and (why := shrink_refusal(path, size, {"status": self.status})):
+            raise ValidationError(why, code="shrinks")
+        return size
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -177,6 +195,31 @@ def _memory_field(schema: dict[str, Any]) -> forms.CharField:
             "is killed (OOMKilled). Empty: no limit. The pods roll out."
         ),
         validators=[validate],
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+    )
+
+
+def _storage_field(schema: dict[str, Any], path: str, *, required: bool) -> forms.CharField:
+    grammar = re.compile(schema.get("pattern") or QUANTITY_RE.pattern)
+
+    def validate(size: str) -> None:
+        if not grammar.search(size):
+            raise ValidationError(
+                "Not a storage size: write a number of bytes with a unit, like 2Gi or 500Mi.",
+                code="invalid",
+            )
+
+    return forms.CharField(
+        label="Volume size (each claim)",
+        required=required,
+        max_length=schema.get("maxLength", 64),
+        help_text=(
+            "What each PersistentVolumeClaim requests, like 2Gi. Raising it grows the claims "
+            "(their StorageClass must allow expansion); a claim cannot shrink, so it cannot go "
+            f"below what they hold. Sets {path} only."
+        ),
+        validators=[validate],
+        error_messages={"required": "Give a size, like 2Gi: a claim's size cannot be removed."},
         widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
     )
 

@@ -73,6 +73,15 @@ class KindInfo:
     def kind(self) -> Kind:
         return self.controller.primary
 
+    @property
+    def changeable(self) -> str:
+        """What its change form sets, for the form's heading: "size, image or memory"."""
+        c = self.controller
+        has = {"size": c.size_path, "image": c.image_path, "memory": c.resources_paths,
+               "storage": c.storage_path}  # fmt: skip
+        names = [name for name, there in has.items() if there]
+        return " or ".join(filter(None, [", ".join(names[:-1]), *names[-1:]]))
+
     def field_schema(self, path: str) -> dict[str, Any]:
         """The OpenAPI schema of a dotted spec path ("spec.size"), {} if unknown."""
         node: dict[str, Any] = {"properties": {"spec": self.spec_schema}}

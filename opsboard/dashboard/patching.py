@@ -1,5 +1,7 @@
-"""Patching a CR's size, image or memory limit: review with a server-side dry run, then
-apply a merge patch conditioned on the reviewed resourceVersion. Every apply is audited.
+"""Patching a CR's size, image, memory limit or volume size: review with a server-side dry
+run, then apply a merge patch conditioned on the reviewed resourceVersion. Every apply is
+audited. A volume size below what the claims hold is refused at both steps (claims.py):
+the API server would take it, and only the operator would refuse it, afterwards.
 
 A change of the size alone, where the CRD declares a scale subresource, goes through
 `/scale` (its specReplicasPath is the size), as `kubectl scale` and autoscalers do: the
@@ -19,6 +21,7 @@ from opsboard.accounts.kube_identity import KubeIdentity
 from opsboard.audit.models import AuditEntry
 from opsboard.audit.services import audit_record
 from opsboard.dashboard import crclient
+from opsboard.dashboard.claims import shrink_refusal
 from opsboard.dashboard.gone import deleted_refusal
 from opsboard.dashboard.kinds import KindInfo, value_at
 from opsboard.mirror.history import spec_diff
@@ -116,6 +119,11 @@ def cr_patch_review(
         dry = _send(info, namespace, name, changes, rv, live=live, dry_run=True, as_user=as_user)
     except crclient.ClusterError as exc:
         return Review(error=deleted_refusal(info, namespace, name) if exc.gone else str(exc))
+    storage = info.controller.storage_path
+    if (size := value_at(dry, storage)) != value_at(live, storage) and (
+        shrinks := _shrinks(info, live, size)
+    ):
+        return Review(error=shrinks)  # a revert of a growth, for one
     return Review(
         resource_version=rv,
         before={path: value_at(live, path) for path in changes},
@@ -165,6 +173,10 @@ def cr_patch_apply(
         live = crclient.cr_read(info.kind, namespace, name, as_user=None)
         record["before"] = {path: value_at(live, path) for path in changes}
         record["uid"] = live["metadata"].get("uid", "")
+        storage = info.controller.storage_path
+        if storage in changes and (shrinks := _shrinks(info, live, changes[storage])):
+            entry = audit_record(**record, result=AuditEntry.Result.REJECTED, message=shrinks)
+            return Applied(entry)
         body = _send(
             info, namespace, name, changes, resource_version, live=live, dry_run=False,
             as_user=as_user,
@@ -190,6 +202,14 @@ def cr_patch_apply(
         ),
     )
     return Applied(entry)
+
+
+def _shrinks(info: KindInfo, live: Body, size: Any) -> str:
+    """The refusal of a volume size below `live`'s claims, "" if it is none."""
+    path = info.controller.storage_path
+    if path is None or not (why := shrink_refusal(path, size, live)):
+        return ""
+    return f"Nothing was changed: {why}"
 
 
 def _forbidden(

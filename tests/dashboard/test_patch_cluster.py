@@ -273,7 +273,7 @@ def test_a_bookstores_database_memory_limit_is_set_from_its_own_field(
                   spec=live["spec"])  # fmt: skip
     url = f"/k/bookstore/{namespace}/shop/"
     form = {"size": "1", "image": live["spec"]["bookApp"]["image"], "memory": "",
-            "memory_mongodb": "512Mi"}  # fmt: skip
+            "memory_mongodb": "512Mi", "storage": live["spec"]["bookDB"]["dbSize"]}  # fmt: skip
     html = operator_client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
     assert re.search(
         r"spec\.bookDB\.resources\.limits\.memory</td><td><del>—</del></td><td><ins>512Mi<", html

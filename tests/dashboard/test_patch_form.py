@@ -268,3 +268,53 @@ def test_each_container_of_a_bookstore_has_its_memory_limit_checked_inline(
     )
     assert html.count("Below the memory request") == 1  # the app's 64Mi asks for no more
     assert "No cluster" not in html and not AuditEntry.objects.exists()
+
+
+def _shop_with_a_2gi_claim() -> None:
+    spec = {"bookApp": {"replicas": 1, "image": "bookstore:1"},
+            "bookDB": {"replicas": 1, "dbSize": "2Gi"}}  # fmt: skip
+    claims = [{"name": "data-shop-db-0", "requested": "2Gi", "state": "Bound", "capacity": "2Gi"}]
+    mirror_object("BookStore", "shop", api_version="blog.velotio.com/v1alpha1", spec=spec,
+                  status={"claims": claims})  # fmt: skip
+
+
+def _post_shop(client: Client, storage: str) -> str:
+    form = {"size": "1", "image": "bookstore:1", "memory": "", "memory_mongodb": "",
+            "storage": storage}  # fmt: skip
+    return client.post(
+        "/k/bookstore/default/shop/patch/", form, HTTP_HX_REQUEST="true"
+    ).content.decode()
+
+
+def test_a_bookstores_volume_size_is_in_the_form_and_may_not_go_below_its_claims(
+    operator_client: Client,
+) -> None:
+    """The fix a full or refused claim's diagnosis names is in the form; a size below what
+    the claims already hold (which Kubernetes cannot shrink) is refused inline, unsent."""
+    _shop_with_a_2gi_claim()
+    html = operator_client.get("/k/bookstore/default/shop/").content.decode()
+    assert ">Change size, image, memory or storage</h2>" in html
+    field = re.search(r'<input type="text" name="storage"[^>]*>', html)
+    assert field and 'value="2Gi"' in field.group(0)
+    assert re.search(r'<label for="[^"]+">Volume size \(each claim\)</label>', html)
+    assert "Sets spec.bookDB.dbSize only." in html
+
+    html = _post_shop(operator_client, "1536Mi")
+    assert (
+        "spec.bookDB.dbSize 1536Mi is smaller than the claims data-shop-db-0 (2Gi): Kubernetes "
+        "cannot shrink a PersistentVolumeClaim. Give 2Gi or more." in html
+    )
+    html = _post_shop(operator_client, "2 Gi")
+    assert "Not a storage size: write a number of bytes with a unit, like 2Gi or 500Mi." in html
+    html = _post_shop(operator_client, "")
+    assert "Give a size, like 2Gi: a claim&#x27;s size cannot be removed." in html
+    assert "No cluster" not in html and not AuditEntry.objects.exists()
+
+    # A bigger size passes the form: the next step is the cluster's dry run.
+    assert "No cluster" in _post_shop(operator_client, "4Gi")
+
+
+def test_a_kind_without_claims_has_no_volume_size_nor_says_it(operator_client: Client) -> None:
+    html = operator_client.get("/k/memcached/default/cache-a/").content.decode()
+    assert ">Change size, image or memory</h2>" in html
+    assert 'name="storage"' not in html

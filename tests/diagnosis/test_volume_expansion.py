@@ -7,6 +7,7 @@ on a real cluster (OPSBOARD_TEST_KUBECONFIG)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -18,12 +19,14 @@ from controllers.bookstore.desired import BOOKSTORE
 from controllers.conditions import condition_of
 from controllers.fields import deep_get
 from controllers.kube import ApiKube
+from opsboard.audit.models import AuditEntry
 from opsboard.mirror.models import KubeObject
 from tests.controllers.cluster import list_objects
 from tests.controllers.manifests import db_claim
 from tests.diagnosis.memcached_run import page_finding, start_operator_in, wait_degraded
 from tests.fixtures.celery import EngineProcesses
 from tests.kubesim.cluster.helpers import create_quota
+from tests.support.review import review
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -197,3 +200,48 @@ def test_a_new_replicas_claim_past_the_storage_quota_is_told_as_the_quotas(
     )
     assert f"Raise ResourceQuota q (kubectl -n {namespace} describe" in degraded["message"]
     assert "lower the CR's spec.bookDB.dbSize" in degraded["message"]
+
+
+def test_a_claim_grown_from_the_dashboard_is_never_shrunk_back_by_a_revert(
+    engine: EngineProcesses, cluster_kube: ApiKube, namespace: str, operator_client: Client
+) -> None:
+    """The volume size in the change form grows the claim, reviewed and audited as any
+    change; a revert of that growth, which the API server would take and the operator then
+    refuse (a claim cannot shrink), is refused at its review and at a forged apply, with
+    nothing changed."""
+    _bookstore(engine, cluster_kube, namespace)
+    url, hx = f"/k/bookstore/{namespace}/shop/", {"HTTP_HX_REQUEST": "true"}
+    spec = cluster_kube.get(BOOKSTORE, namespace, "shop")["spec"]
+    form = {"size": "1", "image": spec["bookApp"]["image"], "memory": "", "memory_mongodb": "",
+            "storage": "2Gi"}  # fmt: skip
+    html, hidden = review(operator_client, url, form, **hx)
+    assert re.search(r"spec\.bookDB\.dbSize</td><td><del>1Gi</del></td><td><ins>2Gi<", html)
+    assert "Applied" in operator_client.post(url + "patch/apply/", hidden, **hx).content.decode()
+    _recovered(cluster_kube, namespace)
+
+    def claims_in_the_mirror() -> Any:
+        shop = KubeObject.objects.get(kind="BookStore", namespace=namespace, name="shop")
+        return [c.get("requested") for c in shop.status.get("claims") or []] == ["2Gi"]
+
+    wait_for(claims_in_the_mirror, what="the grown claim in the CR's status, mirrored")
+    grown = AuditEntry.objects.get(result=AuditEntry.Result.APPLIED)
+    assert (grown.before, grown.after) == (
+        {"spec.bookDB.dbSize": "1Gi"},
+        {"spec.bookDB.dbSize": "2Gi"},
+    )
+
+    refusal = (
+        f"Nothing was changed: spec.bookDB.dbSize 1Gi is smaller than the claims {CLAIM} "
+        "(2Gi): Kubernetes cannot shrink a PersistentVolumeClaim. Give 2Gi or more."
+    )
+    html = operator_client.post(url + f"history/a{grown.pk}/revert/", {}, **hx).content.decode()
+    assert refusal in html
+    assert ">Apply</button>" not in html
+    live = cluster_kube.get(BOOKSTORE, namespace, "shop")
+    forged = {"revert": f"a{grown.pk}", "resource_version": live["metadata"]["resourceVersion"]}
+    html = operator_client.post(url + "patch/apply/", forged, **hx).content.decode()
+    assert refusal in html
+    rejected = AuditEntry.objects.get(result=AuditEntry.Result.REJECTED)
+    assert (rejected.after, rejected.message) == ({"spec.bookDB.dbSize": "1Gi"}, refusal)
+    assert cluster_kube.get(BOOKSTORE, namespace, "shop")["spec"]["bookDB"]["dbSize"] == "2Gi"
+    assert _claim_size(cluster_kube, namespace) == "2Gi"
