@@ -203,11 +203,13 @@ def _storage_field(schema: dict[str, Any], path: str, *, required: bool) -> form
     grammar = re.compile(schema.get("pattern") or QUANTITY_RE.pattern)
 
     def validate(size: str) -> None:
-        if not grammar.search(size):
+        if not grammar.search(size) or not QUANTITY_RE.match(size):
             raise ValidationError(
                 "Not a storage size: write a number of bytes with a unit, like 2Gi or 500Mi.",
                 code="invalid",
             )
+        if parse_quantity(size) <= 0:
+            raise ValidationError("A volume needs a size above zero, like 1Gi.", code="zero")
 
     return forms.CharField(
         label="Volume size (each claim)",

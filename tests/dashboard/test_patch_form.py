@@ -306,6 +306,7 @@ def test_a_bookstores_volume_size_is_in_the_form_and_may_not_go_below_its_claims
     )
     html = _post_shop(operator_client, "2 Gi")
     assert "Not a storage size: write a number of bytes with a unit, like 2Gi or 500Mi." in html
+    assert "A volume needs a size above zero, like 1Gi." in _post_shop(operator_client, "0")
     html = _post_shop(operator_client, "")
     assert "Give a size, like 2Gi: a claim&#x27;s size cannot be removed." in html
     assert "No cluster" not in html and not AuditEntry.objects.exists()
