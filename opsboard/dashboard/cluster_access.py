@@ -22,6 +22,8 @@ def field_needs(info: KindInfo) -> dict[str, str]:
         needs["image"] = ""
     for name in memory_fields(controller):
         needs[name] = ""
+    if info.devices_path:
+        needs["devices"] = ""
     if controller.storage_path:
         needs["storage"] = ""
     return needs

@@ -1,5 +1,5 @@
-"""Forms: list filters, and the size/image/memory/storage patch form built from the CRD's
-schema, so bad input is refused with an inline message before anything is sent to the
+"""Forms: list filters, and the size/image/memory/devices/storage patch form built from the
+CRD's schema, so bad input is refused with an inline message before anything is sent to the
 cluster."""
 
 from __future__ import annotations
@@ -50,14 +50,15 @@ class ListFilterForm(forms.Form):
 
 class PatchForm(forms.Form):
     """Fields named after what they change: `size`, `image`, `memory` (the first
-    container's limit; `memory_<container>` each other's) and `storage` (each claim's
-    size), present if the kind has them."""
+    container's limit; `memory_<container>` each other's), `devices` (how many each pod
+    requests, a Ptemplate's) and `storage` (each claim's size), present if the kind has them."""
 
     def __init__(self, *args: Any, info: KindInfo, cr: KubeObject, **kwargs: Any) -> None:
         controller = info.controller
         memory = memory_fields(controller)
         self.paths = {"size": controller.size_path, "image": controller.image_path}
         self.paths.update({name: path for name, (_, path) in memory.items()})
+        self.paths["devices"] = info.devices_path
         self.paths["storage"] = controller.storage_path
         # What the mirror holds now: the form starts from it and sends only what differs.
         self.current = {f: value_at({"spec": cr.spec or {}}, p) for f, p in self.paths.items()}
@@ -85,6 +86,8 @@ class PatchForm(forms.Form):
                 field.help_text = f"{field.help_text} Sets {path} only."
                 self.fields[name] = field
         self.memory_names = list(memory)  # the fields memory_fields gave
+        if devices := self.paths["devices"]:
+            self.fields["devices"] = _devices_field(info.field_schema(devices), devices)
         if controller.storage_path:
             self.fields["storage"] = _storage_field(
                 info.field_schema(controller.storage_path),
@@ -173,6 +176,22 @@ def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
         # Text, not type=number: the browser would drop "three" silently; we explain instead.
         widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"}),
         error_messages={"invalid": "Enter a whole number, like 3."},
+    )
+
+
+def _devices_field(schema: dict[str, Any], path: str) -> forms.IntegerField:
+    minimum = schema.get("minimum", 0)
+    maximum = schema.get("maximum", DEFAULT_MAX_SIZE)
+    return forms.IntegerField(
+        label="Devices per pod",
+        min_value=minimum,
+        max_value=maximum,
+        help_text=(
+            f"A whole number from {minimum} to {maximum}: how many devices each pod requests; "
+            f"a pod runs only on a node with that many free. The pods roll out. Sets {path} only."
+        ),
+        widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"}),
+        error_messages={"invalid": "Enter a whole number, like 1."},
     )
 
 

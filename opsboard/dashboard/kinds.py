@@ -78,9 +78,16 @@ class KindInfo:
         """What its change form sets, for the form's heading: "size, image or memory"."""
         c = self.controller
         has = {"size": c.size_path, "image": c.image_path, "memory": c.resources_paths,
-               "storage": c.storage_path}  # fmt: skip
+               "devices": self.devices_path, "storage": c.storage_path}  # fmt: skip
         names = [name for name, there in has.items() if there]
         return " or ".join(filter(None, [", ".join(names[:-1]), *names[-1:]]))
+
+    @property
+    def devices_path(self) -> str | None:
+        """The CR's count of devices each pod requests ("spec.deviceCount"), if it has one:
+        the field the Diagnosis names for pods that no node has the devices for."""
+        path = self.controller.requests_path
+        return path if path and self.field_schema(path).get("type") == "integer" else None
 
     def field_schema(self, path: str) -> dict[str, Any]:
         """The OpenAPI schema of a dotted spec path ("spec.size"), {} if unknown."""

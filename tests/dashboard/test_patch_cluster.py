@@ -15,8 +15,10 @@ from controllers.base import Body
 from controllers.bookstore.desired import BOOKSTORE
 from controllers.kube import ApiKube, context_in_use
 from controllers.memcached.desired import MEMCACHED
+from controllers.ptemplate.desired import PTEMPLATE
 from opsboard.audit.models import AuditEntry
 from opsboard.mirror.models import KubeObject
+from tests.controllers.ptemplate_helpers import SPEC as PTEMPLATE_SPEC
 from tests.dashboard.mirror_factory import MEMCACHED_API, mirror_object
 from tests.support.review import hidden_fields
 
@@ -286,4 +288,29 @@ def test_a_bookstores_database_memory_limit_is_set_from_its_own_field(
     assert (entry.result, entry.after) == (
         "applied",
         {"spec.bookDB.resources.limits.memory": "512Mi"},
+    )
+
+
+def test_a_ptemplates_devices_per_pod_are_reviewed_applied_and_audited(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str
+) -> None:
+    cluster_kube.create(PTEMPLATE, {
+        "apiVersion": PTEMPLATE.api_version, "kind": PTEMPLATE.kind,
+        "metadata": {"name": "accel", "namespace": namespace},
+        "spec": {**PTEMPLATE_SPEC, "deviceCount": 2},
+    })  # fmt: skip
+    live = cluster_kube.get(PTEMPLATE, namespace, "accel")
+    mirror_object("Ptemplate", "accel", namespace=namespace, api_version=PTEMPLATE.api_version,
+                  spec=live["spec"])  # fmt: skip
+    url = f"/k/ptemplate/{namespace}/accel/"
+    form = {"image": live["spec"]["image"], "memory": "", "devices": "1"}
+    html = operator_client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
+    assert re.search(r"spec\.deviceCount</td><td><del>2</del></td><td><ins>1<", html), html
+    operator_client.post(url + "patch/apply/", hidden_fields(html), HTTP_HX_REQUEST="true")
+    assert cluster_kube.get(PTEMPLATE, namespace, "accel")["spec"]["deviceCount"] == 1
+    entry = AuditEntry.objects.get()
+    assert (entry.result, entry.before, entry.after) == (
+        "applied",
+        {"spec.deviceCount": 2},
+        {"spec.deviceCount": 1},
     )

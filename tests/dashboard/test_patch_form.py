@@ -319,3 +319,29 @@ def test_a_kind_without_claims_has_no_volume_size_nor_says_it(operator_client: C
     html = operator_client.get("/k/memcached/default/cache-a/").content.decode()
     assert ">Change size, image or memory</h2>" in html
     assert 'name="storage"' not in html
+
+
+def test_a_ptemplates_devices_per_pod_are_in_the_form_within_the_schemas_bounds(
+    operator_client: Client,
+) -> None:
+    """The field the Diagnosis names for consumer pods no node has the devices for."""
+    spec = {"image": "acme/consumer:1", "deviceResource": "example.com/accel", "deviceCount": 2}
+    mirror_object("Ptemplate", "accel", api_version="hwe.example.com/v1alpha1", spec=spec)
+    html = operator_client.get("/k/ptemplate/default/accel/").content.decode()
+    assert ">Change image, memory or devices</h2>" in html
+    field = re.search(r'<input type="text" name="devices"[^>]*>', html)
+    assert field and 'value="2"' in field.group(0)
+    assert re.search(r'<label for="[^"]+">Devices per pod</label>', html)
+    assert "A whole number from 0 to 64" in html and "Sets spec.deviceCount only." in html
+    for devices, error in (
+        ("65", "Ensure this value is less than or equal to 64."),
+        ("-1", "Ensure this value is greater than or equal to 0."),
+        ("two", "Enter a whole number, like 1."),
+    ):
+        html = operator_client.post(
+            "/k/ptemplate/default/accel/patch/",
+            {"image": "acme/consumer:1", "memory": "", "devices": devices},
+            HTTP_HX_REQUEST="true",
+        ).content.decode()
+        assert error in html, devices
+    assert "No cluster" not in html and not AuditEntry.objects.exists()
