@@ -229,7 +229,7 @@ class Controller:
     storage_path: str | None = None
     # (container, the CR's field that sets its cpu and memory): ("memcached",
     # "spec.resources"). The advice for a container killed for memory names it; the
-    # dashboard's form sets each one's memory limit.
+    # dashboard's form sets each one's cpu and memory requests and memory limit.
     resources_paths: tuple[tuple[str, str], ...] = ()
     # Owned kinds whose status the reconcile never reads (it compares their spec, and
     # tells the CR's status from pods): a change of their status alone, the same
@@ -240,9 +240,3 @@ class Controller:
     # Which part of the CR size_path and image_path size and set, when it has several
     # ("App": the form says "App replicas", not a "Size" that reads as the whole CR's).
     patched_part: str = ""
-
-    @property
-    def memory_limit_paths(self) -> tuple[tuple[str, str], ...]:
-        """(container, the field that sets its memory limit): ("memcached",
-        "spec.resources.limits.memory"), one per container the CR gives resources."""
-        return tuple((c, f"{path}.limits.memory") for c, path in self.resources_paths)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from opsboard.accounts.kube_identity import KubeIdentity
 from opsboard.dashboard import crclient
-from opsboard.dashboard.forms import memory_fields
 from opsboard.dashboard.kinds import KindInfo
 from opsboard.dashboard.patching import via_scale
+from opsboard.dashboard.resource_fields import resource_fields
 
 
 def field_needs(info: KindInfo) -> dict[str, str]:
@@ -20,7 +20,7 @@ def field_needs(info: KindInfo) -> dict[str, str]:
         needs["size"] = "scale" if via_scale(info, {controller.size_path: None}) else ""
     if controller.image_path:
         needs["image"] = ""
-    for name in memory_fields(controller):
+    for name in resource_fields(controller):
         needs[name] = ""
     if info.devices_path:
         needs["devices"] = ""

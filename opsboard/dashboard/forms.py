@@ -11,17 +11,16 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from controllers.base import Controller
 from controllers.images import IMAGE_PATTERN, NAME_MAX, image_name
 from controllers.resources import QUANTITY_RE, parse_quantity
 from opsboard.dashboard.claims import shrink_refusal
 from opsboard.dashboard.kinds import KindInfo, value_at
+from opsboard.dashboard.resource_fields import over_limit, quantity_field, resource_fields
 from opsboard.dashboard.selectors import ATTENTION, HEALTHS, SORTS
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 
 _COLUMN_SORT = re.compile(r"col-\d{1,2}")
-_NOT_IN_A_NAME = re.compile(r"\W")  # of a form field's name, from a container's
 # A size with no maximum in the schema still gets one: nobody means a million replicas.
 DEFAULT_MAX_SIZE = 1000
 
@@ -49,20 +48,21 @@ class ListFilterForm(forms.Form):
 
 
 class PatchForm(forms.Form):
-    """Fields named after what they change: `size`, `image`, `memory` (the first
-    container's limit; `memory_<container>` each other's), `devices` (how many each pod
-    requests, a Ptemplate's) and `storage` (each claim's size), present if the kind has them."""
+    """Fields named after what they change: `size`, `image`, each container's resources
+    (`cpu_request`, `memory_request`, `memory`: the first container's; `memory_<container>`
+    and so on each other's), `devices` (how many each pod requests, a Ptemplate's) and
+    `storage` (each claim's size), present if the kind has them."""
 
     def __init__(self, *args: Any, info: KindInfo, cr: KubeObject, **kwargs: Any) -> None:
         controller = info.controller
-        memory = memory_fields(controller)
+        self.resources = resource_fields(controller)
         self.paths = {"size": controller.size_path, "image": controller.image_path}
-        self.paths.update({name: path for name, (_, path) in memory.items()})
+        self.paths.update({name: field.path for name, field in self.resources.items()})
         self.paths["devices"] = info.devices_path
         self.paths["storage"] = controller.storage_path
         # What the mirror holds now: the form starts from it and sends only what differs.
         self.current = {f: value_at({"spec": cr.spec or {}}, p) for f, p in self.paths.items()}
-        for name in [*memory, "storage"]:
+        for name in [*self.resources, "storage"]:
             if self.current[name] is not None:
                 self.current[name] = str(self.current[name])  # a quantity may be a number
         self.spec = cr.spec or {}
@@ -77,15 +77,14 @@ class PatchForm(forms.Form):
         if controller.image_path:
             image = _image_field(info.field_schema(controller.image_path))
             self.fields["image"] = _of_part(image, part, "image", controller.image_path)
-        for name, (container, path) in memory.items():
-            field = _memory_field(info.field_schema(path))
-            if name == "memory":  # the part the size and image set, or the whole CR's
-                self.fields[name] = _of_part(field, part, "memory limit", path)
+        for name, resource in self.resources.items():
+            field = quantity_field(info.field_schema(resource.path), resource)
+            if resource.first:  # the part the size and image set, or the whole CR's
+                self.fields[name] = _of_part(field, part, resource.what, resource.path)
             else:
-                field.label = f"Memory limit of {container}"
-                field.help_text = f"{field.help_text} Sets {path} only."
+                field.label = f"{field.label} of {resource.container}"
+                field.help_text = f"{field.help_text} Sets {resource.path} only."
                 self.fields[name] = field
-        self.memory_names = list(memory)  # the fields memory_fields gave
         if devices := self.paths["devices"]:
             self.fields["devices"] = _devices_field(info.field_schema(devices), devices)
         if controller.storage_path:
@@ -103,21 +102,6 @@ class PatchForm(forms.Form):
                 self.fields[name].widget.attrs["readonly"] = True
                 self.fields[name].help_text = why
 
-    def _below_request(self, name: str) -> None:
-        """A memory limit below its container's memory request would be refused: said so."""
-        limit = self.cleaned_data.get(name)
-        request_path = (self.paths[name] or "").replace(".limits.", ".requests.")
-        request = value_at({"spec": self.spec}, request_path)
-        if limit and request is not None and parse_quantity(limit) < parse_quantity(request):
-            self.add_error(
-                name,
-                ValidationError(
-                    f"Below the memory request {request} ({request_path}): a limit must be "
-                    "at least the request. Give a larger limit, or lower the request first.",
-                    code="below_request",
-                ),
-            )
-
     def clean_storage(self) -> str | None:
         size = self.cleaned_data.get("storage") or None
         path = self.paths["storage"] or ""
@@ -127,10 +111,12 @@ class PatchForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        for name in self.memory_names:
+        for name in self.resources:
             if name in cleaned:
-                cleaned[name] = cleaned[name] or None  # empty is no limit
-                self._below_request(name)
+                cleaned[name] = cleaned[name] or None  # empty removes it
+        valid = {name: cleaned[name] for name in self.resources if name in cleaned}
+        for name, error in over_limit(self.resources, valid, self.spec).items():
+            self.add_error(name, error)
         if not self.errors and not self.changes():
             raise forms.ValidationError("Nothing to change: these are the current values.")
         return cleaned
@@ -145,16 +131,6 @@ class PatchForm(forms.Form):
             if (path := self.paths.get(f))
             and (path in reviewed if reviewed is not None else v != self.current.get(f))
         }
-
-
-def memory_fields(controller: Controller) -> dict[str, tuple[str, str]]:
-    """The form's memory limit fields → (container, the CR's field each sets): `memory` for
-    the first container, `memory_<container>` for each other (a BookStore's database)."""
-    fields = {}
-    for i, (container, path) in enumerate(controller.memory_limit_paths):
-        name = "memory" if i == 0 else "memory_" + _NOT_IN_A_NAME.sub("_", container)
-        fields[name] = (container, path)
-    return fields
 
 
 def _of_part(field: forms.Field, part: str, what: str, path: str) -> forms.Field:
@@ -192,29 +168,6 @@ def _devices_field(schema: dict[str, Any], path: str) -> forms.IntegerField:
         ),
         widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"}),
         error_messages={"invalid": "Enter a whole number, like 1."},
-    )
-
-
-def _memory_field(schema: dict[str, Any]) -> forms.CharField:
-    grammar = re.compile(schema.get("pattern") or QUANTITY_RE.pattern)
-
-    def validate(limit: str) -> None:
-        if not grammar.search(limit):
-            raise ValidationError(
-                "Not a quantity: write a number of bytes with a unit, like 128Mi or 1Gi.",
-                code="invalid",
-            )
-
-    return forms.CharField(
-        label="Memory limit",
-        required=False,
-        max_length=64,
-        help_text=(
-            "What each pod's container may use, like 128Mi or 1Gi; past it, the container "
-            "is killed (OOMKilled). Empty: no limit. The pods roll out."
-        ),
-        validators=[validate],
-        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
     )
 
 

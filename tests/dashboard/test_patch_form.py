@@ -231,10 +231,60 @@ def test_a_memory_limit_below_the_request_is_refused_inline(operator_client: Cli
     cr.save()
     _post_bad(
         operator_client,
-        {"memory": "0.125Gi"},
+        {"memory": "0.125Gi", "memory_request": "256Mi"},  # the request as the form shows it
         "Below the memory request 256Mi (spec.resources.requests.memory): a limit must be at "
         "least the request.",
     )
+
+
+def test_a_request_above_its_limit_is_refused_on_the_request_asked(
+    operator_client: Client,
+) -> None:
+    """The requests the Diagnosis names for pods that fit on no node or that a quota refuses
+    are in the form; one above its limit (the API server would refuse the pods) is said on
+    the field that was changed, against the form's own new limit where it has one."""
+    cr = KubeObject.objects.get(kind="Memcached", name="cache-a")
+    cr.spec = {**cr.spec, "resources": {"limits": {"cpu": "500m", "memory": "256Mi"}}}
+    cr.save()
+    _post_bad(
+        operator_client,
+        {"cpu_request": "1", "memory": "256Mi"},
+        "Above the cpu limit 500m (spec.resources.limits.cpu): a request must be at most the "
+        "limit.",
+    )
+    _post_bad(
+        operator_client,
+        {"memory_request": "512Mi", "memory": "256Mi"},
+        "Above the memory limit 256Mi (spec.resources.limits.memory): a request must be at "
+        "most the limit.",
+    )
+    _post_bad(
+        operator_client,
+        {"cpu_request": "1 core", "memory": "256Mi"},
+        "Not a quantity: write a number of cores, with m for thousandths, like 250m or 1.",
+    )
+    # Raised together, the request and the limit pass: the next step is the cluster's.
+    response = operator_client.post(
+        PATCH,
+        {"size": "3", "image": "memcached:1.6", "memory_request": "512Mi", "memory": "1Gi"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert "No cluster" in response.content.decode()
+
+
+def test_the_requests_are_labelled_and_offered_as_the_cr_has_them(
+    operator_client: Client,
+) -> None:
+    cr = KubeObject.objects.get(kind="Memcached", name="cache-a")
+    cr.spec = {**cr.spec, "resources": {"requests": {"cpu": "250m"}}}
+    cr.save()
+    html = operator_client.get("/k/memcached/default/cache-a/").content.decode()
+    assert ">Change size, image or resources</h2>" in html
+    labels = re.findall(r'<label for="[^"]+">([^<]+)</label>', html)
+    assert labels == ["Size (replicas)", "Image", "CPU request", "Memory request", "Memory limit"]
+    cpu = re.search(r'<input type="text" name="cpu_request"[^>]*>', html)
+    assert cpu and 'value="250m"' in cpu.group(0)
+    assert "a node must have them free, and a quota counts them. Empty: none." in html
 
 
 def test_the_memory_limit_is_offered_empty_when_the_cr_sets_none(operator_client: Client) -> None:
@@ -253,12 +303,21 @@ def test_each_container_of_a_bookstore_has_its_memory_limit_checked_inline(
             "bookDB": {"replicas": 1, "resources": {"requests": {"memory": "256Mi"}}}}  # fmt: skip
     mirror_object("BookStore", "shop", api_version="blog.velotio.com/v1alpha1", spec=spec)
     html = operator_client.get("/k/bookstore/default/shop/").content.decode()
-    assert re.search(r'<label for="[^"]+">App memory limit</label>', html)
-    assert re.search(r'<label for="[^"]+">Memory limit of mongodb</label>', html)
+    labels = re.findall(r'<label for="[^"]+">([^<]+)</label>', html)
+    assert labels[2:8] == [
+        "App CPU request", "App memory request", "App memory limit",
+        "CPU request of mongodb", "Memory request of mongodb", "Memory limit of mongodb",
+    ]  # fmt: skip
     assert "Sets spec.bookDB.resources.limits.memory only." in html
     response = operator_client.post(
         "/k/bookstore/default/shop/patch/",
-        {"size": "1", "image": "bookstore:1", "memory": "64Mi", "memory_mongodb": "128Mi"},
+        {
+            "size": "1",
+            "image": "bookstore:1",
+            "memory": "64Mi",
+            "memory_mongodb": "128Mi",
+            "memory_request_mongodb": "256Mi",
+        },
         HTTP_HX_REQUEST="true",
     )
     html = response.content.decode()
@@ -293,7 +352,7 @@ def test_a_bookstores_volume_size_is_in_the_form_and_may_not_go_below_its_claims
     the claims already hold (which Kubernetes cannot shrink) is refused inline, unsent."""
     _shop_with_a_2gi_claim()
     html = operator_client.get("/k/bookstore/default/shop/").content.decode()
-    assert ">Change size, image, memory or storage</h2>" in html
+    assert ">Change size, image, resources or storage</h2>" in html
     field = re.search(r'<input type="text" name="storage"[^>]*>', html)
     assert field and 'value="2Gi"' in field.group(0)
     assert re.search(r'<label for="[^"]+">Volume size \(each claim\)</label>', html)
@@ -317,7 +376,7 @@ def test_a_bookstores_volume_size_is_in_the_form_and_may_not_go_below_its_claims
 
 def test_a_kind_without_claims_has_no_volume_size_nor_says_it(operator_client: Client) -> None:
     html = operator_client.get("/k/memcached/default/cache-a/").content.decode()
-    assert ">Change size, image or memory</h2>" in html
+    assert ">Change size, image or resources</h2>" in html
     assert 'name="storage"' not in html
 
 
@@ -328,7 +387,7 @@ def test_a_ptemplates_devices_per_pod_are_in_the_form_within_the_schemas_bounds(
     spec = {"image": "acme/consumer:1", "deviceResource": "example.com/accel", "deviceCount": 2}
     mirror_object("Ptemplate", "accel", api_version="hwe.example.com/v1alpha1", spec=spec)
     html = operator_client.get("/k/ptemplate/default/accel/").content.decode()
-    assert ">Change image, memory or devices</h2>" in html
+    assert ">Change image, resources or devices</h2>" in html
     field = re.search(r'<input type="text" name="devices"[^>]*>', html)
     assert field and 'value="2"' in field.group(0)
     assert re.search(r'<label for="[^"]+">Devices per pod</label>', html)

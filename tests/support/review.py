@@ -11,13 +11,18 @@ from django.test import Client
 _HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
 
 
-def hidden_fields(html: str) -> dict[str, str]:
-    return dict(_HIDDEN.findall(html))
+def hidden_fields(html: str) -> dict[str, str | list[str]]:
+    """The hidden inputs as a browser posts them: a name given more than once (the review's
+    `reviewed` paths) with each of its values."""
+    fields: dict[str, list[str]] = {}
+    for name, value in _HIDDEN.findall(html):
+        fields.setdefault(name, []).append(value)
+    return {name: values[0] if len(values) == 1 else values for name, values in fields.items()}
 
 
 def review(
     client: Client, url: str, form: dict[str, Any], **headers: Any
-) -> tuple[str, dict[str, str]]:
+) -> tuple[str, dict[str, str | list[str]]]:
     """Posts the patch form of the CR page at `url`; returns the review and its hidden fields."""
     html = client.post(url + "patch/", form, **headers).content.decode()
     return html, hidden_fields(html)
