@@ -21,9 +21,10 @@ def _size(value: Any) -> Decimal | None:
         return None
 
 
-def shrink_refusal(path: str, value: Any, cr: Body) -> str:
-    """Why `value` for the storage field `path` would shrink a claim of `cr`; "" if it
-    would not (or is no size at all: the grammar is the form's and the API server's)."""
+def shrink_refusal(path: str, value: Any, cr: Body, *, advise: bool = True) -> str:
+    """Why `value` for the storage field `path` would shrink a claim of `cr` (and, `advise`d,
+    the least size allowed); "" if it would not (or is no size at all: the grammar is the
+    form's and the API server's)."""
     wanted = _size(value)
     if wanted is None:
         return ""
@@ -36,7 +37,8 @@ def shrink_refusal(path: str, value: Any, cr: Body) -> str:
         return ""
     biggest = max(larger, key=lambda claim: claim[2])[1]
     names = ", ".join(f"{name} ({requested})" for name, requested, _ in sorted(larger))
-    return (
+    why = (
         f"{path} {value} is smaller than the claims {names}: Kubernetes cannot shrink a "
-        f"PersistentVolumeClaim. Give {biggest} or more."
+        "PersistentVolumeClaim."
     )
+    return f"{why} Give {biggest} or more." if advise else why

@@ -141,34 +141,33 @@ def _of_part(field: forms.Field, part: str, what: str, path: str) -> forms.Field
     return field
 
 
-def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
+def _count_field(
+    schema: dict[str, Any], *, label: str, more: str, example: int
+) -> forms.IntegerField:
+    """A whole number within the schema's bounds (and a maximum where it states none)."""
     minimum = schema.get("minimum", 0)
     maximum = schema.get("maximum", DEFAULT_MAX_SIZE)
     return forms.IntegerField(
-        label="Size (replicas)",
+        label=label,
         min_value=minimum,
         max_value=maximum,
-        help_text=f"A whole number from {minimum} to {maximum}.",
+        help_text=f"A whole number from {minimum} to {maximum}{more}",
         # Text, not type=number: the browser would drop "three" silently; we explain instead.
         widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"}),
-        error_messages={"invalid": "Enter a whole number, like 3."},
+        error_messages={"invalid": f"Enter a whole number, like {example}."},
     )
+
+
+def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
+    return _count_field(schema, label="Size (replicas)", more=".", example=3)
 
 
 def _devices_field(schema: dict[str, Any], path: str) -> forms.IntegerField:
-    minimum = schema.get("minimum", 0)
-    maximum = schema.get("maximum", DEFAULT_MAX_SIZE)
-    return forms.IntegerField(
-        label="Devices per pod",
-        min_value=minimum,
-        max_value=maximum,
-        help_text=(
-            f"A whole number from {minimum} to {maximum}: how many devices each pod requests; "
-            f"a pod runs only on a node with that many free. The pods roll out. Sets {path} only."
-        ),
-        widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"}),
-        error_messages={"invalid": "Enter a whole number, like 1."},
+    more = (
+        ": how many devices each pod requests; a pod runs only on a node with that many free. "
+        f"The pods roll out. Sets {path} only."
     )
+    return _count_field(schema, label="Devices per pod", more=more, example=1)
 
 
 def _storage_field(schema: dict[str, Any], path: str, *, required: bool) -> forms.CharField:

@@ -7,13 +7,14 @@ opsboard, by whom. Reads only: the review and the apply are patching.py's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from django.http import Http404
 
 from opsboard.audit.models import AuditEntry
+from opsboard.dashboard.claims import shrink_refusal
 from opsboard.mirror.history import spec_diff, spec_version_before, spec_versions
 from opsboard.mirror.models import KubeObject, SpecVersion
 
@@ -30,6 +31,7 @@ class HistoryEntry:
     entry: AuditEntry | None
     diff: Diff
     first: bool = False  # the first version seen: nothing to diff or revert
+    unrevertable: str = ""  # why its revert would be refused (it would shrink a claim)
 
 
 def _by(entry: AuditEntry | None, version: SpecVersion | None) -> str:
@@ -40,8 +42,11 @@ def _by(entry: AuditEntry | None, version: SpecVersion | None) -> str:
     return "outside opsboard (the API reported no field manager)"
 
 
-def cr_history(*, cr: KubeObject, limit: int = 30) -> list[HistoryEntry]:
-    """Newest first: each spec change with its field-level diff and who made it."""
+def cr_history(
+    *, cr: KubeObject, limit: int = 30, storage_path: str | None = None
+) -> list[HistoryEntry]:
+    """Newest first: each spec change with its field-level diff and who made it; with the
+    kind's `storage_path`, a change whose revert would shrink a claim says so."""
     versions = spec_versions(uid=cr.uid, limit=limit + 1)
     entries = {
         e.generation: e
@@ -76,7 +81,21 @@ def cr_history(*, cr: KubeObject, limit: int = 30) -> list[HistoryEntry]:
                 f"a{entry.pk}", entry.generation, entry.at, _by(entry, None), True, entry, diff
             )
         )
-    return sorted(history, key=lambda h: (h.generation or 0, h.at), reverse=True)[:limit]
+    history = sorted(history, key=lambda h: (h.generation or 0, h.at), reverse=True)[:limit]
+    if storage_path is None:
+        return history
+    claims = {"status": cr.status or {}}
+    return [
+        replace(h, unrevertable=why) if (why := _shrinks(h.diff, storage_path, claims)) else h
+        for h in history
+    ]
+
+
+def _shrinks(diff: Diff, storage_path: str, claims: dict[str, Any]) -> str:
+    """Why setting `diff`'s old values back would shrink a claim, or ""."""
+    old = next((before for path, before, _ in diff if path == storage_path), None)
+    why = shrink_refusal(storage_path, old, claims, advise=False) if old is not None else ""
+    return f"Its revert would be refused: {why}" if why else ""
 
 
 @dataclass(frozen=True)

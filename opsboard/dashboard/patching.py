@@ -1,5 +1,5 @@
-"""Patching a CR's size, image, memory limit or volume size: review with a server-side dry
-run, then apply a merge patch conditioned on the reviewed resourceVersion. Every apply is
+"""Patching a CR's size, image, resources, devices or volume size: review with a server-side
+dry run, then apply a merge patch conditioned on the reviewed resourceVersion. Every apply is
 audited. A volume size below what the claims hold is refused at both steps (claims.py):
 the API server would take it, and only the operator would refuse it, afterwards.
 

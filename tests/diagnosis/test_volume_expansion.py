@@ -230,6 +230,14 @@ def test_a_claim_grown_from_the_dashboard_is_never_shrunk_back_by_a_revert(
         {"spec.bookDB.dbSize": "2Gi"},
     )
 
+    page = operator_client.get(url).content.decode()
+    assert re.search(
+        r'<button type="button" disabled aria-describedby="revert-why-[^"]+">Revert', page
+    )
+    assert (
+        f"Its revert would be refused: spec.bookDB.dbSize 1Gi is smaller than the claims {CLAIM} "
+        "(2Gi): Kubernetes cannot shrink a PersistentVolumeClaim.</small>" in page
+    )
     refusal = (
         f"Nothing was changed: spec.bookDB.dbSize 1Gi is smaller than the claims {CLAIM} "
         "(2Gi): Kubernetes cannot shrink a PersistentVolumeClaim. Give 2Gi or more."

@@ -51,7 +51,13 @@ def _invalid(api: Api, crd: dict[str, Any], namespace: str, **spec: Any) -> dict
 
 def test_creating_a_crd_serves_it_in_discovery(kube_api_client: Api, crd: dict) -> None:
     group = crd["spec"]["group"]
-    resources = raw(kube_api_client, "GET", f"/apis/{group}/v1alpha1").json()
+
+    def served() -> Any:
+        # A real API server's discovery may follow Established by a moment (kubectl retries).
+        response = raw(kube_api_client, "GET", f"/apis/{group}/v1alpha1")
+        return response.json() if response.status == 200 else None
+
+    resources = wait_for(served, what="the group version in discovery")
     by_name = {r["name"]: r for r in resources["resources"]}
     assert by_name["memcacheds"]["kind"] == "Memcached"
     assert by_name["memcacheds"]["namespaced"] is True
