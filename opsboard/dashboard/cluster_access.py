@@ -7,26 +7,17 @@ from __future__ import annotations
 
 from opsboard.accounts.kube_identity import KubeIdentity
 from opsboard.dashboard import crclient
+from opsboard.dashboard.forms import form_paths
 from opsboard.dashboard.kinds import KindInfo
 from opsboard.dashboard.patching import via_scale
-from opsboard.dashboard.resource_fields import resource_fields
 
 
 def field_needs(info: KindInfo) -> dict[str, str]:
     """Form field → the subresource its change patches ("": the resource itself)."""
-    controller = info.controller
-    needs = {}
-    if controller.size_path:
-        needs["size"] = "scale" if via_scale(info, {controller.size_path: None}) else ""
-    if controller.image_path:
-        needs["image"] = ""
-    for name in resource_fields(controller):
-        needs[name] = ""
-    if info.devices_path:
-        needs["devices"] = ""
-    if controller.storage_path:
-        needs["storage"] = ""
-    return needs
+    return {
+        name: "scale" if name == "size" and via_scale(info, {path: None}) else ""
+        for name, path in form_paths(info).items()
+    }
 
 
 def field_refusals(*, info: KindInfo, namespace: str, as_user: KubeIdentity) -> dict[str, str]:

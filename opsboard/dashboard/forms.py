@@ -56,14 +56,11 @@ class PatchForm(forms.Form):
     def __init__(self, *args: Any, info: KindInfo, cr: KubeObject, **kwargs: Any) -> None:
         controller = info.controller
         self.resources = resource_fields(controller)
-        self.paths = {"size": controller.size_path, "image": controller.image_path}
-        self.paths.update({name: field.path for name, field in self.resources.items()})
-        self.paths["devices"] = info.devices_path
-        self.paths["storage"] = controller.storage_path
+        self.paths = form_paths(info)
         # What the mirror holds now: the form starts from it and sends only what differs.
         self.current = {f: value_at({"spec": cr.spec or {}}, p) for f, p in self.paths.items()}
         for name in [*self.resources, "storage"]:
-            if self.current[name] is not None:
+            if self.current.get(name) is not None:
                 self.current[name] = str(self.current[name])  # a quantity may be a number
         self.spec = cr.spec or {}
         self.status = cr.status or {}  # its claims, which a storage size may not go below
@@ -85,7 +82,7 @@ class PatchForm(forms.Form):
                 field.label = f"{field.label} of {resource.container}"
                 field.help_text = f"{field.help_text} Sets {resource.path} only."
                 self.fields[name] = field
-        if devices := self.paths["devices"]:
+        if devices := self.paths.get("devices"):
             self.fields["devices"] = _devices_field(info.field_schema(devices), devices)
         if controller.storage_path:
             self.fields["storage"] = _storage_field(
@@ -104,7 +101,7 @@ class PatchForm(forms.Form):
 
     def clean_storage(self) -> str | None:
         size = self.cleaned_data.get("storage") or None
-        path = self.paths["storage"] or ""
+        path = self.paths.get("storage") or ""
         if size and (why := shrink_refusal(path, size, {"status": self.status})):
             raise ValidationError(why, code="shrinks")
         return size
@@ -131,6 +128,27 @@ class PatchForm(forms.Form):
             if (path := self.paths.get(f))
             and (path in reviewed if reviewed is not None else v != self.current.get(f))
         }
+
+
+def form_paths(info: KindInfo) -> dict[str, str]:
+    """The change form's fields → the CR's field each sets, for those the kind has."""
+    controller = info.controller
+    paths = {"size": controller.size_path, "image": controller.image_path}
+    paths |= {name: field.path for name, field in resource_fields(controller).items()}
+    paths |= {"devices": info.devices_path, "storage": controller.storage_path}
+    return {name: path for name, path in paths.items() if path}
+
+
+def form_field_named(info: KindInfo, text: str) -> str:
+    """The CR field in `text` (a Diagnosis's advice) that the change form sets, or sets
+    part of ("spec.resources.requests", whose cpu and memory it has); "" if none."""
+    named = set(form_paths(info).values())
+    for field in resource_fields(info.controller).values():
+        named |= {field.resources_path, f"{field.resources_path}.{field.part}"}
+    for path in sorted(named, key=lambda p: (-len(p), p)):  # the most precise first
+        if re.search(rf"(?<![\w.]){re.escape(path)}(?!\w|\.\w)", text):
+            return path
+    return ""
 
 
 def _of_part(field: forms.Field, part: str, what: str, path: str) -> forms.Field:

@@ -25,6 +25,7 @@ from controllers.pods import last_exit, pod_is_ready
 from opsboard.accounts.access import access_of, refusal
 from opsboard.accounts.roles import Role
 from opsboard.dashboard.cluster_label import ClusterLabel, cluster_label
+from opsboard.dashboard.forms import form_field_named
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
 from opsboard.diagnosis.observed import Finding
 from opsboard.engine.outcome import outcome_label
@@ -322,16 +323,25 @@ def _compact_run_row(run: ReconcileRun, show_key: bool) -> SafeString:
 
 
 @register.simple_tag
-def finding_todo(finding: Finding, cr_url: str = "") -> SafeString:
+def finding_todo(
+    finding: Finding, cr_url: str = "", *, cr: KubeObject | None = None,
+    info: KindInfo | None = None,
+) -> SafeString:  # fmt: skip
     """A finding's advice, and where on the CR's page its object is: "below" on the CR's
-    own page (no `cr_url`), a link to that page's section on any other page."""
+    own page (no `cr_url`), a link to that page's section on any other page. Given the `cr`
+    and `info` of a page whose change form the person may use, a field the advice names
+    that the form sets is pointed to it."""
     todo = conditional_escape(finding.todo)
-    if finding.see is None:
-        return todo
-    see = finding.see
-    if not cr_url:
-        return format_html('{} See the <a href="#{}">{}</a> below.', todo, see, see.heading)
-    return format_html('{} See <a href="{}#{}">its {}</a>.', todo, cr_url, see, see.heading)
+    if (see := finding.see) is not None:
+        if cr_url:
+            todo = format_html('{} See <a href="{}#{}">its {}</a>.', todo, cr_url, see, see.heading)
+        else:
+            todo = format_html('{} See the <a href="#{}">{}</a> below.', todo, see, see.heading)
+    if cr is not None and info is not None and (named := form_field_named(info, finding.todo)):
+        todo = format_html(
+            '{} The <a href="#cr-patch-{}">change form</a> above sets {}.', todo, cr.uid, named
+        )
+    return todo
 
 
 @register.inclusion_tag("dashboard/_mirror_banner.html", takes_context=True)
