@@ -1,6 +1,6 @@
-"""Forms: list filters, and the size/image/memory/devices/storage patch form built from the
-CRD's schema, so bad input is refused with an inline message before anything is sent to the
-cluster."""
+"""Forms: list filters, and the size/image/resources/devices/storage patch form built from
+the CRD's schema, so bad input is refused with an inline message before anything is sent to
+the cluster."""
 
 from __future__ import annotations
 
