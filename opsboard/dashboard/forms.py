@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -47,6 +48,14 @@ class ListFilterForm(forms.Form):
         return sort if key in SORTS or _COLUMN_SORT.fullmatch(key) else "name"
 
 
+@dataclass
+class FieldGroup:
+    legend: str  # "" for a field shown alone
+    help: str
+    fields: list[forms.BoundField]
+    path: str = ""  # the CR's field the group's fields are under
+
+
 class PatchForm(forms.Form):
     """Fields named after what they change: `size`, `image`, each container's resources
     (`cpu_request`, `memory_request`, `memory`: the first container's; `memory_<container>`
@@ -75,13 +84,7 @@ class PatchForm(forms.Form):
             image = _image_field(info.field_schema(controller.image_path))
             self.fields["image"] = _of_part(image, part, "image", controller.image_path)
         for name, resource in self.resources.items():
-            field = quantity_field(info.field_schema(resource.path), resource)
-            if resource.first:  # the part the size and image set, or the whole CR's
-                self.fields[name] = _of_part(field, part, resource.what, resource.path)
-            else:
-                field.label = f"{field.label} of {resource.container}"
-                field.help_text = f"{field.help_text} Sets {resource.path} only."
-                self.fields[name] = field
+            self.fields[name] = quantity_field(info.field_schema(resource.path), resource)
         if devices := self.paths.get("devices"):
             self.fields["devices"] = _devices_field(info.field_schema(devices), devices)
         if controller.storage_path:
@@ -90,6 +93,22 @@ class PatchForm(forms.Form):
                 controller.storage_path,
                 required=self.current["storage"] is not None,
             )
+
+    def groups(self) -> list[FieldGroup]:
+        """The fields as shown: each alone, but a container's resources together, under one
+        legend and one help ("App resources", "Resources of mongodb")."""
+        groups: list[FieldGroup] = []
+        for bound in self:
+            resource = self.resources.get(bound.name)
+            if resource is None:
+                groups.append(FieldGroup("", "", [bound]))
+            elif groups and groups[-1].path == resource.resources_path:
+                groups[-1].fields.append(bound)
+            else:
+                part = self.info.controller.patched_part
+                legend = f"{part} resources" if part and resource.first else resource.legend
+                groups.append(FieldGroup(legend, resource.help, [bound], resource.resources_path))
+        return groups
 
     def refuse(self, refusals: dict[str, str]) -> None:
         """Fields the cluster would refuse to change: read-only (still sent, at the current

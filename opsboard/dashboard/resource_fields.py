@@ -23,18 +23,9 @@ _NOT_IN_A_NAME = re.compile(r"\W")  # of a form field's name, from a container's
 _SHOWN = (("cpu", "requests", "cpu_request"), ("memory", "requests", "memory_request"),
           ("memory", "limits", "memory"))  # fmt: skip
 _HELP = {
-    ("cpu", "requests"): (
-        "The cores each pod's container is scheduled with, like 250m or 1: a node must have "
-        "them free, and a quota counts them. Empty: none."
-    ),
-    ("memory", "requests"): (
-        "The memory each pod's container is scheduled with, like 64Mi: a node must have it "
-        "free, and a quota counts it. Empty: none."
-    ),
-    ("memory", "limits"): (
-        "What each pod's container may use, like 128Mi or 1Gi; past it, the container is "
-        "killed (OOMKilled). Empty: no limit."
-    ),
+    ("cpu", "requests"): "Cores, like 250m or 1.",
+    ("memory", "requests"): "Bytes, like 64Mi.",
+    ("memory", "limits"): "Bytes, like 128Mi or 1Gi.",
 }
 
 
@@ -50,6 +41,20 @@ class ResourceField:
     def path(self) -> str:
         """The CR's field it sets: "spec.resources.limits.memory"."""
         return f"{self.resources_path}.{self.part}.{self.resource}"
+
+    @property
+    def legend(self) -> str:
+        """What its container's fields are shown under: "Resources of mongodb"."""
+        return "Resources" if self.first else f"Resources of {self.container}"
+
+    @property
+    def help(self) -> str:
+        """What its container's fields mean, said once under them."""
+        return (
+            "Each pod's container is scheduled with its requests (a node must have them free, "
+            "and a quota counts them) and is killed past its memory limit (OOMKilled). Empty "
+            f"removes one. A change rolls the pods out. Sets {self.resources_path} only."
+        )
 
     @property
     def what(self) -> str:
@@ -70,7 +75,8 @@ def resource_fields(controller: Controller) -> dict[str, ResourceField]:
 
 
 def quantity_field(schema: dict[str, Any], field: ResourceField) -> forms.CharField:
-    """A quantity in the CRD's grammar; empty removes it (labelled by the caller)."""
+    """A quantity in the CRD's grammar; empty removes it. Shown with its container's other
+    fields, under their legend (`ResourceField.legend`)."""
     grammar = re.compile(schema.get("pattern") or QUANTITY_RE.pattern)
     example = "250m or 1" if field.resource == "cpu" else "128Mi or 1Gi"
     unit = "cores, with m for thousandths" if field.resource == "cpu" else "bytes with a unit"
@@ -85,7 +91,7 @@ def quantity_field(schema: dict[str, Any], field: ResourceField) -> forms.CharFi
         label=field.what[0].upper() + field.what[1:],
         required=False,
         max_length=64,
-        help_text=f"{_HELP[field.resource, field.part]} The pods roll out.",
+        help_text=_HELP[field.resource, field.part],
         validators=[validate],
         widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
     )

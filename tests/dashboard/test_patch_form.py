@@ -284,14 +284,16 @@ def test_the_requests_are_labelled_and_offered_as_the_cr_has_them(
     assert labels == ["Size (replicas)", "Image", "CPU request", "Memory request", "Memory limit"]
     cpu = re.search(r'<input type="text" name="cpu_request"[^>]*>', html)
     assert cpu and 'value="250m"' in cpu.group(0)
-    assert "a node must have them free, and a quota counts them. Empty: none." in html
+    assert re.search(r'<fieldset class="resources"[^>]*>\s*<legend>Resources</legend>', html)
+    assert "(a node must have them free, and a quota counts them)" in html
+    assert "Empty removes one. A change rolls the pods out. Sets spec.resources only." in html
 
 
 def test_the_memory_limit_is_offered_empty_when_the_cr_sets_none(operator_client: Client) -> None:
     html = operator_client.get("/k/memcached/default/cache-a/").content.decode()
     field = re.search(r'<input type="text" name="memory"[^>]*>', html)
     assert field and "value=" not in field.group(0)
-    assert "Empty: no limit. The pods roll out." in html
+    assert "Bytes, like 128Mi or 1Gi." in html
 
 
 def test_each_container_of_a_bookstore_has_its_memory_limit_checked_inline(
@@ -303,12 +305,13 @@ def test_each_container_of_a_bookstore_has_its_memory_limit_checked_inline(
             "bookDB": {"replicas": 1, "resources": {"requests": {"memory": "256Mi"}}}}  # fmt: skip
     mirror_object("BookStore", "shop", api_version="blog.velotio.com/v1alpha1", spec=spec)
     html = operator_client.get("/k/bookstore/default/shop/").content.decode()
+    # Each container's three fields under a legend of its own, said once for the three.
+    legends = re.findall(r"<legend>([^<]+)</legend>", html)
+    assert legends == ["App resources", "Resources of mongodb"]
     labels = re.findall(r'<label for="[^"]+">([^<]+)</label>', html)
-    assert labels[2:8] == [
-        "App CPU request", "App memory request", "App memory limit",
-        "CPU request of mongodb", "Memory request of mongodb", "Memory limit of mongodb",
-    ]  # fmt: skip
-    assert "Sets spec.bookDB.resources.limits.memory only." in html
+    assert labels[2:8] == ["CPU request", "Memory request", "Memory limit"] * 2
+    assert html.count("Sets spec.bookDB.resources only.") == 1
+    assert html.count("Sets spec.bookApp.resources only.") == 1
     response = operator_client.post(
         "/k/bookstore/default/shop/patch/",
         {
