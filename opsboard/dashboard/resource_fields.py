@@ -58,7 +58,7 @@ class ResourceField:
 
     @property
     def what(self) -> str:
-        """ "memory limit", "CPU request"."""
+        """Its label's words: "memory limit", "CPU request"."""
         resource = "CPU" if self.resource == "cpu" else self.resource
         return f"{resource} {'limit' if self.part == 'limits' else 'request'}"
 
