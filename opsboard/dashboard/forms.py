@@ -58,8 +58,8 @@ class FieldGroup:
 
 class PatchForm(forms.Form):
     """Fields named after what they change: `size`, `image`, each container's resources
-    (`cpu_request`, `memory_request`, `memory`: the first container's; `memory_<container>`
-    and so on each other's), `devices` (how many each pod requests, a Ptemplate's) and
+    (`cpu_request`, `memory_request`, `cpu_limit`, `memory`: the first container's;
+    `memory_<container>` and so on each other's), `devices` (how many each pod requests, a Ptemplate's) and
     `storage` (each claim's size), present if the kind has them."""
 
     def __init__(self, *args: Any, info: KindInfo, cr: KubeObject, **kwargs: Any) -> None:

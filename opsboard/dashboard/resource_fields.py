@@ -1,6 +1,6 @@
 """The change form's fields for each container's resources: its CPU and memory requests (what
-a node must have free, and what a quota counts) and its memory limit (past it, the container
-is OOMKilled), each on that container's resources field in the CR ("spec.resources", a
+a node must have free, and what a quota counts) and limits (past its memory limit, the
+container is OOMKilled), each on that container's resources field in the CR ("spec.resources", a
 BookStore database's "spec.bookDB.resources"). They are what the Diagnosis names for pods
 that fit on no node, that a quota refuses, or that are killed for memory."""
 
@@ -21,9 +21,10 @@ _NOT_IN_A_NAME = re.compile(r"\W")  # of a form field's name, from a container's
 # (resource, part, the form field's stem), in the order the form shows them. The memory
 # limit's stem is the field's name from before requests were in the form.
 _SHOWN = (("cpu", "requests", "cpu_request"), ("memory", "requests", "memory_request"),
-          ("memory", "limits", "memory"))  # fmt: skip
+          ("cpu", "limits", "cpu_limit"), ("memory", "limits", "memory"))  # fmt: skip
 _HELP = {
     ("cpu", "requests"): "Cores, like 250m or 1.",
+    ("cpu", "limits"): "Cores, like 500m or 2.",
     ("memory", "requests"): "Bytes, like 64Mi.",
     ("memory", "limits"): "Bytes, like 128Mi or 1Gi.",
 }
@@ -52,8 +53,9 @@ class ResourceField:
         """What its container's fields mean, said once under them."""
         return (
             "Each pod's container is scheduled with its requests (a node must have them free, "
-            "and a quota counts them) and is killed past its memory limit (OOMKilled). Empty "
-            f"removes one. A change rolls the pods out. Sets {self.resources_path} only."
+            "and a quota counts them), slowed past its CPU limit and killed past its memory "
+            "limit (OOMKilled). Empty removes one. A change rolls the pods out. Sets "
+            f"{self.resources_path} only."
         )
 
     @property
@@ -64,8 +66,9 @@ class ResourceField:
 
 
 def resource_fields(controller: Controller) -> dict[str, ResourceField]:
-    """The form's resource fields by name: `cpu_request`, `memory_request` and `memory` (the
-    limit) for the first container; the same with `_<container>` for each other."""
+    """The form's resource fields by name: `cpu_request`, `memory_request`, `cpu_limit` and
+    `memory` (the memory limit) for the first container; each with `_<container>` for each
+    other."""
     fields = {}
     for i, (container, path) in enumerate(controller.resources_paths):
         suffix = "" if i == 0 else "_" + _NOT_IN_A_NAME.sub("_", container)

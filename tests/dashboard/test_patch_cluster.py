@@ -262,25 +262,25 @@ def test_a_memory_limit_is_reviewed_applied_audited_and_removed(
     assert cluster_kube.get(MEMCACHED, namespace, "cache-a")["spec"]["resources"] == {"limits": {}}
 
 
-def test_cpu_and_memory_requests_are_reviewed_applied_and_audited(
+def test_cpu_and_memory_requests_and_limits_are_reviewed_applied_and_audited(
     operator_client: Client, cluster_kube: ApiKube, namespace: str, cache_a: str
 ) -> None:
     """What a pod that fits on no node, or that a quota refuses, needs lowered."""
     form = {"size": "3", "image": "memcached:1.4.36-alpine", "cpu_request": "100m",
-            "memory_request": "64Mi", "memory": "128Mi"}  # fmt: skip
+            "memory_request": "64Mi", "cpu_limit": "500m", "memory": "128Mi"}  # fmt: skip
     html = operator_client.post(cache_a + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
     for path, value in (("requests.cpu", "100m"), ("requests.memory", "64Mi"),
-                        ("limits.memory", "128Mi")):  # fmt: skip
+                        ("limits.cpu", "500m"), ("limits.memory", "128Mi")):  # fmt: skip
         assert re.search(rf"spec\.resources\.{path}</td><td><del>—</del></td><td><ins>{value}<",
                          html), path  # fmt: skip
     operator_client.post(cache_a + "patch/apply/", hidden_fields(html), HTTP_HX_REQUEST="true")
     assert cluster_kube.get(MEMCACHED, namespace, "cache-a")["spec"]["resources"] == {
-        "requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "128Mi"},
+        "requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "500m", "memory": "128Mi"},
     }  # fmt: skip
     entry = AuditEntry.objects.get()
     assert (entry.result, entry.after) == ("applied", {
         "spec.resources.requests.cpu": "100m", "spec.resources.requests.memory": "64Mi",
-        "spec.resources.limits.memory": "128Mi",
+        "spec.resources.limits.cpu": "500m", "spec.resources.limits.memory": "128Mi",
     })  # fmt: skip
 
 

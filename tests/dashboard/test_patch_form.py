@@ -248,7 +248,7 @@ def test_a_request_above_its_limit_is_refused_on_the_request_asked(
     cr.save()
     _post_bad(
         operator_client,
-        {"cpu_request": "1", "memory": "256Mi"},
+        {"cpu_request": "1", "cpu_limit": "500m", "memory": "256Mi"},
         "Above the cpu limit 500m (spec.resources.limits.cpu): a request must be at most the "
         "limit.",
     )
@@ -266,10 +266,30 @@ def test_a_request_above_its_limit_is_refused_on_the_request_asked(
     # Raised together, the request and the limit pass: the next step is the cluster's.
     response = operator_client.post(
         PATCH,
-        {"size": "3", "image": "memcached:1.6", "memory_request": "512Mi", "memory": "1Gi"},
+        {
+            "size": "3",
+            "image": "memcached:1.6",
+            "memory_request": "512Mi",
+            "memory": "1Gi",
+            "cpu_limit": "500m",
+        },
         HTTP_HX_REQUEST="true",
     )
     assert "No cluster" in response.content.decode()
+
+
+def test_a_cpu_limit_lowered_below_the_request_is_refused_on_the_limit(
+    operator_client: Client,
+) -> None:
+    cr = KubeObject.objects.get(kind="Memcached", name="cache-a")
+    cr.spec = {**cr.spec, "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}}
+    cr.save()
+    _post_bad(
+        operator_client,
+        {"cpu_request": "1", "cpu_limit": "500m"},
+        "Below the cpu request 1 (spec.resources.requests.cpu): a limit must be at least the "
+        "request. Give a larger limit, or a smaller request.",
+    )
 
 
 def test_the_requests_are_labelled_and_offered_as_the_cr_has_them(
@@ -281,7 +301,8 @@ def test_the_requests_are_labelled_and_offered_as_the_cr_has_them(
     html = operator_client.get("/k/memcached/default/cache-a/").content.decode()
     assert ">Change size, image or resources</h2>" in html
     labels = re.findall(r'<label for="[^"]+">([^<]+)</label>', html)
-    assert labels == ["Size (replicas)", "Image", "CPU request", "Memory request", "Memory limit"]
+    assert labels == ["Size (replicas)", "Image", "CPU request", "Memory request", "CPU limit",
+                      "Memory limit"]  # fmt: skip
     cpu = re.search(r'<input type="text" name="cpu_request"[^>]*>', html)
     assert cpu and 'value="250m"' in cpu.group(0)
     assert re.search(r'<fieldset class="resources"[^>]*>\s*<legend>Resources</legend>', html)
@@ -309,7 +330,7 @@ def test_each_container_of_a_bookstore_has_its_memory_limit_checked_inline(
     legends = re.findall(r"<legend>([^<]+)</legend>", html)
     assert legends == ["App resources", "Resources of mongodb"]
     labels = re.findall(r'<label for="[^"]+">([^<]+)</label>', html)
-    assert labels[2:8] == ["CPU request", "Memory request", "Memory limit"] * 2
+    assert labels[2:10] == ["CPU request", "Memory request", "CPU limit", "Memory limit"] * 2
     assert html.count("Sets spec.bookDB.resources only.") == 1
     assert html.count("Sets spec.bookApp.resources only.") == 1
     response = operator_client.post(
