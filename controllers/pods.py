@@ -23,11 +23,11 @@ def pod_is_ready(pod: Body) -> bool:
     return condition_of(pod, "Ready").get("status") == "True"
 
 
-def pod_is_stuck(pod: Body, *, now: datetime | None) -> bool:
-    """Not ready, and a container waits for an image it cannot pull or is in a crash loop:
-    it will not get ready without someone's help, so it counts as neither ready nor
-    starting."""
-    return not pod_is_ready(pod) and bool(waiting([pod], PULL_FAILURES) or crashing([pod], now=now))
+def stuck_count(pulls: list[tuple[Body, Body]], crashes: list[tuple[Body, Body]]) -> int:
+    """How many pods are not ready with a container waiting for an image it cannot pull
+    (`pulls`, from `waiting`) or in a crash loop (`crashes`, from `crashing`): they will not
+    get ready without someone's help, so they count as neither ready nor starting."""
+    return len({pod["metadata"]["name"] for pod, _ in [*pulls, *crashes] if not pod_is_ready(pod)})
 
 
 def pod_images(pod: Body) -> set[str]:

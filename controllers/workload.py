@@ -16,8 +16,8 @@ from controllers.pods import (
     last_exit,
     pod_images,
     pod_is_ready,
-    pod_is_stuck,
     spec_image,
+    stuck_count,
     waiting,
 )
 from controllers.problems import PODS_REFUSED, Problem
@@ -154,7 +154,8 @@ def workload_status(
     at = parse_time(now)
     settled = unready(pods, now=at, grace=graces.unready)
     held = [p for p in settled.lost if deep_get(p, "metadata.deletionTimestamp")]
-    stuck = sum(1 for p in live if pod_is_stuck(p, now=at))
+    pulls, crashes = waiting(live, PULL_FAILURES), crashing(live, now=at)
+    stuck = stuck_count(pulls, crashes)
     not_starting = len(settled.lost) - len(held) + len(settled.failing) + stuck
 
     # Worded by the size: "0/1 pod ready", "1/3 pods ready", "1 pod runs nginx".
@@ -177,7 +178,7 @@ def workload_status(
     degraded: tuple[str, str] | None = None
     if problem:
         degraded = problem
-    elif pulls := waiting(live, PULL_FAILURES):
+    elif pulls:
         # One message for ErrImagePull and ImagePullBackOff: a node alternates between the two,
         # and the condition must not flap with it.
         pod, status = pulls[0]
@@ -186,7 +187,7 @@ def workload_status(
             f"Image {spec_image(pod, status)} cannot be pulled: {count(len(pulls), 'pod')} "
             f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}",
         )
-    elif crashes := crashing(live, now=at):
+    elif crashes:
         degraded = crashing_problem(crashes)
     else:
         # Pending past the grace: for good until someone frees a node, not "Progressing".

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from controllers.base import Body
 from controllers.conditions import conditions_from, parse_time
 from controllers.fields import deep_get
@@ -12,7 +10,7 @@ from controllers.pods import (
     PULL_FAILURES,
     crashing,
     pod_is_ready,
-    pod_is_stuck,
+    stuck_count,
     waiting,
 )
 from controllers.problems import Problem
@@ -45,12 +43,12 @@ def _selector_text(cr: Body) -> str:
 
 def _degraded(
     cr: Body,
-    live: list[Body],
     desired: int | None,
     pending: Unscheduled,
     refused: Problem | None,
+    pulls: list[tuple[Body, Body]],
+    crashes: list[tuple[Body, Body]],
     settled: Unready,
-    at: datetime | None,
 ) -> tuple[str, str] | None:
     if desired == 0:
         return NO_MATCHING_NODES, f"No node matches the node selector {_selector_text(cr)}"
@@ -66,13 +64,13 @@ def _degraded(
         return unschedulable_problem(stuck, noun="consumer pod")
     if refused:  # a quota or admission refuses the DaemonSet's pods: none is created
         return refused
-    if pulls := waiting(live, PULL_FAILURES):
+    if pulls:
         pod, _ = pulls[0]
         return "ImagePullFailed", (
             f"Image {spec_image(cr)} cannot be pulled: {count(len(pulls), 'pod')} "
             f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}"
         )
-    if crashes := crashing(live, now=at):
+    if crashes:
         return crashing_problem(crashes)
     # Running, not ready, not starting: on a lost node, or a readiness probe that fails.
     return unready_problem(settled, workload=None, noun="consumer pod")
@@ -121,10 +119,10 @@ def compute_status(
     # A DaemonSet's pod evicted from a lost node is replaced: none holds its place.
     at = parse_time(now)
     settled = unready(live, now=at, grace=graces.unready)
-    stuck = sum(1 for p in live if pod_is_stuck(p, now=at))  # on its image or in a loop
-    not_starting = len(settled.lost) + len(settled.failing) + stuck
+    pulls, crashes = waiting(live, PULL_FAILURES), crashing(live, now=at)
+    not_starting = len(settled.lost) + len(settled.failing) + stuck_count(pulls, crashes)
     degraded = problem or _degraded(
-        cr, live, desired if counted else None, pending, refused, settled, at
+        cr, desired if counted else None, pending, refused, pulls, crashes, settled
     )
     consumers, runs = plural(desired or 0, "consumer pod"), plural(desired or 0, "runs", "run")
     if desired is None:
