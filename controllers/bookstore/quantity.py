@@ -3,7 +3,9 @@ its CRD's pattern keeps to whole suffixes, and the API server's, read in any for
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal
+from typing import Any
 
 from controllers import resources
 
@@ -22,3 +24,18 @@ def parse_quantity(text: str | int | None) -> Decimal | None:
         return resources.parse_quantity(text)
     except ValueError:
         return None
+
+
+def larger_claims(size: Decimal, claims: Iterable[tuple[str, Any]]) -> tuple[str, Any] | None:
+    """Of `claims` (name, requested size), those asking for more than `size`, named as
+    "data-shop-db-0 (2Gi), ...", and the largest request: what a dbSize of `size` would have
+    to shrink, which Kubernetes cannot. None if no claim is larger."""
+    larger = [
+        (name, requested)
+        for name, requested in claims
+        if (have := parse_quantity(requested)) is not None and have > size
+    ]
+    if not larger:
+        return None
+    biggest = max(larger, key=lambda claim: parse_quantity(claim[1]) or 0)[1]
+    return ", ".join(f"{name} ({requested})" for name, requested in sorted(larger)), biggest

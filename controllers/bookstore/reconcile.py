@@ -38,7 +38,7 @@ from controllers.bookstore.desired import (
     desired_db_service,
     desired_db_statefulset,
 )
-from controllers.bookstore.quantity import parse_quantity
+from controllers.bookstore.quantity import larger_claims, parse_quantity
 from controllers.bookstore.status import compute_status
 from controllers.fields import deep_get
 from controllers.graces import grace_ends, graces_from
@@ -181,16 +181,10 @@ def spec_problem(cr: Body, claims: list[Body]) -> Problem | None:
             INVALID_SPEC,
             f"spec.bookDB.dbSize: Invalid value: {db_size_text!r}: not a storage size",
         )
-    larger = [
-        (c["metadata"]["name"], requested)
-        for c in claims
-        if (requested := deep_get(c, "spec.resources.requests.storage"))
-        and (have := parse_quantity(requested)) is not None
-        and have > wanted
-    ]
-    if larger:
-        biggest = max(larger, key=lambda item: parse_quantity(item[1]) or 0)[1]
-        names = ", ".join(f"{n} ({r})" for n, r in sorted(larger))
+    requested = [(c["metadata"]["name"], deep_get(c, "spec.resources.requests.storage"))
+                 for c in claims]  # fmt: skip
+    if found := larger_claims(wanted, requested):
+        names, biggest = found
         return INVALID_SPEC, (
             f"spec.bookDB.dbSize: Invalid value: {db_size_text!r}: smaller than the claims {names}; "
             f"Kubernetes cannot shrink a PersistentVolumeClaim: set it to {biggest} or more"
