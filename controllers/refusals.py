@@ -239,12 +239,8 @@ def claim_advice(
         )
     if NOT_EXPANDABLE in message:
         which = f"StorageClass {storage_class}" if storage_class else "the claim's StorageClass"
-        allow = (
-            f"kubectl patch storageclass {storage_class} -p "
-            """'{"allowVolumeExpansion": true}'"""
-            if storage_class
-            else "its allowVolumeExpansion set to true"
-        )
+        unnamed = "its allowVolumeExpansion set to true"
+        allow = allow_expansion(storage_class) if storage_class else unnamed
         return (
             f"{which} does not allow volumes to grow (allowVolumeExpansion). If its "
             f"provisioner can grow them, a cluster administrator allows it ({allow}); "
@@ -254,6 +250,11 @@ def claim_advice(
         "Change what refuses the claim in the namespace: a ResourceQuota, a LimitRange or "
         f"an admission webhook (kubectl -n {namespace} get events)."
     )
+
+
+def allow_expansion(storage_class: str) -> str:
+    """The command that lets the claims of `storage_class` grow."""
+    return f"""kubectl patch storageclass {storage_class} -p '{{"allowVolumeExpansion": true}}'"""
 
 
 def webhook_advice(message: str, what: str) -> str | None:

@@ -1,5 +1,5 @@
 """The dashboard's only calls to the API server: read one CR and merge-patch it (or dry-run
-the patch), and ask whether a person may. Failures become a ClusterError whose message a
+the patch), ask whether a person may, and read the StorageClass of claims a review grows. Failures become a ClusterError whose message a
 person can act on. With impersonation on, each call is made as the person (`as_user`)."""
 
 from __future__ import annotations
@@ -101,6 +101,17 @@ def _request(
 
 def cr_read(kind: Kind, namespace: str, name: str, *, as_user: KubeIdentity | None) -> Body:
     return _request("GET", ApiKube.path(kind, namespace, name), as_user=as_user)
+
+
+def storage_class(name: str) -> Body | None:
+    """The StorageClass `name`, None if there is none. Read as opsboard, not as the person:
+    a class's policy is the cluster's, no secret of a namespace's."""
+    try:
+        return _request("GET", f"/apis/storage.k8s.io/v1/storageclasses/{name}", as_user=None)
+    except ClusterError as exc:
+        if exc.gone:
+            return None
+        raise
 
 
 def cr_merge_patch(

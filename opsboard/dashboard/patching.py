@@ -1,7 +1,8 @@
 """Patching a CR's size, image, resources, devices or volume size: review with a server-side
 dry run, then apply a merge patch conditioned on the reviewed resourceVersion. Every apply is
 audited. A volume size below what the claims hold is refused at both steps (claims.py):
-the API server would take it, and only the operator would refuse it, afterwards.
+the API server would take it, and only the operator would refuse it, afterwards. A growth
+their StorageClass does not allow is told at the review (storage_classes.py).
 
 A change of the size alone, where the CRD declares a scale subresource, goes through
 `/scale` (its specReplicasPath is the size), as `kubectl scale` and autoscalers do: the
@@ -24,6 +25,7 @@ from opsboard.dashboard import crclient
 from opsboard.dashboard.claims import shrink_refusal
 from opsboard.dashboard.gone import deleted_refusal
 from opsboard.dashboard.kinds import KindInfo, value_at
+from opsboard.dashboard.storage_classes import growth_warnings
 from opsboard.mirror.history import spec_diff
 
 CHANGED_SINCE = "The object changed since you looked at it — review again."
@@ -41,6 +43,7 @@ class Review:
     generation: int = 0  # of the object reviewed: a conflict is explained from there
     spec: dict[str, Any] = field(default_factory=dict)  # the live spec reviewed
     via_scale: bool = False  # sent to the scale subresource
+    warnings: list[str] = field(default_factory=list)  # what may keep it from taking effect
 
 
 def _merge_patch(changes: dict[str, Any], resource_version: str) -> Body:
@@ -120,10 +123,11 @@ def cr_patch_review(
     except crclient.ClusterError as exc:
         return Review(error=deleted_refusal(info, namespace, name) if exc.gone else str(exc))
     storage = info.controller.storage_path
-    if (size := value_at(dry, storage)) != value_at(live, storage) and (
-        shrinks := _shrinks(info, live, size)
-    ):
-        return Review(error=shrinks)  # a revert of a growth, for one
+    warnings = []
+    if (size := value_at(dry, storage)) != value_at(live, storage):
+        if shrinks := _shrinks(info, live, size):
+            return Review(error=shrinks)  # a revert of a growth, for one
+        warnings = growth_warnings(live)
     return Review(
         resource_version=rv,
         before={path: value_at(live, path) for path in changes},
@@ -132,6 +136,7 @@ def cr_patch_review(
         generation=int(live["metadata"].get("generation") or 0),
         spec=live.get("spec") or {},
         via_scale=via_scale(info, changes),
+        warnings=warnings,
     )
 
 

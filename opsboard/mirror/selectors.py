@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -160,6 +160,15 @@ def _add_mounted_claims(pods: list[OwnerNode]) -> None:
         for name in pod_claims(pod.obj.body):
             if (claim := claims.get((pod.obj.namespace, name))) is not None:
                 pod.children.append(OwnerNode(claim))
+
+
+def claim_classes(*, namespace: str, names: Iterable[str]) -> dict[str, str]:
+    """{claim name: its storageClassName} of the mirrored claims named ("" for a claim that
+    names none); a claim not mirrored is left out."""
+    found = KubeObject.objects.filter(
+        kind="PersistentVolumeClaim", namespace=namespace, name__in=set(names)
+    ).values_list("name", "spec")
+    return {name: str((spec or {}).get("storageClassName") or "") for name, spec in found}
 
 
 def _selects(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:

@@ -12,12 +12,15 @@ from django.contrib.auth.models import User
 from django.test import Client
 from kubernetes import client
 
+from controllers.base import PVC
+from controllers.bookstore.desired import BOOKSTORE
 from controllers.kube import ApiKube, load_api_client
 from controllers.memcached.desired import MEMCACHED
 from opsboard.accounts.kube_identity import KubeIdentity
 from opsboard.accounts.roles import Role, role_assign
 from opsboard.dashboard import crclient
 from tests.controllers.cluster import install_crds
+from tests.controllers.manifests import db_claim
 from tests.dashboard.mirror_factory import MEMCACHED_API, mirror_object
 
 
@@ -88,3 +91,21 @@ def operator_in_group(settings: Any, group: str) -> Client:
     person = Client()
     person.force_login(rita)
     return person
+
+
+def bookstore_with_a_claim(kube: ApiKube, namespace: str, storage_class: str) -> str:
+    """BookStore shop reporting claim data-shop-db-0 of `storage_class` (the claim made in
+    the cluster and mirrored, the status as its operator writes it); its page's URL."""
+    claim = kube.create(PVC, db_claim(namespace, "1Gi", storage_class=storage_class))
+    mirror_object("PersistentVolumeClaim", claim["metadata"]["name"], namespace=namespace,
+                  spec=claim["spec"])  # fmt: skip
+    kube.create(BOOKSTORE, {
+        "apiVersion": BOOKSTORE.api_version, "kind": "BookStore",
+        "metadata": {"name": "shop", "namespace": namespace},
+        "spec": {"bookApp": {"replicas": 1}, "bookDB": {"replicas": 1, "dbSize": "1Gi"}},
+    })  # fmt: skip
+    status = {"claims": [{"name": "data-shop-db-0", "requested": "1Gi", "state": "Pending"}]}
+    live = kube.patch_status(BOOKSTORE, namespace, "shop", status)
+    mirror_object("BookStore", "shop", namespace=namespace, api_version=BOOKSTORE.api_version,
+                  spec=live["spec"], status=live["status"])  # fmt: skip
+    return f"/k/bookstore/{namespace}/shop/"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from kubernetes import client
 
 from controllers.base import Body
 from controllers.bookstore.desired import BOOKSTORE
@@ -19,7 +20,14 @@ from controllers.ptemplate.desired import PTEMPLATE
 from opsboard.audit.models import AuditEntry
 from opsboard.mirror.models import KubeObject
 from tests.controllers.ptemplate_helpers import SPEC as PTEMPLATE_SPEC
+from tests.dashboard.cluster_fixtures import bookstore_with_a_claim
 from tests.dashboard.mirror_factory import MEMCACHED_API, mirror_object
+from tests.kubesim.identities import (
+    cluster_objects,
+    kubeconfig_with_token,
+    service_account_token,
+    unique,
+)
 from tests.support.review import hidden_fields
 
 pytestmark = pytest.mark.django_db
@@ -336,3 +344,85 @@ def test_a_ptemplates_devices_per_pod_are_reviewed_applied_and_audited(
         {"spec.deviceCount": 2},
         {"spec.deviceCount": 1},
     )
+
+
+def _review_storage(client: Client, kube: ApiKube, namespace: str, url: str) -> str:
+    spec = kube.get(BOOKSTORE, namespace, "shop")["spec"]
+    form = {"size": "1", "image": spec["bookApp"]["image"], "memory": "", "memory_mongodb": "",
+            "storage": "2Gi"}  # fmt: skip
+    html = client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
+    assert re.search(r"spec\.bookDB\.dbSize</td><td><del>1Gi</del></td><td><ins>2Gi<", html), html
+    return html
+
+
+def test_a_growth_the_claims_storage_class_does_not_allow_is_told_at_the_review(
+    operator_client: Client, cluster_kube: ApiKube, kube_api_client: Any, namespace: str
+) -> None:
+    """The API server takes the larger size, and admission then refuses the operator's
+    growth of the claim: the review says so first, with the command that allows it."""
+    storage = client.StorageV1Api(kube_api_client)
+    name = f"fixed-{namespace}"
+    storage.create_storage_class({
+        "metadata": {"name": name}, "provisioner": "example.com/fixed",
+        "allowVolumeExpansion": False,
+    })  # fmt: skip
+    try:
+        url = bookstore_with_a_claim(cluster_kube, namespace, name)
+        html = _review_storage(operator_client, cluster_kube, namespace, url)
+        assert (
+            f"StorageClass {name} of the claim data-shop-db-0 does not allow volumes to grow "
+            "(allowVolumeExpansion): the API server will refuse to grow it, and the BookStore "
+            "will be Degraded (VolumeExpansionFailed) until a cluster administrator allows it "
+            f"(kubectl patch storageclass {name} -p &#x27;{{&quot;allowVolumeExpansion&quot;: "
+            "true}&#x27;), if its provisioner can grow volumes. The operator grows it then."
+        ) in html
+        assert ">Apply</button>" in html  # told, not refused: the class may be changed later
+
+        storage.patch_storage_class(name, {"allowVolumeExpansion": True})
+        html = _review_storage(operator_client, cluster_kube, namespace, url)
+        assert 'class="warn" role="note"' not in html
+    finally:
+        storage.delete_storage_class(name)
+    html = _review_storage(operator_client, cluster_kube, namespace, url)
+    assert (
+        f"StorageClass {name} of the claim data-shop-db-0 does not exist: the API server will "
+        "refuse to grow it"
+    ) in html
+    assert cluster_kube.get(BOOKSTORE, namespace, "shop")["spec"]["bookDB"]["dbSize"] == "1Gi"
+
+
+def test_a_storage_class_the_web_app_may_not_read_is_said_unchecked(
+    operator_client: Client, cluster_kube: ApiKube, kube_api_client: Any, kubesim_server: Any,
+    namespace: str, tmp_path: Path, settings: Any,
+) -> None:  # fmt: skip
+    """The web app as a ServiceAccount with an older install's role (BookStores only): the
+    review goes on, and says the class was not checked and what grants the read."""
+    web = unique("web")
+    token = service_account_token(kube_api_client, namespace, web)
+    admin = Path(kubesim_server.kubeconfig_path)
+    kubeconfig = kubeconfig_with_token(admin, token, user=web, path=tmp_path / "kubeconfig")
+    rbac = client.RbacAuthorizationV1Api(kube_api_client)
+    url = bookstore_with_a_claim(cluster_kube, namespace, "standard")
+    with cluster_objects(kube_api_client) as made:
+        rbac.create_cluster_role({"metadata": {"name": web}, "rules": [
+            {"apiGroups": [BOOKSTORE.group], "resources": ["bookstores"], "verbs": ["get", "patch"]},
+        ]})  # fmt: skip
+        made.append(("ClusterRole", web))
+        rbac.create_cluster_role_binding({
+            "metadata": {"name": web},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": web},
+            "subjects": [{"kind": "ServiceAccount", "name": web, "namespace": namespace}],
+        })  # fmt: skip
+        made.append(("ClusterRoleBinding", web))
+        settings.KUBECONFIG = str(kubeconfig)
+        html = _review_storage(operator_client, cluster_kube, namespace, url)
+    assert (
+        "Whether StorageClass standard lets the claim data-shop-db-0 grow was not checked: "
+        "the web app may not read StorageClasses (the install&#x27;s k8s/deploy/web-rbac.yaml "
+        "grants it; the API server said: GET /apis/storage.k8s.io/v1/storageclasses/standard: "
+        "403 storageclasses.storage.k8s.io &quot;standard&quot; is "
+        f"forbidden: User &quot;system:serviceaccount:{namespace}:{web}&quot; cannot get "
+        "resource &quot;storageclasses&quot;"
+    ) in html, html
+    assert ">Apply</button>" in html

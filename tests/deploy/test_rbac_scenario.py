@@ -25,6 +25,7 @@ from controllers.webserver.desired import WEBSERVER
 from opsboard.dashboard import crclient, patching
 from opsboard.dashboard.kinds import kind_get
 from tests.controllers.cluster import install_crds
+from tests.dashboard.cluster_fixtures import bookstore_with_a_claim
 from tests.deploy import rbac
 from tests.deploy.kustomize import Manifest
 from tests.support.waiting import wait_for
@@ -173,4 +174,31 @@ def test_every_call_of_a_dashboard_patch_is_granted(
         ("get", "cache.example.com", "memcacheds", ""),
         ("patch", "cache.example.com", "memcacheds", "scale"),  # a size alone: by /scale
         ("patch", "cache.example.com", "memcacheds", ""),
+    }
+
+
+def test_a_review_that_grows_volumes_reads_their_class_as_granted(
+    built: list[Manifest], kube: ApiKube, kubesim_server: Any, namespace: str
+) -> None:
+    """A review of a BookStore's larger volume size reads the claims' StorageClass: a call
+    the web's install grants, or the review would say the class was not checked."""
+    grants = _grants_of(built, "opsboard-web")
+    bookstore_with_a_claim(kube, namespace, "standard")  # kubesim's, which lets claims grow
+    since = time.time()
+
+    with override_settings(KUBECONFIG=str(kubesim_server.kubeconfig_path)):
+        crclient._kube_for.cache_clear()
+        review = patching.cr_patch_review(
+            info=kind_get("bookstore"), namespace=namespace, name="shop",
+            changes={"spec.bookDB.dbSize": "2Gi"},
+        )  # fmt: skip
+    crclient._kube_for.cache_clear()
+
+    assert (review.error, review.warnings) == ("", [])
+    calls = _calls_since(kubesim_server, since)
+    assert not _denied(grants, calls)
+    assert {call for _, call in calls} == {
+        ("get", "blog.velotio.com", "bookstores", ""),
+        ("patch", "blog.velotio.com", "bookstores", ""),  # the dry run
+        ("get", "storage.k8s.io", "storageclasses", ""),
     }
