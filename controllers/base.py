@@ -231,6 +231,10 @@ class Controller:
     # "spec.resources"). The advice for a container killed for memory names it; the
     # dashboard's form sets each one's cpu and memory requests and memory limit.
     resources_paths: tuple[tuple[str, str], ...] = ()
+    # (container, the CR's field that sets how many pods run it) where that is not
+    # size_path: ("mongodb", "spec.bookDB.replicas"). The advice for those pods names it,
+    # and the dashboard's form sets it.
+    replicas_paths: tuple[tuple[str, str], ...] = ()
     # Owned kinds whose status the reconcile never reads (it compares their spec, and
     # tells the CR's status from pods): a change of their status alone, the same
     # generation, labels, annotations and deletion, is no reason to run.

@@ -32,6 +32,7 @@ SERVICE_EXACT = frozenset({"spec.selector"})
 APP_RESOURCES_PATH = "spec.bookApp.resources"
 DB_RESOURCES_PATH = "spec.bookDB.resources"
 DB_SIZE_PATH = "spec.bookDB.dbSize"  # the size of each DB claim
+DB_REPLICAS_PATH = "spec.bookDB.replicas"  # how many DB pods, and claims
 # The app's and mongodb's containers' resources are the CR's alone.
 WORKLOAD_EXACT = exact_resources()
 
@@ -60,7 +61,7 @@ def service_type(cr: Body) -> str:
 
 
 def db_replicas(cr: Body) -> int:
-    return int(deep_get(cr, "spec.bookDB.replicas", DEFAULT_DB_REPLICAS))
+    return int(deep_get(cr, DB_REPLICAS_PATH, DEFAULT_DB_REPLICAS))
 
 
 def db_image(cr: Body) -> str:

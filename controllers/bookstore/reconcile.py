@@ -18,6 +18,7 @@ from controllers.base import (
 from controllers.bookstore.desired import (
     APP_RESOURCES_PATH,
     BOOKSTORE,
+    DB_REPLICAS_PATH,
     DB_RESOURCES_PATH,
     DB_SIZE_PATH,
     SERVICE_EXACT,
@@ -164,7 +165,7 @@ def spec_problem(cr: Body, claims: list[Body]) -> Problem | None:
             return INVALID_SPEC, f"{field}: Invalid value: {image!r}: not a valid image reference"
     for field, size in (
         ("spec.bookApp.replicas", app_replicas(cr)),
-        ("spec.bookDB.replicas", db_replicas(cr)),
+        (DB_REPLICAS_PATH, db_replicas(cr)),
     ):
         if size < 0:
             return (

@@ -6,6 +6,7 @@ from controllers.base import Body
 from controllers.bookstore.desired import (
     APP_PORT_NAME,
     APP_RESOURCES_PATH,
+    DB_REPLICAS_PATH,
     DB_RESOURCES_PATH,
     DB_SIZE_PATH,
     app_image,
@@ -98,7 +99,7 @@ def compute_status(
         now=now,
         workload=db_statefulset,
         events=db_events,
-        size_field="spec.bookDB.replicas",
+        size_field=DB_REPLICAS_PATH,
         resources_field=DB_RESOURCES_PATH,
         storage_field=DB_SIZE_PATH,
         graces=graces,

@@ -12,11 +12,17 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from controllers.base import Controller
 from controllers.images import IMAGE_PATTERN, NAME_MAX, image_name
 from controllers.resources import QUANTITY_RE, parse_quantity
 from opsboard.dashboard.claims import shrink_refusal
 from opsboard.dashboard.kinds import KindInfo, value_at
-from opsboard.dashboard.resource_fields import over_limit, quantity_field, resource_fields
+from opsboard.dashboard.resource_fields import (
+    NOT_IN_A_NAME,
+    over_limit,
+    quantity_field,
+    resource_fields,
+)
 from opsboard.dashboard.selectors import ATTENTION, HEALTHS, SORTS
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
@@ -59,8 +65,9 @@ class FieldGroup:
 class PatchForm(forms.Form):
     """Fields named after what they change: `size`, `image`, each container's resources
     (`cpu_request`, `memory_request`, `cpu_limit`, `memory`: the first container's;
-    `memory_<container>` and so on each other's), `devices` (how many each pod requests, a Ptemplate's) and
-    `storage` (each claim's size), present if the kind has them."""
+    `memory_<container>` and so on each other's), `size_<container>` (how many pods run a
+    container the CR counts apart: a BookStore's mongodb), `devices` (how many each pod
+    requests, a Ptemplate's) and `storage` (each claim's size), present if the kind has them."""
 
     def __init__(self, *args: Any, info: KindInfo, cr: KubeObject, **kwargs: Any) -> None:
         controller = info.controller
@@ -85,6 +92,8 @@ class PatchForm(forms.Form):
             self.fields["image"] = _of_part(image, part, "image", controller.image_path)
         for name, resource in self.resources.items():
             self.fields[name] = quantity_field(info.field_schema(resource.path), resource)
+        for name, (container, path) in replicas_fields(controller).items():
+            self.fields[name] = _replicas_field(info.field_schema(path), container, path)
         if devices := self.paths.get("devices"):
             self.fields["devices"] = _devices_field(info.field_schema(devices), devices)
         if controller.storage_path:
@@ -154,8 +163,18 @@ def form_paths(info: KindInfo) -> dict[str, str]:
     controller = info.controller
     paths = {"size": controller.size_path, "image": controller.image_path}
     paths |= {name: field.path for name, field in resource_fields(controller).items()}
+    paths |= {name: path for name, (_, path) in replicas_fields(controller).items()}
     paths |= {"devices": info.devices_path, "storage": controller.storage_path}
     return {name: path for name, path in paths.items() if path}
+
+
+def replicas_fields(controller: Controller) -> dict[str, tuple[str, str]]:
+    """The form's fields for how many pods run a container, where the CR has a field of its
+    own for it (`Controller.replicas_paths`): `size_<container>` → (container, path)."""
+    return {
+        "size_" + NOT_IN_A_NAME.sub("_", container): (container, path)
+        for container, path in controller.replicas_paths
+    }
 
 
 def form_field_named(info: KindInfo, text: str) -> str:
@@ -197,6 +216,11 @@ def _count_field(
 
 def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
     return _count_field(schema, label="Size (replicas)", more=".", example=3)
+
+
+def _replicas_field(schema: dict[str, Any], container: str, path: str) -> forms.IntegerField:
+    more = f": how many pods of {container} run. Sets {path} only."
+    return _count_field(schema, label=f"Replicas of {container}", more=more, example=1)
 
 
 def _devices_field(schema: dict[str, Any], path: str) -> forms.IntegerField:

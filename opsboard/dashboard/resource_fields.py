@@ -17,7 +17,7 @@ from controllers.base import Controller
 from controllers.resources import QUANTITY_RE, parse_quantity
 from opsboard.dashboard.kinds import value_at
 
-_NOT_IN_A_NAME = re.compile(r"\W")  # of a form field's name, from a container's
+NOT_IN_A_NAME = re.compile(r"\W")  # of a form field's name, from a container's
 # (resource, part, the form field's stem), in the order the form shows them. The memory
 # limit's stem is the field's name from before requests were in the form.
 _SHOWN = (("cpu", "requests", "cpu_request"), ("memory", "requests", "memory_request"),
@@ -71,7 +71,7 @@ def resource_fields(controller: Controller) -> dict[str, ResourceField]:
     other."""
     fields = {}
     for i, (container, path) in enumerate(controller.resources_paths):
-        suffix = "" if i == 0 else "_" + _NOT_IN_A_NAME.sub("_", container)
+        suffix = "" if i == 0 else "_" + NOT_IN_A_NAME.sub("_", container)
         for resource, part, stem in _SHOWN:
             fields[stem + suffix] = ResourceField(container, i == 0, resource, part, path)
     return fields

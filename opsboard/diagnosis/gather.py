@@ -183,6 +183,7 @@ def cr_diagnosis(
         requests_path=info.controller.requests_path,
         storage_path=info.controller.storage_path,
         resources_paths=dict(info.controller.resources_paths),
+        replicas_paths=dict(info.controller.replicas_paths),
         image_changes=_image_changes(info, cr),
         last_run=LastRun(run.outcome, run.error, run.started_at) if run else None,
         engine=_engine_state(Key(info.name, cr.namespace, cr.name), engine or engine_wide()),

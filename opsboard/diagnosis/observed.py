@@ -104,6 +104,7 @@ class Observed:
     requests_path: str | None = None
     storage_path: str | None = None  # the CR's field that sets its claims' size
     resources_paths: dict[str, str] = field(default_factory=dict)  # by container name
+    replicas_paths: dict[str, str] = field(default_factory=dict)  # by container, if not size's
     image_changes: list[ImageChange] = field(default_factory=list)  # newest first
     last_run: LastRun | None = None
     engine: EngineState = field(default_factory=EngineState)

@@ -178,8 +178,8 @@ def _lower(observed: Observed, pod: Body, short: list[str]) -> str:
         return f"Lower {field}.requests (what each pod requests)"
     if observed.requests_path:
         return f"Lower {observed.requests_path} (what each pod requests)"
-    if observed.size_path:
-        return f"Lower what each pod requests (or the CR's {observed.size_path})"
+    if size := _size_field(observed, containers):
+        return f"Lower what each pod requests (or the CR's {size})"
     return "Lower what each pod requests"
 
 
@@ -367,6 +367,7 @@ def _refused_pods_findings(observed: Observed) -> list[Finding]:
 
 def _refused(observed: Observed, workload: Body, how: str, message: str) -> Finding:
     kind, name = workload.get("kind"), name_of(workload)
+    containers = deep_get(workload, "spec.template.spec.containers", []) or []
     return Finding(
         RANK_PODS_REFUSED,
         "ReplicaFailure" if kind in ("ReplicaSet", "Deployment") else "FailedCreate",
@@ -374,13 +375,20 @@ def _refused(observed: Observed, workload: Body, how: str, message: str) -> Find
         refusal_advice(
             str(deep_get(workload, "metadata.namespace", "")),
             message,
-            observed.requests_path or observed.size_path,
-            resources=_resources_field(
-                observed, deep_get(workload, "spec.template.spec.containers", []) or []
-            ),
+            observed.requests_path or _size_field(observed, containers),
+            resources=_resources_field(observed, containers),
             storage=observed.storage_path,
         ),
         subject=f"{kind} {name}",
+    )
+
+
+def _size_field(observed: Observed, containers: list[Body]) -> str | None:
+    """The CR's field that sets how many of these pods run: a BookStore's database has its
+    own (spec.bookDB.replicas), the rest the CR's size."""
+    return next(
+        (f for c in containers if (f := observed.replicas_paths.get(str(c.get("name"))))),
+        observed.size_path,
     )
 
 

@@ -3,6 +3,7 @@ patch form bound to the app's replicas and image (nested spec paths)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -97,3 +98,26 @@ def test_a_kind_of_one_part_keeps_the_plain_labels(operator_client: Client) -> N
     memcached_with_pods("cache-a", size=1)
     form = operator_client.get("/k/memcached/default/cache-a/").context["form"]
     assert (form["size"].label, form["image"].label) == ("Size (replicas)", "Image")
+
+
+def test_the_databases_replicas_have_a_field_of_their_own_within_the_schemas_bounds(
+    with_bookstore: None, operator_client: Client
+) -> None:
+    """The Diagnosis names spec.bookDB.replicas for database pods a quota refuses: the form
+    sets it, apart from the app's replicas, within the CRD's 0..100."""
+    _mirror_shop()
+    form = operator_client.get("/k/bookstore/default/shop/").context["form"]
+    field = form["size_mongodb"]
+    assert (field.label, field.value()) == ("Replicas of mongodb", 1)
+    assert field.help_text == (
+        "A whole number from 0 to 100: how many pods of mongodb run. Sets spec.bookDB.replicas "
+        "only."
+    )
+    posted = {"size": "2", "image": "shop/app:1.0", "storage": "2Gi"}
+    for value, error in (("101", "less than or equal to 100"), ("-1", "greater than or equal to 0"),
+                         ("two", "Enter a whole number, like 1.")):  # fmt: skip
+        html = operator_client.post(
+            "/k/bookstore/default/shop/patch/", {**posted, "size_mongodb": value},
+            HTTP_HX_REQUEST="true",
+        ).content.decode()  # fmt: skip
+        assert re.search(rf'id="id_size_mongodb_error"[^>]*>[^<]*{error}', html), (value, html)

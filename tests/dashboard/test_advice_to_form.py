@@ -29,6 +29,8 @@ pytestmark = pytest.mark.django_db
          "spec.bookDB.dbSize"),
         ("bookstore", "Raise spec.bookDB.resources.limits.memory.",
          "spec.bookDB.resources.limits.memory"),
+        ("bookstore", "or lower the CR's spec.bookDB.replicas; the pods already there",
+         "spec.bookDB.replicas"),
         # What the form does not set, or only the start of a longer field's name.
         ("memcached", "Fix spec.sizeLimit, or spec.size.extra", ""),
         ("bookstore", "Set spec.bookDB.port", ""),

@@ -305,7 +305,8 @@ def test_a_bookstores_database_memory_limit_is_set_from_its_own_field(
                   spec=live["spec"])  # fmt: skip
     url = f"/k/bookstore/{namespace}/shop/"
     form = {"size": "1", "image": live["spec"]["bookApp"]["image"], "memory": "",
-            "memory_mongodb": "512Mi", "storage": live["spec"]["bookDB"]["dbSize"]}  # fmt: skip
+            "memory_mongodb": "512Mi", "size_mongodb": "1",
+            "storage": live["spec"]["bookDB"]["dbSize"]}  # fmt: skip
     html = operator_client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
     assert re.search(
         r"spec\.bookDB\.resources\.limits\.memory</td><td><del>—</del></td><td><ins>512Mi<", html
@@ -318,6 +319,36 @@ def test_a_bookstores_database_memory_limit_is_set_from_its_own_field(
     assert (entry.result, entry.after) == (
         "applied",
         {"spec.bookDB.resources.limits.memory": "512Mi"},
+    )
+
+
+def test_a_bookstores_database_replicas_are_reviewed_applied_and_audited(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str
+) -> None:
+    """A merge patch of spec.bookDB.replicas: the CRD's /scale is the app's replicas."""
+    cluster_kube.create(BOOKSTORE, {
+        "apiVersion": BOOKSTORE.api_version, "kind": "BookStore",
+        "metadata": {"name": "shop", "namespace": namespace},
+        "spec": {"bookApp": {"replicas": 2}, "bookDB": {"replicas": 1}},
+    })  # fmt: skip
+    live = cluster_kube.get(BOOKSTORE, namespace, "shop")
+    mirror_object("BookStore", "shop", namespace=namespace, api_version=BOOKSTORE.api_version,
+                  spec=live["spec"])  # fmt: skip
+    url = f"/k/bookstore/{namespace}/shop/"
+    form = {"size": "2", "image": live["spec"]["bookApp"]["image"], "size_mongodb": "3",
+            "storage": live["spec"]["bookDB"]["dbSize"]}  # fmt: skip
+    html = operator_client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
+    assert re.search(r"spec\.bookDB\.replicas</td><td><del>1</del></td><td><ins>3<", html), html
+    assert "/scale" not in html
+    operator_client.post(url + "patch/apply/", hidden_fields(html), HTTP_HX_REQUEST="true")
+    spec = cluster_kube.get(BOOKSTORE, namespace, "shop")["spec"]
+    assert (spec["bookDB"]["replicas"], spec["bookApp"]["replicas"]) == (3, 2)
+    entry = AuditEntry.objects.get()
+    assert (entry.result, entry.before, entry.after, entry.message) == (
+        "applied",
+        {"spec.bookDB.replicas": 1},
+        {"spec.bookDB.replicas": 3},
+        "Patched to generation 2",
     )
 
 
@@ -349,7 +380,7 @@ def test_a_ptemplates_devices_per_pod_are_reviewed_applied_and_audited(
 def _review_storage(client: Client, kube: ApiKube, namespace: str, url: str) -> str:
     spec = kube.get(BOOKSTORE, namespace, "shop")["spec"]
     form = {"size": "1", "image": spec["bookApp"]["image"], "memory": "", "memory_mongodb": "",
-            "storage": "2Gi"}  # fmt: skip
+            "size_mongodb": "1", "storage": "2Gi"}  # fmt: skip
     html = client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
     assert re.search(r"spec\.bookDB\.dbSize</td><td><del>1Gi</del></td><td><ins>2Gi<", html), html
     return html

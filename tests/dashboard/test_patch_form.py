@@ -341,6 +341,7 @@ def test_each_container_of_a_bookstore_has_its_memory_limit_checked_inline(
             "memory": "64Mi",
             "memory_mongodb": "128Mi",
             "memory_request_mongodb": "256Mi",
+            "size_mongodb": "1",
         },
         HTTP_HX_REQUEST="true",
     )
@@ -363,7 +364,7 @@ def _shop_with_a_2gi_claim() -> None:
 
 def _post_shop(client: Client, storage: str) -> str:
     form = {"size": "1", "image": "bookstore:1", "memory": "", "memory_mongodb": "",
-            "storage": storage}  # fmt: skip
+            "size_mongodb": "1", "storage": storage}  # fmt: skip
     return client.post(
         "/k/bookstore/default/shop/patch/", form, HTTP_HX_REQUEST="true"
     ).content.decode()

@@ -164,6 +164,8 @@ def test_a_bookstore_whose_database_outgrows_the_pods_quota_is_diagnosed_from_it
         finding.what
     )
     assert f"kubectl -n {namespace} describe resourcequota q" in finding.todo
+    # The database's pods are refused: its replicas, not the app's, are what to lower.
+    assert "or lower the CR's spec.bookDB.replicas;" in finding.todo, finding.todo
     assert 'data-code="FailedCreate"' in page.content.decode()
 
     out = StringIO()
