@@ -235,6 +235,10 @@ class Controller:
     # size_path: ("mongodb", "spec.bookDB.replicas"). The advice for those pods names it,
     # and the dashboard's form sets it.
     replicas_paths: tuple[tuple[str, str], ...] = ()
+    # (container, the CR's field that sets its image) where that is not image_path:
+    # ("mongodb", "spec.bookDB.image"). The advice for an image it cannot pull names it,
+    # and the dashboard's form sets it.
+    images_paths: tuple[tuple[str, str], ...] = ()
     # Owned kinds whose status the reconcile never reads (it compares their spec, and
     # tells the CR's status from pods): a change of their status alone, the same
     # generation, labels, annotations and deletion, is no reason to run.

@@ -10,6 +10,7 @@ from controllers.base import DEPLOYMENT, POD, PVC, SERVICE, STATEFULSET, Control
 from controllers.bookstore.desired import (
     APP_RESOURCES_PATH,
     BOOKSTORE,
+    DB_IMAGE_PATH,
     DB_REPLICAS_PATH,
     DB_RESOURCES_PATH,
     DB_SIZE_PATH,
@@ -30,6 +31,7 @@ CONTROLLER = Controller(
     storage_path=DB_SIZE_PATH,
     resources_paths=(("bookstore", APP_RESOURCES_PATH), ("mongodb", DB_RESOURCES_PATH)),
     replicas_paths=(("mongodb", DB_REPLICAS_PATH),),
+    images_paths=(("mongodb", DB_IMAGE_PATH),),
     # Its pods tell the status; the StatefulSet's updateRevision is read (stuck pods).
     owns_spec_only=(DEPLOYMENT,),
 )

@@ -33,6 +33,7 @@ APP_RESOURCES_PATH = "spec.bookApp.resources"
 DB_RESOURCES_PATH = "spec.bookDB.resources"
 DB_SIZE_PATH = "spec.bookDB.dbSize"  # the size of each DB claim
 DB_REPLICAS_PATH = "spec.bookDB.replicas"  # how many DB pods, and claims
+DB_IMAGE_PATH = "spec.bookDB.image"
 # The app's and mongodb's containers' resources are the CR's alone.
 WORKLOAD_EXACT = exact_resources()
 
@@ -65,7 +66,7 @@ def db_replicas(cr: Body) -> int:
 
 
 def db_image(cr: Body) -> str:
-    return str(deep_get(cr, "spec.bookDB.image") or DEFAULT_DB_IMAGE)
+    return str(deep_get(cr, DB_IMAGE_PATH) or DEFAULT_DB_IMAGE)
 
 
 def db_port(cr: Body) -> int:

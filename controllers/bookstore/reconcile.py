@@ -18,6 +18,7 @@ from controllers.base import (
 from controllers.bookstore.desired import (
     APP_RESOURCES_PATH,
     BOOKSTORE,
+    DB_IMAGE_PATH,
     DB_REPLICAS_PATH,
     DB_RESOURCES_PATH,
     DB_SIZE_PATH,
@@ -159,7 +160,7 @@ def spec_problem(cr: Body, claims: list[Body]) -> Problem | None:
     than a claim already is: Kubernetes cannot shrink a claim."""
     for field, image in (
         ("spec.bookApp.image", app_image(cr)),
-        ("spec.bookDB.image", db_image(cr)),
+        (DB_IMAGE_PATH, db_image(cr)),
     ):
         if not is_valid_image(image):
             return INVALID_SPEC, f"{field}: Invalid value: {image!r}: not a valid image reference"

@@ -65,8 +65,9 @@ class FieldGroup:
 class PatchForm(forms.Form):
     """Fields named after what they change: `size`, `image`, each container's resources
     (`cpu_request`, `memory_request`, `cpu_limit`, `memory`: the first container's;
-    `memory_<container>` and so on each other's), `size_<container>` (how many pods run a
-    container the CR counts apart: a BookStore's mongodb), `devices` (how many each pod
+    `memory_<container>` and so on each other's), `size_<container>` and `image_<container>`
+    (how many pods run a container the CR counts apart, and its image: a BookStore's
+    mongodb), `devices` (how many each pod
     requests, a Ptemplate's) and `storage` (each claim's size), present if the kind has them."""
 
     def __init__(self, *args: Any, info: KindInfo, cr: KubeObject, **kwargs: Any) -> None:
@@ -94,6 +95,9 @@ class PatchForm(forms.Form):
             self.fields[name] = quantity_field(info.field_schema(resource.path), resource)
         for name, (container, path) in replicas_fields(controller).items():
             self.fields[name] = _replicas_field(info.field_schema(path), container, path)
+        for name, (container, path) in images_fields(controller).items():
+            image = _image_field(info.field_schema(path))
+            self.fields[name] = _of_container(image, container, "Image", path)
         if devices := self.paths.get("devices"):
             self.fields["devices"] = _devices_field(info.field_schema(devices), devices)
         if controller.storage_path:
@@ -164,6 +168,7 @@ def form_paths(info: KindInfo) -> dict[str, str]:
     paths = {"size": controller.size_path, "image": controller.image_path}
     paths |= {name: field.path for name, field in resource_fields(controller).items()}
     paths |= {name: path for name, (_, path) in replicas_fields(controller).items()}
+    paths |= {name: path for name, (_, path) in images_fields(controller).items()}
     paths |= {"devices": info.devices_path, "storage": controller.storage_path}
     return {name: path for name, path in paths.items() if path}
 
@@ -171,9 +176,19 @@ def form_paths(info: KindInfo) -> dict[str, str]:
 def replicas_fields(controller: Controller) -> dict[str, tuple[str, str]]:
     """The form's fields for how many pods run a container, where the CR has a field of its
     own for it (`Controller.replicas_paths`): `size_<container>` → (container, path)."""
+    return _by_container("size", controller.replicas_paths)
+
+
+def images_fields(controller: Controller) -> dict[str, tuple[str, str]]:
+    """The form's fields for a container's image, where the CR has a field of its own for it
+    (`Controller.images_paths`): `image_<container>` → (container, path)."""
+    return _by_container("image", controller.images_paths)
+
+
+def _by_container(stem: str, paths: tuple[tuple[str, str], ...]) -> dict[str, tuple[str, str]]:
     return {
-        "size_" + NOT_IN_A_NAME.sub("_", container): (container, path)
-        for container, path in controller.replicas_paths
+        f"{stem}_{NOT_IN_A_NAME.sub('_', container)}": (container, path)
+        for container, path in paths
     }
 
 
@@ -221,6 +236,13 @@ def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
 def _replicas_field(schema: dict[str, Any], container: str, path: str) -> forms.IntegerField:
     more = f": how many pods of {container} run. Sets {path} only."
     return _count_field(schema, label=f"Replicas of {container}", more=more, example=1)
+
+
+def _of_container(field: forms.Field, container: str, what: str, path: str) -> forms.Field:
+    """The field labelled for the container it changes ("Image of mongodb")."""
+    field.label = f"{what} of {container}"
+    field.help_text = f"{field.help_text} Sets {path} only."
+    return field
 
 
 def _devices_field(schema: dict[str, Any], path: str) -> forms.IntegerField:

@@ -95,8 +95,9 @@ def _engine_state(key: Key, base: EngineState) -> EngineState:
 
 
 def _image_changes(info: KindInfo, cr: KubeObject) -> list[ImageChange]:
-    path = info.controller.image_path
-    if not path or not cr.uid:
+    controller = info.controller
+    paths = [p for p in (controller.image_path, *dict(controller.images_paths).values()) if p]
+    if not paths or not cr.uid:
         return []
     entries = AuditEntry.objects.filter(
         uid=cr.uid, action=AuditEntry.Action.PATCH, result=AuditEntry.Result.APPLIED
@@ -104,6 +105,7 @@ def _image_changes(info: KindInfo, cr: KubeObject) -> list[ImageChange]:
     return [
         ImageChange(e.pk, str(e.after[path]), e.username, e.at)
         for e in entries
+        for path in paths
         if e.after.get(path)
     ]
 
@@ -180,10 +182,12 @@ def cr_diagnosis(
         port_users=_port_users(run.error if run else ""),
         changed_at=cr.mirrored_at,
         size_path=info.controller.size_path,
+        image_path=info.controller.image_path,
         requests_path=info.controller.requests_path,
         storage_path=info.controller.storage_path,
         resources_paths=dict(info.controller.resources_paths),
         replicas_paths=dict(info.controller.replicas_paths),
+        images_paths=dict(info.controller.images_paths),
         image_changes=_image_changes(info, cr),
         last_run=LastRun(run.outcome, run.error, run.started_at) if run else None,
         engine=_engine_state(Key(info.name, cr.namespace, cr.name), engine or engine_wide()),

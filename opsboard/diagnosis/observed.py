@@ -101,10 +101,12 @@ class Observed:
     changed_at: datetime | None = None  # when the mirror last saw the CR change
     # The CR's fields that set how many pods run and what each requests (Controller's).
     size_path: str | None = None
+    image_path: str | None = None
     requests_path: str | None = None
     storage_path: str | None = None  # the CR's field that sets its claims' size
     resources_paths: dict[str, str] = field(default_factory=dict)  # by container name
     replicas_paths: dict[str, str] = field(default_factory=dict)  # by container, if not size's
+    images_paths: dict[str, str] = field(default_factory=dict)  # by container, if not image's
     image_changes: list[ImageChange] = field(default_factory=list)  # newest first
     last_run: LastRun | None = None
     engine: EngineState = field(default_factory=EngineState)

@@ -60,14 +60,15 @@ def _waiting(pods: list[Body], reasons: tuple[str, ...]) -> list[tuple[Body, Bod
 
 
 def _pull_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
-    by_image: dict[str, list[tuple[Body, str]]] = {}
+    by_image: dict[str, list[tuple[Body, str, str]]] = {}
     for pod, status in _waiting(pods, PULL_FAILURES):
-        image = _spec_image(pod, str(status.get("name")), str(status.get("image", "")))
+        container = str(status.get("name"))
+        image = _spec_image(pod, container, str(status.get("image", "")))
         reason = str(deep_get(status, "state.waiting.reason"))
-        by_image.setdefault(image, []).append((pod, reason))
+        by_image.setdefault(image, []).append((pod, reason, container))
     found = []
     for image, stuck in by_image.items():
-        pod, reason = stuck[0]
+        pod, reason, container = stuck[0]
         change = next((c for c in observed.image_changes if c.image == image), None)
         set_by = (
             f" The image was set by change #{change.entry_id} of the audit "
@@ -75,10 +76,12 @@ def _pull_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
             if change
             else ""
         )
+        field = _image_field(observed, container, image)
+        where = f"Set {field} to an image that exists" if field else "Set an image that exists"
         todo = (
-            f"Set an image that exists, or revert change #{change.entry_id}."
+            f"{where}, or revert change #{change.entry_id}."
             if change
-            else "Set an image that exists (check the name and tag), or give the pods a pull secret."
+            else f"{where} (check the name and tag), or give the pods a pull secret."
         )
         found.append(
             Finding(
@@ -92,6 +95,12 @@ def _pull_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
             )
         )
     return found
+
+
+def _image_field(observed: Observed, container: str, image: str) -> str | None:
+    """The CR's field that sets `container`'s image, if it is where `image` comes from."""
+    path = observed.images_paths.get(container, observed.image_path)
+    return path if path and deep_get(observed.cr, path) == image else None
 
 
 def _crash_findings(observed: Observed, pods: list[Body]) -> list[Finding]:

@@ -113,7 +113,7 @@ def test_the_databases_replicas_have_a_field_of_their_own_within_the_schemas_bou
         "A whole number from 0 to 100: how many pods of mongodb run. Sets spec.bookDB.replicas "
         "only."
     )
-    posted = {"size": "2", "image": "shop/app:1.0", "storage": "2Gi"}
+    posted = {"size": "2", "image": "shop/app:1.0", "image_mongodb": "mongo:7.0", "storage": "2Gi"}
     for value, error in (("101", "less than or equal to 100"), ("-1", "greater than or equal to 0"),
                          ("two", "Enter a whole number, like 1.")):  # fmt: skip
         html = operator_client.post(
@@ -121,3 +121,19 @@ def test_the_databases_replicas_have_a_field_of_their_own_within_the_schemas_bou
             HTTP_HX_REQUEST="true",
         ).content.decode()  # fmt: skip
         assert re.search(rf'id="id_size_mongodb_error"[^>]*>[^<]*{error}', html), (value, html)
+
+
+def test_the_databases_image_has_a_field_of_its_own_checked_as_the_apps(
+    with_bookstore: None, operator_client: Client
+) -> None:
+    _mirror_shop()
+    form = operator_client.get("/k/bookstore/default/shop/").context["form"]
+    field = form["image_mongodb"]
+    assert (field.label, field.value()) == ("Image of mongodb", "mongo:7.0")
+    assert field.help_text.endswith("Sets spec.bookDB.image only.")
+    posted = {"size": "2", "image": "shop/app:1.0", "size_mongodb": "1", "storage": "2Gi"}
+    html = operator_client.post(
+        "/k/bookstore/default/shop/patch/", {**posted, "image_mongodb": "Mongo::7"},
+        HTTP_HX_REQUEST="true",
+    ).content.decode()  # fmt: skip
+    assert re.search(r'id="id_image_mongodb_error"[^>]*>[^<]*Not a valid image reference', html)

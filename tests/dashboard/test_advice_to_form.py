@@ -31,6 +31,8 @@ pytestmark = pytest.mark.django_db
          "spec.bookDB.resources.limits.memory"),
         ("bookstore", "or lower the CR's spec.bookDB.replicas; the pods already there",
          "spec.bookDB.replicas"),
+        ("bookstore", "Set spec.bookDB.image to an image that exists", "spec.bookDB.image"),
+        ("bookstore", "Set spec.bookApp.image to an image that exists", "spec.bookApp.image"),
         # What the form does not set, or only the start of a longer field's name.
         ("memcached", "Fix spec.sizeLimit, or spec.size.extra", ""),
         ("bookstore", "Set spec.bookDB.port", ""),

@@ -306,6 +306,7 @@ def test_a_bookstores_database_memory_limit_is_set_from_its_own_field(
     url = f"/k/bookstore/{namespace}/shop/"
     form = {"size": "1", "image": live["spec"]["bookApp"]["image"], "memory": "",
             "memory_mongodb": "512Mi", "size_mongodb": "1",
+            "image_mongodb": live["spec"]["bookDB"]["image"],
             "storage": live["spec"]["bookDB"]["dbSize"]}  # fmt: skip
     html = operator_client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
     assert re.search(
@@ -322,10 +323,10 @@ def test_a_bookstores_database_memory_limit_is_set_from_its_own_field(
     )
 
 
-def test_a_bookstores_database_replicas_are_reviewed_applied_and_audited(
+def test_a_bookstores_database_replicas_and_image_are_reviewed_applied_and_audited(
     operator_client: Client, cluster_kube: ApiKube, namespace: str
 ) -> None:
-    """A merge patch of spec.bookDB.replicas: the CRD's /scale is the app's replicas."""
+    """A merge patch of spec.bookDB: the CRD's /scale is the app's replicas."""
     cluster_kube.create(BOOKSTORE, {
         "apiVersion": BOOKSTORE.api_version, "kind": "BookStore",
         "metadata": {"name": "shop", "namespace": namespace},
@@ -336,18 +337,20 @@ def test_a_bookstores_database_replicas_are_reviewed_applied_and_audited(
                   spec=live["spec"])  # fmt: skip
     url = f"/k/bookstore/{namespace}/shop/"
     form = {"size": "2", "image": live["spec"]["bookApp"]["image"], "size_mongodb": "3",
-            "storage": live["spec"]["bookDB"]["dbSize"]}  # fmt: skip
+            "image_mongodb": "mongo:7.0.14", "storage": live["spec"]["bookDB"]["dbSize"]}  # fmt: skip
     html = operator_client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
     assert re.search(r"spec\.bookDB\.replicas</td><td><del>1</del></td><td><ins>3<", html), html
+    assert re.search(r"spec\.bookDB\.image</td><td><del>mongo:7.0</del></td><td><ins>mongo:7", html)
     assert "/scale" not in html
     operator_client.post(url + "patch/apply/", hidden_fields(html), HTTP_HX_REQUEST="true")
     spec = cluster_kube.get(BOOKSTORE, namespace, "shop")["spec"]
-    assert (spec["bookDB"]["replicas"], spec["bookApp"]["replicas"]) == (3, 2)
+    assert (spec["bookDB"]["replicas"], spec["bookDB"]["image"]) == (3, "mongo:7.0.14")
+    assert (spec["bookApp"]["replicas"], spec["bookApp"]["image"]) == (2, form["image"])
     entry = AuditEntry.objects.get()
     assert (entry.result, entry.before, entry.after, entry.message) == (
         "applied",
-        {"spec.bookDB.replicas": 1},
-        {"spec.bookDB.replicas": 3},
+        {"spec.bookDB.replicas": 1, "spec.bookDB.image": "mongo:7.0"},
+        {"spec.bookDB.replicas": 3, "spec.bookDB.image": "mongo:7.0.14"},
         "Patched to generation 2",
     )
 
@@ -380,7 +383,7 @@ def test_a_ptemplates_devices_per_pod_are_reviewed_applied_and_audited(
 def _review_storage(client: Client, kube: ApiKube, namespace: str, url: str) -> str:
     spec = kube.get(BOOKSTORE, namespace, "shop")["spec"]
     form = {"size": "1", "image": spec["bookApp"]["image"], "memory": "", "memory_mongodb": "",
-            "size_mongodb": "1", "storage": "2Gi"}  # fmt: skip
+            "size_mongodb": "1", "image_mongodb": spec["bookDB"]["image"], "storage": "2Gi"}  # fmt: skip
     html = client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
     assert re.search(r"spec\.bookDB\.dbSize</td><td><del>1Gi</del></td><td><ins>2Gi<", html), html
     return html

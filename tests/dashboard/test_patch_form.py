@@ -323,7 +323,8 @@ def test_each_container_of_a_bookstore_has_its_memory_limit_checked_inline(
     """The app's limit and the database's, each on its own field, each against its own
     request: an OOMKilled MongoDB's fix is in the form, not only in kubectl."""
     spec = {"bookApp": {"replicas": 1, "image": "bookstore:1"},
-            "bookDB": {"replicas": 1, "resources": {"requests": {"memory": "256Mi"}}}}  # fmt: skip
+            "bookDB": {"replicas": 1, "image": "mongo:7.0",
+                       "resources": {"requests": {"memory": "256Mi"}}}}  # fmt: skip
     mirror_object("BookStore", "shop", api_version="blog.velotio.com/v1alpha1", spec=spec)
     html = operator_client.get("/k/bookstore/default/shop/").content.decode()
     # Each container's three fields under a legend of its own, said once for the three.
@@ -342,6 +343,7 @@ def test_each_container_of_a_bookstore_has_its_memory_limit_checked_inline(
             "memory_mongodb": "128Mi",
             "memory_request_mongodb": "256Mi",
             "size_mongodb": "1",
+            "image_mongodb": "mongo:7.0",
         },
         HTTP_HX_REQUEST="true",
     )
@@ -356,7 +358,7 @@ def test_each_container_of_a_bookstore_has_its_memory_limit_checked_inline(
 
 def _shop_with_a_2gi_claim() -> None:
     spec = {"bookApp": {"replicas": 1, "image": "bookstore:1"},
-            "bookDB": {"replicas": 1, "dbSize": "2Gi"}}  # fmt: skip
+            "bookDB": {"replicas": 1, "image": "mongo:7.0", "dbSize": "2Gi"}}  # fmt: skip
     claims = [{"name": "data-shop-db-0", "requested": "2Gi", "state": "Bound", "capacity": "2Gi"}]
     mirror_object("BookStore", "shop", api_version="blog.velotio.com/v1alpha1", spec=spec,
                   status={"claims": claims})  # fmt: skip
@@ -364,7 +366,7 @@ def _shop_with_a_2gi_claim() -> None:
 
 def _post_shop(client: Client, storage: str) -> str:
     form = {"size": "1", "image": "bookstore:1", "memory": "", "memory_mongodb": "",
-            "size_mongodb": "1", "storage": storage}  # fmt: skip
+            "size_mongodb": "1", "image_mongodb": "mongo:7.0", "storage": storage}  # fmt: skip
     return client.post(
         "/k/bookstore/default/shop/patch/", form, HTTP_HX_REQUEST="true"
     ).content.decode()

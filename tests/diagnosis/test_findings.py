@@ -72,6 +72,31 @@ def test_an_image_nobody_set_through_opsboard_names_no_audit_entry() -> None:
     assert "audit" not in findings[0].what and "exists" in findings[0].todo
 
 
+def test_an_image_pull_names_the_crs_field_that_sets_that_containers_image() -> None:
+    """A BookStore's mongodb image is spec.bookDB.image, the app's spec.bookApp.image; a
+    container whose image the CR does not hold (a sidecar a webhook added) names neither."""
+    cr = {"kind": "BookStore", "metadata": {"name": "shop", "namespace": "shop", "uid": "u2"},
+          "spec": {"bookApp": {"image": "shop/app:1"}, "bookDB": {"image": "mongo:nope"}}}  # fmt: skip
+
+    def todo(container: str, image: str) -> str:
+        pod = _pod("shop-db-0", waiting="ErrImagePull", image=image)
+        pod["spec"]["containers"][0]["name"] = pod["status"]["containerStatuses"][0]["name"] = (
+            container
+        )
+        observed = Observed(
+            cr, objects=[pod], image_path="spec.bookApp.image",
+            images_paths={"mongodb": "spec.bookDB.image"}, engine=LIVE, now=NOW,
+        )  # fmt: skip
+        return diagnose(observed)[0].todo
+
+    assert todo("mongodb", "mongo:nope") == (
+        "Set spec.bookDB.image to an image that exists (check the name and tag), or give the "
+        "pods a pull secret."
+    )
+    assert todo("bookstore", "shop/app:1").startswith("Set spec.bookApp.image to an image ")
+    assert todo("proxy", "proxy:nope").startswith("Set an image that exists (check")
+
+
 def test_an_unschedulable_pod_says_no_node_matches_the_selector() -> None:
     message = "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
     pod = _pod("p-1", conditions=[

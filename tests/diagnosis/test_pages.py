@@ -37,6 +37,7 @@ def _break_image(cr: KubeObject, *, user: Any) -> AuditEntry:
         result="applied", generation=2,
     )  # fmt: skip
     cr.spec = {**cr.spec, "image": BAD}
+    cr.body = {**cr.body, "spec": cr.spec}
     cr.health = "Degraded"
     cr.save()
     pod = KubeObject.objects.filter(kind="Pod", namespace=cr.namespace).order_by("name").first()
@@ -163,7 +164,7 @@ def test_the_command_prints_each_finding_and_what_to_do(operator) -> None:
     text = out.getvalue()
     assert text.startswith("Memcached shop/broken: Degraded")
     assert "[ImagePullBackOff]" in text and f"change #{entry.pk}" in text
-    assert f"   → Set an image that exists, or revert change #{entry.pk}.\n" in text
+    assert f"   → Set spec.image to an image that exists, or revert change #{entry.pk}.\n" in text
     assert "     (its change history: /k/memcached/shop/broken/#history)" in text
 
 

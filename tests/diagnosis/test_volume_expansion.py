@@ -213,7 +213,7 @@ def test_a_claim_grown_from_the_dashboard_is_never_shrunk_back_by_a_revert(
     url, hx = f"/k/bookstore/{namespace}/shop/", {"HTTP_HX_REQUEST": "true"}
     spec = cluster_kube.get(BOOKSTORE, namespace, "shop")["spec"]
     form = {"size": "1", "image": spec["bookApp"]["image"], "memory": "", "memory_mongodb": "",
-            "size_mongodb": "1", "storage": "2Gi"}  # fmt: skip
+            "size_mongodb": "1", "image_mongodb": spec["bookDB"]["image"], "storage": "2Gi"}  # fmt: skip
     html, hidden = review(operator_client, url, form, **hx)
     assert re.search(r"spec\.bookDB\.dbSize</td><td><del>1Gi</del></td><td><ins>2Gi<", html)
     assert "Applied" in operator_client.post(url + "patch/apply/", hidden, **hx).content.decode()
