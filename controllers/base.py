@@ -239,6 +239,10 @@ class Controller:
     # ("mongodb", "spec.bookDB.image"). The advice for an image it cannot pull names it,
     # and the dashboard's form sets it.
     images_paths: tuple[tuple[str, str], ...] = ()
+    # The field that asks for its Service's NodePort ("spec.nodePort"), unset to let the
+    # cluster choose: the advice for a port another Service holds names it, and the
+    # dashboard's form sets it.
+    node_port_path: str | None = None
     # Owned kinds whose status the reconcile never reads (it compares their spec, and
     # tells the CR's status from pods): a change of their status alone, the same
     # generation, labels, annotations and deletion, is no reason to run.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controllers.base import DEPLOYMENT, POD, SERVICE, Controller
-from controllers.webserver.desired import RESOURCES_PATH, WEBSERVER
+from controllers.webserver.desired import NODE_PORT_PATH, RESOURCES_PATH, WEBSERVER
 from controllers.webserver.reconcile import expected_children, reconcile
 
 CONTROLLER = Controller(
@@ -16,5 +16,6 @@ CONTROLLER = Controller(
     size_path="spec.replicas",
     image_path="spec.image",
     resources_paths=(("nginx", RESOURCES_PATH),),
+    node_port_path=NODE_PORT_PATH,
     owns_spec_only=(DEPLOYMENT,),  # its pods tell the status
 )

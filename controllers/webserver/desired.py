@@ -16,6 +16,7 @@ PORT_NAME = "http"  # the Service's port, found by it in an adopted Service's ot
 # A key added to the Service's selector would select other pods (or none): it is ours whole.
 SERVICE_EXACT = frozenset({"spec.selector"})
 RESOURCES_PATH = "spec.resources"
+NODE_PORT_PATH = "spec.nodePort"  # a fixed NodePort; unset, the cluster allocates one
 # The nginx container's resources are the CR's alone.
 DEPLOYMENT_EXACT = exact_resources()
 
@@ -81,7 +82,7 @@ def desired_deployment(cr: Body) -> Manifest:
 
 
 def spec_node_port(cr: Body) -> int | None:
-    node_port = deep_get(cr, "spec.nodePort")
+    node_port = deep_get(cr, NODE_PORT_PATH)
     return None if node_port is None else int(node_port)
 
 

@@ -67,7 +67,7 @@ class PatchForm(forms.Form):
     (`cpu_request`, `memory_request`, `cpu_limit`, `memory`: the first container's;
     `memory_<container>` and so on each other's), `size_<container>` and `image_<container>`
     (how many pods run a container the CR counts apart, and its image: a BookStore's
-    mongodb), `devices` (how many each pod
+    mongodb), `node_port` (its Service's, a WebServer's; empty removes it), `devices` (how many each pod
     requests, a Ptemplate's) and `storage` (each claim's size), present if the kind has them."""
 
     def __init__(self, *args: Any, info: KindInfo, cr: KubeObject, **kwargs: Any) -> None:
@@ -98,6 +98,9 @@ class PatchForm(forms.Form):
         for name, (container, path) in images_fields(controller).items():
             image = _image_field(info.field_schema(path))
             self.fields[name] = _of_container(image, container, "Image", path)
+        if controller.node_port_path:
+            schema = info.field_schema(controller.node_port_path)
+            self.fields["node_port"] = _node_port_field(schema, controller.node_port_path)
         if devices := self.paths.get("devices"):
             self.fields["devices"] = _devices_field(info.field_schema(devices), devices)
         if controller.storage_path:
@@ -169,6 +172,7 @@ def form_paths(info: KindInfo) -> dict[str, str]:
     paths |= {name: field.path for name, field in resource_fields(controller).items()}
     paths |= {name: path for name, (_, path) in replicas_fields(controller).items()}
     paths |= {name: path for name, (_, path) in images_fields(controller).items()}
+    paths |= {"node_port": controller.node_port_path}
     paths |= {"devices": info.devices_path, "storage": controller.storage_path}
     return {name: path for name, path in paths.items() if path}
 
@@ -242,6 +246,18 @@ def _of_container(field: forms.Field, container: str, what: str, path: str) -> f
     """The field labelled for the container it changes ("Image of mongodb")."""
     field.label = f"{what} of {container}"
     field.help_text = f"{field.help_text} Sets {path} only."
+    return field
+
+
+def _node_port_field(schema: dict[str, Any], path: str) -> forms.IntegerField:
+    """The Service's NodePort; empty removes it, for the cluster to choose one."""
+    field = _count_field(schema, label="NodePort", more="", example=30080)
+    field.required = False
+    field.help_text = (
+        f"The port every node opens for the Service, from {field.min_value} to "
+        f"{field.max_value}; another Service may not hold it. Empty lets the cluster choose "
+        f"one. Sets {path} only."
+    )
     return field
 
 

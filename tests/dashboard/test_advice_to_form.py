@@ -33,6 +33,8 @@ pytestmark = pytest.mark.django_db
          "spec.bookDB.replicas"),
         ("bookstore", "Set spec.bookDB.image to an image that exists", "spec.bookDB.image"),
         ("bookstore", "Set spec.bookApp.image to an image that exists", "spec.bookApp.image"),
+        ("webserver", "Set another spec.nodePort, or remove it to let the cluster choose one.",
+         "spec.nodePort"),
         # What the form does not set, or only the start of a longer field's name.
         ("memcached", "Fix spec.sizeLimit, or spec.size.extra", ""),
         ("bookstore", "Set spec.bookDB.port", ""),

@@ -4,6 +4,7 @@ resourceVersion, audited whatever happens."""
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from controllers.bookstore.desired import BOOKSTORE
 from controllers.kube import ApiKube, context_in_use
 from controllers.memcached.desired import MEMCACHED
 from controllers.ptemplate.desired import PTEMPLATE
+from controllers.webserver.desired import WEBSERVER
 from opsboard.audit.models import AuditEntry
 from opsboard.mirror.models import KubeObject
 from tests.controllers.ptemplate_helpers import SPEC as PTEMPLATE_SPEC
@@ -28,7 +30,7 @@ from tests.kubesim.identities import (
     service_account_token,
     unique,
 )
-from tests.support.review import hidden_fields
+from tests.support.review import hidden_fields, review
 
 pytestmark = pytest.mark.django_db
 
@@ -353,6 +355,36 @@ def test_a_bookstores_database_replicas_and_image_are_reviewed_applied_and_audit
         {"spec.bookDB.replicas": 3, "spec.bookDB.image": "mongo:7.0.14"},
         "Patched to generation 2",
     )
+
+
+def test_a_webservers_nodeport_is_set_and_removed_reviewed_and_audited(
+    operator_client: Client, cluster_kube: ApiKube, namespace: str
+) -> None:
+    port = random.randint(30100, 32700)
+    cluster_kube.create(WEBSERVER, {
+        "apiVersion": WEBSERVER.api_version, "kind": "WebServer",
+        "metadata": {"name": "web", "namespace": namespace},
+        "spec": {"replicas": 1, "image": "nginx:1.25.3"},
+    })  # fmt: skip
+    url = f"/k/webserver/{namespace}/web/"
+    for before, after in ((None, port), (port, None)):
+        spec = cluster_kube.get(WEBSERVER, namespace, "web")["spec"]
+        assert spec.get("nodePort") == before
+        KubeObject.objects.filter(kind="WebServer", namespace=namespace).delete()
+        mirror_object("WebServer", "web", namespace=namespace, api_version=WEBSERVER.api_version,
+                      spec=spec)  # fmt: skip
+        form = {"size": "1", "image": "nginx:1.25.3", "node_port": after or ""}
+        html, hidden = review(operator_client, url, form, HTTP_HX_REQUEST="true")
+        shown = (str(v) if v else "—" for v in (before, after))
+        assert re.search(
+            r"spec\.nodePort</td><td><del>{}</del></td><td><ins>{}<".format(*shown), html
+        )
+        operator_client.post(url + "patch/apply/", hidden, HTTP_HX_REQUEST="true")
+    assert "nodePort" not in cluster_kube.get(WEBSERVER, namespace, "web")["spec"]
+    assert [(e.result, e.before, e.after) for e in AuditEntry.objects.order_by("at")] == [
+        ("applied", {"spec.nodePort": None}, {"spec.nodePort": port}),
+        ("applied", {"spec.nodePort": port}, {"spec.nodePort": None}),
+    ]
 
 
 def test_a_ptemplates_devices_per_pod_are_reviewed_applied_and_audited(

@@ -6,6 +6,7 @@ validation would answer "No cluster" — these tests prove it never gets that fa
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -431,3 +432,34 @@ def test_a_ptemplates_devices_per_pod_are_in_the_form_within_the_schemas_bounds(
         ).content.decode()
         assert error in html, devices
     assert "No cluster" not in html and not AuditEntry.objects.exists()
+
+
+def test_a_webservers_nodeport_is_in_the_form_within_the_schemas_bounds_or_empty(
+    operator_client: Client, settings: Any
+) -> None:
+    """The field the Diagnosis names for a NodePort another Service holds; empty is allowed
+    (the cluster chooses one), so the form can remove it."""
+    settings.KUBECONFIG = "/nonexistent/kubeconfig"  # what reaches the cluster says so
+    spec = {"replicas": 1, "image": "nginx:1.25.3", "nodePort": 30080}
+    mirror_object("WebServer", "web", api_version="my.domain/v1", spec=spec)
+    html = operator_client.get("/k/webserver/default/web/").content.decode()
+    assert ">Change size, image, resources or NodePort</h2>" in html
+    field = re.search(r'<input type="text" name="node_port"[^>]*>', html)
+    assert field and 'value="30080"' in field.group(0)
+    assert (
+        "The port every node opens for the Service, from 30000 to 32767; another Service may "
+        "not hold it. Empty lets the cluster choose one. Sets spec.nodePort only." in html
+    )
+    posted = {"size": "1", "image": "nginx:1.25.3"}
+    for port, said in (
+        ("32768", "Ensure this value is less than or equal to 32767."),
+        ("80", "Ensure this value is greater than or equal to 30000."),
+        ("http", "Enter a whole number, like 30080."),
+        ("", "No cluster"),  # valid: removed, and on to the review
+        ("30081", "No cluster"),
+    ):
+        html = operator_client.post(
+            "/k/webserver/default/web/patch/", {**posted, "node_port": port},
+            HTTP_HX_REQUEST="true",
+        ).content.decode()  # fmt: skip
+        assert said in html, port

@@ -5,6 +5,7 @@ what to do; a NodePort another Service holds is retried until it is free."""
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import pytest
@@ -17,7 +18,9 @@ from controllers.memcached.desired import MEMCACHED
 from controllers.webserver.desired import WEBSERVER
 from opsboard.engine.models import ReconcileRun
 from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.diagnosis.memcached_run import page_finding
 from tests.fixtures.celery import EngineProcesses
+from tests.support.review import review
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -124,6 +127,51 @@ def test_a_nodeport_in_use_names_its_service_and_is_retried_once_it_is_free(
         timeout=120, what="the WebServer's Service, once the port is free",
     )  # fmt: skip
     assert created["spec"]["ports"][0]["nodePort"] == port
+    wait_for(
+        lambda: condition_of(cluster_kube.get(WEBSERVER, namespace, "clash"), "Degraded")
+        .get("status") == "False",
+        timeout=60, what="Degraded cleared",
+    )  # fmt: skip
+
+
+def test_a_nodeport_in_use_is_given_up_from_the_change_form_the_advice_points_to(
+    engine: EngineProcesses, cluster_kube: ApiKube, namespace: str, operator_client: Client
+) -> None:
+    """Removed through the form (reviewed, applied, audited), the WebServer's NodePort is
+    the cluster's choice: its Service is created at once, with no wait for the port."""
+    port = random.randint(30100, 32700)
+    cluster_kube.create(SERVICE, {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "holder", "namespace": namespace},
+        "spec": {"type": "NodePort", "selector": {"app": "holder"},
+                 "ports": [{"port": 80, "nodePort": port}]},
+    })  # fmt: skip
+    _start(engine, namespace)
+    cluster_kube.create(WEBSERVER, {
+        "apiVersion": "my.domain/v1", "kind": "WebServer",
+        "metadata": {"name": "clash", "namespace": namespace},
+        "spec": {"replicas": 1, "image": "nginx:1.25.3", "nodePort": port},
+    })  # fmt: skip
+    url, hx = f"/k/webserver/{namespace}/clash/", {"HTTP_HX_REQUEST": "true"}
+    taken = wait_for(
+        lambda: page_finding(operator_client, url, "PortTaken"), timeout=90,
+        what="the NodePort in use on the page",
+    )  # fmt: skip
+    assert taken.todo.startswith("Set another spec.nodePort, or remove it")
+    page = operator_client.get(url).content.decode()
+    assert re.search(
+        r'The <a href="#cr-patch-[^"]+">change form</a> above sets spec\.nodePort\.', page
+    )
+
+    form = {"size": "1", "image": "nginx:1.25.3", "node_port": ""}
+    html, hidden = review(operator_client, url, form, **hx)
+    assert re.search(rf"spec\.nodePort</td><td><del>{port}</del></td><td><ins>—<", html), html
+    assert "Applied" in operator_client.post(url + "patch/apply/", hidden, **hx).content.decode()
+    created = wait_for(
+        lambda: cluster_kube.get(SERVICE, namespace, "clash-service"),
+        timeout=60, what="the WebServer's Service, on a port the cluster chose",
+    )  # fmt: skip
+    assert created["spec"]["ports"][0]["nodePort"] not in (port, None)
     wait_for(
         lambda: condition_of(cluster_kube.get(WEBSERVER, namespace, "clash"), "Degraded")
         .get("status") == "False",
