@@ -1,6 +1,7 @@
 """The dashboard's only calls to the API server: read one CR and merge-patch it (or dry-run
-the patch), ask whether a person may, and read the StorageClass of claims a review grows. Failures become a ClusterError whose message a
-person can act on. With impersonation on, each call is made as the person (`as_user`)."""
+the patch), ask whether a person may, and read the StorageClass of claims a review grows.
+Failures become a ClusterError whose message a person can act on. With impersonation on, each
+call about a CR is made as the person (`as_user`)."""
 
 from __future__ import annotations
 

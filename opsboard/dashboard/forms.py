@@ -67,8 +67,9 @@ class PatchForm(forms.Form):
     (`cpu_request`, `memory_request`, `cpu_limit`, `memory`: the first container's;
     `memory_<container>` and so on each other's), `size_<container>` and `image_<container>`
     (how many pods run a container the CR counts apart, and its image: a BookStore's
-    mongodb), `node_port` (its Service's, a WebServer's; empty removes it), `devices` (how many each pod
-    requests, a Ptemplate's) and `storage` (each claim's size), present if the kind has them."""
+    mongodb), `node_port` (its Service's, a WebServer's; empty removes it), `devices` (how
+    many each pod requests, a Ptemplate's) and `storage` (each claim's size), present if the
+    kind has them."""
 
     def __init__(self, *args: Any, info: KindInfo, cr: KubeObject, **kwargs: Any) -> None:
         controller = info.controller

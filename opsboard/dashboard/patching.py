@@ -1,8 +1,8 @@
-"""Patching a CR's size, image, resources, devices or volume size: review with a server-side
-dry run, then apply a merge patch conditioned on the reviewed resourceVersion. Every apply is
-audited. A volume size below what the claims hold is refused at both steps (claims.py):
-the API server would take it, and only the operator would refuse it, afterwards. A growth
-their StorageClass does not allow is told at the review (storage_classes.py).
+"""Patching a CR's sizes, images, resources, NodePort, devices or volume size: review with a
+server-side dry run, then apply a merge patch conditioned on the reviewed resourceVersion.
+Every apply is audited. A volume size below what the claims hold is refused at both steps
+(claims.py): the API server would take it, and only the operator would refuse it, afterwards.
+A growth their StorageClass does not allow is told at the review (storage_classes.py).
 
 A change of the size alone, where the CRD declares a scale subresource, goes through
 `/scale` (its specReplicasPath is the size), as `kubectl scale` and autoscalers do: the

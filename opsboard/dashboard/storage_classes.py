@@ -22,12 +22,14 @@ def growth_warnings(cr: Body) -> list[str]:
     """What keeps the claims `cr` reports (`status.claims`) from growing, a line per
     StorageClass: one that does not allow expansion, one that does not exist, or one opsboard
     could not read. [] when every class allows it, or no claim is known yet."""
-    names = [str(c["name"]) for c in value_at(cr, "status.claims") or [] if c.get("name")]
+    reported = value_at(cr, "status.claims") or []
+    names = [str(c["name"]) for c in reported if isinstance(c, dict) and c.get("name")]
     namespace = str(value_at(cr, "metadata.namespace") or "")
     by_class: dict[str, list[str]] = {}
+    # A claim of no class was bound by hand: it cannot grow either, but has no class to name.
     for claim, storage_class in sorted(claim_classes(namespace=namespace, names=names).items()):
-        if storage_class:  # a claim of no class is bound by hand: the grow is refused alike,
-            by_class.setdefault(storage_class, []).append(claim)  # but there is no class to name
+        if storage_class:
+            by_class.setdefault(storage_class, []).append(claim)
     warnings = []
     for storage_class, claims in sorted(by_class.items()):
         try:

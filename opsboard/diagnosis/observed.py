@@ -99,7 +99,8 @@ class Observed:
     # The Services holding a NodePort the last run was refused, by port: "Service ns/name".
     port_users: dict[int, str] = field(default_factory=dict)
     changed_at: datetime | None = None  # when the mirror last saw the CR change
-    # The CR's fields that set how many pods run and what each requests (Controller's).
+    # The CR's fields that set how many pods run, their image and what each requests
+    # (Controller's).
     size_path: str | None = None
     image_path: str | None = None
     requests_path: str | None = None
