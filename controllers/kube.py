@@ -335,13 +335,14 @@ class ApiKube:
         query: dict[str, Any] | None,
         content_type: str,
         extra_headers: Sequence[tuple[str, str]],
+        accept: str = "application/json",
     ) -> tuple[str, list[tuple[str, str]]]:
         """The URL and headers of a request: the client's own (its token, refreshed by its
         hook, and its default headers), with `extra_headers` (a header may repeat:
         Impersonate-Group, once per group)."""
         if query:
             path += "?" + urlencode(query)
-        headers = {"Accept": "application/json", "Content-Type": content_type}
+        headers = {"Accept": accept, "Content-Type": content_type}
         _, url, headers, _, _ = self.api.param_serialize(
             method, path, header_params=headers, auth_settings=["BearerToken"]
         )
@@ -357,13 +358,14 @@ class ApiKube:
         content_type: str = "application/json",
         timeout: tuple[float, float] | None = None,
         extra_headers: Sequence[tuple[str, str]] = (),
+        accept: str = "application/json",
     ) -> Callable[[], Answer]:
         """The request, sent now, and the call that reads its whole answer. A body here is
         always a JSON object, encoded with orjson (the client's `call_api` wraps the same
         in layers of checks and json.dumps: about a tenth of a request's client CPU); sent
         by `wire` on the client's connections, or through urllib3 where they cannot be (a
         proxy: answered before this returns)."""
-        url, headers = self._prepare(method, path, query, content_type, extra_headers)
+        url, headers = self._prepare(method, path, query, content_type, extra_headers, accept)
         data = None if body is None else orjson.dumps(body)
         timeout = timeout or (min(self.timeout, 5.0), self.timeout)
         with _as_api_errors(method, path):
@@ -422,6 +424,13 @@ class ApiKube:
 
     def request(self, method: str, path: str, **kwargs: Any) -> Body:
         return self.begin_request(method, path, **kwargs)()
+
+    def read_text(self, path: str, **kwargs: Any) -> str:
+        """A GET whose answer is text, not an object: a pod's log. Errors as `request`'s."""
+        answer = self._begin("GET", path, accept="text/plain, */*", **kwargs)()
+        if not 200 <= answer.status < 300:
+            raise _error(answer.status, answer.body, answer.headers, f"GET {path}")
+        return answer.body.decode(errors="replace")
 
     def begin_request(self, method: str, path: str, **kwargs: Any) -> Callable[[], Body]:
         """`request`, sent now; the call returned reads its answer (and raises what

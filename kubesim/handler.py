@@ -463,7 +463,8 @@ class Handler(BaseHTTPRequestHandler):
             raise errors.method_not_allowed()
 
     def _log(self, pod: dict[str, Any]) -> None:
-        """Containers here write nothing: an empty log once started, as kubelet answers."""
+        """Containers here write nothing: an empty log once started, as kubelet answers; a
+        `previous` run's only if the container has ended one (kubelet keeps the last)."""
         name = pod["metadata"]["name"]
         containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
         wanted = self.query.get("container")
@@ -477,7 +478,15 @@ class Handler(BaseHTTPRequestHandler):
         if wanted not in containers:
             raise errors.bad_request(f"container {wanted} is not valid for pod {name}")
         statuses = (pod.get("status") or {}).get("containerStatuses") or []
-        state = next((s.get("state") or {} for s in statuses if s.get("name") == wanted), {})
+        status: dict[str, Any] = next((s for s in statuses if s.get("name") == wanted), {})
+        if self.query.get("previous") == "true":
+            if not (status.get("lastState") or {}).get("terminated"):
+                raise errors.bad_request(
+                    f'previous terminated container "{wanted}" in pod "{name}" not found'
+                )
+            self.send_bytes(200, b"", content_type="text/plain")
+            return
+        state = status.get("state") or {}
         if not state or "waiting" in state:
             reason = (state.get("waiting") or {}).get("reason", "ContainerCreating")
             if reason in ("ErrImagePull", "ImagePullBackOff"):

@@ -1,11 +1,13 @@
 """The dashboard's only calls to the API server: read one CR and merge-patch it (or dry-run
-the patch), ask whether a person may, and read the StorageClass of claims a review grows.
-Failures become a ClusterError whose message a person can act on. With impersonation on, each
-call about a CR is made as the person (`as_user`)."""
+the patch), ask whether a person may, read the StorageClass of claims a review grows, and
+read the log of a pod a CR owns. Failures become a ClusterError whose message a person can
+act on. With impersonation on, each call about a CR or its pods is made as the person
+(`as_user`)."""
 
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from controllers.kube import (
 )
 from opsboard.accounts.kube_identity import KubeIdentity
 
+_ANSWERED = re.compile(r"^[A-Z]+ \S+: \d{3} ")  # "GET /api/v1/...: 400 " before its message
 # The web app's writes (a person's patch, through /scale or not) in the cluster's
 # managedFields and audit log, told apart from the operators' ("opsboard").
 WEB_FIELD_MANAGER = "opsboard-web"
@@ -113,6 +116,36 @@ def storage_class(name: str) -> Body | None:
         if exc.gone:
             return None
         raise
+
+
+def pod_log(
+    namespace: str, pod: str, *, container: str, previous: bool, lines: int, limit_bytes: int,
+    as_user: KubeIdentity | None,
+) -> str:  # fmt: skip
+    """The last `lines` of `container`'s log (at most `limit_bytes`), of its previous run if
+    `previous`. Refusals are worded for a read: nothing was to be changed."""
+    query: dict[str, Any] = {"container": container, "tailLines": lines, "limitBytes": limit_bytes}
+    if previous:
+        query["previous"] = "true"
+    path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"
+    headers = as_user.headers() if as_user else []
+    try:
+        return _kube().read_text(path, query=query, extra_headers=headers)
+    except NotFound:
+        raise ClusterError(f"Pod {pod} no longer exists.", gone=True) from None
+    except NotGranted as exc:
+        raise ClusterError(f"The cluster's RBAC refuses: {exc.said}", forbidden=str(exc)) from None
+    except PermanentError as exc:  # 400: not started yet, or no previous run to show
+        raise ClusterError(f"The API server has no such log: {_said(exc)}") from None
+    except TemporaryError as exc:
+        raise ClusterError(
+            f"The cluster is unreachable or failing ({exc}).", unreachable=True
+        ) from None
+
+
+def _said(exc: Exception) -> str:
+    """The API server's message in an error, without the request it answered."""
+    return _ANSWERED.sub("", str(exc), count=1)
 
 
 def cr_merge_patch(

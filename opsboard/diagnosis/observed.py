@@ -45,6 +45,15 @@ class Section(StrEnum):
 
 
 @dataclass(frozen=True)
+class LogOf:
+    """The container log a finding's advice reads: `previous`, the run that ended."""
+
+    pod: str
+    container: str
+    previous: bool = False
+
+
+@dataclass(frozen=True)
 class Finding:
     rank: int
     code: str  # a stable name for tests and filters: "ImagePullBackOff", "Forbidden", ...
@@ -52,6 +61,7 @@ class Finding:
     todo: str  # one line: what to do, without saying where on a page
     subject: str = ""  # the object that causes it: "Pod web-1", "Deployment web"
     see: Section | None = None  # where on the CR's page the advice's object is
+    log: LogOf | None = None  # the log the advice says to read, which the page can show
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from opsboard.diagnosis.observed import (
     RANK_PODS_REFUSED,
     RANK_VOLUME,
     Finding,
+    LogOf,
     Observed,
     Section,
     ago,
@@ -125,6 +126,7 @@ def _crash_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
             f"crashing, e.g. {name_of(pod)}, {status.get('restartCount', 0)} restarts{exit_text}.",
             todo,
             subject=f"Pod {name_of(pod)}",
+            log=LogOf(name_of(pod), container, previous=True),
         )
     ]
 
@@ -161,6 +163,7 @@ def _unready_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
             f"not answer (kubectl -n {namespace} logs {name} -c {first}).",
             subject=f"Pod {name}",
             see=Section.TREE,
+            log=LogOf(name, first),
         )
     ]
 

@@ -10,7 +10,7 @@ from django.template.loader import render_to_string
 from opsboard.dashboard.forms import form_field_named
 from opsboard.dashboard.kinds import kind_get
 from opsboard.diagnosis.gather import Diagnosis
-from opsboard.diagnosis.observed import Finding
+from opsboard.diagnosis.observed import Finding, LogOf
 from tests.dashboard.mirror_factory import mirror_object
 
 pytestmark = pytest.mark.django_db
@@ -67,3 +67,19 @@ def test_a_viewer_gets_the_advice_alone(viewer: User) -> None:
     html = _page_diagnosis(viewer)
     assert "Lower spec.deviceCount (what each pod requests)." in html
     assert "change form" not in html
+
+
+def test_the_log_an_advice_says_to_read_is_linked_for_anyone_who_sees_the_page(
+    viewer: User,
+) -> None:
+    cr = mirror_object("Memcached", "cache", api_version="cache.example.com/v1alpha1")
+    crash = Finding(1, "CrashLoopBackOff", "container memcached keeps crashing",
+                    "Read its logs: kubectl logs -n default cache-1 -c memcached --previous",
+                    log=LogOf("cache-1", "memcached", previous=True))  # fmt: skip
+    context = {"diagnosis": Diagnosis(findings=[crash], summary="", healthy=False), "cr": cr,
+               "info": kind_get("memcached"), "user": viewer}  # fmt: skip
+    html = render_to_string("dashboard/_diagnosis.html", context)
+    assert (
+        '--previous <a href="/k/memcached/default/cache/pods/cache-1/log/?container=memcached&amp;'
+        'previous=1">That log, here</a>.'
+    ) in html

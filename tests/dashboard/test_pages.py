@@ -308,7 +308,8 @@ def test_detail_rows_describe_each_pod_in_status_nodes_and_each_tree_node(
     cr.save()
     html = viewer_client.get("/k/memcached/default/cache-b/").content.decode()
     assert (
-        f'<tr><td class="mono">{first}</td><td>Running</td>'
+        f'<tr><td class="mono"><a href="/k/memcached/default/cache-b/pods/{first}/log/" '
+        f'title="Its log">{first}</a></td><td>Running</td>'
         '<td><span class="badge c-true">ready</span></td><td>kubesim-node-1</td><td>0</td>'
     ) in html
     assert (
@@ -334,7 +335,7 @@ def test_a_pods_restarts_name_its_last_exit_where_it_says_more_than_error(
         pod.body["status"] = pod.status  # as the watcher writes both
         pod.save()
     html = viewer_client.get("/k/memcached/default/cache-c/").content.decode()
-    assert f'<td class="mono">{oom.name}</td>' in html and "<td>4 (OOMKilled)</td>" in html
+    assert f'title="Its log">{oom.name}</a></td>' in html and "<td>4 (OOMKilled)</td>" in html
     assert "<td>4</td>" in html and "(Error)" not in html
 
 

@@ -17,15 +17,16 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import override_settings
 
-from controllers.base import DEPLOYMENT, SERVICE, Kind
+from controllers.base import DEPLOYMENT, POD, SERVICE, Kind
 from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
 from controllers.webserver.desired import WEBSERVER
-from opsboard.dashboard import crclient, patching
+from opsboard.dashboard import crclient, patching, pod_logs
 from opsboard.dashboard.kinds import kind_get
 from tests.controllers.cluster import install_crds
 from tests.dashboard.cluster_fixtures import bookstore_with_a_claim
+from tests.dashboard.mirror_factory import MEMCACHED_API, mirror_object
 from tests.deploy import rbac
 from tests.deploy.kustomize import Manifest
 from tests.support.waiting import wait_for
@@ -202,3 +203,29 @@ def test_a_review_that_grows_volumes_reads_their_class_as_granted(
         ("patch", "blog.velotio.com", "bookstores", ""),  # the dry run
         ("get", "storage.k8s.io", "storageclasses", ""),
     }
+
+
+def test_a_pods_log_on_its_crs_page_is_read_as_granted(
+    built: list[Manifest], kube: ApiKube, kubesim_server: Any, namespace: str
+) -> None:
+    grants = _grants_of(built, "opsboard-web")
+    kube.create(POD, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "cache-0", "namespace": namespace},
+        "spec": {"containers": [{"name": "memcached", "image": "memcached:1.6"}]},
+    })  # fmt: skip
+    wait_for(lambda: deep_get(kube.get(POD, namespace, "cache-0"), "status.phase") == "Running",
+             what="the pod running")  # fmt: skip
+    cr = mirror_object("Memcached", "cache", namespace=namespace, api_version=MEMCACHED_API)
+    pod = mirror_object("Pod", "cache-0", namespace=namespace, owner=cr,
+                        spec=kube.get(POD, namespace, "cache-0")["spec"])  # fmt: skip
+    since = time.time()
+
+    with override_settings(KUBECONFIG=str(kubesim_server.kubeconfig_path)):
+        crclient._kube_for.cache_clear()
+        log = pod_logs.read(pod, container=None, previous=False, as_user=None)
+    crclient._kube_for.cache_clear()
+
+    assert (log.container, log.error) == ("memcached", "")
+    calls = _calls_since(kubesim_server, since)
+    assert not _denied(grants, calls)
+    assert {call for _, call in calls} == {("get", "", "pods", "log")}

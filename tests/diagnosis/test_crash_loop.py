@@ -66,6 +66,13 @@ def test_a_pod_oom_killed_at_a_limit_range_default_is_told_to_raise_it_and_remak
     assert f"kubectl logs -n {namespace} {pod.metadata.name} -c memcached --previous" in (
         finding.todo
     )
+    # The page links that log, which a person without kubectl reads there.
+    page = viewer_client.get(f"/k/memcached/{namespace}/cache/").content.decode()
+    log = f"/k/memcached/{namespace}/cache/pods/{pod.metadata.name}/log/"
+    assert f'<a href="{log}?container=memcached&amp;previous=1">That log, here</a>' in page
+    shown = viewer_client.get(log, {"container": "memcached", "previous": "1"}).content.decode()
+    assert "Container memcached, its previous run</h2>" in shown
+    assert "The container has written nothing in that run." in shown  # kubesim's write none
     # And `kubectl get memcached` says it too: a memory limit, not a bug in memcached.
     wait_for(lambda: crs.filter(health="Degraded").exists(), what="the Memcached Degraded")
     degraded = condition_of(cluster_kube.get(MEMCACHED, namespace, "cache"), "Degraded")

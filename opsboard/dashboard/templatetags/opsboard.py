@@ -7,6 +7,7 @@ import html
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode
 
 import yaml
 from django import template
@@ -183,8 +184,8 @@ def query_with(query: QueryDict, name: str, value: object) -> str:
 # The detail page's two long tables are built here, not in a template loop: at 100 pods the
 # loop's variable lookups, escapes and number formats were half of the page's time.
 _POD_ROW = (
-    '<tr><td class="mono">{}</td><td>{}</td><td><span class="badge {}">{}</span></td>'
-    "<td>{}</td><td>{}</td><td>{}</td></tr>"
+    '<tr><td class="mono"><a href="{}pods/{}/log/" title="Its log">{}</a></td><td>{}</td>'
+    '<td><span class="badge {}">{}</span></td><td>{}</td><td>{}</td><td>{}</td></tr>'
 )
 _POD_MISSING = (
     '<tr><td class="mono">{}</td><td colspan="5"><small>not in the mirror yet</small></td></tr>'
@@ -215,18 +216,21 @@ def _lines(rows: Iterable[SafeString]) -> SafeString:
 
 
 @register.simple_tag
-def pod_rows(pods: dict[str, KubeObject], names: list[str]) -> SafeString:
-    """The rows of the pods named in status.nodes: phase, readiness, node, restarts, age."""
-    return _lines(_pod_row(pods.get(name), name) for name in names)
+def pod_rows(pods: dict[str, KubeObject], names: list[str], cr_url: str) -> SafeString:
+    """The rows of the pods named in status.nodes: phase, readiness, node, restarts, age;
+    each pod's name links to its log, under the CR's page at `cr_url`."""
+    return _lines(_pod_row(pods.get(name), name, cr_url) for name in names)
 
 
-def _pod_row(pod: KubeObject | None, name: str) -> SafeString:
+def _pod_row(pod: KubeObject | None, name: str, cr_url: str) -> SafeString:
     if pod is None:
         return html_row(_POD_MISSING, name)
     status = pod.status or {}
     ready = pod_is_ready({"status": status})
     return html_row(
         _POD_ROW,
+        cr_url,
+        quote(name),
         name,
         status.get("phase", "Pending"),
         "c-true" if ready else "c-false",
@@ -324,19 +328,24 @@ def _compact_run_row(run: ReconcileRun, show_key: bool) -> SafeString:
 
 @register.simple_tag
 def finding_todo(
-    finding: Finding, cr_url: str = "", *, cr: KubeObject | None = None,
+    finding: Finding, cr_url: str, *, cr: KubeObject | None = None,
     info: KindInfo | None = None,
 ) -> SafeString:  # fmt: skip
-    """A finding's advice, and where on the CR's page its object is: "below" on the CR's
-    own page (no `cr_url`), a link to that page's section on any other page. Given the `cr`
-    and `info` of a page whose change form the person may use, a field the advice names
-    that the form sets is pointed to it."""
+    """A finding's advice, and where its object is: "below" on the CR's own page (`cr`
+    given), a link to that page's section on any other; the log it says to read, a link to
+    it under the CR's page at `cr_url`. Given the `info` of a page whose change form the
+    person may use, a field the advice names that the form sets is pointed to it."""
     todo = conditional_escape(finding.todo)
     if (see := finding.see) is not None:
-        if cr_url:
+        if cr is None:
             todo = format_html('{} See <a href="{}#{}">its {}</a>.', todo, cr_url, see, see.heading)
         else:
             todo = format_html('{} See the <a href="#{}">{}</a> below.', todo, see, see.heading)
+    if (log := finding.log) is not None:
+        query = {"container": log.container} | ({"previous": "1"} if log.previous else {})
+        url = f"{cr_url}pods/{quote(log.pod)}/log/?{urlencode(query)}"
+        which = "That log" if log.previous else "Its log"
+        todo = format_html('{} <a href="{}">{}, here</a>.', todo, url, which)
     if cr is not None and info is not None and (named := form_field_named(info, finding.todo)):
         todo = format_html(
             '{} The <a href="#cr-patch-{}">change form</a> above sets {}.', todo, cr.uid, named

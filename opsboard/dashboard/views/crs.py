@@ -6,7 +6,7 @@ from http import HTTPStatus
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET
@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 from opsboard.accounts.access import access_of
 from opsboard.accounts.kube_identity import kube_identity
 from opsboard.accounts.roles import Role
-from opsboard.dashboard import crclient, polling, selectors
+from opsboard.dashboard import crclient, pod_logs, polling, selectors
 from opsboard.dashboard.cluster_access import field_refusals
 from opsboard.dashboard.forms import ListFilterForm, PatchForm
 from opsboard.dashboard.gone import Gone, cr_or_gone
@@ -140,3 +140,24 @@ def cr_live(request: DashboardRequest, controller: str, namespace: str, name: st
     if polling.nothing_to_swap(request, context["shown"]):
         return HttpResponse(status=HTTPStatus.NO_CONTENT)
     return render(request, "dashboard/_cr_live.html", context)
+
+
+@require_GET
+@login_required
+def cr_pod_log(
+    request: DashboardRequest, controller: str, namespace: str, name: str, pod: str
+) -> HttpResponse:
+    """A pod of the CR, its log (pod_logs.py): `container`, and `previous=1` for the run
+    that ended. A pod the CR does not own is a 404, as a CR the person cannot see is."""
+    info = kind_get(controller)
+    cr = cr_or_gone(info=info, namespace=namespace, name=name)
+    if isinstance(cr, Gone):
+        return gone_response(request, cr)
+    if (found := pod_logs.owned_pod(cr, pod)) is None:
+        raise Http404(f"{cr.kind} {namespace}/{name} has no pod {pod} (in the mirror).")
+    log = pod_logs.read(
+        found, container=request.GET.get("container"), previous=request.GET.get("previous") == "1",
+        as_user=kube_identity(request.user),
+    )  # fmt: skip
+    context = {"info": info, "cr": cr, "log": log, "lines": pod_logs.LINES}
+    return render(request, "dashboard/pod_log.html", context)

@@ -1,0 +1,135 @@
+"""A pod's log on its CR's page, read from the API server (kubesim, or a real cluster with
+OPSBOARD_TEST_KUBECONFIG) with the Memcached operator running its pods: the page shows what
+the API server gives for that container (each server's kubelet writes its own lines), its
+refusals in words, and nothing of a pod the CR does not own."""
+
+from __future__ import annotations
+
+import html as html_text
+import json
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+from kubernetes import client
+
+from controllers.kube import ApiKube
+from opsboard.mirror.models import KubeObject
+from tests.dashboard.cluster_fixtures import operator_in_group
+from tests.diagnosis.memcached_run import create_memcached, start_operator_in
+from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _pod_of(namespace: str, cache: str, *, ready: bool) -> str:
+    """The name of `cache`'s pod once the mirror has it (ready, or waiting for its image)."""
+
+    def found() -> str | None:
+        for pod in KubeObject.objects.filter(kind="Pod", namespace=namespace):
+            if not pod.name.startswith(f"{cache}-"):
+                continue
+            statuses = (pod.status or {}).get("containerStatuses") or []
+            if ready and statuses and statuses[0].get("ready"):
+                return pod.name
+            if not ready and statuses and "waiting" in (statuses[0].get("state") or {}):
+                return pod.name
+        return None
+
+    name: str = wait_for(found, what=f"a pod of {cache} in the mirror", timeout=90)
+    return name
+
+
+def _server_log(api: client.ApiClient, namespace: str, pod: str, **kwargs: Any) -> str:
+    text: str = client.CoreV1Api(api).read_namespaced_pod_log(
+        pod, namespace, container="memcached", tail_lines=200, **kwargs
+    )
+    return text
+
+
+def test_a_pods_log_is_what_the_api_server_gives_and_its_name_links_to_it(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, viewer_client: Client,
+) -> None:  # fmt: skip
+    start_operator_in(engine, namespace)
+    create_memcached(cluster_kube, namespace, "cache", size=1)
+    pod = _pod_of(namespace, "cache", ready=True)
+    page = f"/k/memcached/{namespace}/cache/"
+    wait_for(
+        lambda: f'<a href="{page}pods/{pod}/log/"' in viewer_client.get(page).content.decode(),
+        what="the pod's row, linking to its log",
+    )
+
+    answer = viewer_client.get(f"{page}pods/{pod}/log/")
+    assert answer.status_code == 200
+    shown = answer.content.decode()
+    expected = _server_log(kube_api_client, namespace, pod)
+    if expected:  # the rig's kubelet writes three lines; kubesim's containers nothing
+        assert f'<pre class="log" tabindex="0">{html_text.escape(expected)}</pre>' in shown
+    else:
+        assert "The container has written nothing." in shown
+    assert f"kubectl logs -n {namespace} {pod} -c memcached --tail 200" in shown
+    assert f'href="{page}">cache</a>' in shown and f"pod {pod}</nav>" in shown
+
+    # Its previous run: none to show, unless a server's kubelet shows one anyway.
+    shown = viewer_client.get(f"{page}pods/{pod}/log/?container=memcached&previous=1")
+    try:
+        previous = _server_log(kube_api_client, namespace, pod, previous=True)
+    except client.ApiException as exc:
+        said = html_text.escape(json.loads(exc.body)["message"])
+        assert f"The API server has no such log: {said}" in shown.content.decode()
+    else:
+        assert html_text.escape(previous) in shown.content.decode()
+
+
+def test_a_container_waiting_for_its_image_says_so_and_another_pod_is_not_found(
+    engine: EngineProcesses, cluster_kube: ApiKube, namespace: str, viewer_client: Client
+) -> None:
+    start_operator_in(engine, namespace)
+    create_memcached(cluster_kube, namespace, "broken", size=1, image="memcached:does-not-exist")
+    create_memcached(cluster_kube, namespace, "other", size=1)
+    pod = _pod_of(namespace, "broken", ready=False)
+    shown = viewer_client.get(f"/k/memcached/{namespace}/broken/pods/{pod}/log/")
+    assert re.search(
+        rf"The API server has no such log: container &quot;memcached&quot; in pod "
+        rf"&quot;{pod}&quot; is waiting to start: ",
+        shown.content.decode(),
+    )
+    other = _pod_of(namespace, "other", ready=True)
+    # A pod of another CR, through this one's page: no way to read pods it does not own.
+    assert (
+        viewer_client.get(f"/k/memcached/{namespace}/broken/pods/{other}/log/").status_code == 404
+    )
+    assert viewer_client.get(f"/k/memcached/{namespace}/other/pods/{other}/log/").status_code == 200
+
+
+def test_with_impersonation_the_clusters_rbac_decides_who_reads_a_log(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, settings: Any,
+) -> None:  # fmt: skip
+    """A person whose groups may read memcacheds but not pods/log, as `view` would not be:
+    the page says the cluster's refusal, and shows nothing of the log."""
+    rbac = client.RbacAuthorizationV1Api(kube_api_client)
+    rbac.create_namespaced_role(namespace, {
+        "metadata": {"name": "cache-readers"},
+        "rules": [{"apiGroups": ["cache.example.com"], "resources": ["memcacheds"],
+                   "verbs": ["get", "list", "watch"]}],
+    })  # fmt: skip
+    rbac.create_namespaced_role_binding(namespace, {
+        "metadata": {"name": "cache-readers"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                    "name": "cache-readers"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                      "name": f"{namespace}-readers"}],
+    })  # fmt: skip
+    start_operator_in(engine, namespace)
+    create_memcached(cluster_kube, namespace, "cache", size=1)
+    pod = _pod_of(namespace, "cache", ready=True)
+    settings.OPSBOARD_KUBE_IMPERSONATE = True
+    person = operator_in_group(settings, f"{namespace}-readers")
+    shown = person.get(f"/k/memcached/{namespace}/cache/pods/{pod}/log/").content.decode()
+    assert "The cluster&#x27;s RBAC refuses: " in shown
+    assert "cannot get resource &quot;pods/log&quot;" in shown
+    assert '<pre class="log"' not in shown
