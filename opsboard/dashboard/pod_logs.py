@@ -37,6 +37,11 @@ class PodLog:
     error: str = ""
 
     @property
+    def choices(self) -> bool:
+        """Whether there is another log of the pod to read: a container, or a previous run."""
+        return len(self.containers) > 1 or any(c.restarts for c in self.containers)
+
+    @property
     def command(self) -> str:
         """The same read with kubectl."""
         previous = " --previous" if self.previous else ""

@@ -11,10 +11,12 @@ import re
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from kubernetes import client
 
 from controllers.kube import ApiKube
+from opsboard.accounts.roles import Role, grant_assign
 from opsboard.mirror.models import KubeObject
 from tests.dashboard.cluster_fixtures import operator_in_group
 from tests.diagnosis.memcached_run import create_memcached, start_operator_in
@@ -103,6 +105,12 @@ def test_a_container_waiting_for_its_image_says_so_and_another_pod_is_not_found(
         viewer_client.get(f"/k/memcached/{namespace}/broken/pods/{other}/log/").status_code == 404
     )
     assert viewer_client.get(f"/k/memcached/{namespace}/other/pods/{other}/log/").status_code == 200
+    # A person with a role in another namespace only: the page is not there for them.
+    elsewhere = User.objects.create_user("nina")
+    grant_assign(user=elsewhere, role=Role.ADMIN, namespace=f"{namespace}-other")
+    nina = Client()
+    nina.force_login(elsewhere)
+    assert nina.get(f"/k/memcached/{namespace}/other/pods/{other}/log/").status_code == 404
 
 
 def test_with_impersonation_the_clusters_rbac_decides_who_reads_a_log(

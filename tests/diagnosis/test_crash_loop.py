@@ -6,6 +6,7 @@ to do, done, ends the crash loop."""
 
 from __future__ import annotations
 
+import re
 import shlex
 import time
 
@@ -72,6 +73,7 @@ def test_a_pod_oom_killed_at_a_limit_range_default_is_told_to_raise_it_and_remak
     assert f'<a href="{log}?container=memcached&amp;previous=1">That log, here</a>' in page
     shown = viewer_client.get(log, {"container": "memcached", "previous": "1"}).content.decode()
     assert "Container memcached, its previous run</h2>" in shown
+    assert re.search(r'previous=1" aria-current="page">previous run</a>, \d+ restarts?\)', shown)
     assert "The container has written nothing in that run." in shown  # kubesim's write none
     # And `kubectl get memcached` says it too: a memory limit, not a bug in memcached.
     wait_for(lambda: crs.filter(health="Degraded").exists(), what="the Memcached Degraded")
