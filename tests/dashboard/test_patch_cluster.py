@@ -294,18 +294,24 @@ def test_cpu_and_memory_requests_and_limits_are_reviewed_applied_and_audited(
     })  # fmt: skip
 
 
+def _shop(kube: ApiKube, namespace: str, *, app_replicas: int) -> tuple[Body, str]:
+    """BookStore shop (one DB replica), as the API server defaulted it and mirrored; its
+    page's URL."""
+    kube.create(BOOKSTORE, {
+        "apiVersion": BOOKSTORE.api_version, "kind": "BookStore",
+        "metadata": {"name": "shop", "namespace": namespace},
+        "spec": {"bookApp": {"replicas": app_replicas}, "bookDB": {"replicas": 1}},
+    })  # fmt: skip
+    live = kube.get(BOOKSTORE, namespace, "shop")
+    mirror_object("BookStore", "shop", namespace=namespace, api_version=BOOKSTORE.api_version,
+                  spec=live["spec"])  # fmt: skip
+    return live, f"/k/bookstore/{namespace}/shop/"
+
+
 def test_a_bookstores_database_memory_limit_is_set_from_its_own_field(
     operator_client: Client, cluster_kube: ApiKube, namespace: str
 ) -> None:
-    spec = {"bookApp": {"replicas": 1}, "bookDB": {"replicas": 1}}
-    cluster_kube.create(BOOKSTORE, {
-        "apiVersion": BOOKSTORE.api_version, "kind": "BookStore",
-        "metadata": {"name": "shop", "namespace": namespace}, "spec": spec,
-    })  # fmt: skip
-    live = cluster_kube.get(BOOKSTORE, namespace, "shop")
-    mirror_object("BookStore", "shop", namespace=namespace, api_version=BOOKSTORE.api_version,
-                  spec=live["spec"])  # fmt: skip
-    url = f"/k/bookstore/{namespace}/shop/"
+    live, url = _shop(cluster_kube, namespace, app_replicas=1)
     form = {"size": "1", "image": live["spec"]["bookApp"]["image"], "memory": "",
             "memory_mongodb": "512Mi", "size_mongodb": "1",
             "image_mongodb": live["spec"]["bookDB"]["image"],
@@ -329,15 +335,7 @@ def test_a_bookstores_database_replicas_and_image_are_reviewed_applied_and_audit
     operator_client: Client, cluster_kube: ApiKube, namespace: str
 ) -> None:
     """A merge patch of spec.bookDB: the CRD's /scale is the app's replicas."""
-    cluster_kube.create(BOOKSTORE, {
-        "apiVersion": BOOKSTORE.api_version, "kind": "BookStore",
-        "metadata": {"name": "shop", "namespace": namespace},
-        "spec": {"bookApp": {"replicas": 2}, "bookDB": {"replicas": 1}},
-    })  # fmt: skip
-    live = cluster_kube.get(BOOKSTORE, namespace, "shop")
-    mirror_object("BookStore", "shop", namespace=namespace, api_version=BOOKSTORE.api_version,
-                  spec=live["spec"])  # fmt: skip
-    url = f"/k/bookstore/{namespace}/shop/"
+    live, url = _shop(cluster_kube, namespace, app_replicas=2)
     form = {"size": "2", "image": live["spec"]["bookApp"]["image"], "size_mongodb": "3",
             "image_mongodb": "mongo:7.0.14", "storage": live["spec"]["bookDB"]["dbSize"]}  # fmt: skip
     html = operator_client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()

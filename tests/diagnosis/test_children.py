@@ -90,22 +90,29 @@ def test_a_deployment_made_by_kubectl_in_the_crs_way_is_named_with_what_to_do(
     assert ours["metadata"]["ownerReferences"][0]["kind"] == "Memcached"
 
 
-def test_a_nodeport_in_use_names_its_service_and_is_retried_once_it_is_free(
-    engine: EngineProcesses, cluster_kube: ApiKube, namespace: str, viewer_client: Client
-) -> None:
+def _clash(engine: EngineProcesses, kube: ApiKube, namespace: str) -> int:
+    """Service holder on a random NodePort, then the operators and WebServer clash asking
+    for the same port; the port."""
     port = random.randint(30100, 32700)
-    cluster_kube.create(SERVICE, {
+    kube.create(SERVICE, {
         "apiVersion": "v1", "kind": "Service",
         "metadata": {"name": "holder", "namespace": namespace},
         "spec": {"type": "NodePort", "selector": {"app": "holder"},
                  "ports": [{"port": 80, "nodePort": port}]},
     })  # fmt: skip
     _start(engine, namespace)
-    cluster_kube.create(WEBSERVER, {
+    kube.create(WEBSERVER, {
         "apiVersion": "my.domain/v1", "kind": "WebServer",
         "metadata": {"name": "clash", "namespace": namespace},
         "spec": {"replicas": 1, "image": "nginx:1.25.3", "nodePort": port},
     })  # fmt: skip
+    return port
+
+
+def test_a_nodeport_in_use_names_its_service_and_is_retried_once_it_is_free(
+    engine: EngineProcesses, cluster_kube: ApiKube, namespace: str, viewer_client: Client
+) -> None:
+    port = _clash(engine, cluster_kube, namespace)
     run = wait_for(
         lambda: ReconcileRun.objects.filter(
             namespace=namespace, name="clash", error__contains="already allocated"
@@ -139,19 +146,7 @@ def test_a_nodeport_in_use_is_given_up_from_the_change_form_the_advice_points_to
 ) -> None:
     """Removed through the form (reviewed, applied, audited), the WebServer's NodePort is
     the cluster's choice: its Service is created at once, with no wait for the port."""
-    port = random.randint(30100, 32700)
-    cluster_kube.create(SERVICE, {
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": "holder", "namespace": namespace},
-        "spec": {"type": "NodePort", "selector": {"app": "holder"},
-                 "ports": [{"port": 80, "nodePort": port}]},
-    })  # fmt: skip
-    _start(engine, namespace)
-    cluster_kube.create(WEBSERVER, {
-        "apiVersion": "my.domain/v1", "kind": "WebServer",
-        "metadata": {"name": "clash", "namespace": namespace},
-        "spec": {"replicas": 1, "image": "nginx:1.25.3", "nodePort": port},
-    })  # fmt: skip
+    port = _clash(engine, cluster_kube, namespace)
     url, hx = f"/k/webserver/{namespace}/clash/", {"HTTP_HX_REQUEST": "true"}
     taken = wait_for(
         lambda: page_finding(operator_client, url, "PortTaken"), timeout=90,
