@@ -318,7 +318,8 @@ def test_detail_rows_describe_each_pod_in_status_nodes_and_each_tree_node(
     ) in html
     assert (
         '<td style="padding-left: 3.5rem" class="depth-3"><span class="kind">Pod</span> '
-        f'<span class="mono">{first}</span>'
+        f'<span class="mono"><a href="/k/memcached/default/cache-b/pods/{first}/log/" '
+        f'title="Its log">{first}</a></span>'
     ) in html
 
 

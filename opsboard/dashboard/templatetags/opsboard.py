@@ -183,8 +183,9 @@ def query_with(query: QueryDict, name: str, value: object) -> str:
 
 # The detail page's two long tables are built here, not in a template loop: at 100 pods the
 # loop's variable lookups, escapes and number formats were half of the page's time.
+_LOG_LINK = '<a href="{}pods/{}/log/" title="Its log">{}</a>'  # a pod's name
 _POD_ROW = (
-    '<tr><td class="mono"><a href="{}pods/{}/log/" title="Its log">{}</a></td><td>{}</td>'
+    '<tr><td class="mono">{}</td><td>{}</td>'
     '<td><span class="badge {}">{}</span></td><td>{}</td><td>{}</td><td>{}</td></tr>'
 )
 _POD_MISSING = (
@@ -229,9 +230,7 @@ def _pod_row(pod: KubeObject | None, name: str, cr_url: str) -> SafeString:
     ready = pod_is_ready({"status": status})
     return html_row(
         _POD_ROW,
-        cr_url,
-        quote(name),
-        name,
+        html_row(_LOG_LINK, cr_url, quote(name), name),
         status.get("phase", "Pending"),
         "c-true" if ready else "c-false",
         "ready" if ready else "not ready",
@@ -251,12 +250,18 @@ def _restarts(containers: list[dict[str, Any]]) -> str:
 
 
 @register.simple_tag
-def tree_rows(rows: list[tuple[int, TreeNode]]) -> SafeString:
-    """The owner tree's (depth, node) rows, indented by depth."""
-    return _lines(
-        html_row(_TREE_ROW, n.health, depth, depth, n.kind, n.name, n.health, n.health, n.detail)
-        for depth, n in rows
-    )
+def tree_rows(rows: list[tuple[int, TreeNode]], cr_url: str) -> SafeString:
+    """The owner tree's (depth, node) rows, indented by depth; a pod's name links to its
+    log, under the CR's page at `cr_url`."""
+    cells = ((n.health, depth, depth, n.kind, _log_link(n, cr_url), n.health, n.health, n.detail)
+             for depth, n in rows)  # fmt: skip
+    return _lines(html_row(_TREE_ROW, *row) for row in cells)
+
+
+def _log_link(node: TreeNode, cr_url: str) -> str | SafeString:
+    if node.kind != "Pod" or node.obj is None:
+        return node.name
+    return html_row(_LOG_LINK, cr_url, quote(node.name), node.name)
 
 
 # A run's row: its object and start, its trigger, its outcome and duration, what it did.
