@@ -98,7 +98,7 @@ class PatchForm(forms.Form):
             self.fields[name] = _replicas_field(info.field_schema(path), container, path)
         for name, (container, path) in images_fields(controller).items():
             image = _image_field(info.field_schema(path))
-            self.fields[name] = _of_container(image, container, "Image", path)
+            self.fields[name] = _labelled(image, f"Image of {container}", path)
         if controller.node_port_path:
             schema = info.field_schema(controller.node_port_path)
             self.fields["node_port"] = _node_port_field(schema, controller.node_port_path)
@@ -211,9 +211,13 @@ def form_field_named(info: KindInfo, text: str) -> str:
 
 def _of_part(field: forms.Field, part: str, what: str, path: str) -> forms.Field:
     """The field labelled for the part of the CR it changes ("App replicas"), if not all."""
-    if part:
-        field.label = f"{part} {what}"
-        field.help_text = f"{field.help_text} Sets {path} only."
+    return _labelled(field, f"{part} {what}", path) if part else field
+
+
+def _labelled(field: forms.Field, label: str, path: str) -> forms.Field:
+    """The field labelled for what of the CR it changes ("Image of mongodb"), saying so."""
+    field.label = label
+    field.help_text = f"{field.help_text} Sets {path} only."
     return field
 
 
@@ -241,13 +245,6 @@ def _size_field(schema: dict[str, Any]) -> forms.IntegerField:
 def _replicas_field(schema: dict[str, Any], container: str, path: str) -> forms.IntegerField:
     more = f": how many pods of {container} run. Sets {path} only."
     return _count_field(schema, label=f"Replicas of {container}", more=more, example=1)
-
-
-def _of_container(field: forms.Field, container: str, what: str, path: str) -> forms.Field:
-    """The field labelled for the container it changes ("Image of mongodb")."""
-    field.label = f"{what} of {container}"
-    field.help_text = f"{field.help_text} Sets {path} only."
-    return field
 
 
 def _node_port_field(schema: dict[str, Any], path: str) -> forms.IntegerField:

@@ -398,17 +398,17 @@ def _refused(observed: Observed, workload: Body, how: str, message: str) -> Find
 def _size_field(observed: Observed, containers: list[Body]) -> str | None:
     """The CR's field that sets how many of these pods run: a BookStore's database has its
     own (spec.bookDB.replicas), the rest the CR's size."""
-    return next(
-        (f for c in containers if (f := observed.replicas_paths.get(str(c.get("name"))))),
-        observed.size_path,
-    )
+    return _field_of(observed.replicas_paths, containers) or observed.size_path
 
 
 def _resources_field(observed: Observed, containers: list[Body]) -> str | None:
     """The CR's field that sets the cpu and memory of these containers, if it has one."""
-    return next(
-        (f for c in containers if (f := observed.resources_paths.get(str(c.get("name"))))), None
-    )
+    return _field_of(observed.resources_paths, containers)
+
+
+def _field_of(paths: dict[str, str], containers: list[Body]) -> str | None:
+    """The CR's field `paths` (by container name) gives the first of `containers` it names."""
+    return next((f for c in containers if (f := paths.get(str(c.get("name"))))), None)
 
 
 def _daemonset_findings(objects: list[Body]) -> list[Finding]:
