@@ -243,6 +243,10 @@ class Controller:
     # cluster choose: the advice for a port another Service holds names it, and the
     # dashboard's form sets it.
     node_port_path: str | None = None
+    # The field that selects the nodes its pods run on, a map of labels
+    # ("spec.nodeSelector"): the advice for pods no node matches names it, and the
+    # dashboard's form sets it whole.
+    node_selector_path: str | None = None
     # Owned kinds whose status the reconcile never reads (it compares their spec, and
     # tells the CR's status from pods): a change of their status alone, the same
     # generation, labels, annotations and deletion, is no reason to run.

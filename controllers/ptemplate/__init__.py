@@ -7,7 +7,13 @@ selected nodes, and a DaemonSet of consumer pods there that request the device.
 from __future__ import annotations
 
 from controllers.base import DAEMONSET, POD, Controller
-from controllers.ptemplate.desired import CONSUMER, MODULE, PTEMPLATE, RESOURCES_PATH
+from controllers.ptemplate.desired import (
+    CONSUMER,
+    MODULE,
+    NODE_SELECTOR_PATH,
+    PTEMPLATE,
+    RESOURCES_PATH,
+)
 from controllers.ptemplate.reconcile import expected_children, reconcile
 
 CONTROLLER = Controller(
@@ -23,4 +29,5 @@ CONTROLLER = Controller(
     image_path="spec.image",
     requests_path="spec.deviceCount",
     resources_paths=((CONSUMER, RESOURCES_PATH),),
+    node_selector_path=NODE_SELECTOR_PATH,
 )

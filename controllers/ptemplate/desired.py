@@ -13,6 +13,7 @@ import re
 from controllers.base import DAEMONSET, Body, Kind, Manifest
 from controllers.fields import deep_get
 from controllers.images import IMAGE_PATTERN
+from controllers.labels import DNS_SUBDOMAIN, QUALIFIED_NAME, key_problem, value_problem
 from controllers.ownership import child_metadata, owned_labels
 from controllers.resources import container_resources, exact_resources
 
@@ -29,6 +30,7 @@ CONSUMER = "consumer"  # the DaemonSet's container
 # Fields that are ours whole: a key added there would change what they select.
 MODULE_EXACT = frozenset({"spec", "spec.selector"})
 RESOURCES_PATH = "spec.resources"
+NODE_SELECTOR_PATH = "spec.nodeSelector"
 # The consumer's resources and pull secrets are the CR's alone: a device, a limit or a
 # secret no longer asked for goes, not kept beside the new one.
 DAEMONSET_EXACT = (
@@ -36,14 +38,9 @@ DAEMONSET_EXACT = (
     | exact_resources()
 )
 
-# Label keys and values (k8s.io/apimachinery validation), written for Python's re and RE2.
-_DNS_SUBDOMAIN = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*"
-_QUALIFIED_NAME = r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?"
-LABEL_KEY_PATTERN = rf"^(?:{_DNS_SUBDOMAIN}/)?{_QUALIFIED_NAME}$"
-LABEL_VALUE_PATTERN = r"^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?)?$"
-SECRET_NAME_PATTERN = rf"^{_DNS_SUBDOMAIN}$"
+SECRET_NAME_PATTERN = rf"^{DNS_SUBDOMAIN}$"
 # An extended resource: a domain-prefixed name, as a device plugin registers it.
-RESOURCE_NAME_PATTERN = rf"^{_DNS_SUBDOMAIN}/{_QUALIFIED_NAME}$"
+RESOURCE_NAME_PATTERN = rf"^{DNS_SUBDOMAIN}/{QUALIFIED_NAME}$"
 # A ModuleLoader image may name KMM's variables in its tag: quay.io/x/kmod:${KERNEL_FULL_VERSION}
 MODULE_IMAGE_PATTERN = IMAGE_PATTERN.replace(
     r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?",
@@ -51,8 +48,6 @@ MODULE_IMAGE_PATTERN = IMAGE_PATTERN.replace(
 )
 MODULE_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
-_LABEL_KEY_RE = re.compile(LABEL_KEY_PATTERN)
-_LABEL_VALUE_RE = re.compile(LABEL_VALUE_PATTERN)
 _RESOURCE_RE = re.compile(RESOURCE_NAME_PATTERN)
 _MODULE_IMAGE_RE = re.compile(MODULE_IMAGE_PATTERN)
 
@@ -62,7 +57,7 @@ def spec_image(cr: Body) -> str:
 
 
 def spec_node_selector(cr: Body) -> dict[str, str]:
-    return dict(deep_get(cr, "spec.nodeSelector") or {})
+    return dict(deep_get(cr, NODE_SELECTOR_PATH) or {})
 
 
 def spec_pull_secret(cr: Body) -> str:
@@ -96,10 +91,10 @@ def selector_problem(selector: dict[str, str]) -> str | None:
     The CRD checks the values; keys need CEL, which not every API server runs.
     """
     for key, value in selector.items():
-        if len(key.rsplit("/", 1)[-1]) > 63 or not _LABEL_KEY_RE.match(key):
-            return f"spec.nodeSelector: Invalid value: {key!r}: not a valid label key"
-        if len(str(value)) > 63 or not _LABEL_VALUE_RE.match(str(value)):
-            return f"spec.nodeSelector[{key}]: Invalid value: {value!r}: not a valid label value"
+        if why := key_problem(key):
+            return f"{NODE_SELECTOR_PATH}: Invalid value: {key!r}: {why}"
+        if why := value_problem(str(value)):
+            return f"{NODE_SELECTOR_PATH}[{key}]: Invalid value: {value!r}: {why}"
     return None
 
 

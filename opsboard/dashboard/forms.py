@@ -14,7 +14,9 @@ from django.core.exceptions import ValidationError
 
 from controllers.base import Controller
 from controllers.images import IMAGE_PATTERN, NAME_MAX, image_name
+from controllers.labels import key_problem, value_problem
 from controllers.resources import QUANTITY_RE, parse_quantity
+from controllers.wording import count
 from opsboard.dashboard.claims import shrink_refusal
 from opsboard.dashboard.kinds import KindInfo, value_at
 from opsboard.dashboard.resource_fields import (
@@ -67,7 +69,8 @@ class PatchForm(forms.Form):
     (`cpu_request`, `memory_request`, `cpu_limit`, `memory`: the first container's;
     `memory_<container>` and so on each other's), `size_<container>` and `image_<container>`
     (how many pods run a container the CR counts apart, and its image: a BookStore's
-    mongodb), `node_port` (its Service's, a WebServer's; empty removes it), `devices` (how
+    mongodb), `node_port` (its Service's, a WebServer's; empty removes it),
+    `node_selector` (the labels of the nodes its pods run on, a Ptemplate's), `devices` (how
     many each pod requests, a Ptemplate's) and `storage` (each claim's size), present if the
     kind has them."""
 
@@ -102,6 +105,9 @@ class PatchForm(forms.Form):
         if controller.node_port_path:
             schema = info.field_schema(controller.node_port_path)
             self.fields["node_port"] = _node_port_field(schema, controller.node_port_path)
+        if selector := controller.node_selector_path:
+            schema = info.field_schema(selector)
+            self.fields["node_selector"] = _node_selector_field(schema, selector)
         if devices := self.paths.get("devices"):
             self.fields["devices"] = _devices_field(info.field_schema(devices), devices)
         if controller.storage_path:
@@ -174,6 +180,7 @@ def form_paths(info: KindInfo) -> dict[str, str]:
     paths |= {name: path for name, (_, path) in replicas_fields(controller).items()}
     paths |= {name: path for name, (_, path) in images_fields(controller).items()}
     paths |= {"node_port": controller.node_port_path}
+    paths |= {"node_selector": controller.node_selector_path}
     paths |= {"devices": info.devices_path, "storage": controller.storage_path}
     return {name: path for name, path in paths.items() if path}
 
@@ -255,6 +262,76 @@ def _node_port_field(schema: dict[str, Any], path: str) -> forms.IntegerField:
         f"The port every node opens for the Service, from {field.min_value} to "
         f"{field.max_value}; another Service may not hold it. Empty lets the cluster choose "
         f"one. Sets {path} only."
+    )
+    return field
+
+
+class LabelsField(forms.Field):
+    """A map of labels written as `key=value, key=value`, cleaned to a dict; empty is None
+    (the field removed), where the schema allows none."""
+
+    widget = forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"})
+
+    def __init__(self, *, min_labels: int, max_labels: int | None, **kwargs: Any) -> None:
+        super().__init__(required=min_labels > 0, **kwargs)
+        self.min_labels, self.max_labels = min_labels, max_labels
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return ", ".join(f"{key}={label}" for key, label in value.items())
+        return value
+
+    def to_python(self, value: Any) -> dict[str, str] | None:
+        labels: dict[str, str] = {}
+        for item in filter(None, (part.strip() for part in str(value or "").split(","))):
+            key, sep, label = (part.strip() for part in item.partition("="))
+            if not sep:
+                raise ValidationError(
+                    f"“{item}” is not key=value: write each label as key=value, like "
+                    "hardware=fpga, separated by commas.", code="not_a_label",
+                )  # fmt: skip
+            if why := key_problem(key):
+                raise ValidationError(f"“{key}” is {why}: {_KEY_GRAMMAR}", code="key")
+            if why := value_problem(label):
+                raise ValidationError(f"“{label}” (for {key}) is {why}: {_VALUE_GRAMMAR}",
+                                      code="value")  # fmt: skip
+            if labels.get(key, label) != label:
+                raise ValidationError(f"{key} is given twice; give it once.", code="twice")
+            labels[key] = label
+        if not labels:
+            return None
+        if len(labels) < self.min_labels:
+            raise ValidationError(f"Give at least {count(self.min_labels, 'label')}.",
+                                  code="min")  # fmt: skip
+        if self.max_labels is not None and len(labels) > self.max_labels:
+            raise ValidationError(f"This kind takes at most {count(self.max_labels, 'label')};"
+                                  f" these are {len(labels)}.", code="max")  # fmt: skip
+        return labels
+
+
+_KEY_GRAMMAR = (
+    "a key is a name of up to 63 letters, digits, '-', '_' or '.', beginning and ending with a "
+    "letter or digit, optionally after a DNS prefix and '/' (example.com/fpga)."
+)
+_VALUE_GRAMMAR = (
+    "a value is up to 63 letters, digits, '-', '_' or '.', beginning and ending with a letter "
+    "or digit, or empty."
+)
+
+
+def _node_selector_field(schema: dict[str, Any], path: str) -> LabelsField:
+    field = LabelsField(
+        min_labels=int(schema.get("minProperties", 0)),
+        max_labels=schema.get("maxProperties"),
+        label="Node selector",
+        help_text=(
+            "The labels a node must have for the pods to run there, as key=value separated by "
+            "commas, like hardware=fpga. The pods move to the nodes it selects; a label left "
+            f"out is removed. Sets {path} only."
+        ),
+    )
+    field.error_messages["required"] = (
+        "Give at least one label, like hardware=fpga: the pods run only on nodes that have it."
     )
     return field
 

@@ -15,7 +15,13 @@ from django.http import Http404
 
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.claims import shrink_refusal
-from opsboard.mirror.history import spec_diff, spec_version_before, spec_versions
+from opsboard.mirror.history import (
+    fields_diff,
+    spec_diff,
+    spec_reverted,
+    spec_version_before,
+    spec_versions,
+)
 from opsboard.mirror.models import KubeObject, SpecVersion
 
 Diff = list[tuple[str, Any, Any]]
@@ -75,7 +81,7 @@ def cr_history(
         )
     # Changes made through opsboard that the mirror did not see as a version of their own.
     for entry in entries.values():
-        diff = [(p, entry.before.get(p), entry.after.get(p)) for p in sorted(entry.after)]
+        diff = fields_diff(entry.before, entry.after)
         history.append(
             HistoryEntry(
                 f"a{entry.pk}", entry.generation, entry.at, _by(entry, None), True, entry, diff
@@ -120,7 +126,7 @@ def revert_plan(*, cr: KubeObject, change: str) -> RevertPlan:
         entry = AuditEntry.objects.filter(
             uid=cr.uid, generation=version.generation, result=AuditEntry.Result.APPLIED
         ).first()
-        changes = {path: old for path, old, _ in spec_diff(before.spec, version.spec)}
+        changes = spec_reverted(before.spec, version.spec)
         label = f"entry {entry.pk}" if entry else f"the change to generation {version.generation}"
         return RevertPlan(changes, entry, version.generation, label)
     entry = AuditEntry.objects.filter(

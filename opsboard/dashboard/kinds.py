@@ -78,8 +78,8 @@ class KindInfo:
         """What its change form sets, for the form's heading: "size, image or resources"."""
         c = self.controller
         has = {"size": c.size_path, "image": c.image_path, "resources": c.resources_paths,
-               "NodePort": c.node_port_path, "devices": self.devices_path,
-               "storage": c.storage_path}  # fmt: skip
+               "NodePort": c.node_port_path, "node selector": c.node_selector_path,
+               "devices": self.devices_path, "storage": c.storage_path}  # fmt: skip
         names = [name for name, there in has.items() if there]
         return " or ".join(filter(None, [", ".join(names[:-1]), *names[-1:]]))
 

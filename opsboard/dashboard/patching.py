@@ -46,19 +46,30 @@ class Review:
     warnings: list[str] = field(default_factory=list)  # what may keep it from taking effect
 
 
-def _merge_patch(changes: dict[str, Any], resource_version: str) -> Body:
+def _merge_patch(changes: dict[str, Any], resource_version: str, live: Body) -> Body:
     """{"spec.size": 5} → {"metadata": {"resourceVersion": rv}, "spec": {"size": 5}}.
 
     A resourceVersion in a merge patch makes the API server refuse it with 409 when the
-    object has moved on: optimistic concurrency without a read-modify-write."""
+    object has moved on: optimistic concurrency without a read-modify-write. A map given
+    (a node selector) replaces `live`'s whole: a merge patch merges maps, so each key it
+    no longer has is sent as null, which removes it."""
     patch: Body = {"metadata": {"resourceVersion": resource_version}}
     for path, value in changes.items():
         node = patch
         *parents, leaf = path.split(".")
         for part in parents:
             node = node.setdefault(part, {})
-        node[leaf] = value
+        node[leaf] = _replacing(value, value_at(live, path))
     return patch
+
+
+def _replacing(new: Any, old: Any) -> Any:
+    """`new` as a merge patch that leaves exactly `new` where `old` is."""
+    if not isinstance(new, dict) or not isinstance(old, dict):
+        return new
+    return {key: None for key in old if key not in new} | {
+        key: _replacing(value, old.get(key)) for key, value in new.items()
+    }
 
 
 def via_scale(info: KindInfo, changes: dict[str, Any]) -> bool:
@@ -80,7 +91,7 @@ def _send(
 ) -> Body:
     """Sends the change, by /scale when it is a size alone; returns the CR as changed."""
     if not via_scale(info, changes):
-        patch = _merge_patch(changes, rv)
+        patch = _merge_patch(changes, rv, live)
         return crclient.cr_merge_patch(
             info.kind, namespace, name, patch, dry_run=dry_run, as_user=as_user
         )

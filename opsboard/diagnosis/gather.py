@@ -188,6 +188,7 @@ def cr_diagnosis(
         resources_paths=dict(info.controller.resources_paths),
         replicas_paths=dict(info.controller.replicas_paths),
         images_paths=dict(info.controller.images_paths),
+        node_selector_path=info.controller.node_selector_path,
         image_changes=_image_changes(info, cr),
         last_run=LastRun(run.outcome, run.error, run.started_at) if run else None,
         engine=_engine_state(Key(info.name, cr.namespace, cr.name), engine or engine_wide()),

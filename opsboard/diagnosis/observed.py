@@ -118,6 +118,7 @@ class Observed:
     resources_paths: dict[str, str] = field(default_factory=dict)  # by container name
     replicas_paths: dict[str, str] = field(default_factory=dict)  # by container, if not size's
     images_paths: dict[str, str] = field(default_factory=dict)  # by container, if not image's
+    node_selector_path: str | None = None  # the CR's field that selects its pods' nodes
     image_changes: list[ImageChange] = field(default_factory=list)  # newest first
     last_run: LastRun | None = None
     engine: EngineState = field(default_factory=EngineState)

@@ -246,7 +246,7 @@ def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Findin
         what, todo = short
     elif selector and _matches_no_node(message):
         what = f"no node matches the node selector {selector_text}"
-        todo = f"Label a node to match ({selector_text}) or change the CR's node selector."
+        todo = f"Label a node to match ({selector_text}) or change {_selector_field(observed)}."
     else:
         what = "the scheduler can place them nowhere"
         todo = "Read the scheduler's message: add nodes, or relax the pods' constraints."
@@ -411,10 +411,16 @@ def _field_of(paths: dict[str, str], containers: list[Body]) -> str | None:
     return next((f for c in containers if (f := paths.get(str(c.get("name"))))), None)
 
 
-def _daemonset_findings(objects: list[Body]) -> list[Finding]:
+def _selector_field(observed: Observed) -> str:
+    """The CR's field that selects its pods' nodes, by name where the CR has one."""
+    path = observed.node_selector_path
+    return f"the CR's node selector, {path}" if path else "the CR's node selector"
+
+
+def _daemonset_findings(observed: Observed) -> list[Finding]:
     """A DaemonSet its controller has counted that wants no pod: no node is selected."""
     found = []
-    for daemonset in of_kind(objects, "DaemonSet"):
+    for daemonset in of_kind(observed.objects, "DaemonSet"):
         counted = int(deep_get(daemonset, "status.observedGeneration", 0) or 0) >= int(
             deep_get(daemonset, "metadata.generation", 1) or 1
         )
@@ -430,7 +436,7 @@ def _daemonset_findings(objects: list[Body]) -> list[Finding]:
                 "NoMatchingNodes",
                 f"DaemonSet {name} runs no pod: {what} (0 nodes selected).",
                 f"Label the nodes that should run it (kubectl label node NODE {text or 'KEY=VALUE'}),"
-                " or change the CR's node selector.",
+                f" or change {_selector_field(observed)}.",
                 subject=f"DaemonSet {name}",
             )
         )
@@ -448,5 +454,5 @@ def pod_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
         *_unschedulable_findings(observed, pods),
         *_unready_findings(observed, pods),
         *lost_node_findings(observed),
-        *_daemonset_findings(observed.objects),
+        *_daemonset_findings(observed),
     ]

@@ -77,7 +77,12 @@ def changed_by(writers: Sequence[SpecWriter], before: Body | None, after: Body) 
     if before is not None:
         old, new = _leaves(before), _leaves(after)
         changed = [path for path in old.keys() | new.keys() if old.get(path) != new.get(path)]
-        owners = [w.manager for w in writers if any(_owns(w.fields, path) for path in changed)]
+        # A manager that holds a changed key itself made the change; one holding only the
+        # map above it holds it whole (an atomic map), or held it before the keys were
+        # taken from it (the Update that changes a key takes it): credited only if no one
+        # holds a key itself.
+        held = [(w.manager, _holds(w.fields, path)) for w in writers for path in changed]
+        owners = [m for m, how in held if how == "itself"] or [m for m, how in held if how]
         if owners:
             return ", ".join(dict.fromkeys(owners))
     timed = [w for w in writers if w.time]
@@ -94,17 +99,18 @@ def _leaves(value: Any, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any
     return {path: value}
 
 
-def _owns(fields: Body, path: tuple[str, ...]) -> bool:
-    """Whether a fieldsV1 tree under f:spec holds `path`, or an atomic value above it."""
+def _holds(fields: Body, path: tuple[str, ...]) -> str:
+    """How a fieldsV1 tree under f:spec holds `path`: "itself", "above" (a value above it
+    held whole), or "" (not at all)."""
     node = fields
     for key in path:
         if node == {}:
-            return True
+            return "above"
         child = node.get(f"f:{key}")
         if child is None:
-            return False
+            return ""
         node = child
-    return True
+    return "itself"
 
 
 def spec_versions(*, uid: str, limit: int = KEEP_PER_OBJECT) -> list[SpecVersion]:
@@ -127,5 +133,38 @@ def flatten(value: Any, prefix: str) -> dict[str, Any]:
 
 def spec_diff(before: Body, after: Body) -> list[tuple[str, Any, Any]]:
     """Every leaf of two specs that differs, as (dotted path, old, new); absent is None."""
-    old, new = flatten(before or {}, "spec"), flatten(after or {}, "spec")
+    return _diff(flatten(before or {}, "spec"), flatten(after or {}, "spec"))
+
+
+def fields_diff(before: Body, after: Body) -> list[tuple[str, Any, Any]]:
+    """spec_diff of two {dotted path: value} maps (an audit entry's), a map value's leaves
+    each on a row of its own."""
+    return _diff(_flat_fields(before), _flat_fields(after))
+
+
+def _flat_fields(fields: Body) -> dict[str, Any]:
+    return {k: v for path, value in fields.items() for k, v in flatten(value, path).items()}
+
+
+def _diff(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, Any, Any]]:
     return [(k, old.get(k), new.get(k)) for k in sorted(old | new) if old.get(k) != new.get(k)]
+
+
+def spec_reverted(before: Body, after: Body) -> dict[str, Any]:
+    """What sets back each field that differs from `before` to `after`, as {dotted path:
+    old value} (None removes a field added). A path goes no deeper than a key with a dot in
+    it (a label's, kubernetes.io/os), which no dotted path can name: that key's map is set
+    back whole."""
+    old, new = _leaves(before or {}), _leaves(after or {})
+    reverted: dict[str, Any] = {}
+    for path in sorted(old.keys() | new.keys()):
+        if old.get(path) != new.get(path):
+            cut = next((i for i, key in enumerate(path) if "." in key), len(path))
+            reverted[".".join(("spec", *path[:cut]))] = _at(before or {}, path[:cut])
+    return reverted
+
+
+def _at(value: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value

@@ -35,6 +35,8 @@ pytestmark = pytest.mark.django_db
         ("bookstore", "Set spec.bookApp.image to an image that exists", "spec.bookApp.image"),
         ("webserver", "Set another spec.nodePort, or remove it to let the cluster choose one.",
          "spec.nodePort"),
+        ("ptemplate", "Label a node to match (hw=x) or change the CR's node selector, "
+         "spec.nodeSelector.", "spec.nodeSelector"),
         # What the form does not set, or only the start of a longer field's name.
         ("memcached", "Fix spec.sizeLimit, or spec.size.extra", ""),
         ("bookstore", "Set spec.bookDB.port", ""),

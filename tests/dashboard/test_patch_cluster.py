@@ -397,7 +397,8 @@ def test_a_ptemplates_devices_per_pod_are_reviewed_applied_and_audited(
     mirror_object("Ptemplate", "accel", namespace=namespace, api_version=PTEMPLATE.api_version,
                   spec=live["spec"])  # fmt: skip
     url = f"/k/ptemplate/{namespace}/accel/"
-    form = {"image": live["spec"]["image"], "memory": "", "devices": "1"}
+    form = {"image": live["spec"]["image"], "memory": "", "devices": "1",
+            "node_selector": "node-role.kubernetes.io/worker="}  # fmt: skip
     html = operator_client.post(url + "patch/", form, HTTP_HX_REQUEST="true").content.decode()
     assert re.search(r"spec\.deviceCount</td><td><del>2</del></td><td><ins>1<", html), html
     operator_client.post(url + "patch/apply/", hidden_fields(html), HTTP_HX_REQUEST="true")

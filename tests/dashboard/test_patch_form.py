@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils.html import escape
 
 from opsboard.audit.models import AuditEntry
 from opsboard.mirror.models import KubeObject
@@ -412,10 +413,11 @@ def test_a_ptemplates_devices_per_pod_are_in_the_form_within_the_schemas_bounds(
     operator_client: Client,
 ) -> None:
     """The field the Diagnosis names for consumer pods no node has the devices for."""
-    spec = {"image": "acme/consumer:1", "deviceResource": "example.com/accel", "deviceCount": 2}
+    spec = {"image": "acme/consumer:1", "deviceResource": "example.com/accel", "deviceCount": 2,
+            "nodeSelector": {"hw": "accel"}}  # fmt: skip
     mirror_object("Ptemplate", "accel", api_version="hwe.example.com/v1alpha1", spec=spec)
     html = operator_client.get("/k/ptemplate/default/accel/").content.decode()
-    assert ">Change image, resources or devices</h2>" in html
+    assert ">Change image, resources, node selector or devices</h2>" in html
     field = re.search(r'<input type="text" name="devices"[^>]*>', html)
     assert field and 'value="2"' in field.group(0)
     assert re.search(r'<label for="[^"]+">Devices per pod</label>', html)
@@ -427,11 +429,51 @@ def test_a_ptemplates_devices_per_pod_are_in_the_form_within_the_schemas_bounds(
     ):
         html = operator_client.post(
             "/k/ptemplate/default/accel/patch/",
-            {"image": "acme/consumer:1", "memory": "", "devices": devices},
+            {"image": "acme/consumer:1", "memory": "", "devices": devices,
+             "node_selector": "hw=accel"},
             HTTP_HX_REQUEST="true",
-        ).content.decode()
+        ).content.decode()  # fmt: skip
         assert error in html, devices
     assert "No cluster" not in html and not AuditEntry.objects.exists()
+
+
+def test_a_ptemplates_node_selector_is_in_the_form_as_labels_checked_before_sending(
+    operator_client: Client, settings: Any
+) -> None:
+    """The field the Diagnosis names for pods no node matches: key=value pairs, each checked
+    as Kubernetes checks a label, within the schema's one to twenty."""
+    settings.KUBECONFIG = "/nonexistent/kubeconfig"  # what reaches the cluster says so
+    spec = {"image": "acme/consumer:1", "deviceCount": 1,
+            "nodeSelector": {"kubernetes.io/os": "linux", "hw": ""}}  # fmt: skip
+    mirror_object("Ptemplate", "accel", api_version="hwe.example.com/v1alpha1", spec=spec)
+    html = operator_client.get("/k/ptemplate/default/accel/").content.decode()
+    field = re.search(r'<input type="text" name="node_selector"[^>]*>', html)
+    assert field and 'value="kubernetes.io/os=linux, hw="' in field.group(0)
+    assert re.search(r'<label for="[^"]+">Node selector</label>', html)
+    assert "a label left out is removed. Sets spec.nodeSelector only." in html
+    too_many = ", ".join(f"k{i}=v" for i in range(21))
+    for selector, said in (
+        ("", "Give at least one label, like hardware=fpga: the pods run only on nodes that"),
+        (" , ", "Give at least one label, like hardware=fpga"),
+        ("hw", "“hw” is not key=value: write each label as key=value, like hardware=fpga"),
+        ("-hw=x", "“-hw” is not a valid label key: a key is a name of up to 63 letters"),
+        ("Example.com/hw=x", "“Example.com/hw” is not a valid label key"),
+        (f"{'k' * 64}=x", "is not a valid label key"),
+        ("hw=a b", "“a b” (for hw) is not a valid label value: a value is up to 63 letters"),
+        ("hw=a, hw=b", "hw is given twice; give it once."),
+        (too_many, "This kind takes at most 20 labels; these are 21."),
+        ("hw=, kubernetes.io/os=linux", "Nothing to change: these are the current values."),
+        # Valid, on to the cluster's dry run: another order, spaces, an empty value, a prefix.
+        ("example.com/fpga=yes,zone = a", "No cluster"),
+        ("hw=, hw=", "No cluster"),  # the same twice is one label
+    ):
+        html = operator_client.post(
+            "/k/ptemplate/default/accel/patch/",
+            {"image": "acme/consumer:1", "memory": "", "devices": "1", "node_selector": selector},
+            HTTP_HX_REQUEST="true",
+        ).content.decode()
+        assert escape(said) in html, selector
+    assert not AuditEntry.objects.exists()
 
 
 def test_a_webservers_nodeport_is_in_the_form_within_the_schemas_bounds_or_empty(

@@ -107,6 +107,13 @@ def test_an_unschedulable_pod_says_no_node_matches_the_selector() -> None:
     finding = diagnose(Observed(_cr(), objects=[pod], engine=LIVE, now=NOW))[0]
     assert finding.code == "Unschedulable"
     assert "no node matches the node selector hw=accel" in finding.what and message in finding.what
+    assert finding.todo == "Label a node to match (hw=accel) or change the CR's node selector."
+    # Where the CR has a field for it, the advice names it (and the page links its form).
+    observed = Observed(_cr(), objects=[pod], engine=LIVE, now=NOW,
+                        node_selector_path="spec.nodeSelector")  # fmt: skip
+    assert diagnose(observed)[0].todo.endswith(
+        "or change the CR's node selector, spec.nodeSelector."
+    )
 
 
 def test_not_enough_of_a_device_names_the_resource() -> None:
@@ -621,6 +628,11 @@ def test_a_daemonset_that_selects_no_node_names_its_selector() -> None:
         finding.what
     )
     assert "kubectl label node NODE hw=accel" in finding.todo
+    observed = Observed(_cr(), objects=[daemonset], engine=LIVE, now=NOW,
+                        node_selector_path="spec.nodeSelector")  # fmt: skip
+    assert diagnose(observed)[0].todo.endswith(
+        ", or change the CR's node selector, spec.nodeSelector."
+    )
     daemonset["status"]["observedGeneration"] = 0  # not counted yet: nothing to say
     assert diagnose(Observed(_cr(), objects=[daemonset], engine=LIVE, now=NOW)) == []
 

@@ -145,6 +145,12 @@ def test_a_change_is_credited_to_the_owner_of_the_fields_it_changed() -> None:
     # An atomic value (a whole map owned) covers the keys below it, dots and all.
     selector = {**image, "nodeSelector": {"kubernetes.io/os": "linux"}}
     assert changed_by(writers, image, selector) == "kubectl-client-side-apply"
+    # But one that holds the key itself changed it: the map's holder only created the map
+    # (its Update kept f:nodeSelector when the key was taken from it).
+    edit = {"manager": "kubectl-edit", "operation": "Update", "time": "2026-11-29T14:25:00Z",
+            "fieldsV1": {"f:spec": {"f:nodeSelector": {"f:kubernetes.io/os": {}}}}}  # fmt: skip
+    edited = spec_writers(_body(4, {}, managers=[*APPLIED_THEN_SCALED, edit]))
+    assert changed_by(edited, image, selector) == "kubectl-edit"
     # No earlier spec to compare: the latest writer by time (the /scale one has none).
     assert changed_by(writers, None, image) == "kubectl-client-side-apply"
 

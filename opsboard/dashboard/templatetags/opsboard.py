@@ -135,6 +135,19 @@ def spec_fields(spec: Any, prefix: str = "") -> list[tuple[str, str]]:
     return rows
 
 
+@register.filter
+def field_value(value: Any) -> str:
+    """A value a change set, as the form writes it: a map of labels as key=value, removed
+    as "none", anything else as spec_fields shows it."""
+    if value is None:
+        return "none"
+    if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
+        return ", ".join(f"{key}={label}" for key, label in value.items())
+    if isinstance(value, dict | list):
+        return str(yaml.dump(value, Dumper=_DUMPER, default_flow_style=True).strip())
+    return _plain(value)
+
+
 def _plain(value: Any) -> str:
     """A scalar as YAML writes it: true, null, 3, text."""
     if isinstance(value, bool) or value is None:
