@@ -45,3 +45,30 @@ document.addEventListener("htmx:afterRequest", (event) => {
     document.getElementById(CONTACT_LOST)?.remove();
   }
 });
+
+// A followed log stays at its end, as `kubectl logs -f` does, unless the person has
+// scrolled up in it to read.
+let logAtEnd = true;
+
+function followedLog() {
+  return document.querySelector("#pod-log[data-follow] pre.log");
+}
+
+document.addEventListener("htmx:beforeSwap", () => {
+  const log = followedLog();
+  if (log) {
+    logAtEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 24;
+  }
+});
+document.addEventListener("htmx:afterSettle", () => {
+  const log = followedLog();
+  if (log && logAtEnd) {
+    log.scrollTop = log.scrollHeight;
+  }
+});
+document.addEventListener("DOMContentLoaded", () => {
+  const log = followedLog();
+  if (log) {
+    log.scrollTop = log.scrollHeight;
+  }
+});

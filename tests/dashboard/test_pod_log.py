@@ -141,3 +141,44 @@ def test_with_impersonation_the_clusters_rbac_decides_who_reads_a_log(
     assert "The cluster&#x27;s RBAC refuses: " in shown
     assert "cannot get resource &quot;pods/log&quot;" in shown
     assert '<pre class="log"' not in shown
+
+
+def test_a_followed_log_is_read_again_until_its_pod_is_gone(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, viewer_client: Client,
+) -> None:  # fmt: skip
+    """`follow=1` polls the log (the answer: nothing to swap while it reads the same); once
+    the pod is gone, its last answer says so and stops the polling (htmx's 286)."""
+    start_operator_in(engine, namespace)
+    create_memcached(cluster_kube, namespace, "cache", size=1)
+    pod = _pod_of(namespace, "cache", ready=True)
+    log = f"/k/memcached/{namespace}/cache/pods/{pod}/log/"
+    page = viewer_client.get(f"{log}?container=memcached").content.decode()
+    assert "data-follow" not in page and "hx-get" not in page.split('id="pod-log"')[1]
+    assert '<a href="?container=memcached&amp;follow=1">follow</a>' in page
+
+    page = viewer_client.get(f"{log}?container=memcached&follow=1").content.decode()
+    poll = re.search(r'<div id="pod-log" data-follow hx-get="([^"]+)" hx-trigger="every 3s"', page)
+    assert poll, page
+    url = html_text.unescape(poll[1])
+    assert url.startswith(f"{log}?container=memcached&follow=1&shown=")
+    assert f"kubectl logs -n {namespace} {pod} -c memcached --tail 200 -f" in page
+    assert '<a href="?container=memcached">stop following</a>' in page
+    hx = {"HTTP_HX_REQUEST": "true"}
+    assert viewer_client.get(url, **hx).status_code == 204  # the same log, read again
+    stale = viewer_client.get(url.replace("shown=", "shown=x"), **hx)
+    assert stale.status_code == 200
+    assert stale.content.decode().lstrip().startswith('<div id="pod-log" data-follow hx-get=')
+    # A previous run's log does not change: it is not followed.
+    ended = viewer_client.get(f"{log}?container=memcached&previous=1&follow=1").content.decode()
+    assert "data-follow" not in ended
+
+    client.CoreV1Api(kube_api_client).delete_namespaced_pod(pod, namespace, grace_period_seconds=0)
+    wait_for(
+        lambda: not KubeObject.objects.filter(kind="Pod", namespace=namespace, name=pod).exists(),
+        what="the deleted pod gone from the mirror",
+    )
+    gone = viewer_client.get(url, **hx)
+    assert gone.status_code == 286
+    assert f"{pod}</span> is gone (deleted, or replaced in a rollout)" in gone.content.decode()
+    assert viewer_client.get(log).status_code == 404  # not followed: there is no such page

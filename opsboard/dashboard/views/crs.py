@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
@@ -148,16 +149,32 @@ def cr_pod_log(
     request: DashboardRequest, controller: str, namespace: str, name: str, pod: str
 ) -> HttpResponse:
     """A pod of the CR, its log (pod_logs.py): `container`, and `previous=1` for the run
-    that ended. A pod the CR does not own is a 404, as a CR the person cannot see is."""
+    that ended. A pod the CR does not own is a 404, as a CR the person cannot see is.
+    `follow=1` (the run going on) reads it again every few seconds while the tab is
+    visible, as `kubectl logs -f` would show it: nothing to swap while it reads the same,
+    and the polling stops once the pod is gone."""
     info = kind_get(controller)
     cr = cr_or_gone(info=info, namespace=namespace, name=name)
     if isinstance(cr, Gone):
         return gone_response(request, cr)
+    previous = request.GET.get("previous") == "1"
+    follow = request.GET.get("follow") == "1" and not previous
     if (found := pod_logs.owned_pod(cr, pod)) is None:
+        if request.htmx and follow:  # the pod followed was deleted, or a rollout replaced it
+            context = {"info": info, "cr": cr, "pod": pod}
+            return render(request, "dashboard/_pod_log_gone.html", context,
+                          status=polling.STOP_POLLING)  # fmt: skip
         raise Http404(f"{cr.kind} {namespace}/{name} has no pod {pod} (in the mirror).")
     log = pod_logs.read(
-        found, container=request.GET.get("container"), previous=request.GET.get("previous") == "1",
+        found, container=request.GET.get("container"), previous=previous,
         as_user=kube_identity(request.user),
     )  # fmt: skip
-    context = {"info": info, "cr": cr, "log": log, "lines": pod_logs.LINES}
-    return render(request, "dashboard/pod_log.html", context)
+    context = {"info": info, "cr": cr, "log": log, "lines": pod_logs.LINES, "follow": follow}
+    html = render_to_string("dashboard/_pod_log.html", context, request)
+    shown = polling.rendered_token(html)
+    if follow and polling.nothing_to_swap(request, shown):
+        return HttpResponse(status=HTTPStatus.NO_CONTENT)
+    poll = urlencode({"container": log.container, "follow": "1", "shown": shown})
+    context |= {"log_html": html, "poll_url": f"{request.path}?{poll}"}
+    template = "dashboard/_pod_log_live.html" if request.htmx else "dashboard/pod_log.html"
+    return render(request, template, context)
