@@ -185,6 +185,22 @@ def form_paths(info: KindInfo) -> dict[str, str]:
     return {name: path for name, path in paths.items() if path}
 
 
+def changeable(info: KindInfo) -> str:
+    """What the kind's change form sets, for its heading: "size, image or resources"."""
+    names = list(dict.fromkeys(_heading_word(name) for name in form_paths(info)))
+    return " or ".join(filter(None, [", ".join(names[:-1]), *names[-1:]]))
+
+
+_HEADING = {"size": "size", "image": "image", "node_port": "NodePort",
+            "node_selector": "node selector", "devices": "devices", "storage": "storage"}  # fmt: skip
+
+
+def _heading_word(name: str) -> str:
+    """A form field's word in the heading: a container's own size or image (size_mongodb)
+    is a size or an image, and a field not named in _HEADING is one of the resources."""
+    return _HEADING.get(name) or _HEADING.get(name.partition("_")[0]) or "resources"
+
+
 def replicas_fields(controller: Controller) -> dict[str, tuple[str, str]]:
     """The form's fields for how many pods run a container, where the CR has a field of its
     own for it (`Controller.replicas_paths`): `size_<container>` → (container, path)."""

@@ -74,16 +74,6 @@ class KindInfo:
         return self.controller.primary
 
     @property
-    def changeable(self) -> str:
-        """What its change form sets, for the form's heading: "size, image or resources"."""
-        c = self.controller
-        has = {"size": c.size_path, "image": c.image_path, "resources": c.resources_paths,
-               "NodePort": c.node_port_path, "node selector": c.node_selector_path,
-               "devices": self.devices_path, "storage": c.storage_path}  # fmt: skip
-        names = [name for name, there in has.items() if there]
-        return " or ".join(filter(None, [", ".join(names[:-1]), *names[-1:]]))
-
-    @property
     def devices_path(self) -> str | None:
         """The CR's count of devices each pod requests ("spec.deviceCount"), if it has one:
         the field the Diagnosis names for pods that no node has the devices for."""

@@ -26,7 +26,7 @@ from controllers.pods import last_exit, pod_is_ready
 from opsboard.accounts.access import access_of, refusal
 from opsboard.accounts.roles import Role
 from opsboard.dashboard.cluster_label import ClusterLabel, cluster_label
-from opsboard.dashboard.forms import form_field_named
+from opsboard.dashboard.forms import changeable, form_field_named
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
 from opsboard.diagnosis.observed import Finding
 from opsboard.engine.outcome import outcome_label
@@ -133,6 +133,9 @@ def spec_fields(spec: Any, prefix: str = "") -> list[tuple[str, str]]:
         else:
             rows.append((path, _plain(value)))
     return rows
+
+
+register.filter("changeable", changeable)
 
 
 @register.filter
