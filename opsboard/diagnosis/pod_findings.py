@@ -28,6 +28,7 @@ from opsboard.diagnosis.observed import (
     name_of,
     of_kind,
 )
+from opsboard.diagnosis.placement import kept_off
 
 # The scheduler's message counts the nodes it excluded by reason: "0/3 nodes are available:
 # 1 Insufficient example.com/accel, 2 node(s) didn't match Pod's node affinity/selector."
@@ -247,6 +248,8 @@ def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Findin
     elif selector and _matches_no_node(message):
         what = f"no node matches the node selector {selector_text}"
         todo = f"Label a node to match ({selector_text}) or change {_selector_field(observed)}."
+    elif kept := kept_off(message):
+        what, todo = kept
     else:
         what = "the scheduler can place them nowhere"
         todo = "Read the scheduler's message: add nodes, or relax the pods' constraints."
@@ -418,7 +421,9 @@ def _selector_field(observed: Observed) -> str:
 
 
 def _daemonset_findings(observed: Observed) -> list[Finding]:
-    """A DaemonSet its controller has counted that wants no pod: no node is selected."""
+    """A DaemonSet its controller has counted that wants no pod: no node is selected. Its
+    controller also leaves out a node with a taint the pods do not tolerate (a cordon they
+    do), which nothing in the mirror tells apart: both are said."""
     found = []
     for daemonset in of_kind(observed.objects, "DaemonSet"):
         counted = int(deep_get(daemonset, "status.observedGeneration", 0) or 0) >= int(
@@ -428,15 +433,26 @@ def _daemonset_findings(observed: Observed) -> list[Finding]:
             continue
         selector = deep_get(daemonset, "spec.template.spec.nodeSelector") or {}
         text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-        what = f"no node matches its node selector {text}" if text else "no node matches it"
+        tainted = "has a taint its pods do not tolerate"
+        what = (
+            f"no node matches its node selector {text}, or each one that does {tainted}"
+            if text
+            else f"there is no node, or each one {tainted}"
+        )
+        label = (
+            f"Label the nodes that should run it (kubectl label node NODE {text}), or change "
+            f"{_selector_field(observed)}. If nodes have the label (kubectl get nodes -l {text}), "
+            if text
+            else "On the nodes that should run it, "
+        )
         name = name_of(daemonset)
         found.append(
             Finding(
                 RANK_PODS,
                 "NoMatchingNodes",
                 f"DaemonSet {name} runs no pod: {what} (0 nodes selected).",
-                f"Label the nodes that should run it (kubectl label node NODE {text or 'KEY=VALUE'}),"
-                f" or change {_selector_field(observed)}.",
+                f"{label}remove the taint that keeps its pods off them (kubectl describe node "
+                "NODE shows its taints).",
                 subject=f"DaemonSet {name}",
             )
         )

@@ -264,11 +264,63 @@ def test_out_of_memory_advice_names_the_crs_field_with_the_command_that_sets_it(
 
 
 def test_a_selector_some_nodes_match_is_not_said_to_match_none() -> None:
+    """The node the selector allows has a taint: that is the cause to name."""
     message = ("0/3 nodes are available: 1 node(s) had untolerated taint {gpu: only}, 2 node(s) "
                "didn't match Pod's node affinity/selector.")  # fmt: skip
     [finding] = diagnose(Observed(_cr(), objects=[_consumer_pod(message)], engine=LIVE, now=NOW))
     assert "no node matches" not in finding.what and "Label a node" not in finding.todo
-    assert "Read the scheduler's message" in finding.todo
+    assert (
+        "every node is ruled out: 2 nodes not matching its node selector, 1 node tainted "
+        "gpu=only, which the pods do not tolerate, e.g." in finding.what
+    )
+    assert finding.todo == (
+        "On the nodes that should run them: remove the taint gpu=only (kubectl taint nodes "
+        "NODE gpu-); or add nodes that may take them."
+    )
+
+
+# As kube-apiserver v1.28's scheduler wrote it on the rig (one node cordoned, the others
+# tainted), and kubesim's the same.
+KEPT_OFF = (
+    "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) had untolerated taint "
+    "{example.com/maintenance: yes}. preemption: 0/3 nodes are available: 3 Preemption is not "
+    "helpful for scheduling.."
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "what", "todo"),
+    [
+        (KEPT_OFF,
+         "every node is ruled out: 1 node cordoned, 2 nodes tainted example.com/maintenance=yes, "
+         "which the pods do not tolerate",
+         "On the nodes that should run them: uncordon them (kubectl uncordon NODE; kubectl get "
+         "nodes shows them SchedulingDisabled); remove the taint example.com/maintenance=yes "
+         "(kubectl taint nodes NODE example.com/maintenance-); or add nodes that may take them."),
+        # A taint with no value (the control plane's), and two taints.
+        ("0/2 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/"
+         "control-plane: }, 1 node(s) had untolerated taint {a: b}. preemption: ...",
+         "every node is ruled out: 1 node tainted node-role.kubernetes.io/control-plane, 1 node "
+         "tainted a=b, taints the pods do not tolerate",
+         "(kubectl taint nodes NODE node-role.kubernetes.io/control-plane-); remove the taint "
+         "a=b (kubectl taint nodes NODE a-); or add"),
+        ("0/3 nodes are available: 3 node(s) were unschedulable.",
+         "every node is ruled out: 3 nodes cordoned, e.g.", "uncordon them (kubectl uncordon"),
+        # Another reason among them: a resource is named, an unknown one left to the message.
+        ("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) were unschedulable.",
+         "not enough cpu", "free cpu on the nodes, or add nodes."),
+        ("0/3 nodes are available: 1 node(s) had volume node affinity conflict, 2 node(s) "
+         "were unschedulable.", "the scheduler can place them nowhere",
+         "Read the scheduler's message"),
+    ],
+)  # fmt: skip
+def test_nodes_cordoned_or_tainted_are_told_with_the_commands_that_let_pods_on(
+    message: str, what: str, todo: str
+) -> None:
+    [finding] = diagnose(Observed(_cr(), objects=[_consumer_pod(message)], engine=LIVE, now=NOW))
+    assert finding.code == "Unschedulable"
+    assert what in finding.what and message in finding.what
+    assert todo in finding.todo
 
 
 def test_a_crash_loop_names_the_container_and_the_logs_command() -> None:
@@ -628,10 +680,17 @@ def test_a_daemonset_that_selects_no_node_names_its_selector() -> None:
         finding.what
     )
     assert "kubectl label node NODE hw=accel" in finding.todo
+    # Its controller leaves out tainted nodes too: the page says so, as nothing tells them apart.
+    assert ", or each one that does has a taint its pods do not tolerate (0 nodes selected)." in (
+        finding.what
+    )
     observed = Observed(_cr(), objects=[daemonset], engine=LIVE, now=NOW,
                         node_selector_path="spec.nodeSelector")  # fmt: skip
-    assert diagnose(observed)[0].todo.endswith(
-        ", or change the CR's node selector, spec.nodeSelector."
+    assert diagnose(observed)[0].todo == (
+        "Label the nodes that should run it (kubectl label node NODE hw=accel), or change the "
+        "CR's node selector, spec.nodeSelector. If nodes have the label (kubectl get nodes -l "
+        "hw=accel), remove the taint that keeps its pods off them (kubectl describe node NODE "
+        "shows its taints)."
     )
     daemonset["status"]["observedGeneration"] = 0  # not counted yet: nothing to say
     assert diagnose(Observed(_cr(), objects=[daemonset], engine=LIVE, now=NOW)) == []

@@ -43,7 +43,7 @@ def test_a_selector_no_node_matches_is_named_and_set_right_from_the_form(
         what="no matching node on the page",
     )
     assert "DaemonSet pt-consumer runs no pod: no node matches its node selector" in finding.what
-    assert finding.todo.endswith("or change the CR's node selector, spec.nodeSelector.")
+    assert "), or change the CR's node selector, spec.nodeSelector. If nodes" in finding.todo
     page = operator_client.get(url).content.decode()
     assert re.search(
         r'The <a href="#cr-patch-[^"]+">change form</a> above sets spec\.nodeSelector\.', page

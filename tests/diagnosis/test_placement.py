@@ -1,0 +1,75 @@
+"""Pods no node takes because the nodes are cordoned or tainted, diagnosed end to end (real
+watcher and worker on kubesim, whose scheduler words it as kube-scheduler v1.28 does; the
+test changes every node, which a shared real cluster cannot lend it): the page names the
+cordon and the taint with the commands that let the pods on, and once they are undone the
+pods run and the finding goes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import Client
+from kubernetes import client
+
+from controllers.kube import ApiKube
+from opsboard.mirror.models import KubeObject
+from tests.diagnosis.memcached_run import create_memcached, page_finding, start_operator_in
+from tests.fixtures.celery import EngineProcesses
+from tests.support.waiting import wait_for
+
+pytestmark = [pytest.mark.kubesim_only, pytest.mark.django_db(transaction=True)]
+TAINT = {"key": "example.com/maintenance", "value": "yes", "effect": "NoSchedule"}
+
+
+@pytest.fixture
+def nodes_kept_from_pods(kube_api_client: client.ApiClient) -> Iterator[list[str]]:
+    """The first node cordoned, the others tainted; each as it was afterwards."""
+    core = client.CoreV1Api(kube_api_client)
+    nodes = sorted(n.metadata.name for n in core.list_node().items)
+    before: dict[str, Any] = {n: core.read_node(n).spec for n in nodes}
+    core.patch_node(nodes[0], {"spec": {"unschedulable": True}})
+    for node in nodes[1:]:
+        core.patch_node(node, {"spec": {"taints": [*(before[node].taints or []), TAINT]}})
+    yield nodes
+    for node in nodes:
+        spec = before[node]
+        taints = [t.to_dict() for t in spec.taints or []]
+        core.patch_node(node, {"spec": {"unschedulable": spec.unschedulable, "taints": taints}})
+
+
+def test_cordoned_and_tainted_nodes_are_named_and_the_pods_run_once_they_are_undone(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, viewer_client: Client, nodes_kept_from_pods: list[str],
+) -> None:  # fmt: skip
+    start_operator_in(engine, namespace)
+    create_memcached(cluster_kube, namespace, "cache", size=1)
+    url = f"/k/memcached/{namespace}/cache/"
+    finding = wait_for(
+        lambda: page_finding(viewer_client, url, "Unschedulable"), what="the pod unschedulable"
+    )
+    tainted = len(nodes_kept_from_pods) - 1
+    assert (
+        f"every node is ruled out: 1 node cordoned, {tainted} nodes tainted "
+        "example.com/maintenance=yes, which the pods do not tolerate" in finding.what
+    )
+    assert finding.todo == (
+        "On the nodes that should run them: uncordon them (kubectl uncordon NODE; kubectl get "
+        "nodes shows them SchedulingDisabled); remove the taint example.com/maintenance=yes "
+        "(kubectl taint nodes NODE example.com/maintenance-); or add nodes that may take them."
+    )
+
+    # As the advice says, with the official client: the cordon and the taint undone.
+    core = client.CoreV1Api(kube_api_client)
+    core.patch_node(nodes_kept_from_pods[0], {"spec": {"unschedulable": False}})
+    for node in nodes_kept_from_pods[1:]:
+        taints = [t.to_dict() for t in core.read_node(node).spec.taints or []]
+        kept = [t for t in taints if t["key"] != TAINT["key"]]
+        core.patch_node(node, {"spec": {"taints": kept}})
+    crs = KubeObject.objects.filter(kind="Memcached", namespace=namespace, name="cache")
+    wait_for(lambda: crs.filter(health="Available").exists(), what="the Memcached available")
+    wait_for(
+        lambda: page_finding(viewer_client, url, "Unschedulable") is None,
+        what="the finding gone from the page",
+    )
