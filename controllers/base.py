@@ -210,6 +210,42 @@ class ExpectedChild:
 
 
 @dataclass(frozen=True)
+class CrFields:
+    """A kind's CR fields, as dotted paths, that the dashboard's change form sets and the
+    Diagnosis's advice names: those it has (None, or () for the by-container ones)."""
+
+    size: str | None = None  # "spec.size"
+    image: str | None = None  # "spec.image"
+    # What each pod requests, where the CR has a field for it ("spec.deviceCount"): the
+    # advice for pods that fit on no node names it.
+    requests: str | None = None
+    # The size of each claim its pods mount ("spec.bookDB.dbSize"): the advice for a claim
+    # refused names it.
+    storage: str | None = None
+    # Its Service's NodePort ("spec.nodePort"), unset to let the cluster choose: the advice
+    # for a port another Service holds names it.
+    node_port: str | None = None
+    # The labels of the nodes its pods run on, a map ("spec.nodeSelector"), set whole: the
+    # advice for pods no node matches names it.
+    node_selector: str | None = None
+    # By container, (container, field): the cpu and memory of each ("memcached",
+    # "spec.resources"), named by the advice for a container killed for memory; how many
+    # pods run it and its image where not `size` and `image` ("mongodb",
+    # "spec.bookDB.replicas"; "mongodb", "spec.bookDB.image"), named by the advice for
+    # those pods and for an image they cannot pull.
+    resources: tuple[tuple[str, str], ...] = ()
+    replicas: tuple[tuple[str, str], ...] = ()
+    images: tuple[tuple[str, str], ...] = ()
+    # Which part of the CR `size` and `image` size and set, when it has several ("App": the
+    # form says "App replicas", not a "Size" that reads as the whole CR's).
+    part: str = ""
+
+    def image_of(self, container: str) -> str | None:
+        """The field that sets `container`'s image: its own, else `image`."""
+        return dict(self.images).get(container, self.image)
+
+
+@dataclass(frozen=True)
 class Controller:
     """One operator as the engine and the dashboard see it."""
 
@@ -218,41 +254,11 @@ class Controller:
     owns: tuple[Kind, ...]
     reconcile: Callable[[Context], Result]
     expected_children: Callable[[Body], list[ExpectedChild]]
-    # Dotted paths into the CR of the fields the dashboard may patch.
-    size_path: str | None = None  # "spec.size"
-    image_path: str | None = None  # "spec.image"
-    # The field that sets what each pod requests, where the CR has one ("spec.deviceCount"):
-    # the advice for pods that fit on no node names it.
-    requests_path: str | None = None
-    # The field that sets the size of each claim its pods mount ("spec.bookDB.dbSize"): the
-    # advice for a claim refused names it.
-    storage_path: str | None = None
-    # (container, the CR's field that sets its cpu and memory): ("memcached",
-    # "spec.resources"). The advice for a container killed for memory names it; the
-    # dashboard's form sets each one's cpu and memory requests and memory limit.
-    resources_paths: tuple[tuple[str, str], ...] = ()
-    # (container, the CR's field that sets how many pods run it) where that is not
-    # size_path: ("mongodb", "spec.bookDB.replicas"). The advice for those pods names it,
-    # and the dashboard's form sets it.
-    replicas_paths: tuple[tuple[str, str], ...] = ()
-    # (container, the CR's field that sets its image) where that is not image_path:
-    # ("mongodb", "spec.bookDB.image"). The advice for an image it cannot pull names it,
-    # and the dashboard's form sets it.
-    images_paths: tuple[tuple[str, str], ...] = ()
-    # The field that asks for its Service's NodePort ("spec.nodePort"), unset to let the
-    # cluster choose: the advice for a port another Service holds names it, and the
-    # dashboard's form sets it.
-    node_port_path: str | None = None
-    # The field that selects the nodes its pods run on, a map of labels
-    # ("spec.nodeSelector"): the advice for pods no node matches names it, and the
-    # dashboard's form sets it whole.
-    node_selector_path: str | None = None
+    # The CR's fields that the dashboard's change form sets and the Diagnosis's advice names.
+    fields: CrFields = CrFields()
     # Owned kinds whose status the reconcile never reads (it compares their spec, and
     # tells the CR's status from pods): a change of their status alone, the same
     # generation, labels, annotations and deletion, is no reason to run.
     # controller-runtime's Owns(..., WithPredicates(GenerationChangedPredicate)). Only
     # kinds whose generation follows their spec (Deployment, StatefulSet; not Service).
     owns_spec_only: tuple[Kind, ...] = ()
-    # Which part of the CR size_path and image_path size and set, when it has several
-    # ("App": the form says "App replicas", not a "Size" that reads as the whole CR's).
-    patched_part: str = ""

@@ -3,7 +3,7 @@ subresource, named in OPSBOARD_GENERIC_KINDS. Its Kind and paths come from the C
 
 from __future__ import annotations
 
-from controllers.base import Body, Context, Controller, ExpectedChild, Kind, Result
+from controllers.base import Body, Context, Controller, CrFields, ExpectedChild, Kind, Result
 
 
 def _nothing(ctx: Context) -> Result:  # never called: the engine runs no generic kind
@@ -42,5 +42,5 @@ def generic_controller(crd: Body) -> Controller:
         owns=(),
         reconcile=_nothing,
         expected_children=_no_children,
-        size_path=(scale.get("specReplicasPath") or "").strip(".") or None,
+        fields=CrFields(size=(scale.get("specReplicasPath") or "").strip(".") or None),
     )

@@ -6,7 +6,7 @@ headless Service; raising spec.bookDB.dbSize grows the existing claims.
 
 from __future__ import annotations
 
-from controllers.base import DEPLOYMENT, POD, PVC, SERVICE, STATEFULSET, Controller
+from controllers.base import DEPLOYMENT, POD, PVC, SERVICE, STATEFULSET, Controller, CrFields
 from controllers.bookstore.desired import (
     APP_RESOURCES_PATH,
     BOOKSTORE,
@@ -25,13 +25,15 @@ CONTROLLER = Controller(
     owns=(DEPLOYMENT, SERVICE, STATEFULSET, POD, PVC),
     reconcile=reconcile,
     expected_children=expected_children,
-    size_path="spec.bookApp.replicas",
-    image_path="spec.bookApp.image",
-    patched_part="App",  # not the DB (spec.bookDB)
-    storage_path=DB_SIZE_PATH,
-    resources_paths=(("bookstore", APP_RESOURCES_PATH), ("mongodb", DB_RESOURCES_PATH)),
-    replicas_paths=(("mongodb", DB_REPLICAS_PATH),),
-    images_paths=(("mongodb", DB_IMAGE_PATH),),
+    fields=CrFields(
+        size="spec.bookApp.replicas",
+        image="spec.bookApp.image",
+        part="App",  # not the DB (spec.bookDB)
+        storage=DB_SIZE_PATH,
+        resources=(("bookstore", APP_RESOURCES_PATH), ("mongodb", DB_RESOURCES_PATH)),
+        replicas=(("mongodb", DB_REPLICAS_PATH),),
+        images=(("mongodb", DB_IMAGE_PATH),),
+    ),
     # Its pods tell the status; the StatefulSet's updateRevision is read (stuck pods).
     owns_spec_only=(DEPLOYMENT,),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.base import DEPLOYMENT, POD, Controller
+from controllers.base import DEPLOYMENT, POD, Controller, CrFields
 from controllers.memcached.desired import MEMCACHED, RESOURCES_PATH
 from controllers.memcached.reconcile import expected_children, reconcile
 
@@ -13,8 +13,8 @@ CONTROLLER = Controller(
     owns=(DEPLOYMENT, POD),
     reconcile=reconcile,
     expected_children=expected_children,
-    size_path="spec.size",
-    image_path="spec.image",
-    resources_paths=(("memcached", RESOURCES_PATH),),
+    fields=CrFields(
+        size="spec.size", image="spec.image", resources=(("memcached", RESOURCES_PATH),)
+    ),
     owns_spec_only=(DEPLOYMENT,),  # its pods tell the status
 )

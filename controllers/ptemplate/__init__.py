@@ -6,7 +6,7 @@ selected nodes, and a DaemonSet of consumer pods there that request the device.
 
 from __future__ import annotations
 
-from controllers.base import DAEMONSET, POD, Controller
+from controllers.base import DAEMONSET, POD, Controller, CrFields
 from controllers.ptemplate.desired import (
     CONSUMER,
     MODULE,
@@ -25,9 +25,10 @@ CONTROLLER = Controller(
     expected_children=expected_children,
     # No size: the nodes decide how many consumer pods run, and spec.deviceCount is a
     # per-pod request, not a replica count (the form would call it "Size (replicas)").
-    size_path=None,
-    image_path="spec.image",
-    requests_path="spec.deviceCount",
-    resources_paths=((CONSUMER, RESOURCES_PATH),),
-    node_selector_path=NODE_SELECTOR_PATH,
+    fields=CrFields(
+        image="spec.image",
+        requests="spec.deviceCount",
+        resources=((CONSUMER, RESOURCES_PATH),),
+        node_selector=NODE_SELECTOR_PATH,
+    ),
 )

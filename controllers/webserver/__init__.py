@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.base import DEPLOYMENT, POD, SERVICE, Controller
+from controllers.base import DEPLOYMENT, POD, SERVICE, Controller, CrFields
 from controllers.webserver.desired import NODE_PORT_PATH, RESOURCES_PATH, WEBSERVER
 from controllers.webserver.reconcile import expected_children, reconcile
 
@@ -13,9 +13,11 @@ CONTROLLER = Controller(
     owns=(DEPLOYMENT, SERVICE, POD),
     reconcile=reconcile,
     expected_children=expected_children,
-    size_path="spec.replicas",
-    image_path="spec.image",
-    resources_paths=(("nginx", RESOURCES_PATH),),
-    node_port_path=NODE_PORT_PATH,
+    fields=CrFields(
+        size="spec.replicas",
+        image="spec.image",
+        resources=(("nginx", RESOURCES_PATH),),
+        node_port=NODE_PORT_PATH,
+    ),
     owns_spec_only=(DEPLOYMENT,),  # its pods tell the status
 )

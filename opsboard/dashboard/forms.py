@@ -88,13 +88,13 @@ class PatchForm(forms.Form):
         kwargs["initial"] = self.current
         super().__init__(*args, **kwargs)
         self.info = info
-        part = controller.patched_part
-        if controller.size_path:
-            size = _size_field(info.field_schema(controller.size_path))
-            self.fields["size"] = _of_part(size, part, "replicas", controller.size_path)
-        if controller.image_path:
-            image = _image_field(info.field_schema(controller.image_path))
-            self.fields["image"] = _of_part(image, part, "image", controller.image_path)
+        part = controller.fields.part
+        if controller.fields.size:
+            size = _size_field(info.field_schema(controller.fields.size))
+            self.fields["size"] = _of_part(size, part, "replicas", controller.fields.size)
+        if controller.fields.image:
+            image = _image_field(info.field_schema(controller.fields.image))
+            self.fields["image"] = _of_part(image, part, "image", controller.fields.image)
         for name, resource in self.resources.items():
             self.fields[name] = quantity_field(info.field_schema(resource.path), resource)
         for name, (container, path) in replicas_fields(controller).items():
@@ -102,18 +102,18 @@ class PatchForm(forms.Form):
         for name, (container, path) in images_fields(controller).items():
             image = _image_field(info.field_schema(path))
             self.fields[name] = _labelled(image, f"Image of {container}", path)
-        if controller.node_port_path:
-            schema = info.field_schema(controller.node_port_path)
-            self.fields["node_port"] = _node_port_field(schema, controller.node_port_path)
-        if selector := controller.node_selector_path:
+        if controller.fields.node_port:
+            schema = info.field_schema(controller.fields.node_port)
+            self.fields["node_port"] = _node_port_field(schema, controller.fields.node_port)
+        if selector := controller.fields.node_selector:
             schema = info.field_schema(selector)
             self.fields["node_selector"] = _node_selector_field(schema, selector)
         if devices := self.paths.get("devices"):
             self.fields["devices"] = _devices_field(info.field_schema(devices), devices)
-        if controller.storage_path:
+        if controller.fields.storage:
             self.fields["storage"] = _storage_field(
-                info.field_schema(controller.storage_path),
-                controller.storage_path,
+                info.field_schema(controller.fields.storage),
+                controller.fields.storage,
                 required=self.current["storage"] is not None,
             )
 
@@ -128,7 +128,7 @@ class PatchForm(forms.Form):
             elif groups and groups[-1].path == resource.resources_path:
                 groups[-1].fields.append(bound)
             else:
-                part = self.info.controller.patched_part
+                part = self.info.controller.fields.part
                 legend = f"{part} resources" if part and resource.first else resource.legend
                 groups.append(FieldGroup(legend, resource.help, [bound], resource.resources_path))
         return groups
@@ -175,13 +175,13 @@ class PatchForm(forms.Form):
 def form_paths(info: KindInfo) -> dict[str, str]:
     """The change form's fields → the CR's field each sets, for those the kind has."""
     controller = info.controller
-    paths = {"size": controller.size_path, "image": controller.image_path}
+    paths = {"size": controller.fields.size, "image": controller.fields.image}
     paths |= {name: field.path for name, field in resource_fields(controller).items()}
     paths |= {name: path for name, (_, path) in replicas_fields(controller).items()}
     paths |= {name: path for name, (_, path) in images_fields(controller).items()}
-    paths |= {"node_port": controller.node_port_path}
-    paths |= {"node_selector": controller.node_selector_path}
-    paths |= {"devices": info.devices_path, "storage": controller.storage_path}
+    paths |= {"node_port": controller.fields.node_port}
+    paths |= {"node_selector": controller.fields.node_selector}
+    paths |= {"devices": info.devices_path, "storage": controller.fields.storage}
     return {name: path for name, path in paths.items() if path}
 
 
@@ -203,14 +203,14 @@ def _heading_word(name: str) -> str:
 
 def replicas_fields(controller: Controller) -> dict[str, tuple[str, str]]:
     """The form's fields for how many pods run a container, where the CR has a field of its
-    own for it (`Controller.replicas_paths`): `size_<container>` → (container, path)."""
-    return _by_container("size", controller.replicas_paths)
+    own for it (`CrFields.replicas`): `size_<container>` → (container, path)."""
+    return _by_container("size", controller.fields.replicas)
 
 
 def images_fields(controller: Controller) -> dict[str, tuple[str, str]]:
     """The form's fields for a container's image, where the CR has a field of its own for it
-    (`Controller.images_paths`): `image_<container>` → (container, path)."""
-    return _by_container("image", controller.images_paths)
+    (`CrFields.images`): `image_<container>` → (container, path)."""
+    return _by_container("image", controller.fields.images)
 
 
 def _by_container(stem: str, paths: tuple[tuple[str, str], ...]) -> dict[str, tuple[str, str]]:

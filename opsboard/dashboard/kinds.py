@@ -77,7 +77,7 @@ class KindInfo:
     def devices_path(self) -> str | None:
         """The CR's count of devices each pod requests ("spec.deviceCount"), if it has one:
         the field the Diagnosis names for pods that no node has the devices for."""
-        path = self.controller.requests_path
+        path = self.controller.fields.requests
         return path if path and self.field_schema(path).get("type") == "integer" else None
 
     def field_schema(self, path: str) -> dict[str, Any]:
@@ -140,7 +140,7 @@ def _kind_info(controller: Controller, version: dict[str, Any]) -> KindInfo:
         spec_schema=schema.get("properties", {}).get("spec", {}),
         replicas_path=replicas_path,
         ready_path=(scale.get("statusReplicasPath") or "").strip(".") or by_name.get("ready"),
-        desired_path=replicas_path or by_name.get("desired") or controller.size_path,
+        desired_path=replicas_path or by_name.get("desired") or controller.fields.size,
     )
 
 

@@ -133,7 +133,7 @@ def cr_patch_review(
         dry = _send(info, namespace, name, changes, rv, live=live, dry_run=True, as_user=as_user)
     except crclient.ClusterError as exc:
         return Review(error=deleted_refusal(info, namespace, name) if exc.gone else str(exc))
-    storage = info.controller.storage_path
+    storage = info.controller.fields.storage
     warnings = []
     if (size := value_at(dry, storage)) != value_at(live, storage):
         if shrinks := _shrinks(info, live, size):
@@ -189,7 +189,7 @@ def cr_patch_apply(
         live = crclient.cr_read(info.kind, namespace, name, as_user=None)
         record["before"] = {path: value_at(live, path) for path in changes}
         record["uid"] = live["metadata"].get("uid", "")
-        storage = info.controller.storage_path
+        storage = info.controller.fields.storage
         if storage in changes and (shrinks := _shrinks(info, live, changes[storage])):
             entry = audit_record(**record, result=AuditEntry.Result.REJECTED, message=shrinks)
             return Applied(entry)
@@ -222,7 +222,7 @@ def cr_patch_apply(
 
 def _shrinks(info: KindInfo, live: Body, size: Any) -> str:
     """The refusal of a volume size below `live`'s claims, "" if it is none."""
-    path = info.controller.storage_path
+    path = info.controller.fields.storage
     if path is None or not (why := shrink_refusal(path, size, live)):
         return ""
     return f"Nothing was changed: {why}"

@@ -70,7 +70,7 @@ def resource_fields(controller: Controller) -> dict[str, ResourceField]:
     `memory` (the memory limit) for the first container; each with `_<container>` for each
     other."""
     fields = {}
-    for i, (container, path) in enumerate(controller.resources_paths):
+    for i, (container, path) in enumerate(controller.fields.resources):
         suffix = "" if i == 0 else "_" + NOT_IN_A_NAME.sub("_", container)
         for resource, part, stem in _SHOWN:
             fields[stem + suffix] = ResourceField(container, i == 0, resource, part, path)

@@ -146,7 +146,7 @@ def _rows(objects: list[KubeObject], kinds: list[KindInfo]) -> list[CrRow]:
                 view,
                 desired=value_at(view, info.desired_path),
                 ready=value_at(view, info.ready_path) or 0,
-                image=value_at(view, info.controller.image_path),
+                image=value_at(view, info.controller.fields.image),
             )
         )
         by_controller.setdefault(info.name, []).append(obj.pk)

@@ -238,7 +238,7 @@ def _claim_fields(observed: Observed, error: str) -> ClaimFields:
     claims = of_kind(observed.objects, "PersistentVolumeClaim") if refused else []
     claim = next((c for c in claims if refused and name_of(c) == refused[1]), None)
     storage_class = deep_get(claim, "spec.storageClassName") if claim else None
-    return ClaimFields(observed.storage_path, str(storage_class) if storage_class else None)
+    return ClaimFields(observed.fields.storage, str(storage_class) if storage_class else None)
 
 
 def _spec_path(value: object, spec: object, path: str = "spec") -> str | None:

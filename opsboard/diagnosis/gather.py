@@ -95,8 +95,8 @@ def _engine_state(key: Key, base: EngineState) -> EngineState:
 
 
 def _image_changes(info: KindInfo, cr: KubeObject) -> list[ImageChange]:
-    controller = info.controller
-    paths = [p for p in (controller.image_path, *dict(controller.images_paths).values()) if p]
+    fields = info.controller.fields
+    paths = [p for p in (fields.image, *dict(fields.images).values()) if p]
     if not paths or not cr.uid:
         return []
     entries = AuditEntry.objects.filter(
@@ -181,14 +181,7 @@ def cr_diagnosis(
         unowned=unowned,
         port_users=_port_users(run.error if run else ""),
         changed_at=cr.mirrored_at,
-        size_path=info.controller.size_path,
-        image_path=info.controller.image_path,
-        requests_path=info.controller.requests_path,
-        storage_path=info.controller.storage_path,
-        resources_paths=dict(info.controller.resources_paths),
-        replicas_paths=dict(info.controller.replicas_paths),
-        images_paths=dict(info.controller.images_paths),
-        node_selector_path=info.controller.node_selector_path,
+        fields=info.controller.fields,
         image_changes=_image_changes(info, cr),
         last_run=LastRun(run.outcome, run.error, run.started_at) if run else None,
         engine=_engine_state(Key(info.name, cr.namespace, cr.name), engine or engine_wide()),

@@ -1,5 +1,5 @@
 """What to do about a container the kernel killed for memory (OOMKilled), in the CR's own
-field where its operator has one (Controller.resources_paths) (pure)."""
+field where its operator has one (CrFields.resources) (pure)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def out_of_memory_advice(observed: Observed, pod: Body, container: str) -> str:
     limit = deep_get(spec, "resources.limits.memory")
     request = deep_get(spec, "resources.requests.memory")
     namespace = deep_get(pod, "metadata.namespace", "")
-    field = observed.resources_paths.get(container)
+    field = dict(observed.fields.resources).get(container)
     if limit is None and request is None:
         todo = (
             "A LimitRange with a defaultRequest for memory gives new pods one."

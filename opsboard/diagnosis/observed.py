@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
-from controllers.base import Body
+from controllers.base import Body, CrFields
 from controllers.fields import deep_get
 from controllers.unready import UNREADY_GRACE_SECONDS
 from opsboard.diagnosis.errors import OPERATOR_CLUSTER_ROLE
@@ -109,16 +109,7 @@ class Observed:
     # The Services holding a NodePort the last run was refused, by port: "Service ns/name".
     port_users: dict[int, str] = field(default_factory=dict)
     changed_at: datetime | None = None  # when the mirror last saw the CR change
-    # The CR's fields that set how many pods run, their image and what each requests
-    # (Controller's).
-    size_path: str | None = None
-    image_path: str | None = None
-    requests_path: str | None = None
-    storage_path: str | None = None  # the CR's field that sets its claims' size
-    resources_paths: dict[str, str] = field(default_factory=dict)  # by container name
-    replicas_paths: dict[str, str] = field(default_factory=dict)  # by container, if not size's
-    images_paths: dict[str, str] = field(default_factory=dict)  # by container, if not image's
-    node_selector_path: str | None = None  # the CR's field that selects its pods' nodes
+    fields: CrFields = field(default_factory=CrFields)  # the CR's fields the advice names
     image_changes: list[ImageChange] = field(default_factory=list)  # newest first
     last_run: LastRun | None = None
     engine: EngineState = field(default_factory=EngineState)

@@ -101,7 +101,7 @@ def _pull_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
 
 def _image_field(observed: Observed, container: str, image: str) -> str | None:
     """The CR's field that sets `container`'s image, if it is where `image` comes from."""
-    path = observed.images_paths.get(container, observed.image_path)
+    path = observed.fields.image_of(container)
     return path if path and deep_get(observed.cr, path) == image else None
 
 
@@ -189,8 +189,8 @@ def _lower(observed: Observed, pod: Body, short: list[str]) -> str:
     containers = deep_get(pod, "spec.containers", []) or []
     if not all("/" in r for r in short) and (field := _resources_field(observed, containers)):
         return f"Lower {field}.requests (what each pod requests)"
-    if observed.requests_path:
-        return f"Lower {observed.requests_path} (what each pod requests)"
+    if observed.fields.requests:
+        return f"Lower {observed.fields.requests} (what each pod requests)"
     if size := _size_field(observed, containers):
         return f"Lower what each pod requests (or the CR's {size})"
     return "Lower what each pod requests"
@@ -390,9 +390,9 @@ def _refused(observed: Observed, workload: Body, how: str, message: str) -> Find
         refusal_advice(
             str(deep_get(workload, "metadata.namespace", "")),
             message,
-            observed.requests_path or _size_field(observed, containers),
+            observed.fields.requests or _size_field(observed, containers),
             resources=_resources_field(observed, containers),
-            storage=observed.storage_path,
+            storage=observed.fields.storage,
         ),
         subject=f"{kind} {name}",
     )
@@ -401,22 +401,23 @@ def _refused(observed: Observed, workload: Body, how: str, message: str) -> Find
 def _size_field(observed: Observed, containers: list[Body]) -> str | None:
     """The CR's field that sets how many of these pods run: a BookStore's database has its
     own (spec.bookDB.replicas), the rest the CR's size."""
-    return _field_of(observed.replicas_paths, containers) or observed.size_path
+    return _field_of(observed.fields.replicas, containers) or observed.fields.size
 
 
 def _resources_field(observed: Observed, containers: list[Body]) -> str | None:
     """The CR's field that sets the cpu and memory of these containers, if it has one."""
-    return _field_of(observed.resources_paths, containers)
+    return _field_of(observed.fields.resources, containers)
 
 
-def _field_of(paths: dict[str, str], containers: list[Body]) -> str | None:
-    """The CR's field `paths` (by container name) gives the first of `containers` it names."""
-    return next((f for c in containers if (f := paths.get(str(c.get("name"))))), None)
+def _field_of(paths: tuple[tuple[str, str], ...], containers: list[Body]) -> str | None:
+    """The CR's field `paths` (container, field) gives the first of `containers` it names."""
+    by_container = dict(paths)
+    return next((f for c in containers if (f := by_container.get(str(c.get("name"))))), None)
 
 
 def _selector_field(observed: Observed) -> str:
     """The CR's field that selects its pods' nodes, by name where the CR has one."""
-    path = observed.node_selector_path
+    path = observed.fields.node_selector
     return f"the CR's node selector, {path}" if path else "the CR's node selector"
 
 

@@ -38,8 +38,8 @@ def test_crd_serves_the_kind_the_controller_reconciles() -> None:
 
 
 def test_scale_subresource_is_the_apps_replicas_as_the_dashboard_patches_them() -> None:
-    assert CONTROLLER.size_path == "spec.bookApp.replicas"
-    assert CONTROLLER.image_path == "spec.bookApp.image"
+    assert CONTROLLER.fields.size == "spec.bookApp.replicas"
+    assert CONTROLLER.fields.image == "spec.bookApp.image"
     assert _version()["subresources"] == {
         "status": {},
         "scale": {

@@ -44,7 +44,7 @@ def test_crd_scale_subresource_points_at_the_size_field_and_the_status(
     subresources = _version(controller)["subresources"]
     assert subresources["status"] == {}
     assert subresources["scale"] == {
-        "specReplicasPath": f".{controller.size_path}",
+        "specReplicasPath": f".{controller.fields.size}",
         "statusReplicasPath": ".status.readyReplicas",
         "labelSelectorPath": ".status.selector",
     }
@@ -57,7 +57,7 @@ def test_crd_validates_images_with_the_pattern_the_controller_uses(controller: C
 
 @pytest.mark.parametrize("controller", CONTROLLERS, ids=lambda c: c.name)
 def test_crd_size_is_a_bounded_non_negative_integer(controller: Controller) -> None:
-    field = _spec_schema(controller)[controller.size_path.removeprefix("spec.")]
+    field = _spec_schema(controller)[controller.fields.size.removeprefix("spec.")]
     assert (field["type"], field["minimum"]) == ("integer", 0)
     assert 0 < field["maximum"] <= 1000
 
@@ -77,7 +77,7 @@ def test_crd_defaults_are_the_defaults_the_builders_use() -> None:
 @pytest.mark.parametrize("controller", CONTROLLERS, ids=lambda c: c.name)
 def test_crd_printer_columns_show_size_ready_image_and_age(controller: Controller) -> None:
     columns = {c["jsonPath"]: c["name"] for c in _version(controller)["additionalPrinterColumns"]}
-    assert columns[f".{controller.size_path}"] in ("Size", "Replicas")
+    assert columns[f".{controller.fields.size}"] in ("Size", "Replicas")
     assert columns[".status.readyReplicas"] == "Ready"
     assert columns[".spec.image"] == "Image"
     assert columns[".metadata.creationTimestamp"] == "Age"

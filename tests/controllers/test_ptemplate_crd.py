@@ -47,8 +47,8 @@ def test_crd_patterns_are_the_ones_the_controller_checks() -> None:
     assert schema["deviceResource"]["pattern"] == desired.RESOURCE_NAME_PATTERN
     assert schema["deviceCount"]["default"] == desired.DEFAULT_DEVICE_COUNT
     assert schema["kernelVersion"]["default"] == desired.DEFAULT_KERNEL_VERSION
-    assert ptemplate.CONTROLLER.image_path == "spec.image"
-    assert ptemplate.CONTROLLER.size_path is None
+    assert ptemplate.CONTROLLER.fields.image == "spec.image"
+    assert ptemplate.CONTROLLER.fields.size is None
 
 
 def _body(namespace: str, **spec: Any) -> dict[str, Any]:

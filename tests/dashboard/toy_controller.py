@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controllers.base import DEPLOYMENT, Controller, ExpectedChild, Kind, Result
+from controllers.base import DEPLOYMENT, Controller, CrFields, ExpectedChild, Kind, Result
 
 WIDGET = Kind("toys.example.com", "v1", "Widget", "widgets")
 
@@ -12,6 +12,5 @@ CONTROLLER = Controller(
     owns=(DEPLOYMENT,),
     reconcile=lambda ctx: Result.done(),
     expected_children=lambda cr: [ExpectedChild(DEPLOYMENT, cr["metadata"]["name"])],
-    size_path="spec.replicas",
-    image_path=None,
+    fields=CrFields(size="spec.replicas"),
 )

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from controllers.base import CrFields
 from controllers.conditions import find_condition
 from controllers.graces import Graces
 from controllers.memcached.status import compute_status as memcached_status
@@ -43,7 +44,7 @@ def _pod(
     }
 
 
-MEMCACHED_FIELDS = {"memcached": "spec.resources"}
+MEMCACHED_FIELDS = CrFields(resources=(("memcached", "spec.resources"),))
 
 
 def _codes(observed: Observed) -> list[str]:
@@ -84,8 +85,8 @@ def test_an_image_pull_names_the_crs_field_that_sets_that_containers_image() -> 
             container
         )
         observed = Observed(
-            cr, objects=[pod], image_path="spec.bookApp.image",
-            images_paths={"mongodb": "spec.bookDB.image"}, engine=LIVE, now=NOW,
+            cr, objects=[pod], engine=LIVE, now=NOW, fields=CrFields(
+                image="spec.bookApp.image", images=(("mongodb", "spec.bookDB.image"),)),
         )  # fmt: skip
         return diagnose(observed)[0].todo
 
@@ -110,7 +111,7 @@ def test_an_unschedulable_pod_says_no_node_matches_the_selector() -> None:
     assert finding.todo == "Label a node to match (hw=accel) or change the CR's node selector."
     # Where the CR has a field for it, the advice names it (and the page links its form).
     observed = Observed(_cr(), objects=[pod], engine=LIVE, now=NOW,
-                        node_selector_path="spec.nodeSelector")  # fmt: skip
+                        fields=CrFields(node_selector="spec.nodeSelector"))  # fmt: skip
     assert diagnose(observed)[0].todo.endswith(
         "or change the CR's node selector, spec.nodeSelector."
     )
@@ -131,9 +132,7 @@ def test_not_enough_memory_for_what_the_cr_requests_names_its_field() -> None:
         {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}
     ])  # fmt: skip
     pod["spec"]["containers"][0]["resources"] = {"requests": {"memory": "64Gi"}}
-    observed = Observed(
-        _cr(), objects=[pod], engine=LIVE, now=NOW, resources_paths=MEMCACHED_FIELDS
-    )
+    observed = Observed(_cr(), objects=[pod], engine=LIVE, now=NOW, fields=MEMCACHED_FIELDS)
     [finding] = diagnose(observed)
     assert "not enough memory: each pod requests 64Gi memory" in finding.what
     assert finding.todo == (
@@ -226,9 +225,7 @@ def test_a_container_killed_with_no_limit_of_its_own_is_the_nodes_memory() -> No
 
 
 def _oom_advice(pod: dict[str, Any], cr: dict[str, Any] | None = None) -> str:
-    observed = Observed(
-        cr or _cr(), objects=[pod], engine=LIVE, now=NOW, resources_paths=MEMCACHED_FIELDS
-    )
+    observed = Observed(cr or _cr(), objects=[pod], engine=LIVE, now=NOW, fields=MEMCACHED_FIELDS)
     [finding] = diagnose(observed)
     return finding.todo
 
@@ -685,7 +682,7 @@ def test_a_daemonset_that_selects_no_node_names_its_selector() -> None:
         finding.what
     )
     observed = Observed(_cr(), objects=[daemonset], engine=LIVE, now=NOW,
-                        node_selector_path="spec.nodeSelector")  # fmt: skip
+                        fields=CrFields(node_selector="spec.nodeSelector"))  # fmt: skip
     assert diagnose(observed)[0].todo == (
         "Label the nodes that should run it (kubectl label node NODE hw=accel), or change the "
         "CR's node selector, spec.nodeSelector. If nodes have the label (kubectl get nodes -l "
@@ -799,7 +796,7 @@ def test_an_aggregated_daemonset_refusal_is_shown_without_the_correlators_prefix
     assert finding.what.endswith(f"last 10 s ago): {message}")
     # A Ptemplate's DaemonSet: no size to lower, but what each pod requests.
     ptemplate = Observed({**_cr(), "kind": "Ptemplate"}, objects=[daemonset], refusals=[event],
-                         engine=LIVE, now=NOW, requests_path="spec.deviceCount")  # fmt: skip
+                         engine=LIVE, now=NOW, fields=CrFields(requests="spec.deviceCount"))  # fmt: skip
     assert "or lower the CR's spec.deviceCount;" in diagnose(ptemplate)[0].todo
 
 
@@ -850,12 +847,12 @@ def test_a_ptemplates_pods_short_of_a_device_say_to_lower_spec_device_count() ->
     message = "0/3 nodes are available: 3 Insufficient example.com/accel."
     cr = {**_cr(), "kind": "Ptemplate"}
     found = Observed(cr, objects=[_consumer_pod(message)], engine=LIVE, now=NOW,
-                     requests_path="spec.deviceCount")  # fmt: skip
+                     fields=CrFields(requests="spec.deviceCount"))  # fmt: skip
     [finding] = diagnose(found)
     assert finding.todo.startswith("Lower spec.deviceCount (what each pod requests), or add")
     assert "size" not in finding.todo
     sized = Observed(_cr(), objects=[_consumer_pod(message)], engine=LIVE, now=NOW,
-                     size_path="spec.size")  # fmt: skip
+                     fields=CrFields(size="spec.size"))  # fmt: skip
     assert "(or the CR's spec.size)" in diagnose(sized)[0].todo
 
 

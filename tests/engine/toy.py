@@ -16,6 +16,7 @@ from controllers.base import (
     Body,
     Context,
     Controller,
+    CrFields,
     ExpectedChild,
     Kind,
     PermanentError,
@@ -141,5 +142,5 @@ CONTROLLER = Controller(
     owns=(CONFIGMAP,),
     reconcile=reconcile,
     expected_children=expected_children,
-    size_path="spec.size",
+    fields=CrFields(size="spec.size"),
 )

@@ -75,7 +75,7 @@ def _live_context(info: KindInfo, cr: KubeObject) -> dict[str, Any]:
     return {
         "diagnosis": cr_diagnosis(info=info, cr=cr, tree=mirrored, engine=engine_wide(freshness)),
         "freshness": freshness,
-        "history": cr_history(cr=cr, storage_path=info.controller.storage_path),
+        "history": cr_history(cr=cr, storage_path=info.controller.fields.storage),
         "info": info,
         "cr": cr,
         "view": selectors.view_body(cr),
