@@ -434,6 +434,7 @@ def _daemonset_findings(observed: Observed) -> list[Finding]:
             continue
         selector = deep_get(daemonset, "spec.template.spec.nodeSelector") or {}
         text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        labels = " ".join(f"{k}={v}" for k, v in sorted(selector.items()))  # kubectl label's
         tainted = "has a taint its pods do not tolerate"
         what = (
             f"no node matches its node selector {text}, or each one that does {tainted}"
@@ -441,7 +442,7 @@ def _daemonset_findings(observed: Observed) -> list[Finding]:
             else f"there is no node, or each one {tainted}"
         )
         label = (
-            f"Label the nodes that should run it (kubectl label node NODE {text}), or change "
+            f"Label the nodes that should run it (kubectl label node NODE {labels}), or change "
             f"{_selector_field(observed)}. If nodes have the label (kubectl get nodes -l {text}), "
             if text
             else "On the nodes that should run it, "

@@ -24,6 +24,7 @@ from tests.support.review import hidden_fields, review
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
 FIRST = SPEC["nodeSelector"]  # {"node-role.kubernetes.io/worker": ""}
+EMPTY = "&quot;&quot;"  # an empty label value, shown as "" (an absent one as —)
 
 
 @pytest.fixture
@@ -64,7 +65,7 @@ def test_the_form_replaces_the_selector_whole_and_its_revert_sets_the_old_one_ba
             "node_selector": "kubernetes.io/os=linux, example.com/fpga=yes"}  # fmt: skip
     html, hidden = review(operator_client, url, form, **HX)
     # The dry run's answer, key by key: the old key goes, the new ones come.
-    assert re.search(_row("spec.nodeSelector.node-role.kubernetes.io/worker", "", "—"), html)
+    assert re.search(_row("spec.nodeSelector.node-role.kubernetes.io/worker", EMPTY, "—"), html)
     assert re.search(_row("spec.nodeSelector.kubernetes.io/os", "—", "linux"), html)
     assert re.search(_row("spec.nodeSelector.example.com/fpga", "—", "yes"), html)
     assert _selector(cluster_kube, namespace) == FIRST  # a dry run changes nothing
@@ -86,7 +87,7 @@ def test_the_form_replaces_the_selector_whole_and_its_revert_sets_the_old_one_ba
     assert change.change == f"a{entry.pk}"
     assert ("spec.nodeSelector.example.com/fpga", None, "yes") in change.diff
     html = operator_client.post(f"{url}history/{change.change}/revert/", **HX).content.decode()
-    assert re.search(_row("spec.nodeSelector.node-role.kubernetes.io/worker", "—", ""), html)
+    assert re.search(_row("spec.nodeSelector.node-role.kubernetes.io/worker", "—", EMPTY), html)
     operator_client.post(url + "patch/apply/", hidden_fields(html), **HX)
     assert _selector(cluster_kube, namespace) == FIRST
 
@@ -112,7 +113,7 @@ def test_a_kubectl_edit_of_labels_with_dots_is_reverted_to_the_map_it_replaced(
 
     html = operator_client.post(f"{url}history/{change.change}/revert/", **HX).content.decode()
     assert "Revert the change to generation 2" in html
-    assert re.search(_row("spec.nodeSelector.node-role.kubernetes.io/worker", "gpu", ""), html)
+    assert re.search(_row("spec.nodeSelector.node-role.kubernetes.io/worker", "gpu", EMPTY), html)
     assert re.search(_row("spec.nodeSelector.topology.kubernetes.io/zone", "a", "—"), html)
     html = operator_client.post(url + "patch/apply/", hidden_fields(html), **HX).content.decode()
     assert "Applied:" in html, html

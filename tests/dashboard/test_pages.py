@@ -15,7 +15,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy
 
-from opsboard.dashboard.templatetags.opsboard import html_row, spec_fields
+from opsboard.dashboard.templatetags.opsboard import diff_cell, html_row, spec_fields
 from opsboard.engine.models import ReconcileRun
 from opsboard.mirror.models import KubeObject
 from tests.dashboard.mirror_factory import (
@@ -440,6 +440,17 @@ def test_detail_shows_a_nested_spec_as_dotted_paths() -> None:
         ("bookApp.image", "app:1"), ("bookApp.replicas", "2"), ("bookApp.ports", "80, 443"),
         ("bookDB.volumes", "[{size: 2Gi}]"), ("bookDB.tls", "false"), ("bookDB.extra", "{}"),
     ]  # fmt: skip
+    # An empty label value is shown, not a blank; an absent field in a diff is a dash.
+    assert spec_fields({"nodeSelector": {"node-role.kubernetes.io/worker": ""}}) == [
+        ("nodeSelector.node-role.kubernetes.io/worker", '""')
+    ]
+    assert [diff_cell(v) for v in (None, "", 3, True, {"a": "b"})] == [
+        "—",
+        '""',
+        "3",
+        "true",
+        "a=b",
+    ]
 
 
 def test_detail_renders_the_spec_rows(viewer_client: Client) -> None:

@@ -689,6 +689,13 @@ def test_a_daemonset_that_selects_no_node_names_its_selector() -> None:
         "hw=accel), remove the taint that keeps its pods off them (kubectl describe node NODE "
         "shows its taints)."
     )
+    # kubectl label takes the labels apart; kubectl get -l, a selector, with commas.
+    daemonset["spec"]["template"]["spec"]["nodeSelector"] = {"hw": "accel", "zone": "a"}
+    assert (
+        "(kubectl label node NODE hw=accel zone=a), or change the CR's node selector, "
+        "spec.nodeSelector. If nodes have the label (kubectl get nodes -l hw=accel,zone=a)"
+        in diagnose(observed)[0].todo
+    )
     daemonset["status"]["observedGeneration"] = 0  # not counted yet: nothing to say
     assert diagnose(Observed(_cr(), objects=[daemonset], engine=LIVE, now=NOW)) == []
 

@@ -139,6 +139,12 @@ register.filter("changeable", changeable)
 
 
 @register.filter
+def diff_cell(value: Any) -> str:
+    """A value in a diff's row: "—" where the field is absent, else as field_value."""
+    return "—" if value is None else field_value(value)
+
+
+@register.filter
 def field_value(value: Any) -> str:
     """A value a change set, as the form writes it: a map of labels as key=value, removed
     as "none", anything else as spec_fields shows it."""
@@ -152,10 +158,10 @@ def field_value(value: Any) -> str:
 
 
 def _plain(value: Any) -> str:
-    """A scalar as YAML writes it: true, null, 3, text."""
+    """A scalar as YAML writes it: true, null, 3, text, and "" (an empty label's value)."""
     if isinstance(value, bool) or value is None:
         return {True: "true", False: "false", None: "null"}[value]
-    return str(value)
+    return str(value) if value != "" else '""'
 
 
 @register.filter
