@@ -286,7 +286,9 @@ class LabelsField(forms.Field):
     """A map of labels written as `key=value, key=value`, cleaned to a dict; empty is None
     (the field removed), where the schema allows none."""
 
-    widget = forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"})
+    widget = forms.TextInput(
+        attrs={"autocomplete": "off", "spellcheck": "false", "class": "long-text"}
+    )
 
     def __init__(self, *, min_labels: int, max_labels: int | None, **kwargs: Any) -> None:
         super().__init__(required=min_labels > 0, **kwargs)
@@ -393,6 +395,7 @@ def _image_field(schema: dict[str, Any]) -> forms.CharField:
         # No max_length: the browser would cut a longer paste short without a word (and the
         # cut reference might be valid); the validator says what is wrong instead.
         help_text="An image reference: [registry/]name:tag or name@sha256:digest.",
+        widget=forms.TextInput(attrs={"spellcheck": "false", "class": "long-text"}),
         validators=[
             _image_reference(
                 # When the CRD states none.
