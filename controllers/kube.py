@@ -95,6 +95,17 @@ class AlreadyAllocated(TemporaryError):
     needs_someone = True
 
 
+class Invalid(PermanentError):
+    """422: the object the write would leave fails validation. `fields`: those the API
+    server names (its Status's details.causes), which may be fields the write did not touch:
+    the whole object is validated on every write of its spec."""
+
+    def __init__(self, text: str, *, fields: tuple[str, ...] = (), said: str = "") -> None:
+        super().__init__(text)
+        self.fields = fields
+        self.said = said or text
+
+
 class WebhookUnreachable(TemporaryError):
     """500 when the API server could not call an admission webhook whose failurePolicy is
     Fail: retried with the key's backoff (it may come back), but someone may have to act."""
@@ -257,9 +268,10 @@ def _now() -> str:
 
 def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
     try:
-        message = orjson.loads(data).get("message") or ""
+        body = orjson.loads(data)
+        message = body.get("message") or ""
     except (ValueError, AttributeError):
-        message = data[:200].decode(errors="replace")
+        body, message = {}, data[:200].decode(errors="replace")
     text = f"{what}: {status} {message}".strip()
     if status == 409:
         return Conflict(text)  # retried with the key's backoff: 5 ms first, then doubling
@@ -282,6 +294,10 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
         return TemporaryError(text, delay=delay)
     if status == 422 and any(taken in message for taken in _ALLOCATED):
         return AlreadyAllocated(text)
+    if status == 422:
+        causes = (body.get("details") or {}).get("causes") or []
+        fields = [str(c.get("field")) for c in causes if isinstance(c, dict) and c.get("field")]
+        return Invalid(text, fields=tuple(dict.fromkeys(fields)), said=message)
     # 400, 403, 405, 415, 422: the request itself is wrong; the user (or RBAC) must change.
     return PermanentError(text)
 

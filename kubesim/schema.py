@@ -287,12 +287,15 @@ def apply_defaults(schema: Schema, value: Any) -> Any:
 
 
 def process(
-    schema: Schema | None, obj: dict[str, Any]
+    schema: Schema | None, obj: dict[str, Any], *, status_only: bool = False
 ) -> tuple[dict[str, Any], list[str], list[FieldError]]:
     """Prune, default and validate a custom resource against its root schema.
 
     Returns the new object, the pruned field paths and the validation errors. apiVersion,
-    kind and metadata are the server's business and never pruned.
+    kind and metadata are the server's business and never pruned. `status_only`: a write of
+    the status subresource, which kube-apiserver validates against the status schema alone
+    (apiextensions' statusStrategy), so a spec a tightened CRD now refuses does not stop
+    its controller from reporting.
     """
     if not schema:
         return obj, [], []
@@ -304,9 +307,9 @@ def process(
     errors: list[FieldError] = []
     props = schema.get("properties") or {}
     for k, v in body.items():
-        if k in props:
+        if k in props and (k == "status" or not status_only):
             validate(props[k], v, k, errors)
-    for req in schema.get("required") or []:
+    for req in [] if status_only else schema.get("required") or []:
         if req not in body and req not in head:
             errors.append(FieldError("Required", req))
     return head | body, unknown, errors

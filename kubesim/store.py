@@ -762,14 +762,16 @@ class Store:
         name_errors: builtins.list[FieldError] | None = None,
         duplicates: Duplicates | None = None,
         refused: Callable[[str], ApiError] | None = None,
+        status_only: bool = False,
     ) -> None:
         """Defaulting, pruning and validation shared by create and update (given `old`);
-        a create's name errors are reported with the rest, first, as ObjectMeta's are."""
+        a create's name errors are reported with the rest, first, as ObjectMeta's are.
+        `status_only`: a custom resource's status write, whose spec is not validated."""
         errs: list[FieldError] = []
         if rt.crd:
             version = obj["apiVersion"].rpartition("/")[2]
             root = (rt.version_info.get(version) or {}).get("schema")
-            new, unknown, errs = schema.process(root, obj)
+            new, unknown, errs = schema.process(root, obj, status_only=status_only)
             # the decoder's repeated fields, then the fields pruning dropped, sorted
             _told(
                 sorted(unknown),
@@ -781,7 +783,7 @@ class Store:
             )
             obj.clear()
             obj.update(new)
-            errs += scale.replicas_errors(rt, obj, spec=True)
+            errs += scale.replicas_errors(rt, obj, spec=not status_only)
         else:
             defaults.apply_defaults(rt.key, obj)
             errs = defaults.validate(rt.key, rt.kind, obj)
@@ -1015,7 +1017,10 @@ class Store:
                     new.pop("status", None)
                 if rt.crd:
                     strict = field_validation == "Strict"
-                    self._prepare(rt, new, strict=strict, warnings=warnings, duplicates=duplicates)
+                    self._prepare(
+                        rt, new, strict=strict, warnings=warnings, duplicates=duplicates,
+                        status_only=True,
+                    )  # fmt: skip
             elif subresource == "finalize" and rt.key == "namespaces":
                 new = clone(old)
                 new["spec"] = obj.get("spec") or {}

@@ -19,6 +19,7 @@ from controllers.kube import (
     ApiKube,
     Conflict,
     Forbidden,
+    Invalid,
     KubeconfigError,
     NotFound,
     NotGranted,
@@ -35,13 +36,15 @@ WEB_FIELD_MANAGER = "opsboard-web"
 class ClusterError(Exception):
     def __init__(
         self, message: str, *, conflict: bool = False, unreachable: bool = False,
-        gone: bool = False, forbidden: str = "",
+        gone: bool = False, forbidden: str = "", invalid: tuple[str, ...] = (), said: str = "",
     ):  # fmt: skip
         super().__init__(message)
         self.conflict = conflict
         self.unreachable = unreachable
         self.gone = gone  # the object asked for does not exist (404)
         self.forbidden = forbidden  # the API server's 403 message, when RBAC refused it
+        self.invalid = invalid  # the fields a 422 names (the object as the write leaves it)
+        self.said = said  # the API server's own words
 
 
 @functools.cache  # one connection pool per kubeconfig and process
@@ -93,6 +96,10 @@ def _request(
             "The cluster refused the change, and nothing was changed: an admission check (a "
             "webhook, a policy or a quota of the namespace) turned it down, not a want of "
             f"rights. Change what it objects to, or ask whoever runs it. It said: {exc}"
+        ) from None
+    except Invalid as exc:
+        raise ClusterError(
+            f"The cluster refused the change: {exc}", invalid=exc.fields, said=exc.said
         ) from None
     except PermanentError as exc:
         raise ClusterError(f"The cluster refused the change: {exc}") from None

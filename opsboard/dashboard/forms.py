@@ -141,6 +141,15 @@ class PatchForm(forms.Form):
                 self.fields[name].widget.attrs["readonly"] = True
                 self.fields[name].help_text = why
 
+    def refused_as_is(self, fields: tuple[str, ...]) -> None:
+        """Marks the fields whose current value the cluster refuses, though the change left
+        them as they were (patching.Review.untouched): they are to be set right with it."""
+        for name, path in self.paths.items():
+            if path in fields and name in self.fields:
+                self.add_error(
+                    name, "The cluster refuses this value as it stands: give a valid one."
+                )
+
     def clean_storage(self) -> str | None:
         size = self.cleaned_data.get("storage") or None
         path = self.paths.get("storage") or ""

@@ -44,6 +44,9 @@ class Review:
     spec: dict[str, Any] = field(default_factory=dict)  # the live spec reviewed
     via_scale: bool = False  # sent to the scale subresource
     warnings: list[str] = field(default_factory=list)  # what may keep it from taking effect
+    # Fields the cluster refuses as they stand, which the change does not touch (a CRD's
+    # schema tightened since they were set): the form marks those it has.
+    untouched: tuple[str, ...] = ()
 
 
 def _merge_patch(changes: dict[str, Any], resource_version: str, live: Body) -> Body:
@@ -132,7 +135,10 @@ def cr_patch_review(
         rv = live["metadata"]["resourceVersion"]
         dry = _send(info, namespace, name, changes, rv, live=live, dry_run=True, as_user=as_user)
     except crclient.ClusterError as exc:
-        return Review(error=deleted_refusal(info, namespace, name) if exc.gone else str(exc))
+        if exc.gone:
+            return Review(error=deleted_refusal(info, namespace, name))
+        untouched = _untouched(changes, exc)
+        return Review(error=_invalid_as_is(untouched, exc) or str(exc), untouched=untouched)
     storage = info.controller.fields.storage
     warnings = []
     if (size := value_at(dry, storage)) != value_at(live, storage):
@@ -198,7 +204,8 @@ def cr_patch_apply(
             as_user=as_user,
         )  # fmt: skip
     except crclient.ClusterError as exc:
-        message = CHANGED_SINCE if exc.conflict else str(exc)
+        message = CHANGED_SINCE if exc.conflict else _invalid_as_is(_untouched(changes, exc), exc)
+        message = message or str(exc)
         if exc.gone:  # deleted, and the mirror had not seen it yet
             message = deleted_refusal(info, namespace, name)
         if exc.forbidden and as_user is not None:
@@ -218,6 +225,36 @@ def cr_patch_apply(
         ),
     )
     return Applied(entry)
+
+
+def _untouched(changes: dict[str, Any], exc: crclient.ClusterError) -> tuple[str, ...]:
+    """The fields a 422 names, if the change touches none of them (else ())."""
+    touched = [f for f in exc.invalid if any(_touches(path, f) for path in changes)]
+    return () if touched else exc.invalid
+
+
+def _touches(path: str, refused: str) -> bool:
+    """Whether setting `path` sets the field `refused` (spec.ports[0].nodePort), or a part
+    of it."""
+    return (
+        refused == path
+        or refused.startswith((f"{path}.", f"{path}["))
+        or (path.startswith(f"{refused}."))
+    )
+
+
+def _invalid_as_is(untouched: tuple[str, ...], exc: crclient.ClusterError) -> str:
+    """A 422 about fields the change leaves as they are: the object is refused as it stands."""
+    if not untouched:
+        return ""
+    named = ", ".join(untouched)
+    return (
+        f"The cluster refused the change, and nothing was changed: the object as it stands "
+        f"is invalid in {named}, which this change does not touch. The CRD's schema refuses "
+        "its current value (most likely set before the schema changed), and Kubernetes checks "
+        f"the whole object whenever its spec changes. Set {named} to a valid value along with "
+        f"this change. (The API server said: {exc.said})"
+    )
 
 
 def _shrinks(info: KindInfo, live: Body, size: Any) -> str:

@@ -353,3 +353,37 @@ def test_custom_resources_need_a_resource_version_to_update(
         f'memcacheds.{group} "u" is invalid: metadata.resourceVersion: Invalid value: 0x0: '
         "must be specified for an update"
     )
+
+
+def test_a_spec_a_tightened_schema_refuses_still_takes_status_writes(
+    kube_api_client: Api, crd: dict, namespace: str
+) -> None:
+    """kube-apiserver validates a status write against the status schema alone
+    (apiextensions' statusStrategy): a CR whose spec the CRD now refuses can still be
+    reported on by its controller, while any change of its spec is refused until the field
+    is fixed in the same write."""
+    group, objs = crd["spec"]["group"], _objects(kube_api_client)
+    _create(kube_api_client, crd, namespace, "old", size=1, label="abcdefgh")
+    client.ApiextensionsV1Api(kube_api_client).patch_custom_resource_definition(
+        crd["metadata"]["name"],
+        [{"op": "replace", "value": 4,
+          "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/label/"
+                  "maxLength"}],
+    )  # fmt: skip
+    args = (group, "v1alpha1", namespace, "memcacheds", "old")
+
+    def spec_refused() -> dict[str, Any] | None:
+        try:
+            objs.patch_namespaced_custom_object(*args, {"spec": {"size": 2}}, dry_run="All")
+        except client.ApiException as exc:
+            return json.loads(exc.body) if exc.status == 422 else None
+        return None  # the new schema not in force yet
+
+    refused = wait_for(spec_refused, what="the tightened schema in force")
+    assert "spec.label: Too long: may not be longer than 4" in refused["message"]
+
+    objs.patch_namespaced_custom_object_status(*args, {"status": {"nodes": ["a"]}})
+    assert objs.get_namespaced_custom_object(*args)["status"] == {"nodes": ["a"]}
+    objs.patch_namespaced_custom_object(*args, {"spec": {"size": 2, "label": "abcd"}})
+    got = objs.get_namespaced_custom_object(*args)
+    assert (got["spec"]["size"], got["spec"]["label"]) == (2, "abcd")

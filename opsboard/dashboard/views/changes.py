@@ -51,6 +51,7 @@ def cr_patch(request: DashboardRequest, controller: str, namespace: str, name: s
             as_user=kube_identity(request.user),
         )  # fmt: skip
         context.update(review=review, step="form" if review.error else "review")
+        form.refused_as_is(review.untouched)
     return _panel(request, context)
 
 
