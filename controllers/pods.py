@@ -11,7 +11,18 @@ from controllers.fields import deep_get
 
 PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
 CRASHING = ("CrashLoopBackOff",)
-STUCK_REASONS = frozenset(PULL_FAILURES + CRASHING)  # container waiting reasons
+# The kubelet cannot create or start the container, and tries again to the same end until
+# someone changes the pod or what it refers to: a Secret or ConfigMap that is missing,
+# runAsNonRoot with an image that runs as root, a command the image does not have.
+START_FAILURES = (
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+    "ErrImageNeverPull",
+    "PreStartHookError",
+    "PostStartHookError",
+)
+STUCK_REASONS = frozenset(PULL_FAILURES + CRASHING + START_FAILURES)  # container waiting reasons
 # Between two of a loop's back-offs its container exits, or runs (even ready) for a moment:
 # one that has restarted twice or more counts as crashing until it has run this long, so a
 # CR in a crash loop does not flap between Degraded and not (a Warning each time) at each
@@ -23,11 +34,12 @@ def pod_is_ready(pod: Body) -> bool:
     return condition_of(pod, "Ready").get("status") == "True"
 
 
-def stuck_count(pulls: list[tuple[Body, Body]], crashes: list[tuple[Body, Body]]) -> int:
-    """How many pods are not ready with a container waiting for an image it cannot pull
-    (`pulls`, from `waiting`) or in a crash loop (`crashes`, from `crashing`): they will not
-    get ready without someone's help, so they count as neither ready nor starting."""
-    return len({pod["metadata"]["name"] for pod, _ in [*pulls, *crashes] if not pod_is_ready(pod)})
+def stuck_count(*stuck: list[tuple[Body, Body]]) -> int:
+    """How many pods are not ready with a container waiting for an image it cannot pull, one
+    the kubelet cannot start (from `waiting`) or in a crash loop (from `crashing`): they will
+    not get ready without someone's help, so they count as neither ready nor starting."""
+    return len({pod["metadata"]["name"] for found in stuck for pod, _ in found
+                if not pod_is_ready(pod)})  # fmt: skip
 
 
 def pod_images(pod: Body) -> set[str]:

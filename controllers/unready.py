@@ -13,7 +13,7 @@ from datetime import datetime
 from controllers.base import Body
 from controllers.conditions import condition_of, parse_time
 from controllers.fields import controlling_ref, deep_get
-from controllers.pods import PULL_FAILURES, crashing, waiting
+from controllers.pods import PULL_FAILURES, START_FAILURES, crashing, waiting
 from controllers.wording import count, plural
 
 # How long a running container may stay unready before it counts as failing rather than
@@ -95,7 +95,7 @@ def failing_readiness(pod: Body, *, now: datetime | None) -> Failing | None:
         deep_get(pod, "status.phase") != "Running"
         or ready.get("status") != "False"
         or ready.get("reason") != "ContainersNotReady"
-        or waiting([pod], PULL_FAILURES)
+        or waiting([pod], PULL_FAILURES + START_FAILURES)
         or crashing([pod], now=now)
     ):
         return None

@@ -11,6 +11,7 @@ from controllers.graces import DEFAULT_GRACES, Graces
 from controllers.ownership import selector_string
 from controllers.pods import (
     PULL_FAILURES,
+    START_FAILURES,
     crashing,
     exit_words,
     last_exit,
@@ -52,6 +53,19 @@ def crashing_problem(crashes: list[tuple[Body, Body]]) -> Problem:
     return "PodsCrashing", (
         f"Container {status.get('name')} keeps crashing{exit_text}: "
         f"{count(len(crashes), 'pod')} in CrashLoopBackOff, e.g. {pod['metadata']['name']}"
+    )
+
+
+def start_problem(failures: list[tuple[Body, Body]]) -> Problem:
+    """Degraded for containers the kubelet cannot create or start (`failures`: waiting with
+    one of pods.START_FAILURES, not empty), with the kubelet's own words."""
+    pod, status = failures[0]
+    reason = deep_get(status, "state.waiting.reason")
+    said = deep_get(status, "state.waiting.message")
+    return "ContainerCannotStart", (
+        f"Container {status.get('name')} cannot start ({reason}{f': {said}' if said else ''}): "
+        f"{count(len(failures), 'pod')} {plural(len(failures), 'waits', 'wait')}, "
+        f"e.g. {pod['metadata']['name']}"
     )
 
 
@@ -155,7 +169,8 @@ def workload_status(
     settled = unready(pods, now=at, grace=graces.unready)
     held = [p for p in settled.lost if deep_get(p, "metadata.deletionTimestamp")]
     pulls, crashes = waiting(live, PULL_FAILURES), crashing(live, now=at)
-    stuck = stuck_count(pulls, crashes)
+    cannot_start = waiting(live, START_FAILURES)
+    stuck = stuck_count(pulls, cannot_start, crashes)
     not_starting = len(settled.lost) - len(held) + len(settled.failing) + stuck
 
     # Worded by the size: "0/1 pod ready", "1/3 pods ready", "1 pod runs nginx".
@@ -187,6 +202,8 @@ def workload_status(
             f"Image {spec_image(pod, status)} cannot be pulled: {count(len(pulls), 'pod')} "
             f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}",
         )
+    elif cannot_start:
+        degraded = start_problem(cannot_start)
     elif crashes:
         degraded = crashing_problem(crashes)
     else:

@@ -8,6 +8,7 @@ from controllers.fields import deep_get
 from controllers.graces import DEFAULT_GRACES, Graces
 from controllers.pods import (
     PULL_FAILURES,
+    START_FAILURES,
     crashing,
     pod_is_ready,
     stuck_count,
@@ -28,6 +29,7 @@ from controllers.wording import count, plural
 from controllers.workload import (
     crashing_problem,
     refused_problem,
+    start_problem,
     starting_note,
     unready_problem,
     unschedulable_problem,
@@ -47,6 +49,7 @@ def _degraded(
     pending: Unscheduled,
     refused: Problem | None,
     pulls: list[tuple[Body, Body]],
+    cannot_start: list[tuple[Body, Body]],
     crashes: list[tuple[Body, Body]],
     settled: Unready,
 ) -> tuple[str, str] | None:
@@ -70,6 +73,8 @@ def _degraded(
             f"Image {spec_image(cr)} cannot be pulled: {count(len(pulls), 'pod')} "
             f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}"
         )
+    if cannot_start:
+        return start_problem(cannot_start)
     if crashes:
         return crashing_problem(crashes)
     # Running, not ready, not starting: on a lost node, or a readiness probe that fails.
@@ -120,9 +125,11 @@ def compute_status(
     at = parse_time(now)
     settled = unready(live, now=at, grace=graces.unready)
     pulls, crashes = waiting(live, PULL_FAILURES), crashing(live, now=at)
-    not_starting = len(settled.lost) + len(settled.failing) + stuck_count(pulls, crashes)
+    cannot_start = waiting(live, START_FAILURES)
+    stuck = stuck_count(pulls, cannot_start, crashes)
+    not_starting = len(settled.lost) + len(settled.failing) + stuck
     degraded = problem or _degraded(
-        cr, desired if counted else None, pending, refused, pulls, crashes, settled
+        cr, desired if counted else None, pending, refused, pulls, cannot_start, crashes, settled
     )
     consumers, runs = plural(desired or 0, "consumer pod"), plural(desired or 0, "runs", "run")
     if desired is None:

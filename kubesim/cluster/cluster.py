@@ -177,6 +177,16 @@ class Cluster:
             pod = self.cache.get("pods", namespace, name) or self.store.get("pods", namespace, name)
             self.kubelet.crash(pod, reason=reason, exit_code=exit_code, loop=loop)
 
+    def refuse_start(
+        self, namespace: str, name: str, reason: str | None, message: str = ""
+    ) -> None:
+        """The container runtime refuses to start the pod's containers from now on, with a
+        kubelet's waiting `reason` and `message` (CreateContainerConfigError, 'secret "x"
+        not found'); running ones exit and wait. None: they start again."""
+        with self.lock:
+            pod = self.cache.get("pods", namespace, name) or self.store.get("pods", namespace, name)
+            self.kubelet.refuse_start(pod, reason, message)
+
     def fail_pod(self, namespace: str, name: str) -> None:
         """The pod's containers exit with an error and the pod has Failed, whatever its
         restartPolicy (a pod its kubelet evicts or rejects)."""

@@ -55,6 +55,20 @@ def register(add: Callable[[str, str, Callable[[Any], Any]], None], cluster: Clu
         )  # fmt: skip
         return {"crashed": f"{req.params['namespace']}/{req.params['name']}"}
 
+    def refuse_start(req: Any) -> Any:
+        body = req.body or {}
+        reason, message = body.get("reason"), body.get("message", "")
+        if not isinstance(reason, str) or not reason or not isinstance(message, str):
+            raise ValueError(
+                'body must be {"reason": "CreateContainerConfigError", "message": "..."}'
+            )
+        cluster.refuse_start(req.params["namespace"], req.params["name"], reason, message)
+        return {"refused": f"{req.params['namespace']}/{req.params['name']}", "reason": reason}
+
+    def allow_start(req: Any) -> Any:
+        cluster.refuse_start(req.params["namespace"], req.params["name"], None)
+        return {"refused": None}
+
     def fail(req: Any) -> Any:
         cluster.fail_pod(req.params["namespace"], req.params["name"])
         return {"failed": f"{req.params['namespace']}/{req.params['name']}"}
@@ -97,6 +111,8 @@ def register(add: Callable[[str, str, Callable[[Any], Any]], None], cluster: Clu
     add("POST", f"{base}/resume/{{group}}", resume)
     add("POST", f"{base}/pods/{{namespace}}/{{name}}/crash", crash)
     add("POST", f"{base}/pods/{{namespace}}/{{name}}/fail", fail)
+    add("POST", f"{base}/pods/{{namespace}}/{{name}}/refuse-start", refuse_start)
+    add("DELETE", f"{base}/pods/{{namespace}}/{{name}}/refuse-start", allow_start)
     add("POST", f"{base}/pods/{{namespace}}/{{name}}/unready", unready)
     add("POST", f"{base}/pods/{{namespace}}/{{name}}/ready", ready)
     add("POST", f"{base}/pods/{{namespace}}/{{name}}/delete", delete)

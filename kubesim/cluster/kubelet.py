@@ -52,6 +52,11 @@ class Runtime:
     # The containers whose image is being pulled (decided once, when the pod arrives).
     pulling: set[str] = field(default_factory=set)
     pull_failures: int = 0
+    # What the runtime says each time it is to start the containers, until cleared: a
+    # container waiting reason and message (CreateContainerConfigError, 'secret "x" not
+    # found'). Set by a test's fault (refuse_start); the containers wait, and start once it
+    # is cleared, as a real kubelet's do once the Secret is there.
+    refused_start: tuple[str, str] | None = None
     # A readiness probe's initialDelaySeconds: running, but not ready until then.
     ready_at: float = 0.0
     probing: bool = False
@@ -137,6 +142,35 @@ class Kubelet(Controller[Key]):
                 rt.crash_backoff = self.ctx.options.crash_backoff
         self.enqueue(key_of(pod))
 
+    def refuse_start(self, pod: Obj, reason: str | None, message: str = "") -> None:
+        """From now on the runtime refuses to start the pod's containers, with `reason` and
+        `message` (None: it starts them again). Running ones exit and are not restarted:
+        they wait with that reason, as a container whose next start fails does."""
+        rt = self.runtimes.get(pod["metadata"]["uid"])
+        if rt is None:
+            raise ValueError(f"pod {pod['metadata']['name']} runs on no node yet")
+        rt.refused_start = (reason, message) if reason else None
+        if reason and rt.stage == "running":
+            rt.last_state = {"terminated": {
+                "containerID": "", "exitCode": 1, "finishedAt": names.rfc3339(),
+                "reason": "Error", "startedAt": rt.container_started,
+            }}  # fmt: skip
+            rt.restarts += 1
+            rt.running.clear()
+        if reason and rt.stage in ("running", "creating", "crashed", "crash_backoff"):
+            rt.stage = "start_refused"
+            for c in pod["spec"].get("containers") or []:
+                self._event(pod, "warning", "Failed", f"Error: {message or reason}", c)
+        elif not reason and rt.stage == "start_refused":  # started as after a crash, or anew
+            ran = bool(rt.container_started)
+            rt.stage, rt.due = (
+                ("crashed" if ran else "creating"),
+                time.monotonic() + (self.ctx.start_delay()),
+            )
+            if ran:
+                rt.running = {c["name"] for c in pod["spec"].get("containers") or []}
+        self.enqueue(key_of(pod))
+
     def fail_readiness(self, pod: Obj, output: str | None, container: str | None) -> list[str]:
         """The readiness probe of `container` (of every container if None) fails from now
         on, with `output` as the prober's (worded as the probe's kind would be if None);
@@ -195,7 +229,9 @@ class Kubelet(Controller[Key]):
             return max(rt.ready_at - time.monotonic(), 0.001)
         if next_probe is not None:
             return next_probe
-        if rt.stage in ("invalid", "failed") or (rt.stage == "running" and not rt.crash_loop):
+        if rt.stage in ("invalid", "failed", "start_refused") or (
+            rt.stage == "running" and not rt.crash_loop
+        ):
             return None
         return max(rt.due - time.monotonic(), 0.001)
 

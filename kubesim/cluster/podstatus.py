@@ -57,6 +57,13 @@ def container_status(pod: Obj, container: Obj, rt: Runtime) -> Obj:
             "containerID": container_id(pod["metadata"]["uid"], name, restarts - 1),
         }
         out["lastState"] = last
+    if rt.stage == "start_refused" and rt.refused_start:
+        reason, said = rt.refused_start
+        out["state"] = {"waiting": {"reason": reason, **({"message": said} if said else {})}}
+        out["started"] = False
+        if rt.last_state:
+            out["lastState"] = rt.last_state
+        return out
     if name in rt.invalid:
         message = f'Failed to apply default image tag "{image}": couldn\'t parse image reference "{image}": invalid reference format'
         out["state"] = {"waiting": {"reason": "InvalidImageName", "message": message}}
@@ -144,8 +151,12 @@ def pod_status(pod: Obj, node: Obj, rt: Runtime) -> Obj:
         ),
         "",
     )
-    running = rt.stage == "crash_backoff" or any(
-        s["state"].get("running") or s["state"].get("terminated") for s in statuses
+    # A container waiting after it has run counts as stopped, which keeps a restarting pod
+    # Running (the kubelet's getPhase); one that never ran keeps it Pending.
+    running = (
+        rt.stage == "crash_backoff"
+        or any(s["state"].get("running") or s["state"].get("terminated") for s in statuses)
+        or (rt.stage == "start_refused" and bool(rt.last_state))
     )
     status: Obj = {
         "phase": "Failed" if rt.stage == "failed" else "Running" if running else "Pending",

@@ -9,7 +9,15 @@ import re
 from controllers.base import Body
 from controllers.conditions import find_condition
 from controllers.fields import controlling_ref, deep_get
-from controllers.pods import CRASHING, PULL_FAILURES, crashing, exit_words, last_exit, pod_claims
+from controllers.pods import (
+    CRASHING,
+    PULL_FAILURES,
+    START_FAILURES,
+    crashing,
+    exit_words,
+    last_exit,
+    pod_claims,
+)
 from controllers.refusals import current_refusal, event_message, event_time, refusal_advice
 from controllers.unready import failing_words, probe_text, unready
 from controllers.wording import count
@@ -103,6 +111,61 @@ def _image_field(observed: Observed, container: str, image: str) -> str | None:
     """The CR's field that sets `container`'s image, if it is where `image` comes from."""
     path = observed.fields.image_of(container)
     return path if path and deep_get(observed.cr, path) == image else None
+
+
+# What the kubelet says when a container's configuration refers to what is not there, and
+# when runAsNonRoot meets an image whose user is root (kubelet's kuberuntime, v1.28).
+_MISSING_REF = re.compile(r'^(secret|configmap) "([^"]+)" not found')
+_ROOT_IMAGE = "runAsNonRoot and image will run as root"
+
+
+def _start_findings(pods: list[Body]) -> list[Finding]:
+    """Containers the kubelet cannot create or start (pods.START_FAILURES), one finding per
+    reason, with what it said and what to change."""
+    by_reason: dict[str, list[tuple[Body, Body]]] = {}
+    for pod, status in _waiting(pods, START_FAILURES):
+        by_reason.setdefault(str(deep_get(status, "state.waiting.reason")), []).append(
+            (pod, status)
+        )
+    found = []
+    for reason, stuck in by_reason.items():
+        pod, status = stuck[0]
+        said = str(deep_get(status, "state.waiting.message") or "")
+        container = str(status.get("name"))
+        found.append(
+            Finding(
+                RANK_PODS,
+                reason,
+                f"{count(len(stuck), 'pod')} cannot start container {container} ({reason}), "
+                f"e.g. {name_of(pod)}{f': {said}' if said else '.'}",
+                _start_todo(reason, said, pod),
+                subject=f"Pod {name_of(pod)}",
+            )
+        )
+    return found
+
+
+def _start_todo(reason: str, said: str, pod: Body) -> str:
+    namespace = deep_get(pod, "metadata.namespace")
+    if missing := _MISSING_REF.match(said):
+        kind, name = ("Secret" if missing[1] == "secret" else "ConfigMap"), missing[2]
+        return (
+            f"Create the {kind} {name} in namespace {namespace} (the pods refer to it), or "
+            "remove the reference; the kubelet starts them once it is there."
+        )
+    if _ROOT_IMAGE in said:
+        return (
+            "The pods ask for runAsNonRoot and the image runs as root: use an image that runs "
+            "as a non-root user, or give the pods a non-root runAsUser (a policy or webhook "
+            "may have added runAsNonRoot)."
+        )
+    if reason == "ErrImageNeverPull":
+        return "The pods' imagePullPolicy is Never and the image is not on the node: load it there."
+    return (
+        "The container runtime cannot create or start it: the kubelet's message says why (a "
+        "command the image does not have, a mount it refuses). "
+        f"kubectl describe pod -n {namespace} {name_of(pod)} shows its Events."
+    )
 
 
 def _crash_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
@@ -468,6 +531,7 @@ def pod_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
     return [
         *_refused_pods_findings(observed),
         *_pull_findings(observed, pods),
+        *_start_findings(pods),
         *_crash_findings(observed, pods),
         *_unschedulable_findings(observed, pods),
         *_unready_findings(observed, pods),

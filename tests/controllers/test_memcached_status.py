@@ -73,6 +73,26 @@ def test_status_is_degraded_naming_the_image_when_it_cannot_be_pulled() -> None:
     assert degraded is not None and bad in degraded["message"]
 
 
+# As kubelet v1.28 words a container whose Secret is missing (CreateContainerConfigError).
+SECRET_MISSING = 'secret "db-pass" not found'
+
+
+def test_status_is_degraded_with_the_kubelets_words_when_a_container_cannot_start() -> None:
+    image = "memcached:1.6"
+    stuck = pod("m-1", image=image, ready=False, waiting="CreateContainerConfigError")
+    stuck["status"]["containerStatuses"][0]["state"]["waiting"]["message"] = SECRET_MISSING
+    pods = [pod("m-0", image=image), stuck]
+    status = compute_status(memcached(size=2, image=image), pods=pods, now="T")
+    assert _condition(status, "Degraded") == ("True", "ContainerCannotStart")
+    degraded = find_condition(status["conditions"], "Degraded")
+    assert degraded is not None and degraded["message"] == (
+        'Container main cannot start (CreateContainerConfigError: secret "db-pass" not found): '
+        "1 pod waits, e.g. m-1"
+    )
+    # It waits for someone, not for time: not counted as starting.
+    assert _condition(status, "Progressing") == ("False", "RolloutComplete")
+
+
 def _unschedulable(name: str) -> dict:
     pending = pod(name, image=IMAGE, ready=False)
     pending["status"]["conditions"].append(

@@ -998,3 +998,40 @@ def test_the_crs_status_and_the_diagnosis_tell_unready_pods_alike(grace: float) 
         observed = Observed(_cr(), objects=[pod], engine=LIVE, now=NOW, unready_grace=grace)
         findings = diagnose(observed)
         assert ([f.code for f in findings], degraded.get("reason")) == (codes, reason)
+
+
+@pytest.mark.parametrize(
+    ("reason", "said", "todo"),
+    [
+        # kubelet v1.28's words (kuberuntime), and what to change for each.
+        ("CreateContainerConfigError", 'secret "db-pass" not found',
+         "Create the Secret db-pass in namespace shop (the pods refer to it), or remove the "
+         "reference; the kubelet starts them once it is there."),
+        ("CreateContainerConfigError", 'configmap "tuning" not found',
+         "Create the ConfigMap tuning in namespace shop"),
+        ("CreateContainerConfigError", 'container has runAsNonRoot and image will run as root '
+         '(pod: "cache-1_shop(0c1f)", container: memcached)',
+         "The pods ask for runAsNonRoot and the image runs as root: use an image that runs as a "
+         "non-root user, or give the pods a non-root runAsUser"),
+        ("RunContainerError", 'failed to create containerd task: failed to create shim task: '
+         'OCI runtime create failed: runc create failed: unable to start container process: '
+         'exec: "memcachedx": executable file not found in $PATH: unknown',
+         "The container runtime cannot create or start it: the kubelet's message says why (a "
+         "command the image does not have, a mount it refuses). kubectl describe pod -n shop "
+         "cache-1 shows its Events."),
+        ("ErrImageNeverPull", 'Container image "memcached:local" is not present with pull '
+         "policy of Never", "The pods' imagePullPolicy is Never and the image is not on the node"),
+    ],
+)  # fmt: skip
+def test_a_container_the_kubelet_cannot_start_is_told_in_its_words_with_what_to_change(
+    reason: str, said: str, todo: str
+) -> None:
+    pods = [_pod("cache-1", waiting=reason), _pod("cache-2", waiting=reason)]
+    for pod in pods:
+        pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"] = said
+    [finding] = diagnose(Observed(_cr(), objects=pods, engine=LIVE, now=NOW))
+    assert finding.code == reason and finding.subject == "Pod cache-1"
+    assert finding.what == (
+        f"2 pods cannot start container memcached ({reason}), e.g. cache-1: {said}"
+    )
+    assert todo in finding.todo
