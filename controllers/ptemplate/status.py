@@ -54,7 +54,11 @@ def _degraded(
     settled: Unready,
 ) -> tuple[str, str] | None:
     if desired == 0:
-        return NO_MATCHING_NODES, f"No node matches the node selector {_selector_text(cr)}"
+        # Its controller also leaves out nodes with a taint the pods do not tolerate.
+        return NO_MATCHING_NODES, (
+            f"No node matches the node selector {_selector_text(cr)}, or each one that does "
+            "has a taint the consumer pods do not tolerate"
+        )
     if stuck := pending.stuck:  # past the grace, as for every workload (scheduling)
         pod, message = stuck[0]
         resource = spec_device_resource(cr)

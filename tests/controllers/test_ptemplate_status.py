@@ -94,7 +94,10 @@ def test_no_matching_node_is_degraded_naming_the_selector() -> None:
     degraded = find_condition(status["conditions"], "Degraded")
     assert degraded is not None
     assert (degraded["status"], degraded["reason"]) == ("True", "NoMatchingNodes")
-    assert "acme.com/accel=present" in degraded["message"]
+    assert degraded["message"] == (
+        "No node matches the node selector acme.com/accel=present, or each one that does has "
+        "a taint the consumer pods do not tolerate"
+    )
     assert _reasons(status)["Available"] == ("False", "PodsNotReady")
 
 
