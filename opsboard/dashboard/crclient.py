@@ -126,12 +126,15 @@ def storage_class(name: str) -> Body | None:
 
 
 def pod_log(
-    namespace: str, pod: str, *, container: str, previous: bool, lines: int, limit_bytes: int,
-    as_user: KubeIdentity | None,
+    namespace: str, pod: str, *, container: str, previous: bool, lines: int | None,
+    limit_bytes: int, as_user: KubeIdentity | None,
 ) -> str:  # fmt: skip
-    """The last `lines` of `container`'s log (at most `limit_bytes`), of its previous run if
-    `previous`. Refusals are worded for a read: nothing was to be changed."""
-    query: dict[str, Any] = {"container": container, "tailLines": lines, "limitBytes": limit_bytes}
+    """The last `lines` of `container`'s log (all of it for None; at most `limit_bytes`), of
+    its previous run if `previous`. Refusals are worded for a read: nothing was to be
+    changed."""
+    query: dict[str, Any] = {"container": container, "limitBytes": limit_bytes}
+    if lines is not None:
+        query["tailLines"] = lines
     if previous:
         query["previous"] = "true"
     path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"

@@ -18,6 +18,9 @@ from opsboard.mirror.selectors import owner_tree
 
 LINES = 200
 LIMIT_BYTES = 256 * 1024  # a line can be long; a page of text stays readable
+# The whole log, downloaded: as `kubectl logs` gives it, but not without end (a pod that
+# writes a lot keeps only its current file on the node anyway).
+WHOLE_BYTES = 10 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,11 @@ class PodLog:
     def choices(self) -> bool:
         """Whether there is another log of the pod to read: a container, or a previous run."""
         return len(self.containers) > 1 or any(c.restarts for c in self.containers)
+
+    @property
+    def filename(self) -> str:
+        """The name the whole log downloads as: nginx-5d9f-x2b4k.nginx.log."""
+        return f"{self.pod}.{self.container}{'.previous' if self.previous else ''}.log"
 
     @property
     def command(self) -> str:
@@ -69,9 +77,11 @@ def containers_of(pod: Body) -> list[Container]:
 
 
 def read(
-    pod: KubeObject, *, container: str | None, previous: bool, as_user: KubeIdentity | None
-) -> PodLog:
-    """The log asked for; an unknown container is the first one (the pod's default)."""
+    pod: KubeObject, *, container: str | None, previous: bool, as_user: KubeIdentity | None,
+    whole: bool = False,
+) -> PodLog:  # fmt: skip
+    """The log asked for, its last LINES lines, or with `whole` all of it (to WHOLE_BYTES);
+    an unknown container is the first one (the pod's default)."""
     containers = containers_of(pod.body)
     names = [c.name for c in containers]
     chosen = container if container in names else (names[0] if names else "")
@@ -80,8 +90,9 @@ def read(
         return replace(log, error="The pod has no containers.")
     try:
         text = crclient.pod_log(
-            pod.namespace, pod.name, container=chosen, previous=previous, lines=LINES,
-            limit_bytes=LIMIT_BYTES, as_user=as_user,
+            pod.namespace, pod.name, container=chosen, previous=previous,
+            lines=None if whole else LINES, limit_bytes=WHOLE_BYTES if whole else LIMIT_BYTES,
+            as_user=as_user,
         )  # fmt: skip
     except crclient.ClusterError as exc:
         return replace(log, error=str(exc))

@@ -13,6 +13,7 @@ urlpatterns = [
     path(_CR, crs.cr_detail, name="cr_detail"),
     path(_CR + "live/", crs.cr_live, name="cr_live"),
     path(_CR + "pods/<str:pod>/log/", crs.cr_pod_log, name="cr_pod_log"),
+    path(_CR + "pods/<str:pod>/log/whole/", crs.cr_pod_log_whole, name="cr_pod_log_whole"),
     path(_CR + "patch/", changes.cr_patch, name="cr_patch"),
     path(_CR + "patch/apply/", changes.cr_patch_confirm, name="cr_patch_confirm"),
     path(_CR + "reconcile/", changes.cr_reconcile, name="cr_reconcile"),

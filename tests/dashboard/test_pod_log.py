@@ -45,8 +45,9 @@ def _pod_of(namespace: str, cache: str, *, ready: bool) -> str:
 
 
 def _server_log(api: client.ApiClient, namespace: str, pod: str, **kwargs: Any) -> str:
+    kwargs.setdefault("tail_lines", 200)
     text: str = client.CoreV1Api(api).read_namespaced_pod_log(
-        pod, namespace, container="memcached", tail_lines=200, **kwargs
+        pod, namespace, container="memcached", **kwargs
     )
     return text
 
@@ -75,6 +76,13 @@ def test_a_pods_log_is_what_the_api_server_gives_and_its_name_links_to_it(
     assert f"kubectl logs -n {namespace} {pod} -c memcached --tail 200" in shown
     assert f'href="{page}">cache</a>' in shown and f"pod {pod}</nav>" in shown
 
+    # The whole log, as a file: what the API server gives with no tail.
+    assert '<a href="whole/?container=memcached" download>the whole log, as a file</a>' in shown
+    whole = viewer_client.get(f"{page}pods/{pod}/log/whole/?container=memcached")
+    assert whole.status_code == 200 and whole["Content-Type"] == "text/plain; charset=utf-8"
+    assert whole["Content-Disposition"] == f'attachment; filename="{pod}.memcached.log"'
+    assert whole.content.decode() == _server_log(kube_api_client, namespace, pod, tail_lines=None)
+
     # Its previous run: none to show, unless a server's kubelet shows one anyway.
     shown = viewer_client.get(f"{page}pods/{pod}/log/?container=memcached&previous=1")
     try:
@@ -101,8 +109,13 @@ def test_a_container_waiting_for_its_image_says_so_and_another_pod_is_not_found(
     )
     other = _pod_of(namespace, "other", ready=True)
     # A pod of another CR, through this one's page: no way to read pods it does not own.
+    for log in ("log/", "log/whole/"):
+        url = f"/k/memcached/{namespace}/broken/pods/{other}/{log}"
+        assert viewer_client.get(url).status_code == 404
+    # A log not there to download: the page says why, nothing is downloaded.
+    refused = viewer_client.get(f"/k/memcached/{namespace}/broken/pods/{pod}/log/whole/")
     assert (
-        viewer_client.get(f"/k/memcached/{namespace}/broken/pods/{other}/log/").status_code == 404
+        "Content-Disposition" not in refused and "is waiting to start" in refused.content.decode()
     )
     assert viewer_client.get(f"/k/memcached/{namespace}/other/pods/{other}/log/").status_code == 200
     # A person with a role in another namespace only: the page is not there for them.

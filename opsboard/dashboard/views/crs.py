@@ -178,3 +178,30 @@ def cr_pod_log(
     context |= {"log_html": html, "poll_url": f"{request.path}?{poll}"}
     template = "dashboard/_pod_log_live.html" if request.htmx else "dashboard/pod_log.html"
     return render(request, template, context)
+
+
+@require_GET
+@login_required
+def cr_pod_log_whole(
+    request: DashboardRequest, controller: str, namespace: str, name: str, pod: str
+) -> HttpResponse:
+    """The whole log of one of the CR's pods (to pod_logs.WHOLE_BYTES), as a file: what
+    `kubectl logs` writes, for a person without kubectl. A refusal is the log page's."""
+    info = kind_get(controller)
+    cr = cr_or_gone(info=info, namespace=namespace, name=name)
+    if isinstance(cr, Gone):
+        return gone_response(request, cr)
+    if (found := pod_logs.owned_pod(cr, pod)) is None:
+        raise Http404(f"{cr.kind} {namespace}/{name} has no pod {pod} (in the mirror).")
+    log = pod_logs.read(
+        found, container=request.GET.get("container"),
+        previous=request.GET.get("previous") == "1", as_user=kube_identity(request.user),
+        whole=True,
+    )  # fmt: skip
+    if log.error:
+        context = {"info": info, "cr": cr, "log": log, "lines": pod_logs.LINES}
+        context["log_html"] = render_to_string("dashboard/_pod_log.html", context, request)
+        return render(request, "dashboard/pod_log.html", context)
+    response = HttpResponse(log.text, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{log.filename}"'
+    return response
