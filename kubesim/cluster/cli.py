@@ -38,12 +38,17 @@ def add_cluster_parser(sub: Any) -> None:
         ("delete-pod", "delete it"),
         ("unready-pod", "its readiness probe fails: running, not ready"),
         ("ready-pod", "its readiness probe passes again"),
+        ("refuse-start", "the runtime refuses to start its containers: they wait"),
+        ("allow-start", "the runtime starts its containers again"),
     ):
         action = actions.add_parser(name, help=text)
         action.add_argument("pod", help="namespace/name")
         if name == "unready-pod":
             action.add_argument("--message", help="the probe's output (default: HTTP 503)")
             action.add_argument("--container", help="only this container's probe")
+        if name == "refuse-start":
+            action.add_argument("--reason", default="CreateContainerConfigError")
+            action.add_argument("--message", default="", help="the kubelet's message")
         if name == "crash-pod":
             action.add_argument("--reason", default="Error", help='e.g. "OOMKilled"')
             action.add_argument("--exit-code", type=int, default=1, help="e.g. 137")
@@ -82,6 +87,12 @@ def request(args: argparse.Namespace) -> tuple[str, str, Any]:
             f"{BASE}/pods/{namespace or 'default'}/{name}/{action.removesuffix('-pod')}",
             body,
         )
+    if action in ("refuse-start", "allow-start"):
+        namespace, _, name = args.pod.rpartition("/")
+        path = f"{BASE}/pods/{namespace or 'default'}/{name}/refuse-start"
+        if action == "allow-start":
+            return "DELETE", path, None
+        return "POST", path, {"reason": args.reason, "message": args.message}
     if args.patterns:
         return "PUT", f"{BASE}/missing-images", {"patterns": args.patterns}
     return "GET", f"{BASE}/missing-images", None

@@ -329,6 +329,38 @@ def test_the_cli_starts_a_crash_loop(cluster, kubesim_server, core, namespace):
     assert status.last_state.terminated.reason == "OOMKilled"
 
 
+def test_a_refused_start_keeps_the_container_waiting_until_allowed(
+    cluster, kubesim_server, core, namespace
+):
+    """As a kubelet whose container's Secret is missing: the container exits and waits with
+    CreateContainerConfigError and the kubelet's message, the pod stays Running (it ran) and
+    not ready, and starts again once allowed (the Secret created)."""
+    core.create_namespaced_pod(namespace, pod("cfg"))
+    wait_for(lambda: is_ready(read(core, namespace, "cfg")), what="Ready")
+    said = 'secret "cfg-auth" not found'
+    target = f"{namespace}/cfg"
+    assert kubesim_cli(kubesim_server.url, "cluster", "refuse-start", target, "--message", said) == {
+        "refused": target, "reason": "CreateContainerConfigError",
+    }  # fmt: skip
+
+    def waiting() -> client.V1Pod | None:
+        p = read(core, namespace, "cfg")
+        return p if p.status.container_statuses[0].state.waiting else None
+
+    p = wait_for(waiting, what="the container waiting")
+    status = p.status.container_statuses[0]
+    assert (status.state.waiting.reason, status.state.waiting.message) == (
+        "CreateContainerConfigError", said
+    )  # fmt: skip
+    assert (p.status.phase, is_ready(p), status.restart_count) == ("Running", False, 1)
+    assert status.last_state.terminated.reason == "Error"
+    events = core.list_namespaced_event(namespace, field_selector="involvedObject.name=cfg")
+    assert f"Error: {said}" in [e.message for e in events.items if e.reason == "Failed"]
+
+    assert kubesim_cli(kubesim_server.url, "cluster", "allow-start", target) == {"refused": None}
+    wait_for(lambda: is_ready(read(core, namespace, "cfg")), what="Ready again")
+
+
 def test_scaling_down_removes_the_not_ready_pod_first(cluster, apps, core, namespace):
     apps.create_namespaced_deployment(namespace, deployment("memcached", replicas=3))
     wait_for(
