@@ -506,7 +506,8 @@ def _daemonset_findings(observed: Observed) -> list[Finding]:
         )
         label = (
             f"Label the nodes that should run it (kubectl label node NODE {labels}), or change "
-            f"{_selector_field(observed)}. If nodes have the label (kubectl get nodes -l {text}), "
+            f"{_selector_field(observed)}. If nodes have {'them' if len(selector) > 1 else 'it'} "
+            f"(kubectl get nodes -l {text}), "
             if text
             else "On the nodes that should run it, "
         )
@@ -526,8 +527,9 @@ def _daemonset_findings(observed: Observed) -> list[Finding]:
 
 def pod_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
     """What keeps the CR's pods from running and ready (`pods`: the live ones it owns),
-    most specific first: refused creates, images, crash loops, no node, readiness, a node
-    that stopped reporting, and a DaemonSet no node is selected for."""
+    most specific first: refused creates, images, containers the kubelet cannot start, crash
+    loops, no node, readiness, a node that stopped reporting, and a DaemonSet no node is
+    selected for."""
     return [
         *_refused_pods_findings(observed),
         *_pull_findings(observed, pods),

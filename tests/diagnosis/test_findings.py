@@ -685,7 +685,7 @@ def test_a_daemonset_that_selects_no_node_names_its_selector() -> None:
                         fields=CrFields(node_selector="spec.nodeSelector"))  # fmt: skip
     assert diagnose(observed)[0].todo == (
         "Label the nodes that should run it (kubectl label node NODE hw=accel), or change the "
-        "CR's node selector, spec.nodeSelector. If nodes have the label (kubectl get nodes -l "
+        "CR's node selector, spec.nodeSelector. If nodes have it (kubectl get nodes -l "
         "hw=accel), remove the taint that keeps its pods off them (kubectl describe node NODE "
         "shows its taints)."
     )
@@ -693,7 +693,7 @@ def test_a_daemonset_that_selects_no_node_names_its_selector() -> None:
     daemonset["spec"]["template"]["spec"]["nodeSelector"] = {"hw": "accel", "zone": "a"}
     assert (
         "(kubectl label node NODE hw=accel zone=a), or change the CR's node selector, "
-        "spec.nodeSelector. If nodes have the label (kubectl get nodes -l hw=accel,zone=a)"
+        "spec.nodeSelector. If nodes have them (kubectl get nodes -l hw=accel,zone=a)"
         in diagnose(observed)[0].todo
     )
     daemonset["status"]["observedGeneration"] = 0  # not counted yet: nothing to say
