@@ -163,10 +163,8 @@ class Kubelet(Controller[Key]):
                 self._event(pod, "warning", "Failed", f"Error: {message or reason}", c)
         elif not reason and rt.stage == "start_refused":  # started as after a crash, or anew
             ran = bool(rt.container_started)
-            rt.stage, rt.due = (
-                ("crashed" if ran else "creating"),
-                time.monotonic() + (self.ctx.start_delay()),
-            )
+            rt.stage = "crashed" if ran else "creating"
+            rt.due = time.monotonic() + self.ctx.start_delay()
             if ran:
                 rt.running = {c["name"] for c in pod["spec"].get("containers") or []}
         self.enqueue(key_of(pod))
