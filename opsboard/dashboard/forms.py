@@ -304,8 +304,9 @@ class LabelsField(forms.Field):
         self.min_labels, self.max_labels = min_labels, max_labels
 
     def prepare_value(self, value: Any) -> Any:
+        # By key: a map's order means nothing (PostgreSQL's jsonb keeps its own).
         if isinstance(value, dict):
-            return ", ".join(f"{key}={label}" for key, label in value.items())
+            return ", ".join(f"{key}={label}" for key, label in sorted(value.items()))
         return value
 
     def to_python(self, value: Any) -> dict[str, str] | None:

@@ -73,14 +73,14 @@ def test_the_form_replaces_the_selector_whole_and_its_revert_sets_the_old_one_ba
     html = operator_client.post(url + "patch/apply/", hidden, **HX).content.decode()
     wanted = {"kubernetes.io/os": "linux", "example.com/fpga": "yes"}
     assert _selector(cluster_kube, namespace) == wanted  # merged, the old key would stay
-    applied = "<code>spec.nodeSelector</code> → <code>kubernetes.io/os=linux, example.com/fpga=yes"
+    applied = "<code>spec.nodeSelector</code> → <code>example.com/fpga=yes, kubernetes.io/os=linux"
     assert applied in html
     entry = AuditEntry.objects.get()
     assert (entry.result, entry.before, entry.after) == (
         "applied", {"spec.nodeSelector": FIRST}, {"spec.nodeSelector": wanted}
     )  # fmt: skip
     audit = admin_client_.get("/audit/").content.decode()
-    assert "spec.nodeSelector=kubernetes.io/os=linux, example.com/fpga=yes" in audit
+    assert "spec.nodeSelector=example.com/fpga=yes, kubernetes.io/os=linux" in audit
 
     # Not mirrored yet: the history has the change from its audit entry, label by label.
     [change, _] = cr_history(cr=accel)

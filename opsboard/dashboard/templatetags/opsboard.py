@@ -151,7 +151,7 @@ def field_value(value: Any) -> str:
     if value is None:
         return "none"
     if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
-        return ", ".join(f"{key}={label}" for key, label in value.items())
+        return ", ".join(f"{key}={label}" for key, label in sorted(value.items()))
     if isinstance(value, dict | list):
         return str(yaml.dump(value, Dumper=_DUMPER, default_flow_style=True).strip())
     return _plain(value)
