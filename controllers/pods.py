@@ -3,6 +3,7 @@ without someone's help (an image that cannot be pulled, a crash loop, no node fo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from controllers.base import Body
@@ -34,12 +35,28 @@ def pod_is_ready(pod: Body) -> bool:
     return condition_of(pod, "Ready").get("status") == "True"
 
 
-def stuck_count(*stuck: list[tuple[Body, Body]]) -> int:
-    """How many pods are not ready with a container waiting for an image it cannot pull, one
-    the kubelet cannot start (from `waiting`) or in a crash loop (from `crashing`): they will
-    not get ready without someone's help, so they count as neither ready nor starting."""
-    return len({pod["metadata"]["name"] for found in stuck for pod, _ in found
-                if not pod_is_ready(pod)})  # fmt: skip
+@dataclass(frozen=True)
+class Stuck:
+    """(pod, containerStatus) pairs of the containers that will not get ready without
+    someone's help, by why: waiting for an image that cannot be pulled, waiting for a start
+    the kubelet cannot make, in a crash loop (`crashing`)."""
+
+    pulls: list[tuple[Body, Body]]
+    cannot_start: list[tuple[Body, Body]]
+    crashes: list[tuple[Body, Body]]
+
+    @property
+    def count(self) -> int:
+        """How many pods they keep from ready: those count as neither ready nor starting."""
+        found = [*self.pulls, *self.cannot_start, *self.crashes]
+        return len({pod["metadata"]["name"] for pod, _ in found if not pod_is_ready(pod)})
+
+
+def stuck_pods(live: list[Body], *, now: datetime | None) -> Stuck:
+    """The containers of `live` pods stuck at `now`, by why."""
+    return Stuck(
+        waiting(live, PULL_FAILURES), waiting(live, START_FAILURES), crashing(live, now=now)
+    )
 
 
 def pod_images(pod: Body) -> set[str]:

@@ -10,16 +10,12 @@ from controllers.fields import deep_get
 from controllers.graces import DEFAULT_GRACES, Graces
 from controllers.ownership import selector_string
 from controllers.pods import (
-    PULL_FAILURES,
-    START_FAILURES,
-    crashing,
     exit_words,
     last_exit,
     pod_images,
     pod_is_ready,
     spec_image,
-    stuck_count,
-    waiting,
+    stuck_pods,
 )
 from controllers.problems import PODS_REFUSED, Problem
 from controllers.refusals import REASON, current_refusal, event_message, refusal_advice
@@ -168,10 +164,8 @@ def workload_status(
     at = parse_time(now)
     settled = unready(pods, now=at, grace=graces.unready)
     held = [p for p in settled.lost if deep_get(p, "metadata.deletionTimestamp")]
-    pulls, crashes = waiting(live, PULL_FAILURES), crashing(live, now=at)
-    cannot_start = waiting(live, START_FAILURES)
-    stuck = stuck_count(pulls, cannot_start, crashes)
-    not_starting = len(settled.lost) - len(held) + len(settled.failing) + stuck
+    stuck = stuck_pods(live, now=at)
+    not_starting = len(settled.lost) - len(held) + len(settled.failing) + stuck.count
 
     # Worded by the size: "0/1 pod ready", "1/3 pods ready", "1 pod runs nginx".
     pods_of_size, runs = plural(size, "pod"), plural(size, "runs", "run")
@@ -193,7 +187,7 @@ def workload_status(
     degraded: tuple[str, str] | None = None
     if problem:
         degraded = problem
-    elif pulls:
+    elif pulls := stuck.pulls:
         # One message for ErrImagePull and ImagePullBackOff: a node alternates between the two,
         # and the condition must not flap with it.
         pod, status = pulls[0]
@@ -202,10 +196,10 @@ def workload_status(
             f"Image {spec_image(pod, status)} cannot be pulled: {count(len(pulls), 'pod')} "
             f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}",
         )
-    elif cannot_start:
-        degraded = start_problem(cannot_start)
-    elif crashes:
-        degraded = crashing_problem(crashes)
+    elif stuck.cannot_start:
+        degraded = start_problem(stuck.cannot_start)
+    elif stuck.crashes:
+        degraded = crashing_problem(stuck.crashes)
     else:
         # Pending past the grace: for good until someone frees a node, not "Progressing".
         degraded = (

@@ -6,14 +6,7 @@ from controllers.base import Body
 from controllers.conditions import conditions_from, parse_time
 from controllers.fields import deep_get
 from controllers.graces import DEFAULT_GRACES, Graces
-from controllers.pods import (
-    PULL_FAILURES,
-    START_FAILURES,
-    crashing,
-    pod_is_ready,
-    stuck_count,
-    waiting,
-)
+from controllers.pods import Stuck, pod_is_ready, stuck_pods
 from controllers.problems import Problem
 from controllers.ptemplate.desired import (
     RESOURCES_PATH,
@@ -48,9 +41,7 @@ def _degraded(
     desired: int | None,
     pending: Unscheduled,
     refused: Problem | None,
-    pulls: list[tuple[Body, Body]],
-    cannot_start: list[tuple[Body, Body]],
-    crashes: list[tuple[Body, Body]],
+    blocked: Stuck,
     settled: Unready,
 ) -> tuple[str, str] | None:
     if desired == 0:
@@ -71,16 +62,16 @@ def _degraded(
         return unschedulable_problem(stuck, noun="consumer pod")
     if refused:  # a quota or admission refuses the DaemonSet's pods: none is created
         return refused
-    if pulls:
+    if pulls := blocked.pulls:
         pod, _ = pulls[0]
         return "ImagePullFailed", (
             f"Image {spec_image(cr)} cannot be pulled: {count(len(pulls), 'pod')} "
             f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}"
         )
-    if cannot_start:
-        return start_problem(cannot_start)
-    if crashes:
-        return crashing_problem(crashes)
+    if blocked.cannot_start:
+        return start_problem(blocked.cannot_start)
+    if blocked.crashes:
+        return crashing_problem(blocked.crashes)
     # Running, not ready, not starting: on a lost node, or a readiness probe that fails.
     return unready_problem(settled, workload=None, noun="consumer pod")
 
@@ -128,12 +119,10 @@ def compute_status(
     # A DaemonSet's pod evicted from a lost node is replaced: none holds its place.
     at = parse_time(now)
     settled = unready(live, now=at, grace=graces.unready)
-    pulls, crashes = waiting(live, PULL_FAILURES), crashing(live, now=at)
-    cannot_start = waiting(live, START_FAILURES)
-    stuck = stuck_count(pulls, cannot_start, crashes)
-    not_starting = len(settled.lost) + len(settled.failing) + stuck
+    stuck = stuck_pods(live, now=at)
+    not_starting = len(settled.lost) + len(settled.failing) + stuck.count
     degraded = problem or _degraded(
-        cr, desired if counted else None, pending, refused, pulls, cannot_start, crashes, settled
+        cr, desired if counted else None, pending, refused, stuck, settled
     )
     consumers, runs = plural(desired or 0, "consumer pod"), plural(desired or 0, "runs", "run")
     if desired is None:
