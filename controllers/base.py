@@ -93,7 +93,12 @@ class TemporaryError(Exception):
 
 
 class PermanentError(Exception):
-    """A mistake the user must fix (an invalid spec): reported, never retried in a loop."""
+    """A mistake the user must fix (an invalid spec): reported, never retried in a loop.
+    `said`: the API server's own words, without the call, where it answered."""
+
+    def __init__(self, message: str, *, said: str = "") -> None:
+        super().__init__(message)
+        self.said = said or message
 
 
 class Reporter(Protocol):

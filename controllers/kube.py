@@ -62,11 +62,10 @@ class Forbidden(PermanentError):
     """403: refused by authorization (NotGranted: RBAC must change) or by admission (a quota,
     a webhook, PodSecurity, a StorageClass that cannot grow a claim; a webhook's denial of
     any code). Either may change with no change of the object: the engine retries a
-    reconcile's 403, slowly. `said`: the API server's own words, without the call."""
+    reconcile's 403, slowly."""
 
     def __init__(self, text: str, *, said: str = "") -> None:
-        super().__init__(text)
-        self.said = said or text
+        super().__init__(text, said=said)
         # Set by a controller that has told it itself, in its own words (its Degraded
         # condition and that condition's Warning Event): the engine retries it the same,
         # and posts no Warning of its own, so one refusal is one Warning, not two.
@@ -101,9 +100,8 @@ class Invalid(PermanentError):
     the whole object is validated on every write of its spec."""
 
     def __init__(self, text: str, *, fields: tuple[str, ...] = (), said: str = "") -> None:
-        super().__init__(text)
+        super().__init__(text, said=said)
         self.fields = fields
-        self.said = said or text
 
 
 class WebhookUnreachable(TemporaryError):
@@ -299,7 +297,7 @@ def _error(status: int, data: bytes, headers: Any, what: str) -> Exception:
         fields = [str(c.get("field")) for c in causes if isinstance(c, dict) and c.get("field")]
         return Invalid(text, fields=tuple(dict.fromkeys(fields)), said=message)
     # 400, 403, 405, 415, 422: the request itself is wrong; the user (or RBAC) must change.
-    return PermanentError(text)
+    return PermanentError(text, said=message)
 
 
 @contextlib.contextmanager

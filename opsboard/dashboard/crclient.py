@@ -7,7 +7,6 @@ act on. With impersonation on, each call about a CR or its pods is made as the p
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,6 @@ from controllers.kube import (
 )
 from opsboard.accounts.kube_identity import KubeIdentity
 
-_ANSWERED = re.compile(r"^[A-Z]+ \S+: \d{3} ")  # "GET /api/v1/...: 400 " before its message
 # The web app's writes (a person's patch, through /scale or not) in the cluster's
 # managedFields and audit log, told apart from the operators' ("opsboard").
 WEB_FIELD_MANAGER = "opsboard-web"
@@ -146,16 +144,11 @@ def pod_log(
     except NotGranted as exc:
         raise ClusterError(f"The cluster's RBAC refuses: {exc.said}", forbidden=str(exc)) from None
     except PermanentError as exc:  # 400: not started yet, or no previous run to show
-        raise ClusterError(f"The API server has no such log: {_said(exc)}") from None
+        raise ClusterError(f"The API server has no such log: {exc.said}") from None
     except TemporaryError as exc:
         raise ClusterError(
             f"The cluster is unreachable or failing ({exc}).", unreachable=True
         ) from None
-
-
-def _said(exc: Exception) -> str:
-    """The API server's message in an error, without the request it answered."""
-    return _ANSWERED.sub("", str(exc), count=1)
 
 
 def cr_merge_patch(
