@@ -129,7 +129,7 @@ def spec_fields(spec: Any, prefix: str = "") -> list[tuple[str, str]]:
         elif isinstance(value, list) and all(not isinstance(v, dict | list) for v in value):
             rows.append((path, ", ".join(_plain(v) for v in value) or "[]"))
         elif isinstance(value, dict | list):
-            rows.append((path, yaml.dump(value, Dumper=_DUMPER, default_flow_style=True).strip()))
+            rows.append((path, _flow(value)))
         else:
             rows.append((path, _plain(value)))
     return rows
@@ -153,8 +153,13 @@ def field_value(value: Any) -> str:
     if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
         return ", ".join(f"{key}={label}" for key, label in sorted(value.items()))
     if isinstance(value, dict | list):
-        return str(yaml.dump(value, Dumper=_DUMPER, default_flow_style=True).strip())
+        return _flow(value)
     return _plain(value)
+
+
+def _flow(value: Any) -> str:
+    """A map or list on one line, as flow YAML: [{size: 2Gi}]."""
+    return str(yaml.dump(value, Dumper=_DUMPER, default_flow_style=True).strip())
 
 
 def _plain(value: Any) -> str:
@@ -205,7 +210,7 @@ def query_with(query: QueryDict, name: str, value: object) -> str:
 
 # The detail page's two long tables are built here, not in a template loop: at 100 pods the
 # loop's variable lookups, escapes and number formats were half of the page's time.
-_LOG_LINK = '<a href="{}pods/{}/log/" title="Its log">{}</a>'  # a pod's name
+_LOG_LINK = '<a href="{}" title="Its log">{}</a>'  # a pod's name
 _POD_ROW = (
     '<tr><td class="mono">{}</td><td>{}</td>'
     '<td><span class="badge {}">{}</span></td><td>{}</td><td>{}</td><td>{}</td></tr>'
@@ -252,7 +257,7 @@ def _pod_row(pod: KubeObject | None, name: str, cr_url: str) -> SafeString:
     ready = pod_is_ready({"status": status})
     return html_row(
         _POD_ROW,
-        html_row(_LOG_LINK, cr_url, quote(name), name),
+        html_row(_LOG_LINK, _log_url(cr_url, name), name),
         status.get("phase", "Pending"),
         "c-true" if ready else "c-false",
         "ready" if ready else "not ready",
@@ -283,7 +288,12 @@ def tree_rows(rows: list[tuple[int, TreeNode]], cr_url: str) -> SafeString:
 def _log_link(node: TreeNode, cr_url: str) -> str | SafeString:
     if node.kind != "Pod" or node.obj is None:
         return node.name
-    return html_row(_LOG_LINK, cr_url, quote(node.name), node.name)
+    return html_row(_LOG_LINK, _log_url(cr_url, node.name), node.name)
+
+
+def _log_url(cr_url: str, pod: str) -> str:
+    """The log page of the CR's pod `pod`, under the CR's page at `cr_url`."""
+    return f"{cr_url}pods/{quote(pod)}/log/"
 
 
 # A run's row: its object and start, its trigger, its outcome and duration, what it did.
@@ -370,7 +380,7 @@ def finding_todo(
             todo = format_html('{} See the <a href="#{}">{}</a> below.', todo, see, see.heading)
     if (log := finding.log) is not None:
         query = {"container": log.container} | ({"previous": "1"} if log.previous else {})
-        url = f"{cr_url}pods/{quote(log.pod)}/log/?{urlencode(query)}"
+        url = f"{_log_url(cr_url, log.pod)}?{urlencode(query)}"
         which = "That log" if log.previous else "Its log"
         todo = format_html('{} <a href="{}">{}, here</a>.', todo, url, which)
     if cr is not None and info is not None and (named := form_field_named(info, finding.todo)):
