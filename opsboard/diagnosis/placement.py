@@ -10,6 +10,7 @@ helpful for scheduling.." Nodes are not mirrored, so the message is all there is
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from controllers.wording import count
 
@@ -36,7 +37,7 @@ def kept_off(message: str) -> tuple[str, str] | None:
     """(what, todo) when cordons or taints keep the pod off every node its selector allows;
     None if another reason rules a node out (a resource, a volume: told elsewhere)."""
     cordoned, mismatched = 0, 0
-    taints: dict[str, tuple[str, int]] = {}  # "key=value" → (key, nodes)
+    taints: Counter[tuple[str, str]] = Counter()  # ("key=value", key) → nodes
     for nodes, reason in ruled_out(message):
         if reason == CORDONED:
             cordoned += nodes
@@ -44,8 +45,7 @@ def kept_off(message: str) -> tuple[str, str] | None:
             mismatched += nodes
         elif taint := _TAINT.fullmatch(reason):
             key, value = taint[1], taint[2].strip()
-            shown = f"{key}={value}" if value else key
-            taints[shown] = (key, taints.get(shown, (key, 0))[1] + nodes)
+            taints[(f"{key}={value}" if value else key, key)] += nodes
         else:
             return None
     if not cordoned and not taints:
@@ -53,11 +53,11 @@ def kept_off(message: str) -> tuple[str, str] | None:
     parts = [f"{count(cordoned, 'node')} cordoned"] if cordoned else []
     if mismatched:
         parts.append(f"{count(mismatched, 'node')} not matching its node selector")
-    parts += [f"{count(n, 'node')} tainted {shown}" for shown, (_, n) in taints.items()]
+    parts += [f"{count(n, 'node')} tainted {shown}" for (shown, _), n in taints.items()]
     steps = ["uncordon them (kubectl uncordon NODE; kubectl get nodes shows them "
              "SchedulingDisabled)"] if cordoned else []  # fmt: skip
     steps += [f"remove the taint {shown} (kubectl taint nodes NODE {key}-)"
-              for shown, (key, _) in taints.items()]  # fmt: skip
+              for shown, key in taints]  # fmt: skip
     which = (", which the pods do not tolerate" if len(taints) == 1 else
              ", taints the pods do not tolerate") if taints else ""  # fmt: skip
     return (

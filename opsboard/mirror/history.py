@@ -75,8 +75,7 @@ def changed_by(writers: Sequence[SpecWriter], before: Body | None, after: Body) 
     latest writer by time. A /scale write's entry has no time, so time alone would credit
     the writer before it."""
     if before is not None:
-        old, new = _leaves(before), _leaves(after)
-        changed = [path for path in old.keys() | new.keys() if old.get(path) != new.get(path)]
+        changed = _changed(before, after)
         # A manager that holds a changed key itself made the change; one holding only the
         # map above it holds it whole (an atomic map), or held it before the keys were
         # taken from it (the Update that changes a key takes it): credited only if no one
@@ -87,6 +86,12 @@ def changed_by(writers: Sequence[SpecWriter], before: Body | None, after: Body) 
             return ", ".join(dict.fromkeys(owners))
     timed = [w for w in writers if w.time]
     return max(timed, key=lambda w: w.time).manager if timed else ""
+
+
+def _changed(before: Body, after: Body) -> list[tuple[str, ...]]:
+    """The key paths of the leaves that differ between two specs, in order."""
+    old, new = _leaves(before or {}), _leaves(after or {})
+    return sorted(path for path in old.keys() | new.keys() if old.get(path) != new.get(path))
 
 
 def _leaves(value: Any, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
@@ -155,12 +160,10 @@ def spec_reverted(before: Body, after: Body) -> dict[str, Any]:
     old value} (None removes a field added). A path goes no deeper than a key with a dot in
     it (a label's, kubernetes.io/os), which no dotted path can name: that key's map is set
     back whole."""
-    old, new = _leaves(before or {}), _leaves(after or {})
     reverted: dict[str, Any] = {}
-    for path in sorted(old.keys() | new.keys()):
-        if old.get(path) != new.get(path):
-            cut = next((i for i, key in enumerate(path) if "." in key), len(path))
-            reverted[".".join(("spec", *path[:cut]))] = _at(before or {}, path[:cut])
+    for path in _changed(before, after):
+        cut = next((i for i, key in enumerate(path) if "." in key), len(path))
+        reverted[".".join(("spec", *path[:cut]))] = _at(before or {}, path[:cut])
     return reverted
 
 
