@@ -1,5 +1,6 @@
-"""Why the scheduler placed a pod on no node, read from its message (pure): nodes cordoned,
-or with a taint the pod does not tolerate, beside those its node selector rules out.
+"""Why the scheduler placed a pod on no node, read from its message (pure): its node selector
+matched none, or nodes cordoned or with a taint the pod does not tolerate, beside those the
+selector rules out.
 
 kube-scheduler v1.28 counts the nodes each filter ruled out, and kubesim writes the same:
 "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) had untolerated taint
@@ -15,9 +16,21 @@ from collections import Counter
 from controllers.wording import count
 
 _DETAIL = re.compile(r"0/\d+ nodes are available: (.*?)\.(?: preemption:|$)")
+_NODES = re.compile(r"0/(\d+) nodes are available")
 _TAINT = re.compile(r"node\(s\) had untolerated taint \{(.*?): (.*?)\}")
 CORDONED = "node(s) were unschedulable"
 MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+_MISMATCH = re.compile(rf"(?:(\d+) )?{re.escape(MISMATCH)}")
+
+
+def matches_no_node(message: str) -> bool:
+    """Every node was excluded by the node selector or affinity, none for another reason."""
+    mismatch, nodes = _MISMATCH.search(message), _NODES.search(message)
+    if mismatch is None:
+        return False
+    if mismatch[1] is None or nodes is None:  # no counts: judge by the reason alone
+        return True
+    return mismatch[1] == nodes[1]
 
 
 def ruled_out(message: str) -> list[tuple[int, str]]:

@@ -36,13 +36,11 @@ from opsboard.diagnosis.observed import (
     name_of,
     of_kind,
 )
-from opsboard.diagnosis.placement import kept_off
+from opsboard.diagnosis.placement import kept_off, matches_no_node
 
 # The scheduler's message counts the nodes it excluded by reason: "0/3 nodes are available:
 # 1 Insufficient example.com/accel, 2 node(s) didn't match Pod's node affinity/selector."
-_NODES = re.compile(r"0/(\d+) nodes are available")
 _INSUFFICIENT = re.compile(r"(?:(\d+) )?Insufficient ([\w./-]+?)\.?(?:[,\s]|$)")
-_NODE_MISMATCH = re.compile(r"(?:(\d+) )?node\(s\) didn't match Pod's node affinity/selector")
 
 
 def _controller_uid(obj: Body) -> str:
@@ -285,16 +283,6 @@ def _short_of(observed: Observed, pod: Body, message: str) -> tuple[str, str] | 
     return what, f"{_lower(observed, pod, list(short))}, or {more}."
 
 
-def _matches_no_node(message: str) -> bool:
-    """Every node was excluded by the node selector or affinity, none for another reason."""
-    mismatch, nodes = _NODE_MISMATCH.search(message), _NODES.search(message)
-    if mismatch is None:
-        return False
-    if mismatch[1] is None or nodes is None:  # no counts: judge by the reason alone
-        return True
-    return mismatch[1] == nodes[1]
-
-
 def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
     stuck = []
     for pod in pods:
@@ -308,7 +296,7 @@ def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Findin
     selector_text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
     if short := _short_of(observed, pod, message):
         what, todo = short
-    elif selector and _matches_no_node(message):
+    elif selector and matches_no_node(message):
         what = f"no node matches the node selector {selector_text}"
         todo = f"Label a node to match ({selector_text}) or change {_selector_field(observed)}."
     elif kept := kept_off(message):
