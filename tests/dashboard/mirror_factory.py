@@ -6,7 +6,10 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from controllers.base import Body, Kind
+from opsboard.mirror.history import spec_versions_record
 from opsboard.mirror.models import KubeObject
+from opsboard.mirror.writer import mirror_apply
 
 MEMCACHED_API = "cache.example.com/v1alpha1"
 
@@ -95,3 +98,10 @@ def memcached_with_pods(name: str, *, size: int, namespace: str = "default") -> 
          for p in pods]
     )  # fmt: skip
     return cr
+
+
+def mirror_as_watcher(kind: Kind, body: Body, event: str = "MODIFIED") -> KubeObject:
+    """What the watcher does on an event for an object read from the cluster: mirror it and
+    record its spec's version (the change history's)."""
+    spec_versions_record(mirror_apply(kind=kind, events=[(event, body)]))
+    return KubeObject.objects.get(uid=body["metadata"]["uid"])

@@ -10,15 +10,13 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from controllers.base import Body
 from controllers.kube import ApiKube
 from controllers.ptemplate.desired import PTEMPLATE
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.history import cr_history
-from opsboard.mirror.history import spec_versions_record
 from opsboard.mirror.models import KubeObject
-from opsboard.mirror.writer import mirror_apply
 from tests.controllers.ptemplate_helpers import SPEC
+from tests.dashboard.mirror_factory import mirror_as_watcher
 from tests.support.review import hidden_fields, review
 
 pytestmark = pytest.mark.django_db
@@ -34,15 +32,7 @@ def accel(cluster_kube: ApiKube, namespace: str) -> KubeObject:
         "apiVersion": PTEMPLATE.api_version, "kind": PTEMPLATE.kind,
         "metadata": {"name": "accel", "namespace": namespace}, "spec": SPEC,
     })  # fmt: skip
-    spec_versions_record(mirror_apply(kind=PTEMPLATE, events=[("ADDED", body)]))
-    return KubeObject.objects.get(uid=body["metadata"]["uid"])
-
-
-def _mirror(kube: ApiKube, namespace: str) -> Body:
-    """What the watcher does on the next event: mirror the object and record its version."""
-    body = kube.get(PTEMPLATE, namespace, "accel")
-    spec_versions_record(mirror_apply(kind=PTEMPLATE, events=[("MODIFIED", body)]))
-    return body
+    return mirror_as_watcher(PTEMPLATE, body, "ADDED")
 
 
 def _selector(kube: ApiKube, namespace: str) -> dict[str, str]:
@@ -105,7 +95,7 @@ def test_a_kubectl_edit_of_labels_with_dots_is_reverted_to_the_map_it_replaced(
     kubectl_edit.patch(PTEMPLATE, namespace, "accel", {"spec": {"nodeSelector": {
         "node-role.kubernetes.io/worker": "gpu", "topology.kubernetes.io/zone": "a",
     }}})  # fmt: skip
-    _mirror(cluster_kube, namespace)
+    mirror_as_watcher(PTEMPLATE, cluster_kube.get(PTEMPLATE, namespace, "accel"))
     url = f"/k/ptemplate/{namespace}/accel/"
     change = cr_history(cr=accel)[0]
     assert change.by == "kubectl-edit (field manager)"

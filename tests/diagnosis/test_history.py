@@ -16,7 +16,7 @@ from opsboard.dashboard.history import cr_history
 from opsboard.mirror.history import changed_by, spec_versions_record
 from opsboard.mirror.models import KubeObject, SpecVersion
 from opsboard.mirror.writer import mirror_apply, spec_writers
-from tests.dashboard.mirror_factory import MEMCACHED_API
+from tests.dashboard.mirror_factory import MEMCACHED_API, mirror_as_watcher
 from tests.support.review import hidden_fields
 
 pytestmark = pytest.mark.django_db
@@ -74,14 +74,12 @@ def cache(cluster_kube: ApiKube, namespace: str) -> KubeObject:
         "metadata": {"name": "cache", "namespace": namespace},
         "spec": {"size": 2, "image": "memcached:1.6"},
     })  # fmt: skip
-    spec_versions_record(mirror_apply(kind=MEMCACHED, events=[("ADDED", body)]))
-    return KubeObject.objects.get(uid=body["metadata"]["uid"])
+    return mirror_as_watcher(MEMCACHED, body, "ADDED")
 
 
 def _mirror(kube: ApiKube, namespace: str) -> None:
-    """What the watcher does on the next event: mirror the object and record its version."""
-    body = kube.get(MEMCACHED, namespace, "cache")
-    spec_versions_record(mirror_apply(kind=MEMCACHED, events=[("MODIFIED", body)]))
+    """What the watcher does on the next event."""
+    mirror_as_watcher(MEMCACHED, kube.get(MEMCACHED, namespace, "cache"))
 
 
 def test_a_change_made_with_kubectl_is_reverted_through_the_review(
