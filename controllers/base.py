@@ -49,6 +49,7 @@ DEPLOYMENT = Kind("apps", "v1", "Deployment", "deployments")
 REPLICASET = Kind("apps", "v1", "ReplicaSet", "replicasets")
 STATEFULSET = Kind("apps", "v1", "StatefulSet", "statefulsets")
 DAEMONSET = Kind("apps", "v1", "DaemonSet", "daemonsets")
+NODE = Kind("", "v1", "Node", "nodes", namespaced=False)
 
 
 @dataclass(frozen=True, order=True)

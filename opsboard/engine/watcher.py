@@ -23,6 +23,7 @@ from django.conf import settings
 from controllers import trace
 from controllers.base import (
     EVENT,
+    NODE,
     POD,
     REPLICASET,
     Body,
@@ -52,8 +53,9 @@ from opsboard.mirror.writer import (
 )
 
 log = logging.getLogger(__name__)
-# Mirrored for the UI (owner trees, an object's Events), and to map Pods to their owners.
-MIRROR_ONLY = (REPLICASET, EVENT)
+# Mirrored for the UI (owner trees, an object's Events), to map Pods to their owners, and
+# for the Diagnosis to name the nodes that keep pods off (cordoned, tainted, unlabelled).
+MIRROR_ONLY = (REPLICASET, EVENT, NODE)
 # Workloads that tell a refused pod create (a quota, admission) only in a FailedCreate
 # Event, having no ReplicaFailure condition: those Events are mirrored for the operators'
 # status and the diagnosis (controllers.refusals).

@@ -31,6 +31,9 @@ def derive_health(kind: str, status: dict[str, Any], *, stale: bool) -> str:
     """Degraded=True wins; Available=True counts only when the status is not stale."""
     if kind == "Pod":  # pods say Ready, not Available
         return _pod_health(status)
+    if kind == "Node":  # Ready, or its kubelet stopped reporting (Unknown) or is unwell
+        ready = _condition(status.get("conditions") or [], "Ready")
+        return UNKNOWN if ready is None else AVAILABLE if ready == "True" else DEGRADED
     conditions = status.get("conditions") or []
     if not conditions:
         return UNKNOWN

@@ -11,7 +11,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from controllers.base import Kind
+from controllers.base import NODE, Body, Kind
 from controllers.pods import pod_claims
 from opsboard.mirror.models import (
     BODY_COPIES,
@@ -35,6 +35,7 @@ SORTS = {
 # "app=web" or "app=web,tier=cache": a label search; anything else matches names.
 _LABEL_TERM = re.compile(r"^\s*([\w./-]+)\s*=\s*([\w.-]*)\s*$")
 _TREE_DEPTH = 4  # CR → Deployment → ReplicaSet → Pod
+_NODE = {"api_version": NODE.api_version, "kind": NODE.kind}
 
 
 def objects_of(kind: Kind) -> QuerySet[KubeObject]:
@@ -183,6 +184,15 @@ def service_pods(*, service: KubeObject) -> list[KubeObject]:
     pods = KubeObject.objects.filter(kind="Pod", api_version="v1", namespace=service.namespace)
     pods = pods.filter(**{f"labels__{key}": value for key, value in selector.items()})
     return [pod for pod in pods.order_by("name") if _selects(selector, pod.labels)]
+
+
+def nodes() -> list[Body] | None:
+    """The cluster's mirrored Nodes; None while the watcher has not listed them (it may not
+    be allowed to: k8s/rbac/role.yaml grants it)."""
+    if not KindWatch.objects.filter(**_NODE, listed_at__isnull=False).exists():
+        return None
+    rows = KubeObject.objects.filter(**_NODE, deleted_at__isnull=True).order_by("name")
+    return [row.body for row in rows.only("body")]
 
 
 def object_events(*, uid: str, limit: int = 50) -> list[KubeObject]:

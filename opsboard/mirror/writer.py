@@ -20,7 +20,7 @@ import orjson
 from django.db import connection, transaction
 from django.utils import timezone
 
-from controllers.base import Body, Kind
+from controllers.base import NODE, Body, Kind
 from controllers.fields import controlling_ref
 from opsboard.db_retry import retrying
 from opsboard.mirror.models import KindWatch, KubeObject, body_copies
@@ -195,14 +195,23 @@ def spec_writers(body: Body) -> tuple[SpecWriter, ...]:
 
 def _trimmed(body: Body) -> Body:
     """Without what no page or controller reads, and which is often most of an object:
-    managedFields (kubectl get -o yaml hides them too) and kubectl's last-applied copy."""
+    managedFields (kubectl get -o yaml hides them too), kubectl's last-applied copy, and
+    the images a Node holds (kubelet reports up to 50, often most of the Node)."""
     meta = body.get("metadata") or {}
     annotations = meta.get("annotations") or {}
-    if "managedFields" not in meta and LAST_APPLIED not in annotations:
+    status = body.get("status") or {}
+    images = body.get("kind") == NODE.kind and "images" in status
+    if "managedFields" not in meta and LAST_APPLIED not in annotations and not images:
         return body
     meta = {k: v for k, v in meta.items() if k != "managedFields"}
     if LAST_APPLIED in annotations:
         meta["annotations"] = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
+    if images:
+        return {
+            **body,
+            "metadata": meta,
+            "status": {k: v for k, v in status.items() if k != "images"},
+        }
     return {**body, "metadata": meta}
 
 

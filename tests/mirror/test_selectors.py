@@ -7,12 +7,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from controllers.base import DEPLOYMENT, POD, REPLICASET, SERVICE
+from controllers.base import DEPLOYMENT, NODE, POD, REPLICASET, SERVICE
 from opsboard.mirror.models import STALE, KubeObject, WatcherHeartbeat
 from opsboard.mirror.selectors import (
     cr_health_counts,
     cr_list,
     mirror_freshness,
+    nodes,
     owner_tree,
     service_pods,
 )
@@ -25,7 +26,9 @@ pytestmark = pytest.mark.django_db
 def add(*bodies: dict) -> None:
     for body in bodies:
         kind = next(
-            k for k in (MEMCACHED, DEPLOYMENT, REPLICASET, POD, SERVICE) if k.kind == body["kind"]
+            k
+            for k in (MEMCACHED, DEPLOYMENT, REPLICASET, POD, SERVICE, NODE)
+            if k.kind == body["kind"]
         )
         mirror_apply(kind=kind, events=[("ADDED", body)])
 
@@ -137,3 +140,12 @@ def test_mirror_freshness_reports_the_leader_and_last_event() -> None:
 
 def test_mirror_freshness_without_watcher_is_down() -> None:
     assert not mirror_freshness().watcher_up
+
+
+def test_nodes_are_none_until_the_watcher_has_listed_them_then_by_name() -> None:
+    add(obj(NODE, "b", namespace=""), obj(NODE, "a", namespace=""), obj(POD, "p"))
+    assert nodes() is None  # never listed: perhaps not allowed to (the Diagnosis says NODE)
+    kind_watches_save({NODE: ("7", False, True)})
+    assert nodes() is None  # a resume point alone is not a list
+    kind_watches_save({NODE: ("8", True, False)})
+    assert [n["metadata"]["name"] for n in nodes() or []] == ["a", "b"]

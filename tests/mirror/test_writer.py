@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from controllers.base import DEPLOYMENT
+from controllers.base import DEPLOYMENT, NODE
 from opsboard.mirror import writer
 from opsboard.mirror.models import KubeObject
 from opsboard.mirror.writer import KindEvents, mirror_apply, mirror_apply_kinds, mirror_relist
@@ -121,6 +121,21 @@ def test_managed_fields_and_the_last_applied_copy_are_not_mirrored() -> None:
     assert row.annotations == {"team": "cache"} == row.body["metadata"]["annotations"]
     assert row.body["spec"] == {"size": 3} and change.body["metadata"]["name"] == "m"
     assert "managedFields" in cr["metadata"]  # the caller's object is left as it was
+
+
+def test_a_node_is_mirrored_without_its_images_its_health_its_ready_condition() -> None:
+    images = [{"names": [f"registry.example/app:{n}"], "sizeBytes": 10**8} for n in range(50)]
+    status = {"conditions": [condition("Ready", "True")], "images": images,
+              "allocatable": {"cpu": "4"}}  # fmt: skip
+    node = obj(NODE, "rig-node-1", namespace="", status=status)
+    mirror_apply(kind=NODE, events=[("ADDED", node)])
+    row = KubeObject.objects.get(kind="Node")
+    assert (row.namespace, row.health) == ("", "Available")
+    assert "images" not in row.body["status"] and row.status["allocatable"] == {"cpu": "4"}
+    assert len(node["status"]["images"]) == 50  # the caller's object is left as it was
+    lost = {**node, "status": {"conditions": [condition("Ready", "Unknown")]}}
+    mirror_apply(kind=NODE, events=[("MODIFIED", _at(lost, 10**9))])
+    assert KubeObject.objects.get(kind="Node").health == "Degraded"
 
 
 def _at(body: dict[str, Any], version: int) -> dict[str, Any]:
