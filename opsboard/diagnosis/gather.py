@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from controllers.base import Body, Key
 from controllers.fields import deep_get
+from controllers.pods import unschedulable
 from controllers.refusals import short_of_pods
 from controllers.wording import count
 from opsboard.audit.models import AuditEntry
@@ -120,6 +121,18 @@ def _refusals(children: list[Body]) -> list[Body]:
     return [e.body for e in events if e.body.get("reason") == "FailedCreate"]
 
 
+def _nodes(children: list[Body]) -> list[Body] | None:
+    """The mirrored Nodes, read only when a finding may name some: a pod waits for a node,
+    or a DaemonSet selects none (a cluster may have thousands)."""
+    waiting = unschedulable([c for c in children if c.get("kind") == "Pod"])
+    if waiting or any(
+        c.get("kind") == "DaemonSet" and deep_get(c, "status.desiredNumberScheduled") == 0
+        for c in children
+    ):
+        return mirror.nodes()
+    return None
+
+
 def _port_users(error: str) -> dict[int, str]:
     """The mirrored Service that holds the NodePort `error` says is taken: NodePorts are
     cluster-wide, so every Service is read, but only when a run was refused one."""
@@ -173,6 +186,7 @@ def cr_diagnosis(
     observed = Observed(
         cr=cr.body,
         refusals=_refusals([c.body for c in children]),
+        nodes=_nodes([c.body for c in children]),
         # Once each: a claim two pods mount stands under both in the tree.
         objects=list({c.uid: c.body for c in children}.values()),
         objects_changed_at={c.uid: c.mirrored_at for c in children},

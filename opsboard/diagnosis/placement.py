@@ -1,11 +1,12 @@
 """Why the scheduler placed a pod on no node, read from its message (pure): its node selector
 matched none, or nodes cordoned or with a taint the pod does not tolerate, beside those the
-selector rules out.
+selector rules out; the mirrored Nodes (nodes.py) name them where the mirror has them.
 
 kube-scheduler v1.28 counts the nodes each filter ruled out, and kubesim writes the same:
 "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) had untolerated taint
 {example.com/maintenance: yes}. preemption: 0/3 nodes are available: 3 Preemption is not
-helpful for scheduling.." Nodes are not mirrored, so the message is all there is to go on.
+helpful for scheduling.." The message counts what the scheduler saw at its last try; the
+mirror, what the nodes are now: the counts come from the one and the names from the other.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 from collections import Counter
 
 from controllers.wording import count
+from opsboard.diagnosis.nodes import KeptOff, listed, named
 
 _DETAIL = re.compile(r"0/\d+ nodes are available: (.*?)\.(?: preemption:|$)")
 _NODES = re.compile(r"0/(\d+) nodes are available")
@@ -46,34 +48,48 @@ def ruled_out(message: str) -> list[tuple[int, str]]:
     return counted
 
 
-def kept_off(message: str) -> tuple[str, str] | None:
+def kept_off(message: str, nodes: KeptOff | None = None) -> tuple[str, str] | None:
     """(what, todo) when cordons or taints keep the pod off every node its selector allows;
-    None if another reason rules a node out (a resource, a volume: told elsewhere)."""
+    None if another reason rules a node out (a resource, a volume: told elsewhere).
+    `nodes`: what the mirrored Nodes say of the same pod, to name them."""
     cordoned, mismatched = 0, 0
     taints: Counter[tuple[str, str]] = Counter()  # ("key=value", key) → nodes
-    for nodes, reason in ruled_out(message):
+    for n, reason in ruled_out(message):
         if reason == CORDONED:
-            cordoned += nodes
+            cordoned += n
         elif reason == MISMATCH:
-            mismatched += nodes
+            mismatched += n
         elif taint := _TAINT.fullmatch(reason):
             key, value = taint[1], taint[2].strip()
-            taints[(f"{key}={value}" if value else key, key)] += nodes
+            taints[(f"{key}={value}" if value else key, key)] += n
         else:
             return None
     if not cordoned and not taints:
         return None
-    parts = [f"{count(cordoned, 'node')} cordoned"] if cordoned else []
+    off = nodes or KeptOff([], [], {}, {})
+    parts = [f"{count(cordoned, 'node')} cordoned{_which(off.cordoned)}"] if cordoned else []
     if mismatched:
         parts.append(f"{count(mismatched, 'node')} not matching its node selector")
-    parts += [f"{count(n, 'node')} tainted {shown}" for (shown, _), n in taints.items()]
-    steps = ["uncordon them (kubectl uncordon NODE; kubectl get nodes shows them "
-             "SchedulingDisabled)"] if cordoned else []  # fmt: skip
-    steps += [f"remove the taint {shown} (kubectl taint nodes NODE {key}-)"
-              for shown, key in taints]  # fmt: skip
+    with_key = {key: _with(off, key) for _, key in taints}
+    parts += [f"{count(n, 'node')} tainted {shown}{_which(with_key[key])}"
+              for (shown, key), n in taints.items()]  # fmt: skip
+    steps = [f"uncordon them (kubectl uncordon {named(off.cordoned) or 'NODE'}; kubectl get "
+             "nodes shows them SchedulingDisabled)"] if cordoned else []  # fmt: skip
+    steps += [f"remove the taint {shown} (kubectl taint nodes {named(with_key[key]) or 'NODE'} "
+              f"{key}-)" for shown, key in taints]  # fmt: skip
     which = (", which the pods do not tolerate" if len(taints) == 1 else
              ", taints the pods do not tolerate") if taints else ""  # fmt: skip
     return (
         f"every node is ruled out: {', '.join(parts)}{which}",
         f"On the nodes that should run them: {'; '.join(steps)}; or add nodes that may take them.",
     )
+
+
+def _with(off: KeptOff, key: str) -> list[str]:
+    """The nodes tainted with `key`, by any value or effect, each once."""
+    return list(dict.fromkeys(n for text, names in off.tainted.items()
+                              if off.keys[text] == key for n in names))  # fmt: skip
+
+
+def _which(names: list[str]) -> str:
+    return f" ({listed(names)})" if names else ""

@@ -21,6 +21,7 @@ from controllers.pods import (
 from controllers.refusals import current_refusal, event_message, event_time, refusal_advice
 from controllers.unready import failing_words, probe_text, unready
 from controllers.wording import count
+from opsboard.diagnosis import nodes
 from opsboard.diagnosis.lost_node import lost_node_findings
 from opsboard.diagnosis.memory import out_of_memory_advice
 from opsboard.diagnosis.observed import (
@@ -267,8 +268,8 @@ def _short_of(observed: Observed, pod: Body, message: str) -> tuple[str, str] | 
         return None
     names = ", ".join(short)
     asks = [f"{asked} {r}" for r in short if (asked := _requested(pod, r))]
-    nodes = max(short.values())
-    where = f"the {nodes} node(s) it may run on" if nodes else "the nodes it may run on"
+    short_on = max(short.values())
+    where = f"the {short_on} node(s) it may run on" if short_on else "the nodes it may run on"
     what = (
         f"not enough {names}: each pod requests {', '.join(asks)}, more than {where} have free"
         if asks
@@ -280,7 +281,35 @@ def _short_of(observed: Observed, pod: Body, message: str) -> tuple[str, str] | 
         if extended
         else f"free {names} on the nodes, or add nodes"
     )
+    offered, none = _offered(observed, pod, list(short)) if extended else ("", False)
+    if offered:
+        what += f" ({offered})"
+    if none:
+        more = f"run the device plugin that registers {names} on the nodes it may run on"
     return what, f"{_lower(observed, pod, list(short))}, or {more}."
+
+
+def _offered(observed: Observed, pod: Body, resources: list[str]) -> tuple[str, bool]:
+    """What the nodes the pod may run on can allocate of the `resources` it lacks, as the
+    mirrored Nodes say ("rig-node-1 can allocate 2 example.com/accel"; "" without the Nodes
+    or with none selected), and whether none offers any of them at all."""
+    if observed.nodes is None:
+        return "", False
+    said, none = [], True
+    for resource in resources:
+        offers = nodes.allocatable(observed.nodes, pod, resource)
+        if not offers:
+            return "", False
+        if all(amount == "0" for amount in offers.values()):
+            said.append(f"none of {nodes.listed(list(offers))} offers any {resource}")
+        else:
+            said += [f"{name} can allocate {amount} {resource}" for name, amount in offers.items()]
+            none = False
+    return "; ".join(said), none
+
+
+def _kept_off(observed: Observed, pod: Body) -> nodes.KeptOff | None:
+    return None if observed.nodes is None else nodes.kept_off(observed.nodes, pod)
 
 
 def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
@@ -299,7 +328,7 @@ def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Findin
     elif selector and matches_no_node(message):
         what = f"no node matches the node selector {selector_text}"
         todo = f"Label a node to match ({selector_text}) or change {_selector_field(observed)}."
-    elif kept := kept_off(message):
+    elif kept := kept_off(message, _kept_off(observed, pod)):
         what, todo = kept
     else:
         what = "the scheduler can place them nowhere"
@@ -473,9 +502,9 @@ def _selector_field(observed: Observed) -> str:
 
 
 def _daemonset_findings(observed: Observed) -> list[Finding]:
-    """A DaemonSet its controller has counted that wants no pod: no node is selected. Its
-    controller also leaves out a node with a taint the pods do not tolerate (a cordon they
-    do), which nothing in the mirror tells apart: both are said."""
+    """A DaemonSet its controller has counted that wants no pod: no node is selected, or
+    each one that is has a taint its pods do not tolerate. The mirrored Nodes tell which;
+    without them both are said."""
     found = []
     for daemonset in of_kind(observed.objects, "DaemonSet"):
         counted = int(deep_get(daemonset, "status.observedGeneration", 0) or 0) >= int(
@@ -483,21 +512,9 @@ def _daemonset_findings(observed: Observed) -> list[Finding]:
         )
         if not counted or deep_get(daemonset, "status.desiredNumberScheduled") != 0:
             continue
-        selector = deep_get(daemonset, "spec.template.spec.nodeSelector") or {}
-        text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-        labels = " ".join(f"{k}={v}" for k, v in sorted(selector.items()))  # kubectl label's
-        tainted = "has a taint its pods do not tolerate"
-        what = (
-            f"no node matches its node selector {text}, or each one that does {tainted}"
-            if text
-            else f"there is no node, or each one {tainted}"
-        )
-        label = (
-            f"Label the nodes that should run it (kubectl label node NODE {labels}), or change "
-            f"{_selector_field(observed)}. If nodes have {'them' if len(selector) > 1 else 'it'} "
-            f"(kubectl get nodes -l {text}), "
-            if text
-            else "On the nodes that should run it, "
+        template = deep_get(daemonset, "spec.template") or {}
+        what, todo = _selected_none(observed, template) or _selected_none_unknown(
+            observed, template
         )
         name = name_of(daemonset)
         found.append(
@@ -505,12 +522,75 @@ def _daemonset_findings(observed: Observed) -> list[Finding]:
                 RANK_PODS,
                 "NoMatchingNodes",
                 f"DaemonSet {name} runs no pod: {what} (0 nodes selected).",
-                f"{label}remove the taint that keeps its pods off them (kubectl describe node "
-                "NODE shows its taints).",
+                todo,
                 subject=f"DaemonSet {name}",
             )
         )
     return found
+
+
+def _selector_texts(template: Body) -> tuple[str, str]:
+    """The pods' node selector as a label selector ("a=b,c=d") and as kubectl label's
+    arguments ("a=b c=d")."""
+    pairs = [f"{k}={v}" for k, v in sorted((deep_get(template, "spec.nodeSelector") or {}).items())]
+    return ",".join(pairs), " ".join(pairs)
+
+
+def _selected_none(observed: Observed, template: Body) -> tuple[str, str] | None:
+    """(what, todo) from the mirrored Nodes; None without them, or when a node would take
+    the pods now (the controller's count is older than the mirror)."""
+    if observed.nodes is None:
+        return None
+    text, labels = _selector_texts(template)
+    if not observed.nodes:
+        return "the cluster has no node", "Add nodes to the cluster."
+    off = nodes.kept_off(observed.nodes, template, daemon=True)
+    if not off.candidates:
+        return (
+            f"no node has the labels {text} ({count(len(observed.nodes), 'node')} in all)",
+            f"Label the nodes that should run it (kubectl label node NODE {labels}), or change "
+            f"{_selector_field(observed)}.",
+        )
+    tainted = {name for names in off.tainted.values() for name in names}
+    if set(off.candidates) - tainted:
+        return None
+    which = (
+        f"each node its selector {text} picks ({nodes.listed(off.candidates)})"
+        if text
+        else f"each node ({nodes.listed(off.candidates)})"
+    )
+    taints = "; ".join(f"{taint} on {nodes.listed(names)}" for taint, names in off.tainted.items())
+    removals = "; ".join(
+        f"kubectl taint nodes {nodes.named(names)} {off.keys[taint]}-"
+        for taint, names in off.tainted.items()
+    )
+    other = f", or change {_selector_field(observed)} to pick other nodes" if text else ""
+    return (
+        f"{which} has a taint its pods do not tolerate: {taints}",
+        f"Remove the taint from the nodes that should run it ({removals}){other}.",
+    )
+
+
+def _selected_none_unknown(observed: Observed, template: Body) -> tuple[str, str]:
+    """(what, todo) without the Nodes: either cause may be the one."""
+    text, labels = _selector_texts(template)
+    tainted = "has a taint its pods do not tolerate"
+    what = (
+        f"no node matches its node selector {text}, or each one that does {tainted}"
+        if text
+        else f"there is no node, or each one {tainted}"
+    )
+    label = (
+        f"Label the nodes that should run it (kubectl label node NODE {labels}), or change "
+        f"{_selector_field(observed)}. If nodes have {'them' if ' ' in labels else 'it'} "
+        f"(kubectl get nodes -l {text}), "
+        if text
+        else "On the nodes that should run it, "
+    )
+    return what, (
+        f"{label}remove the taint that keeps its pods off them (kubectl describe node NODE "
+        "shows its taints)."
+    )
 
 
 def pod_findings(observed: Observed, pods: list[Body]) -> list[Finding]:

@@ -143,6 +143,6 @@ def test_a_ptemplate_whose_selector_matches_no_node_is_diagnosed_as_such(
     finding.wait_for(timeout=60_000)
     text = finding.inner_text()
     assert "DaemonSet pt-none-consumer runs no pod" in text
-    assert "no node matches its node selector hw.example.com/accel=yes" in text
+    assert "no node has the labels hw.example.com/accel=yes" in text
     assert "kubectl label node NODE hw.example.com/accel=yes" in text
     screenshot(page, "diagnosis-no-matching-node")

@@ -42,8 +42,15 @@ def test_a_selector_no_node_matches_is_named_and_set_right_from_the_form(
         lambda: page_finding(operator_client, url, "NoMatchingNodes"),
         what="no matching node on the page",
     )
-    assert "DaemonSet pt-consumer runs no pod: no node matches its node selector" in finding.what
-    assert "), or change the CR's node selector, spec.nodeSelector. If nodes" in finding.todo
+    # The mirrored Nodes tell it: no label, rather than a taint.
+    assert (
+        "DaemonSet pt-consumer runs no pod: no node has the labels hw.example.com/accel=yes ("
+        in finding.what
+    )
+    assert finding.todo == (
+        "Label the nodes that should run it (kubectl label node NODE hw.example.com/accel=yes), "
+        "or change the CR's node selector, spec.nodeSelector."
+    )
     page = operator_client.get(url).content.decode()
     assert re.search(
         r'The <a href="#cr-patch-[^"]+">change form</a> above sets spec\.nodeSelector\.', page

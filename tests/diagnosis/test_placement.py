@@ -1,7 +1,7 @@
 """Pods no node takes because the nodes are cordoned or tainted, diagnosed end to end (real
 watcher and worker on kubesim, whose scheduler words it as kube-scheduler v1.28 does; the
 test changes every node, which a shared real cluster cannot lend it): the page names the
-cordon and the taint with the commands that let the pods on, and once they are undone the
+nodes cordoned and tainted with the commands that let the pods on, and once they are undone the
 pods run and the finding goes."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from django.test import Client
 from kubernetes import client
 
 from controllers.kube import ApiKube
+from opsboard.diagnosis.nodes import listed
 from opsboard.mirror.models import KubeObject
 from tests.diagnosis.memcached_run import create_memcached, page_finding, start_operator_in
 from tests.fixtures.celery import EngineProcesses
@@ -49,15 +50,18 @@ def test_cordoned_and_tainted_nodes_are_named_and_the_pods_run_once_they_are_und
     finding = wait_for(
         lambda: page_finding(viewer_client, url, "Unschedulable"), what="the pod unschedulable"
     )
-    tainted = len(nodes_kept_from_pods) - 1
+    # Counted from the scheduler's message, named from the mirrored Nodes.
+    cordoned, tainted = nodes_kept_from_pods[0], nodes_kept_from_pods[1:]
     assert (
-        f"every node is ruled out: 1 node cordoned, {tainted} nodes tainted "
-        "example.com/maintenance=yes, which the pods do not tolerate" in finding.what
+        f"every node is ruled out: 1 node cordoned ({cordoned}), {len(tainted)} nodes tainted "
+        f"example.com/maintenance=yes ({listed(tainted)}), which the pods do not tolerate"
+        in finding.what
     )
     assert finding.todo == (
-        "On the nodes that should run them: uncordon them (kubectl uncordon NODE; kubectl get "
-        "nodes shows them SchedulingDisabled); remove the taint example.com/maintenance=yes "
-        "(kubectl taint nodes NODE example.com/maintenance-); or add nodes that may take them."
+        f"On the nodes that should run them: uncordon them (kubectl uncordon {cordoned}; kubectl "
+        "get nodes shows them SchedulingDisabled); remove the taint example.com/maintenance=yes "
+        f"(kubectl taint nodes {' '.join(tainted)} example.com/maintenance-); or add nodes that "
+        "may take them."
     )
 
     # As the advice says, with the official client: the cordon and the taint undone.

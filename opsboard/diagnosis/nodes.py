@@ -1,0 +1,126 @@
+"""Which nodes keep pods off, read from the mirrored Nodes (pure): those a node selector
+picks, those cordoned, and the taints a pod does not tolerate, as the scheduler and the
+DaemonSet controller of Kubernetes v1.28 judge them.
+
+Only the node selector is read: a required node affinity (which our operators never set)
+is left to the scheduler's message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from controllers.base import Body
+from controllers.fields import deep_get
+
+# Taints with these effects keep a pod off; PreferNoSchedule only steers it.
+_KEEPING_OFF = ("NoSchedule", "NoExecute")
+SHOWN = 5  # nodes named in a command; past that the advice says how many more
+
+
+def _daemon_tolerations(host_network: bool) -> list[Body]:
+    """What the DaemonSet controller adds to its pods (daemon/util's
+    AddOrUpdateDaemonPodTolerations): they run on cordoned and under-pressure nodes."""
+    keys = [("not-ready", "NoExecute"), ("unreachable", "NoExecute"),
+            ("disk-pressure", "NoSchedule"), ("memory-pressure", "NoSchedule"),
+            ("pid-pressure", "NoSchedule"), ("unschedulable", "NoSchedule")]  # fmt: skip
+    if host_network:
+        keys.append(("network-unavailable", "NoSchedule"))
+    return [
+        {"key": f"node.kubernetes.io/{key}", "operator": "Exists", "effect": effect}
+        for key, effect in keys
+    ]
+
+
+def tolerates(toleration: Body, taint: Body) -> bool:
+    """core/v1 Toleration.ToleratesTaint."""
+    if toleration.get("effect") and toleration["effect"] != taint.get("effect"):
+        return False
+    if toleration.get("key") and toleration["key"] != taint.get("key"):
+        return False
+    if toleration.get("operator") == "Exists":
+        return True
+    return str(toleration.get("value") or "") == str(taint.get("value") or "")
+
+
+def taint_text(taint: Body) -> str:
+    """ "example.com/maintenance=yes:NoSchedule", as kubectl taint writes it."""
+    value = taint.get("value")
+    return f"{taint.get('key')}{f'={value}' if value else ''}:{taint.get('effect')}"
+
+
+def untolerated(node: Body, tolerations: list[Body]) -> list[Body]:
+    """The node's taints that keep off a pod with `tolerations`."""
+    return [
+        taint
+        for taint in deep_get(node, "spec.taints", []) or []
+        if taint.get("effect") in _KEEPING_OFF and not any(tolerates(t, taint) for t in tolerations)
+    ]
+
+
+def selected(nodes: list[Body], selector: dict[str, str]) -> list[Body]:
+    """The nodes whose labels hold every pair of `selector`."""
+    return [
+        node
+        for node in nodes
+        if all(
+            (deep_get(node, "metadata.labels", {}) or {}).get(k) == v for k, v in selector.items()
+        )
+    ]
+
+
+def cordoned(node: Body) -> bool:
+    return bool(deep_get(node, "spec.unschedulable"))
+
+
+@dataclass(frozen=True)
+class KeptOff:
+    """The nodes a pod's selector picks, and of those the ones that refuse it, and why."""
+
+    candidates: list[str]  # node names the selector picks
+    cordoned: list[str]
+    tainted: dict[str, list[str]]  # a taint's text → the nodes with it
+    keys: dict[str, str]  # a taint's text → its key (what `kubectl taint ... KEY-` names)
+
+
+def kept_off(nodes: list[Body], pod: Body, *, daemon: bool = False) -> KeptOff:
+    """Why `pod` (or a DaemonSet's template, `daemon`) may run on none of the nodes its
+    selector picks, node by node."""
+    spec = pod.get("spec") or {}
+    tolerations = list(spec.get("tolerations") or [])
+    if daemon:
+        tolerations += _daemon_tolerations(bool(spec.get("hostNetwork")))
+    candidates = selected(nodes, spec.get("nodeSelector") or {})
+    off = KeptOff([str(deep_get(n, "metadata.name")) for n in candidates], [], {}, {})
+    for node in candidates:
+        name = str(deep_get(node, "metadata.name"))
+        if cordoned(node) and not daemon:  # a DaemonSet's pods tolerate the cordon
+            off.cordoned.append(name)
+        for taint in untolerated(node, tolerations):
+            text = taint_text(taint)
+            off.tainted.setdefault(text, []).append(name)
+            off.keys[text] = str(taint.get("key"))
+    return off
+
+
+def named(names: list[str]) -> str:
+    """Node names for a kubectl command: all of them, or NODE past SHOWN."""
+    return " ".join(names) if len(names) <= SHOWN else "NODE"
+
+
+def listed(names: list[str]) -> str:
+    """Node names for a sentence: "a, b and c", "a, b, c, d, e and 4 more"."""
+    if len(names) > SHOWN:
+        return f"{', '.join(names[:SHOWN])} and {len(names) - SHOWN} more"
+    return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else "".join(names)
+
+
+def allocatable(nodes: list[Body], pod: Body, resource: str) -> dict[str, str]:
+    """What each node the pod's selector picks can allocate of `resource`, as its kubelet
+    reports it ("0" where it reports none: no device plugin registered it there)."""
+    return {
+        str(deep_get(node, "metadata.name")): str(
+            (deep_get(node, "status.allocatable", {}) or {}).get(resource) or "0"
+        )
+        for node in selected(nodes, deep_get(pod, "spec.nodeSelector", {}) or {})
+    }
