@@ -20,7 +20,7 @@ from controllers.pods import (
 )
 from controllers.refusals import current_refusal, event_message, event_time, refusal_advice
 from controllers.unready import failing_words, probe_text, unready
-from controllers.wording import count
+from controllers.wording import count, plural
 from opsboard.diagnosis import nodes
 from opsboard.diagnosis.lost_node import lost_node_findings
 from opsboard.diagnosis.memory import out_of_memory_advice
@@ -504,7 +504,7 @@ def _selector_field(observed: Observed) -> str:
 def _daemonset_findings(observed: Observed) -> list[Finding]:
     """A DaemonSet its controller has counted that wants no pod: no node is selected, or
     each one that is has a taint its pods do not tolerate. The mirrored Nodes tell which;
-    without them both are said."""
+    without them both are said. Pods it placed before may still run (a taint added since)."""
     found = []
     for daemonset in of_kind(observed.objects, "DaemonSet"):
         counted = int(deep_get(daemonset, "status.observedGeneration", 0) or 0) >= int(
@@ -517,11 +517,20 @@ def _daemonset_findings(observed: Observed) -> list[Finding]:
             observed, template
         )
         name = name_of(daemonset)
+        # A NoSchedule taint added under its pods leaves them running: its controller counts
+        # them misscheduled, and places none where one goes.
+        left = int(deep_get(daemonset, "status.numberMisscheduled", 0) or 0)
+        head = (
+            f"selects no node now: {what} (0 nodes selected); {count(left, 'pod')} it placed "
+            f"before still {plural(left, 'runs', 'run')}, and none would replace one that goes."
+            if left
+            else f"runs no pod: {what} (0 nodes selected)."
+        )
         found.append(
             Finding(
                 RANK_PODS,
                 "NoMatchingNodes",
-                f"DaemonSet {name} runs no pod: {what} (0 nodes selected).",
+                f"DaemonSet {name} {head}",
                 todo,
                 subject=f"DaemonSet {name}",
             )

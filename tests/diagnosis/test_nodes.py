@@ -176,3 +176,19 @@ def test_a_pod_short_of_a_device_says_what_each_node_it_may_run_on_can_allocate(
     assert finding.todo.endswith(
         "or run the device plugin that registers example.com/accel on the nodes it may run on."
     )
+
+
+def test_a_daemonset_whose_pods_outlive_a_taint_says_they_still_run() -> None:
+    """A NoSchedule taint evicts nothing: the DaemonSet wants no pod, counts its running
+    one misscheduled (as kube-controller-manager v1.28 did on the rig), and would not
+    replace it."""
+    daemonset = _daemonset(ACCEL)
+    daemonset["status"]["numberMisscheduled"] = 1
+    [finding] = diagnose(Observed(_cr(), objects=[daemonset], nodes=[_node("a", MAINTENANCE, **ACCEL)],
+                                  engine=LIVE, now=NOW))  # fmt: skip
+    assert finding.what == (
+        "DaemonSet pt-consumer selects no node now: each node its selector "
+        "hwe.example.com/accel=yes picks (a) has a taint its pods do not tolerate: "
+        "example.com/maintenance=yes:NoSchedule on a (0 nodes selected); 1 pod it placed before "
+        "still runs, and none would replace one that goes."
+    )

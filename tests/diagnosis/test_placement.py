@@ -84,53 +84,61 @@ def test_cordoned_and_tainted_nodes_are_named_and_the_pods_run_once_they_are_und
 
 
 @pytest.fixture
-def tainted_node(kube_api_client: client.ApiClient) -> Iterator[str]:
-    """One node tainted (the first by name); as it was afterwards."""
+def first_node(kube_api_client: client.ApiClient) -> Iterator[str]:
+    """The first node by name, its taints as they were afterwards."""
     core = client.CoreV1Api(kube_api_client)
     node = sorted(n.metadata.name for n in core.list_node().items)[0]
     before = [t.to_dict() for t in core.read_node(node).spec.taints or []]
-    core.patch_node(node, {"spec": {"taints": [*before, TAINT]}})
     yield node
     core.patch_node(node, {"spec": {"taints": before}})
 
 
-def test_a_daemonset_whose_one_selected_node_is_tainted_names_the_node_and_the_taint(
+def _set_taint(core: client.CoreV1Api, node: str, *, on: bool) -> None:
+    taints = [t.to_dict() for t in core.read_node(node).spec.taints or []]
+    kept = [t for t in taints if t["key"] != TAINT["key"]]
+    core.patch_node(node, {"spec": {"taints": [*kept, TAINT] if on else kept}})
+
+
+def test_a_daemonset_whose_one_node_is_tainted_under_its_pod_names_the_node_and_the_taint(
     engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
-    namespace: str, viewer_client: Client, tainted_node: str,
+    namespace: str, viewer_client: Client, first_node: str,
 ) -> None:  # fmt: skip
     """Not "no node matches its selector, or each that does is tainted": the mirrored Nodes
-    tell which. The DaemonSet controller leaves the tainted node out (checked by hand on
-    kube-controller-manager v1.28), so its pod runs once the taint is removed as advised."""
+    tell which. A NoSchedule taint added under the DaemonSet's pod leaves it running, which
+    the page says; once the taint is removed as advised, the DaemonSet counts it again."""
     install_kmm_crd(engine.kubeconfig)  # before the watcher, as make run does
     start_operator_in(engine, namespace, "controllers.ptemplate")
     make_secret(cluster_kube, namespace)
-    selector = {"kubernetes.io/hostname": tainted_node}
     cluster_kube.create(PTEMPLATE, {
         "apiVersion": PTEMPLATE.api_version, "kind": PTEMPLATE.kind,
         "metadata": {"name": "pt", "namespace": namespace},
-        "spec": {**SPEC, "deviceCount": 0, "nodeSelector": selector},
+        "spec": {**SPEC, "deviceCount": 0,
+                 "nodeSelector": {"kubernetes.io/hostname": first_node}},
     })  # fmt: skip
+
+    def placed(wanted: int) -> bool:
+        daemonset = cluster_kube.get(DAEMONSET, namespace, "pt-consumer") or {}
+        return deep_get(daemonset, "status.desiredNumberScheduled") == wanted and (
+            deep_get(daemonset, "status.currentNumberScheduled") == wanted
+        )
+
+    wait_for(lambda: placed(1), what="the DaemonSet placing its pod", timeout=120)
+    core = client.CoreV1Api(kube_api_client)
+    _set_taint(core, first_node, on=True)
     url = f"/k/ptemplate/{namespace}/pt/"
     finding = wait_for(
         lambda: page_finding(viewer_client, url, "NoMatchingNodes"), what="no node selected"
     )
     assert finding.what == (
-        f"DaemonSet pt-consumer runs no pod: each node its selector kubernetes.io/hostname="
-        f"{tainted_node} picks ({tainted_node}) has a taint its pods do not tolerate: "
-        f"example.com/maintenance=yes:NoSchedule on {tainted_node} (0 nodes selected)."
+        f"DaemonSet pt-consumer selects no node now: each node its selector "
+        f"kubernetes.io/hostname={first_node} picks ({first_node}) has a taint its pods do not "
+        f"tolerate: example.com/maintenance=yes:NoSchedule on {first_node} (0 nodes selected); "
+        "1 pod it placed before still runs, and none would replace one that goes."
     )
-    assert f"(kubectl taint nodes {tainted_node} example.com/maintenance-)" in finding.todo
+    assert f"(kubectl taint nodes {first_node} example.com/maintenance-)" in finding.todo
 
-    core = client.CoreV1Api(kube_api_client)  # as the advice says
-    taints = [t.to_dict() for t in core.read_node(tainted_node).spec.taints or []]
-    kept = [t for t in taints if t["key"] != TAINT["key"]]
-    core.patch_node(tainted_node, {"spec": {"taints": kept}})
-
-    def placed() -> bool:
-        daemonset = cluster_kube.get(DAEMONSET, namespace, "pt-consumer") or {}
-        return deep_get(daemonset, "status.desiredNumberScheduled") == 1
-
-    wait_for(placed, what="the DaemonSet placing its pod on the node", timeout=120)
+    _set_taint(core, first_node, on=False)  # as the advice says
+    wait_for(lambda: placed(1), what="the DaemonSet counting its pod again", timeout=120)
     wait_for(
         lambda: page_finding(viewer_client, url, "NoMatchingNodes") is None,
         what="the finding gone from the page",
