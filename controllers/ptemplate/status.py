@@ -39,16 +39,24 @@ def _selector_text(cr: Body) -> str:
 def _degraded(
     cr: Body,
     desired: int | None,
+    misscheduled: int,
     pending: Unscheduled,
     refused: Problem | None,
     blocked: Stuck,
     settled: Unready,
 ) -> tuple[str, str] | None:
     if desired == 0:
-        # Its controller also leaves out nodes with a taint the pods do not tolerate.
+        # Its controller also leaves out nodes with a taint the pods do not tolerate; one
+        # added under running pods leaves them there, counted misscheduled.
+        left = (
+            f"; {count(misscheduled, 'consumer pod')} placed before still "
+            f"{plural(misscheduled, 'runs', 'run')}, and none would replace one that goes"
+            if misscheduled
+            else ""
+        )
         return NO_MATCHING_NODES, (
             f"No node matches the node selector {_selector_text(cr)}, or each one that does "
-            "has a taint the consumer pods do not tolerate"
+            f"has a taint the consumer pods do not tolerate{left}"
         )
     if stuck := pending.stuck:  # past the grace, as for every workload (scheduling)
         pod, message = stuck[0]
@@ -121,8 +129,9 @@ def compute_status(
     settled = unready(live, now=at, grace=graces.unready)
     stuck = stuck_pods(live, now=at)
     not_starting = len(settled.lost) + len(settled.failing) + stuck.count
+    misscheduled = int(deep_get(daemonset, "status.numberMisscheduled", 0) or 0) if counted else 0
     degraded = problem or _degraded(
-        cr, desired if counted else None, pending, refused, stuck, settled
+        cr, desired if counted else None, misscheduled, pending, refused, stuck, settled
     )
     consumers, runs = plural(desired or 0, "consumer pod"), plural(desired or 0, "runs", "run")
     if desired is None:

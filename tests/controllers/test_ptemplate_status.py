@@ -101,6 +101,18 @@ def test_no_matching_node_is_degraded_naming_the_selector() -> None:
     assert _reasons(status)["Available"] == ("False", "PodsNotReady")
 
 
+def test_consumer_pods_left_running_by_a_taint_are_said_to_still_run() -> None:
+    """A NoSchedule taint added under the consumers evicts none: the DaemonSet wants none
+    and counts them misscheduled (kube-controller-manager v1.28 on the rig)."""
+    ds = daemonset(0)
+    ds["status"]["numberMisscheduled"] = 2
+    status = compute_status(ptemplate(), daemonset=ds, module=MODULE, pods=[], now="T")
+    assert find_condition(status["conditions"], "Degraded")["message"].endswith(
+        "has a taint the consumer pods do not tolerate; 2 consumer pods placed before still "
+        "run, and none would replace one that goes"
+    )
+
+
 def test_pods_pending_for_the_device_are_degraded_no_device_capacity() -> None:
     message = "0/3 nodes are available: 3 Insufficient acme.com/accel."
     pods = [pending_pod("pt-consumer-a", message)]

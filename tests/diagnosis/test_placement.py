@@ -14,6 +14,7 @@ from django.test import Client
 from kubernetes import client
 
 from controllers.base import DAEMONSET
+from controllers.conditions import condition_of
 from controllers.fields import deep_get
 from controllers.kube import ApiKube
 from controllers.ptemplate.desired import PTEMPLATE
@@ -136,6 +137,17 @@ def test_a_daemonset_whose_one_node_is_tainted_under_its_pod_names_the_node_and_
         "1 pod it placed before still runs, and none would replace one that goes."
     )
     assert f"(kubectl taint nodes {first_node} example.com/maintenance-)" in finding.todo
+
+    def told() -> bool:  # the operator's own condition says it too
+        cr = cluster_kube.get(PTEMPLATE, namespace, "pt") or {}
+        degraded = condition_of(cr, "Degraded")
+        return degraded.get("reason") == "NoMatchingNodes" and str(
+            degraded.get("message")
+        ).endswith(
+            "; 1 consumer pod placed before still runs, and none would replace one that goes"
+        )
+
+    wait_for(told, what="the Ptemplate saying its consumer still runs")
 
     _set_taint(core, first_node, on=False)  # as the advice says
     wait_for(lambda: placed(1), what="the DaemonSet counting its pod again", timeout=120)
