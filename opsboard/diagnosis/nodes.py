@@ -12,10 +12,22 @@ from dataclasses import dataclass
 
 from controllers.base import Body
 from controllers.fields import deep_get
+from controllers.wording import plural
 
 # Taints with these effects keep a pod off; PreferNoSchedule only steers it.
 _KEEPING_OFF = ("NoSchedule", "NoExecute")
 SHOWN = 5  # nodes named in a command; past that the advice says how many more
+# Taints the node lifecycle controller keeps while one of a node's conditions holds
+# (taint-based evictions): removed by hand, one is back at its next pass, so the node is
+# what to fix. key → (the condition, what it means).
+CONDITION_TAINTS = {
+    "node.kubernetes.io/not-ready": ("Ready", "its kubelet reports it not ready"),
+    "node.kubernetes.io/unreachable": ("Ready", "its kubelet stopped reporting"),
+    "node.kubernetes.io/memory-pressure": ("MemoryPressure", "it is short of memory"),
+    "node.kubernetes.io/disk-pressure": ("DiskPressure", "it is short of disk space"),
+    "node.kubernetes.io/pid-pressure": ("PIDPressure", "it is short of process IDs"),
+    "node.kubernetes.io/network-unavailable": ("NetworkUnavailable", "its network is not set up"),
+}
 
 
 def _daemon_tolerations(host_network: bool) -> list[Body]:
@@ -101,6 +113,26 @@ def kept_off(nodes: list[Body], pod: Body, *, daemon: bool = False) -> KeptOff:
             off.tainted.setdefault(text, []).append(name)
             off.keys[text] = str(taint.get("key"))
     return off
+
+
+def remedy(shown: str, key: str, names: list[str], nodes: list[Body] | None) -> str:
+    """What lets pods past the taint `shown` (its `key`) of the nodes `names`: the command
+    that removes it, or, for a taint the node controller keeps, what is wrong with the node
+    (from its condition, where the mirror has the node) and where to read more."""
+    which = named(names) or "NODE"
+    if key not in CONDITION_TAINTS:
+        return f"remove the taint {shown} (kubectl taint nodes {which} {key}-)"
+    type_, meaning = CONDITION_TAINTS[key]
+    body = next((n for n in nodes or [] if names and deep_get(n, "metadata.name") == names[0]), {})
+    conditions: list[Body] = deep_get(body, "status.conditions", []) or []
+    condition = next((c for c in conditions if c.get("type") == type_), {})
+    said = ": ".join(str(condition[k]) for k in ("reason", "message") if condition.get(k))
+    quoted = f" ({names[0]}: {said})" if said else ""
+    return (
+        f"make the {plural(len(names) or 2, 'node')} tainted {shown} well again: the node "
+        "controller keeps that taint while "
+        f"{meaning}{quoted}, whatever removes it (kubectl describe node {which} shows why)"
+    )
 
 
 def named(names: list[str]) -> str:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from controllers.base import Body
 from controllers.wording import count
-from opsboard.diagnosis.nodes import KeptOff, listed, named
+from opsboard.diagnosis.nodes import KeptOff, listed, named, remedy
 
 _DETAIL = re.compile(r"0/\d+ nodes are available: (.*?)\.(?: preemption:|$)")
 _NODES = re.compile(r"0/(\d+) nodes are available")
@@ -48,10 +49,12 @@ def ruled_out(message: str) -> list[tuple[int, str]]:
     return counted
 
 
-def kept_off(message: str, nodes: KeptOff | None = None) -> tuple[str, str] | None:
+def kept_off(
+    message: str, nodes: KeptOff | None = None, nodes_seen: list[Body] | None = None
+) -> tuple[str, str] | None:
     """(what, todo) when cordons or taints keep the pod off every node its selector allows;
     None if another reason rules a node out (a resource, a volume: told elsewhere).
-    `nodes`: what the mirrored Nodes say of the same pod, to name them."""
+    `nodes`: what the mirrored Nodes (`nodes_seen`) say of the same pod, to name them."""
     cordoned, mismatched = 0, 0
     taints: Counter[tuple[str, str]] = Counter()  # ("key=value", key) → nodes
     for n, reason in ruled_out(message):
@@ -75,8 +78,7 @@ def kept_off(message: str, nodes: KeptOff | None = None) -> tuple[str, str] | No
               for (shown, key), n in taints.items()]  # fmt: skip
     steps = [f"uncordon them (kubectl uncordon {named(off.cordoned) or 'NODE'}; kubectl get "
              "nodes shows them SchedulingDisabled)"] if cordoned else []  # fmt: skip
-    steps += [f"remove the taint {shown} (kubectl taint nodes {named(with_key[key]) or 'NODE'} "
-              f"{key}-)" for shown, key in taints]  # fmt: skip
+    steps += [remedy(shown, key, with_key[key], nodes_seen) for shown, key in taints]
     which = (", which the pods do not tolerate" if len(taints) == 1 else
              ", taints the pods do not tolerate") if taints else ""  # fmt: skip
     return (

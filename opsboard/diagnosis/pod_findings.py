@@ -328,7 +328,7 @@ def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Findin
     elif selector and matches_no_node(message):
         what = f"no node matches the node selector {selector_text}"
         todo = f"Label a node to match ({selector_text}) or change {_selector_field(observed)}."
-    elif kept := kept_off(message, _kept_off(observed, pod)):
+    elif kept := kept_off(message, _kept_off(observed, pod), observed.nodes):
         what, todo = kept
     else:
         what = "the scheduler can place them nowhere"
@@ -569,14 +569,14 @@ def _selected_none(observed: Observed, template: Body) -> tuple[str, str] | None
         else f"each node ({nodes.listed(off.candidates)})"
     )
     taints = "; ".join(f"{taint} on {nodes.listed(names)}" for taint, names in off.tainted.items())
-    removals = "; ".join(
-        f"kubectl taint nodes {nodes.named(names)} {off.keys[taint]}-"
+    steps = "; ".join(
+        nodes.remedy(taint, off.keys[taint], names, observed.nodes)
         for taint, names in off.tainted.items()
     )
-    other = f", or change {_selector_field(observed)} to pick other nodes" if text else ""
+    other = f"; or change {_selector_field(observed)} to pick other nodes" if text else ""
     return (
         f"{which} has a taint its pods do not tolerate: {taints}",
-        f"Remove the taint from the nodes that should run it ({removals}){other}.",
+        f"On the nodes that should run it: {steps}{other}.",
     )
 
 

@@ -130,8 +130,9 @@ def test_a_daemonset_selecting_no_node_is_told_apart_from_one_whose_nodes_are_ta
         "example.com/maintenance=yes:NoSchedule on a and b (0 nodes selected)."
     )
     assert finding.todo == (
-        "Remove the taint from the nodes that should run it (kubectl taint nodes a b "
-        "example.com/maintenance-), or change the CR's node selector to pick other nodes."
+        "On the nodes that should run it: remove the taint example.com/maintenance=yes:NoSchedule "
+        "(kubectl taint nodes a b example.com/maintenance-); or change the CR's node selector to "
+        "pick other nodes."
     )
     finding = _daemonset_finding([_node("a", MAINTENANCE)], selector={})
     assert "each node (a) has a taint" in finding.what and "change" not in finding.todo
@@ -192,3 +193,33 @@ def test_a_daemonset_whose_pods_outlive_a_taint_says_they_still_run() -> None:
         "example.com/maintenance=yes:NoSchedule on a (0 nodes selected); 1 pod it placed before "
         "still runs, and none would replace one that goes."
     )
+
+
+UNREACHABLE = "node.kubernetes.io/unreachable"
+STOPPED = {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+           "message": "Kubelet stopped posting node status."}  # fmt: skip
+
+
+def test_a_taint_the_node_controller_keeps_says_to_fix_the_node_not_to_remove_it() -> None:
+    """Removed by hand, node.kubernetes.io/unreachable is back within seconds: the advice
+    is the node's condition, quoted from the mirror."""
+    node = _node("n1", {"key": UNREACHABLE, "effect": "NoSchedule"}, **ACCEL)
+    node["status"] = {"conditions": [STOPPED]}
+    message = (f"0/3 nodes are available: 1 node(s) had untolerated taint {{{UNREACHABLE}: }}, "
+               "2 node(s) didn't match Pod's node affinity/selector.")  # fmt: skip
+    [finding] = diagnose(Observed(_cr(), objects=[_consumer_pod(message)], nodes=[node],
+                                  engine=LIVE, now=NOW))  # fmt: skip
+    assert f"1 node tainted {UNREACHABLE} (n1), which the pods do not tolerate" in finding.what
+    assert "kubectl taint" not in finding.todo
+    assert finding.todo == (
+        f"On the nodes that should run them: make the node tainted {UNREACHABLE} well again: "
+        "the node controller keeps that taint while its kubelet stopped reporting (n1: "
+        "NodeStatusUnknown: Kubelet stopped posting node status.), whatever removes it (kubectl "
+        "describe node n1 shows why); or add nodes that may take them."
+    )
+    # A DaemonSet's pods tolerate its NoExecute twin only: the NoSchedule one keeps them off.
+    node["spec"]["taints"].append({"key": UNREACHABLE, "effect": "NoExecute"})
+    finding = _daemonset_finding([node])
+    assert f"{UNREACHABLE}:NoSchedule on n1" in finding.what
+    assert f"{UNREACHABLE}:NoExecute" not in finding.what
+    assert "make the node tainted" in finding.todo and "kubectl taint" not in finding.todo

@@ -23,6 +23,7 @@ from opsboard.mirror.models import KubeObject
 from tests.controllers.ptemplate_helpers import SPEC, install_kmm_crd, make_secret
 from tests.diagnosis.memcached_run import create_memcached, page_finding, start_operator_in
 from tests.fixtures.celery import EngineProcesses
+from tests.kubesim.cluster.helpers import set_node_ready
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.kubesim_only, pytest.mark.django_db(transaction=True)]
@@ -155,3 +156,46 @@ def test_a_daemonset_whose_one_node_is_tainted_under_its_pod_names_the_node_and_
         lambda: page_finding(viewer_client, url, "NoMatchingNodes") is None,
         what="the finding gone from the page",
     )
+
+
+@pytest.fixture
+def nodes_stopped(kube_api_client: client.ApiClient) -> Iterator[list[str]]:
+    """Every node's kubelet stopped (kubesim's node controller taints them unreachable);
+    each reporting again afterwards."""
+    nodes = sorted(n.metadata.name for n in client.CoreV1Api(kube_api_client).list_node().items)
+    for node in nodes:
+        set_node_ready(kube_api_client, node, ready=False)
+    yield nodes
+    for node in nodes:
+        set_node_ready(kube_api_client, node, ready=True)
+
+
+def test_nodes_the_node_controller_taints_are_told_to_be_made_well_not_untainted(
+    engine: EngineProcesses, cluster_kube: ApiKube, kube_api_client: client.ApiClient,
+    namespace: str, viewer_client: Client, nodes_stopped: list[str],
+) -> None:  # fmt: skip
+    """Removing node.kubernetes.io/unreachable by hand would not last: the advice quotes the
+    nodes' condition instead, and the pods run once the kubelets report again."""
+    start_operator_in(engine, namespace)
+    create_memcached(cluster_kube, namespace, "cache", size=1)
+    url = f"/k/memcached/{namespace}/cache/"
+    finding = wait_for(
+        lambda: page_finding(viewer_client, url, "Unschedulable"), what="the pod unschedulable"
+    )
+    unreachable = "node.kubernetes.io/unreachable"
+    assert (
+        f"every node is ruled out: {len(nodes_stopped)} nodes tainted {unreachable} "
+        f"({listed(nodes_stopped)}), which the pods do not tolerate" in finding.what
+    )
+    assert "kubectl taint" not in finding.todo
+    assert (
+        f"make the nodes tainted {unreachable} well again: the node controller keeps that taint "
+        f"while its kubelet stopped reporting ({nodes_stopped[0]}: NodeStatusUnknown: Kubelet "
+        f"stopped posting node status.), whatever removes it (kubectl describe node "
+        f"{' '.join(nodes_stopped)} shows why)" in finding.todo
+    )
+
+    for node in nodes_stopped:
+        set_node_ready(kube_api_client, node, ready=True)
+    crs = KubeObject.objects.filter(kind="Memcached", namespace=namespace, name="cache")
+    wait_for(lambda: crs.filter(health="Available").exists(), what="the Memcached available")
