@@ -72,6 +72,14 @@ def node_status(
     capacity |= extended or {}
     stamp = names.rfc3339()
     conditions = list(node.get("status", {}).get("conditions") or [])
+    # The node controller marks a silent kubelet's conditions Unknown and keeps when it last
+    # heard from it (nodelifecycle's tryUpdateNodeHealth): only a kubelet's report is a beat.
+    heard = {c.get("type"): c.get("lastHeartbeatTime") for c in conditions}
+    created = node["metadata"].get("creationTimestamp") or stamp
+
+    def beat(type_: str) -> str:
+        return stamp if ready else str(heard.get(type_) or created)
+
     for type_, reason, message in _HEALTHY:
         if ready:
             cond = {"type": type_, "status": "False", "reason": reason, "message": message}
@@ -82,7 +90,9 @@ def node_status(
                 "reason": "NodeStatusUnknown",
                 "message": "Kubelet stopped posting node status.",
             }
-        conditions = set_condition(conditions, {**cond, "lastHeartbeatTime": stamp}, now=stamp)
+        conditions = set_condition(
+            conditions, {**cond, "lastHeartbeatTime": beat(type_)}, now=stamp
+        )
     if ready:
         cond = {
             "type": "Ready",
@@ -97,7 +107,7 @@ def node_status(
             "reason": "NodeStatusUnknown",
             "message": "Kubelet stopped posting node status.",
         }
-    conditions = set_condition(conditions, {**cond, "lastHeartbeatTime": stamp}, now=stamp)
+    conditions = set_condition(conditions, {**cond, "lastHeartbeatTime": beat("Ready")}, now=stamp)
     uid = hashlib.sha256(name.encode()).hexdigest()
     return {
         "capacity": capacity,

@@ -120,6 +120,7 @@ def _kubectl_node_status(kubectl, node: str) -> str:
 def test_kubectl_shows_a_node_that_stopped_reporting_as_not_ready(kubesim_server, core, kubectl):
     node = "kubesim-node-2"
     assert _kubectl_node_status(kubectl, node) == "Ready"
+    heard = condition(core.read_node(node), "Ready").last_heartbeat_time
     kubesim_server.cluster.set_node_ready(node, False)
     try:
         wait_for(
@@ -127,6 +128,10 @@ def test_kubectl_shows_a_node_that_stopped_reporting_as_not_ready(kubesim_server
             what="Ready=Unknown",
         )
         assert _kubectl_node_status(kubectl, node) == "NotReady"
+        # The node controller keeps when it last heard from the kubelet (as v1.28's does):
+        # the Unknown is no heartbeat of its own.
+        ready = condition(core.read_node(node), "Ready")
+        assert ready.last_heartbeat_time == heard <= ready.last_transition_time
     finally:
         kubesim_server.cluster.set_node_ready(node, True)
     wait_for(lambda: condition(core.read_node(node), "Ready").status == "True", what="Ready")
