@@ -20,6 +20,7 @@ from controllers.base import Body, Key
 from controllers.fields import deep_get
 from controllers.pods import unschedulable
 from controllers.refusals import short_of_pods
+from controllers.unready import lost_pods
 from controllers.wording import count
 from opsboard.audit.models import AuditEntry
 from opsboard.dashboard.kinds import KindInfo, all_kinds, value_at
@@ -122,12 +123,17 @@ def _refusals(children: list[Body]) -> list[Body]:
 
 
 def _nodes(children: list[Body]) -> list[Body] | None:
-    """The mirrored Nodes, read only when a finding may name some: a pod waits for a node,
-    or a DaemonSet selects none (a cluster may have thousands)."""
-    waiting = unschedulable([c for c in children if c.get("kind") == "Pod"])
-    if waiting or any(
-        c.get("kind") == "DaemonSet" and deep_get(c, "status.desiredNumberScheduled") == 0
-        for c in children
+    """The mirrored Nodes, read only when a finding may name some: a pod waits for a node
+    or is on one that stopped reporting, or a DaemonSet selects none (a cluster may have
+    thousands)."""
+    pods = [c for c in children if c.get("kind") == "Pod"]
+    if (
+        unschedulable(pods)
+        or lost_pods(pods)
+        or any(
+            c.get("kind") == "DaemonSet" and deep_get(c, "status.desiredNumberScheduled") == 0
+            for c in children
+        )
     ):
         return mirror.nodes()
     return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from controllers.base import Body
+from controllers.conditions import condition_of, parse_time
 from controllers.fields import controlling_ref, deep_get
 from controllers.unready import lost_next_step, lost_pods, ready_since, unreachable_toleration
 from controllers.wording import count
@@ -46,9 +47,30 @@ def _when(pods: list[Body], now: datetime) -> str:
     return f", in about {int(left)} s" if left < 120 else f", in about {round(left / 60)} min"
 
 
+def _node_state(observed: Observed, node: str) -> tuple[str, str]:
+    """(what the node is, what to do) from its Ready condition where the mirror has the
+    node: a kubelet that says why it is not ready is not one that stopped reporting."""
+    body = next((n for n in observed.nodes or [] if name_of(n) == node), None)
+    ready = condition_of(body, "Ready")
+    if ready.get("status") == "False":
+        said = ": ".join(str(ready[k]) for k in ("reason", "message") if ready.get(k))
+        return (
+            f"is not ready, its kubelet says ({said or 'no reason given'})",
+            f"Fix what the kubelet of node {node} reports (kubectl describe node {node} shows "
+            "its conditions and events).",
+        )
+    heard = parse_time(ready.get("lastHeartbeatTime")) if ready.get("status") == "Unknown" else None
+    when = f", last heard from {ago(heard, observed.now)} ago" if heard else ""
+    return (
+        f"stopped reporting (its kubelet is down or the node is lost{when})",
+        f"See why node {node} stopped reporting (kubectl describe node {node}) and bring the "
+        "node or its kubelet back.",
+    )
+
+
 def lost_node_findings(observed: Observed) -> list[Finding]:
-    """The CR's pods on a node that stopped reporting, one finding per node. Nodes are not
-    mirrored: the pods' own status tells it. An evicted pod stays (Terminating) until its
+    """The CR's pods on a node that stopped reporting, one finding per node: the pods' own
+    status tells it, the node's Ready condition (when mirrored) how, and since when. An evicted pod stays (Terminating) until its
     node confirms; only a StatefulSet's waits on it, so those count (controllers.unready)."""
     now = observed.now
     if now is None:
@@ -68,10 +90,7 @@ def lost_node_findings(observed: Observed) -> list[Finding]:
             lost_next_step(ps, node, kind=k, name=n, when=_when(ps, now))
             for (k, n), ps in by_workload.items()
         ]
-        todo = (
-            f"See why node {node} stopped reporting (kubectl describe node {node}) and bring "
-            "the node or its kubelet back."
-        )
+        head, todo = _node_state(observed, node)
         stateful = [p for (k, _), ps in by_workload.items() if k == "StatefulSet" for p in ps]
         if stateful:
             namespace = deep_get(stateful[0], "metadata.namespace", "")
@@ -85,7 +104,7 @@ def lost_node_findings(observed: Observed) -> list[Finding]:
             Finding(
                 RANK_PODS,
                 "NodeLost",
-                f"Node {node} stopped reporting (its kubelet is down or the node is lost): "
+                f"Node {node} {head}: "
                 f"{count(len(lost), 'pod')} on it not ready for {ago(since, now)} ({shown}). "
                 f"{'. '.join(steps)}.",
                 todo,

@@ -465,6 +465,35 @@ def test_pods_on_a_node_that_stopped_reporting_name_it_and_what_kubernetes_does_
     )
 
 
+def _node_ready(status: str, heard: datetime, **said: str) -> dict[str, Any]:
+    ready = {"type": "Ready", "status": status, "lastHeartbeatTime": _stamp(heard), **said}
+    return {"kind": "Node", "metadata": {"name": "node-2"}, "status": {"conditions": [ready]}}
+
+
+def test_a_lost_node_mirrored_says_when_it_was_last_heard_from_or_what_its_kubelet_says() -> None:
+    objects = [_REPLICASET, _lost("cache-5d8-a")]
+    silent = _node_ready("Unknown", NOW - timedelta(minutes=5), reason="NodeStatusUnknown",
+                         message="Kubelet stopped posting node status.")  # fmt: skip
+    [finding] = diagnose(Observed(_cr(), objects=objects, nodes=[silent], engine=LIVE, now=NOW))
+    assert finding.what.startswith(
+        "Node node-2 stopped reporting (its kubelet is down or the node is lost, last heard "
+        "from 5 min ago): 1 pod on it not ready for 2 min (cache-5d8-a)."
+    )
+    # A kubelet that reports the node not ready has not stopped reporting: it says why.
+    network = ("container runtime network not ready: NetworkReady=false "
+               "reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin "
+               "not initialized")  # fmt: skip
+    unwell = _node_ready("False", NOW, reason="KubeletNotReady", message=network)
+    [finding] = diagnose(Observed(_cr(), objects=objects, nodes=[unwell], engine=LIVE, now=NOW))
+    assert finding.what.startswith(
+        f"Node node-2 is not ready, its kubelet says (KubeletNotReady: {network}): 1 pod on it "
+    )
+    assert finding.todo == (
+        "Fix what the kubelet of node node-2 reports (kubectl describe node node-2 shows its "
+        "conditions and events)."
+    )
+
+
 def test_a_statefulset_pod_on_a_lost_node_waits_for_it_even_once_evicted() -> None:
     pod = _lost("db-0", owner=("StatefulSet", "db"), not_ready_for=400)
     pod["metadata"]["deletionTimestamp"] = _stamp(NOW - timedelta(seconds=100))

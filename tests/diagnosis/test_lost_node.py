@@ -6,6 +6,7 @@ Kubernetes does next, once."""
 
 from __future__ import annotations
 
+import re
 from io import StringIO
 
 import pytest
@@ -48,10 +49,12 @@ def test_pods_on_a_node_that_stopped_reporting_are_named_with_the_node(
 
         finding, html = wait_for(named, what="the NodeLost finding")
         assert finding.subject == f"Node {node}"
-        assert finding.what.startswith(
-            f"Node {node} stopped reporting (its kubelet is down or the node is lost): 1 pod "
-            "on it not ready for "
-        )
+        # When it was last heard from: the mirrored Node's Ready condition.
+        assert re.match(
+            rf"Node {node} stopped reporting \(its kubelet is down or the node is lost, last "
+            r"heard from \d+ (s|min) ago\): 1 pod on it not ready for ",
+            finding.what,
+        ), finding.what
         assert f"({victim}). Kubernetes evicts it after its toleration of an unreachable " in (
             finding.what
         )
