@@ -2,8 +2,8 @@
 picks, those cordoned, and the taints a pod does not tolerate, as the scheduler and the
 DaemonSet controller of Kubernetes v1.28 judge them.
 
-Only the node selector is read: a required node affinity (which our operators never set)
-is left to the scheduler's message.
+The node selector is read, and the node a DaemonSet pins each pod to: any other required
+node affinity (which our operators never set) is left to the scheduler's message.
 """
 
 from __future__ import annotations
@@ -81,6 +81,34 @@ def selected(nodes: list[Body], selector: dict[str, str]) -> list[Body]:
     ]
 
 
+def _pinned(pod: Body) -> set[str] | None:
+    """The node names a required node affinity on metadata.name allows (how the DaemonSet
+    controller pins each of its pods to one node); None if it names none."""
+    terms = deep_get(
+        pod, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+        "nodeSelectorTerms", [],
+    ) or []  # fmt: skip
+    names = {
+        str(value)
+        for term in terms
+        for field in term.get("matchFields") or []
+        if field.get("key") == "metadata.name" and field.get("operator") == "In"
+        for value in field.get("values") or []
+    }
+    return names or None
+
+
+def candidates(nodes: list[Body], pod: Body) -> list[Body]:
+    """The nodes the pod may run on by its node selector and, for a DaemonSet's pod, the
+    one node it is pinned to."""
+    pinned = _pinned(pod)
+    return [
+        node
+        for node in selected(nodes, deep_get(pod, "spec.nodeSelector", {}) or {})
+        if pinned is None or deep_get(node, "metadata.name") in pinned
+    ]
+
+
 def cordoned(node: Body) -> bool:
     return bool(deep_get(node, "spec.unschedulable"))
 
@@ -102,9 +130,9 @@ def kept_off(nodes: list[Body], pod: Body, *, daemon: bool = False) -> KeptOff:
     tolerations = list(spec.get("tolerations") or [])
     if daemon:
         tolerations += _daemon_tolerations(bool(spec.get("hostNetwork")))
-    candidates = selected(nodes, spec.get("nodeSelector") or {})
-    off = KeptOff([str(deep_get(n, "metadata.name")) for n in candidates], [], {}, {})
-    for node in candidates:
+    chosen = candidates(nodes, pod)
+    off = KeptOff([str(deep_get(n, "metadata.name")) for n in chosen], [], {}, {})
+    for node in chosen:
         name = str(deep_get(node, "metadata.name"))
         if cordoned(node) and not daemon:  # a DaemonSet's pods tolerate the cordon
             off.cordoned.append(name)
@@ -148,11 +176,11 @@ def listed(names: list[str]) -> str:
 
 
 def allocatable(nodes: list[Body], pod: Body, resource: str) -> dict[str, str]:
-    """What each node the pod's selector picks can allocate of `resource`, as its kubelet
+    """What each node the pod may run on can allocate of `resource`, as its kubelet
     reports it ("0" where it reports none: no device plugin registered it there)."""
     return {
         str(deep_get(node, "metadata.name")): str(
             (deep_get(node, "status.allocatable", {}) or {}).get(resource) or "0"
         )
-        for node in selected(nodes, deep_get(pod, "spec.nodeSelector", {}) or {})
+        for node in candidates(nodes, pod)
     }

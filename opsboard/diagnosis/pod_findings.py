@@ -573,7 +573,7 @@ def _selected_none(observed: Observed, template: Body) -> tuple[str, str] | None
         nodes.remedy(taint, off.keys[taint], names, observed.nodes)
         for taint, names in off.tainted.items()
     )
-    other = f"; or change {_selector_field(observed)} to pick other nodes" if text else ""
+    other = f"; or pick other nodes with {_selector_field(observed)}" if text else ""
     return (
         f"{which} has a taint its pods do not tolerate: {taints}",
         f"On the nodes that should run it: {steps}{other}.",

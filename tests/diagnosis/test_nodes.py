@@ -131,8 +131,8 @@ def test_a_daemonset_selecting_no_node_is_told_apart_from_one_whose_nodes_are_ta
     )
     assert finding.todo == (
         "On the nodes that should run it: remove the taint example.com/maintenance=yes:NoSchedule "
-        "(kubectl taint nodes a b example.com/maintenance-); or change the CR's node selector to "
-        "pick other nodes."
+        "(kubectl taint nodes a b example.com/maintenance-); or pick other nodes with the CR's node "
+        "selector."
     )
     finding = _daemonset_finding([_node("a", MAINTENANCE)], selector={})
     assert "each node (a) has a taint" in finding.what and "change" not in finding.todo
@@ -169,6 +169,14 @@ def test_a_pod_short_of_a_device_says_what_each_node_it_may_run_on_can_allocate(
     assert finding.todo.endswith(
         "or add example.com/accel to the nodes it may run on (is its device plugin running there?)."
     )
+    # A DaemonSet's pod is pinned to one node (a required affinity on metadata.name): only
+    # that node is told.
+    pinned = _consumer_pod(message)
+    pinned["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}}}  # fmt: skip
+    [finding] = diagnose(Observed(_cr(), objects=[pinned], nodes=cluster, engine=LIVE, now=NOW))
+    assert "have free (b can allocate 2 example.com/accel), e.g." in finding.what
     # No node reports the device at all: its plugin is the cause.
     cluster = [_accel_node("a", None), _accel_node("b", "0"), _node("c")]
     [finding] = diagnose(Observed(_cr(), objects=[_consumer_pod(message)], nodes=cluster,
