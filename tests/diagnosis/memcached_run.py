@@ -1,5 +1,5 @@
 """The Memcached operator run for real (a Celery worker and a watcher) and a CR created for
-it: how each diagnosis scenario begins; and what the scenarios wait for."""
+it: how each diagnosis scenario begins (a Ptemplate's too); and what the scenarios wait for."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from controllers.base import Body, Kind
 from controllers.conditions import condition_of
 from controllers.kube import ApiKube
 from controllers.memcached.desired import MEMCACHED
+from controllers.ptemplate.desired import PTEMPLATE
 from opsboard.diagnosis.observed import Finding
+from tests.controllers.ptemplate_helpers import SPEC, install_kmm_crd, make_secret
 from tests.dashboard.mirror_factory import MEMCACHED_API
 from tests.fixtures.celery import EngineProcesses
 from tests.support.waiting import wait_for
@@ -40,6 +42,21 @@ def create_memcached(kube: ApiKube, namespace: str, name: str, *, size: int, **s
     kube.create(MEMCACHED, {
         "apiVersion": MEMCACHED_API, "kind": "Memcached",
         "metadata": {"name": name, "namespace": namespace}, "spec": {"size": size, **spec},
+    })  # fmt: skip
+
+
+def run_ptemplate(
+    engine: EngineProcesses, kube: ApiKube, namespace: str, node_selector: dict[str, str]
+) -> None:
+    """The Ptemplate operator in `namespace`, and a Ptemplate "pt" asking for no device there:
+    once a node is selected, nothing else keeps its consumer pod off it."""
+    install_kmm_crd(engine.kubeconfig)  # before the watcher, as make run does
+    start_operator_in(engine, namespace, "controllers.ptemplate")
+    make_secret(kube, namespace)
+    kube.create(PTEMPLATE, {
+        "apiVersion": PTEMPLATE.api_version, "kind": PTEMPLATE.kind,
+        "metadata": {"name": "pt", "namespace": namespace},
+        "spec": {**SPEC, "deviceCount": 0, "nodeSelector": node_selector},
     })  # fmt: skip
 
 

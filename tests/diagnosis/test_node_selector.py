@@ -13,10 +13,9 @@ from django.test import Client
 from controllers.base import DAEMONSET
 from controllers.fields import deep_get
 from controllers.kube import ApiKube
-from controllers.ptemplate.desired import PTEMPLATE
 from opsboard.audit.models import AuditEntry
-from tests.controllers.ptemplate_helpers import NODE, SPEC, install_kmm_crd, make_secret
-from tests.diagnosis.memcached_run import page_finding, start_operator_in
+from tests.controllers.ptemplate_helpers import NODE, SPEC
+from tests.diagnosis.memcached_run import page_finding, run_ptemplate
 from tests.fixtures.celery import EngineProcesses
 from tests.support.review import review
 from tests.support.waiting import wait_for
@@ -28,15 +27,7 @@ NOWHERE = {"hw.example.com/accel": "yes"}  # no node has this label
 def test_a_selector_no_node_matches_is_named_and_set_right_from_the_form(
     engine: EngineProcesses, cluster_kube: ApiKube, namespace: str, operator_client: Client
 ) -> None:
-    install_kmm_crd(engine.kubeconfig)  # before the watcher, as make run does
-    start_operator_in(engine, namespace, "controllers.ptemplate")
-    make_secret(cluster_kube, namespace)
-    # No device asked for: once a node is selected, nothing else keeps a pod off it.
-    cluster_kube.create(PTEMPLATE, {
-        "apiVersion": PTEMPLATE.api_version, "kind": PTEMPLATE.kind,
-        "metadata": {"name": "pt", "namespace": namespace},
-        "spec": {**SPEC, "deviceCount": 0, "nodeSelector": NOWHERE},
-    })  # fmt: skip
+    run_ptemplate(engine, cluster_kube, namespace, NOWHERE)
     url, hx = f"/k/ptemplate/{namespace}/pt/", {"HTTP_HX_REQUEST": "true"}
     finding = wait_for(
         lambda: page_finding(operator_client, url, "NoMatchingNodes"),

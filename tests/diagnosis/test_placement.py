@@ -20,8 +20,12 @@ from controllers.kube import ApiKube
 from controllers.ptemplate.desired import PTEMPLATE
 from opsboard.diagnosis.nodes import listed
 from opsboard.mirror.models import KubeObject
-from tests.controllers.ptemplate_helpers import SPEC, install_kmm_crd, make_secret
-from tests.diagnosis.memcached_run import create_memcached, page_finding, start_operator_in
+from tests.diagnosis.memcached_run import (
+    create_memcached,
+    page_finding,
+    run_ptemplate,
+    start_operator_in,
+)
 from tests.fixtures.celery import EngineProcesses
 from tests.kubesim.cluster.helpers import set_node_ready
 from tests.support.waiting import wait_for
@@ -108,15 +112,7 @@ def test_a_daemonset_whose_one_node_is_tainted_under_its_pod_names_the_node_and_
     """Not "no node matches its selector, or each that does is tainted": the mirrored Nodes
     tell which. A NoSchedule taint added under the DaemonSet's pod leaves it running, which
     the page says; once the taint is removed as advised, the DaemonSet counts it again."""
-    install_kmm_crd(engine.kubeconfig)  # before the watcher, as make run does
-    start_operator_in(engine, namespace, "controllers.ptemplate")
-    make_secret(cluster_kube, namespace)
-    cluster_kube.create(PTEMPLATE, {
-        "apiVersion": PTEMPLATE.api_version, "kind": PTEMPLATE.kind,
-        "metadata": {"name": "pt", "namespace": namespace},
-        "spec": {**SPEC, "deviceCount": 0,
-                 "nodeSelector": {"kubernetes.io/hostname": first_node}},
-    })  # fmt: skip
+    run_ptemplate(engine, cluster_kube, namespace, {"kubernetes.io/hostname": first_node})
 
     def placed(wanted: int) -> bool:
         daemonset = cluster_kube.get(DAEMONSET, namespace, "pt-consumer") or {}
