@@ -70,8 +70,9 @@ def _node_state(observed: Observed, node: str) -> tuple[str, str]:
 
 def lost_node_findings(observed: Observed) -> list[Finding]:
     """The CR's pods on a node that stopped reporting, one finding per node: the pods' own
-    status tells it, the node's Ready condition (when mirrored) how, and since when. An evicted pod stays (Terminating) until its
-    node confirms; only a StatefulSet's waits on it, so those count (controllers.unready)."""
+    status tells it, the node's Ready condition (when mirrored) how, and since when. An
+    evicted pod stays (Terminating) until its node confirms; only a StatefulSet's waits on
+    it, so those count (controllers.unready)."""
     now = observed.now
     if now is None:
         return []

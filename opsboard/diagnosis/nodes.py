@@ -123,7 +123,7 @@ class KeptOff:
     keys: dict[str, str]  # a taint's text → its key (what `kubectl taint ... KEY-` names)
 
 
-def kept_off(nodes: list[Body], pod: Body, *, daemon: bool = False) -> KeptOff:
+def keeping_off(nodes: list[Body], pod: Body, *, daemon: bool = False) -> KeptOff:
     """Why `pod` (or a DaemonSet's template, `daemon`) may run on none of the nodes its
     selector picks, node by node."""
     spec = pod.get("spec") or {}

@@ -120,8 +120,9 @@ class Observed:
     # When the mirror last saw each object of `objects` change, by uid.
     objects_changed_at: dict[str, datetime] = field(default_factory=dict)
     now: datetime | None = None
-    # The cluster's mirrored Nodes, read only when pods wait for one or a DaemonSet selects
-    # none; None then too if the watcher has not listed them (it may not be allowed to).
+    # The cluster's mirrored Nodes, read only when pods wait for one or are on one that
+    # stopped reporting, or a DaemonSet selects none (gather._nodes); None then too if the
+    # watcher has not listed them (it may not be allowed to).
     nodes: list[Body] | None = None
     unready_grace: float = UNREADY_GRACE_SECONDS  # as the status's (controllers.graces)
 

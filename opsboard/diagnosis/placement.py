@@ -16,7 +16,7 @@ from collections import Counter
 
 from controllers.base import Body
 from controllers.wording import count
-from opsboard.diagnosis.nodes import KeptOff, listed, named, remedy
+from opsboard.diagnosis.nodes import KeptOff, keeping_off, listed, named, remedy
 
 _DETAIL = re.compile(r"0/\d+ nodes are available: (.*?)\.(?: preemption:|$)")
 _NODES = re.compile(r"0/(\d+) nodes are available")
@@ -49,12 +49,10 @@ def ruled_out(message: str) -> list[tuple[int, str]]:
     return counted
 
 
-def kept_off(
-    message: str, nodes: KeptOff | None = None, nodes_seen: list[Body] | None = None
-) -> tuple[str, str] | None:
-    """(what, todo) when cordons or taints keep the pod off every node its selector allows;
+def kept_off(message: str, pod: Body, mirrored: list[Body] | None = None) -> tuple[str, str] | None:
+    """(what, todo) when cordons or taints keep `pod` off every node its selector allows;
     None if another reason rules a node out (a resource, a volume: told elsewhere).
-    `nodes`: what the mirrored Nodes (`nodes_seen`) say of the same pod, to name them."""
+    `mirrored`: the Nodes, which name those nodes where the mirror has them."""
     cordoned, mismatched = 0, 0
     taints: Counter[tuple[str, str]] = Counter()  # ("key=value", key) → nodes
     for n, reason in ruled_out(message):
@@ -69,7 +67,7 @@ def kept_off(
             return None
     if not cordoned and not taints:
         return None
-    off = nodes or KeptOff([], [], {}, {})
+    off = keeping_off(mirrored, pod) if mirrored is not None else KeptOff([], [], {}, {})
     parts = [f"{count(cordoned, 'node')} cordoned{_which(off.cordoned)}"] if cordoned else []
     if mismatched:
         parts.append(f"{count(mismatched, 'node')} not matching its node selector")
@@ -78,7 +76,7 @@ def kept_off(
               for (shown, key), n in taints.items()]  # fmt: skip
     steps = [f"uncordon them (kubectl uncordon {named(off.cordoned) or 'NODE'}; kubectl get "
              "nodes shows them SchedulingDisabled)"] if cordoned else []  # fmt: skip
-    steps += [remedy(shown, key, with_key[key], nodes_seen) for shown, key in taints]
+    steps += [remedy(shown, key, with_key[key], mirrored) for shown, key in taints]
     which = (", which the pods do not tolerate" if len(taints) == 1 else
              ", taints the pods do not tolerate") if taints else ""  # fmt: skip
     return (

@@ -308,10 +308,6 @@ def _offered(observed: Observed, pod: Body, resources: list[str]) -> tuple[str, 
     return "; ".join(said), none
 
 
-def _kept_off(observed: Observed, pod: Body) -> nodes.KeptOff | None:
-    return None if observed.nodes is None else nodes.kept_off(observed.nodes, pod)
-
-
 def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
     stuck = []
     for pod in pods:
@@ -328,7 +324,7 @@ def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Findin
     elif selector and matches_no_node(message):
         what = f"no node matches the node selector {selector_text}"
         todo = f"Label a node to match ({selector_text}) or change {_selector_field(observed)}."
-    elif kept := kept_off(message, _kept_off(observed, pod), observed.nodes):
+    elif kept := kept_off(message, pod, observed.nodes):
         what, todo = kept
     else:
         what = "the scheduler can place them nowhere"
@@ -553,7 +549,7 @@ def _selected_none(observed: Observed, template: Body) -> tuple[str, str] | None
     text, labels = _selector_texts(template)
     if not observed.nodes:
         return "the cluster has no node", "Add nodes to the cluster."
-    off = nodes.kept_off(observed.nodes, template, daemon=True)
+    off = nodes.keeping_off(observed.nodes, template, daemon=True)
     if not off.candidates:
         return (
             f"no node has the labels {text} ({count(len(observed.nodes), 'node')} in all)",

@@ -50,16 +50,16 @@ def test_a_pod_is_kept_off_by_cordons_and_untolerated_taints_of_the_nodes_it_sel
         _node("d", MAINTENANCE),  # not selected: its taint is not the pod's concern
     ]
     pod = {"spec": {"nodeSelector": ACCEL}}
-    off = nodes.kept_off(cluster, pod)
+    off = nodes.keeping_off(cluster, pod)
     assert off.candidates == ["a", "b", "c"]
     assert off.cordoned == ["a"]
     assert off.tainted == {"example.com/maintenance=yes:NoSchedule": ["b"]}
     assert off.keys == {"example.com/maintenance=yes:NoSchedule": "example.com/maintenance"}
     pod["spec"]["tolerations"] = [{"key": "example.com/maintenance", "operator": "Exists"}]
-    assert nodes.kept_off(cluster, pod).tainted == {}
+    assert nodes.keeping_off(cluster, pod).tainted == {}
     # A DaemonSet's pods tolerate the cordon, and a node that is not ready.
     not_ready = {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}
-    off = nodes.kept_off([_node("a", not_ready, cordoned=True, **ACCEL)], pod, daemon=True)
+    off = nodes.keeping_off([_node("a", not_ready, cordoned=True, **ACCEL)], pod, daemon=True)
     assert (off.candidates, off.cordoned, off.tainted) == (["a"], [], {})
 
 
