@@ -327,6 +327,24 @@ def tree_rows(tree: TreeNode) -> list[tuple[int, TreeNode]]:
     return rows
 
 
+def node_states(pods: dict[str, KubeObject]) -> dict[str, str]:
+    """What is wrong with the nodes the pods run on, by node name ("NotReady, cordoned"),
+    from the mirrored Nodes; a node that is ready and schedulable, or not mirrored, says
+    nothing. One query, for the few nodes named."""
+    names = {str(p.spec.get("nodeName")) for p in pods.values() if (p.spec or {}).get("nodeName")}
+    if not names:
+        return {}
+    states = {}
+    rows = KubeObject.objects.filter(kind="Node", api_version="v1", namespace="", name__in=names)
+    for node in rows.only("name", "health", "spec"):
+        said = [] if node.health == "Available" else ["NotReady"]
+        if (node.spec or {}).get("unschedulable"):
+            said.append("cordoned")
+        if said:
+            states[node.name] = ", ".join(said)
+    return states
+
+
 def tree_pods(tree: TreeNode) -> dict[str, KubeObject]:
     """Every pod in the tree by name, to describe status.nodes without another query."""
     found: dict[str, KubeObject] = {}

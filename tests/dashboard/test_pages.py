@@ -323,6 +323,24 @@ def test_detail_rows_describe_each_pod_in_status_nodes_and_each_tree_node(
     ) in html
 
 
+def test_a_pods_node_says_when_it_is_not_ready_or_cordoned(viewer_client: Client) -> None:
+    """From the mirrored Nodes: one ready and schedulable says nothing."""
+    memcached_with_pods("cache-n", size=2)
+    first, second = KubeObject.objects.filter(kind="Pod", name__startswith="cache-n-").order_by(
+        "name"
+    )
+    second.body["spec"]["nodeName"] = "kubesim-node-2"
+    second.spec = second.body["spec"]
+    second.save()
+    mirror_object("Node", "kubesim-node-1", namespace="", health="Available")
+    mirror_object("Node", "kubesim-node-2", namespace="", health="Degraded",
+                  spec={"unschedulable": True})  # fmt: skip
+    html = viewer_client.get("/k/memcached/default/cache-n/").content.decode()
+    assert f'title="Its log">{first.name}</a></td><td>Running</td>' in html
+    assert "</span></td><td>kubesim-node-1</td><td>0</td>" in html
+    assert '<td>kubesim-node-2 <span class="badge c-false">NotReady, cordoned</span></td>' in html
+
+
 def test_a_pods_restarts_name_its_last_exit_where_it_says_more_than_error(
     viewer_client: Client,
 ) -> None:

@@ -215,6 +215,7 @@ _POD_ROW = (
     '<tr><td class="mono">{}</td><td>{}</td>'
     '<td><span class="badge {}">{}</span></td><td>{}</td><td>{}</td><td>{}</td></tr>'
 )
+_NODE_STATE = '{} <span class="badge c-false">{}</span>'
 _POD_MISSING = (
     '<tr><td class="mono">{}</td><td colspan="5"><small>not in the mirror yet</small></td></tr>'
 )
@@ -244,24 +245,30 @@ def _lines(rows: Iterable[SafeString]) -> SafeString:
 
 
 @register.simple_tag
-def pod_rows(pods: dict[str, KubeObject], names: list[str], cr_url: str) -> SafeString:
-    """The rows of the pods named in status.nodes: phase, readiness, node, restarts, age;
-    each pod's name links to its log, under the CR's page at `cr_url`."""
-    return _lines(_pod_row(pods.get(name), name, cr_url) for name in names)
+def pod_rows(
+    pods: dict[str, KubeObject], names: list[str], cr_url: str, node_states: dict[str, str]
+) -> SafeString:
+    """The rows of the pods named in status.nodes: phase, readiness, node (and what is
+    wrong with it, `node_states`), restarts, age; each pod's name links to its log, under
+    the CR's page at `cr_url`."""
+    return _lines(_pod_row(pods.get(name), name, cr_url, node_states) for name in names)
 
 
-def _pod_row(pod: KubeObject | None, name: str, cr_url: str) -> SafeString:
+def _pod_row(
+    pod: KubeObject | None, name: str, cr_url: str, node_states: dict[str, str]
+) -> SafeString:
     if pod is None:
         return html_row(_POD_MISSING, name)
     status = pod.status or {}
     ready = pod_is_ready({"status": status})
+    node = (pod.spec or {}).get("nodeName") or "—"
     return html_row(
         _POD_ROW,
         html_row(_LOG_LINK, _log_url(cr_url, name), name),
         status.get("phase", "Pending"),
         "c-true" if ready else "c-false",
         "ready" if ready else "not ready",
-        (pod.spec or {}).get("nodeName") or "—",
+        html_row(_NODE_STATE, node, state) if (state := node_states.get(node)) else node,
         _restarts(status.get("containerStatuses") or []),
         short_age(pod.created_at),
     )

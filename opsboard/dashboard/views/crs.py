@@ -72,6 +72,7 @@ def _live_context(info: KindInfo, cr: KubeObject) -> dict[str, Any]:
     mirrored = owner_tree(root=cr)  # read once: the tree and the diagnosis both walk it
     tree = selectors.owner_tree(info=info, cr=cr, mirrored=mirrored)
     freshness = mirror_freshness()  # read once: the diagnosis and the page's banner
+    pods = selectors.tree_pods(tree)
     return {
         "diagnosis": cr_diagnosis(info=info, cr=cr, tree=mirrored, engine=engine_wide(freshness)),
         "freshness": freshness,
@@ -80,7 +81,8 @@ def _live_context(info: KindInfo, cr: KubeObject) -> dict[str, Any]:
         "cr": cr,
         "view": selectors.view_body(cr),
         "tree": selectors.tree_rows(tree),
-        "pods": selectors.tree_pods(tree),
+        "pods": pods,
+        "node_states": selectors.node_states(pods),
         "runs": selectors.cr_runs(info=info, namespace=cr.namespace, name=cr.name),
         "events": selectors.cr_events(cr=cr),
     }
