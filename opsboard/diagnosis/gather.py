@@ -6,7 +6,9 @@ A handful of indexed queries and one Redis round trip per CR, whatever its pod c
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -122,7 +124,7 @@ def _refusals(children: list[Body]) -> list[Body]:
     return [e.body for e in events if e.body.get("reason") == "FailedCreate"]
 
 
-def _nodes(children: list[Body]) -> list[Body] | None:
+def _nodes(children: list[Body], read: Callable[[], list[Body] | None]) -> list[Body] | None:
     """The mirrored Nodes, read only when a finding may name some: a pod waits for a node
     or is on one that stopped reporting, or a DaemonSet selects none (a cluster may have
     thousands)."""
@@ -135,7 +137,7 @@ def _nodes(children: list[Body]) -> list[Body] | None:
             for c in children
         )
     ):
-        return mirror.nodes()
+        return read()
     return None
 
 
@@ -160,9 +162,11 @@ def cr_diagnosis(
     cr: KubeObject,
     tree: mirror.OwnerNode | None = None,
     engine: EngineState | None = None,
+    read_nodes: Callable[[], list[Body] | None] = mirror.nodes,
 ) -> Diagnosis:
     """The findings for one CR; pass the owner tree and `engine_wide()` if the caller has
-    read them already (the overview diagnoses many CRs)."""
+    read them already, and a `read_nodes` that reads them once (the overview diagnoses
+    many CRs)."""
     tree = tree or mirror.owner_tree(root=cr)
     children = tree.walk()[1:]
     present = {(c.kind, c.name) for c in (node.obj for node in tree.children)}
@@ -192,7 +196,7 @@ def cr_diagnosis(
     observed = Observed(
         cr=cr.body,
         refusals=_refusals([c.body for c in children]),
-        nodes=_nodes([c.body for c in children]),
+        nodes=_nodes([c.body for c in children], read_nodes),
         # Once each: a claim two pods mount stands under both in the tree.
         objects=list({c.uid: c.body for c in children}.values()),
         objects_changed_at={c.uid: c.mirrored_at for c in children},
@@ -273,8 +277,10 @@ def needs_attention(
         Case(When(health="Degraded", then=0), default=1), "created_at", "name"
     )[:limit]
     engine = engine_wide(freshness)
+    nodes = functools.cache(mirror.nodes)  # a cluster's thousands, read once if at all
     found = []
     for cr in rows:
         info = by_kind[(cr.api_version, cr.kind)]
-        found.append(Attention(info, cr, cr_diagnosis(info=info, cr=cr, engine=engine)))
+        diagnosis = cr_diagnosis(info=info, cr=cr, engine=engine, read_nodes=nodes)
+        found.append(Attention(info, cr, diagnosis))
     return found, total

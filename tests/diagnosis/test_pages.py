@@ -16,11 +16,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from redis import Redis
 
-from controllers.base import Key
+from controllers.base import NODE, Key
 from opsboard.audit.models import AuditEntry
 from opsboard.engine.pump import HEARTBEAT_KEY
 from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
+from opsboard.mirror.writer import kind_watches_save
 from tests.dashboard.mirror_factory import memcached_with_pods
 from tests.fixtures.celery import _point_this_process_at
 
@@ -212,3 +213,38 @@ def test_a_stale_status_is_said_pending_only_while_its_key_is_queued(
     queue_for("memcached").add(Key("memcached", "default", "behind"), Why("event"))
     html = viewer_client.get("/k/memcached/default/behind/").content.decode()
     assert "A reconcile is queued." in html
+
+
+def _unschedulable(cr: KubeObject) -> None:
+    """The CR Progressing, its pods waiting for a node that is cordoned."""
+    cr.health = "Progressing"
+    cr.save()
+    message = "0/1 nodes are available: 1 node(s) were unschedulable."
+    for pod in KubeObject.objects.filter(kind="Pod", namespace=cr.namespace):
+        scheduled = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                     "message": message, "lastTransitionTime": "2026-11-23T17:00:00Z"}  # fmt: skip
+        pod.body = {**pod.body, "status": {"phase": "Pending", "conditions": [scheduled]}}
+        pod.body["spec"].pop("nodeName", None)
+        pod.status, pod.spec = pod.body["status"], pod.body["spec"]
+        pod.save()
+
+
+def test_the_overview_reads_the_nodes_once_for_every_cr_that_waits_for_one(
+    viewer_client: Client,
+) -> None:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "uid": "n1"},
+            "spec": {"unschedulable": True}}  # fmt: skip
+    KubeObject.objects.create(api_version="v1", kind="Node", namespace="", name="n1", uid="n1",
+                              resource_version="1", body=node, spec=node["spec"])  # fmt: skip
+    kind_watches_save({NODE: ("1", True, False)})
+    for namespace in ("a", "b"):
+        _unschedulable(memcached_with_pods("cache", size=1, namespace=namespace))
+    with CaptureQueriesContext(connection) as queries:
+        response = viewer_client.get("/")
+    found = [f for a in response.context["attention"] for f in a.diagnosis.findings
+             if f.code == "Unschedulable"]  # fmt: skip
+    assert len(found) == 2
+    assert all("(kubectl uncordon n1;" in f.todo for f in found)
+    # Whether the Nodes were listed, and the Nodes: once each, not once per CR.
+    node_reads = [q["sql"] for q in queries if "'Node'" in q["sql"]]
+    assert len(node_reads) == 2, node_reads
