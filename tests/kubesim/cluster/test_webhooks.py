@@ -321,7 +321,9 @@ def test_a_subresource_is_sent_only_to_a_rule_that_names_it(
             "UPDATE", "status", "status",
         )  # fmt: skip
         assert request["kind"] == {"group": "", "version": "v1", "kind": "Pod"}
-        assert request["object"]["status"]["conditions"][0]["type"] == "Example"
+    # The rig's fake kubelet writes its pods' status as the same admin: only some are ours.
+    said = [[c["type"] for c in r["object"]["status"].get("conditions", [])] for r in mine]
+    assert ["Example"] in said, said
 
 
 def test_an_object_selector_picks_the_objects_sent(kube_api_client: Api, namespace: str) -> None:
