@@ -1,8 +1,10 @@
 """Pods no node takes because the nodes are cordoned or tainted, diagnosed end to end (real
-watcher and worker on kubesim, whose scheduler words it as kube-scheduler v1.28 does; the
-test changes every node, which a shared real cluster cannot lend it): the page names the
-nodes cordoned and tainted with the commands that let the pods on, and once they are undone the
-pods run and the finding goes."""
+watcher and worker on kubesim, whose scheduler words it as kube-scheduler v1.28 does; each
+test changes nodes, which a shared real cluster cannot lend it; the two that cordon and
+taint pass on the rig, run by hand):
+the page names the nodes cordoned and tainted with the commands that let the pods on, a
+DaemonSet's pods left running under a taint, and a taint the node controller keeps as a
+node to make well; once undone, the pods run and the finding goes."""
 
 from __future__ import annotations
 
@@ -162,8 +164,15 @@ def nodes_stopped(kube_api_client: client.ApiClient) -> Iterator[list[str]]:
     for node in nodes:
         set_node_ready(kube_api_client, node, ready=False)
     yield nodes
+    core = client.CoreV1Api(kube_api_client)
     for node in nodes:
         set_node_ready(kube_api_client, node, ready=True)
+
+    def untainted() -> bool:  # before the next test schedules a pod
+        taints = [t for n in core.list_node().items for t in n.spec.taints or []]
+        return not any(t.key == "node.kubernetes.io/unreachable" for t in taints)
+
+    wait_for(untainted, what="the unreachable taints removed")
 
 
 def test_nodes_the_node_controller_taints_are_told_to_be_made_well_not_untainted(
