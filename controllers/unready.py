@@ -22,6 +22,8 @@ from controllers.wording import count, plural
 # OPSBOARD_UNREADY_GRACE_SECONDS changes it (controllers.graces).
 UNREADY_GRACE_SECONDS = 30.0
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"  # a kubelet that reports its node unwell
+_NODE_THAT = {UNREACHABLE_TAINT: "an unreachable node", NOT_READY_TAINT: "a node not ready"}
 
 
 def lost(pod: Body) -> bool:
@@ -60,15 +62,14 @@ def ready_since(pod: Body) -> datetime | None:
     return parse_time(condition_of(pod, "Ready").get("lastTransitionTime"))
 
 
-def unreachable_toleration(pod: Body) -> float | None:
-    """How long the pod stays on an unreachable node before it is evicted (seconds; 300 by
-    the DefaultTolerationSeconds admission plugin), None if it tolerates one for ever (a
-    DaemonSet's pods do)."""
+def eviction_toleration(pod: Body, taint: str = UNREACHABLE_TAINT) -> float | None:
+    """How long the pod stays on a node with the NoExecute `taint` (unreachable, or not
+    ready) before it is evicted (seconds; 300 by the DefaultTolerationSeconds admission
+    plugin), None if it tolerates one for ever (a DaemonSet's pods do)."""
     matching = [
         t
         for t in deep_get(pod, "spec.tolerations", []) or []
-        if t.get("key") in (UNREACHABLE_TAINT, "", None)
-        and t.get("effect") in ("NoExecute", "", None)
+        if t.get("key") in (taint, "", None) and t.get("effect") in ("NoExecute", "", None)
     ]
     if not matching:
         return 0.0
@@ -192,26 +193,35 @@ def failing_words(found: Failing) -> tuple[str, str]:
     return which, f" ({', '.join(probes)})" if probes else ""
 
 
-def lost_next_step(pods: list[Body], node: str, *, kind: str, name: str, when: str = "") -> str:
+def lost_next_step(
+    pods: list[Body],
+    node: str,
+    *,
+    kind: str,
+    name: str,
+    when: str = "",
+    taint: str = UNREACHABLE_TAINT,
+) -> str:
     """What Kubernetes does next with the pods one workload (`kind` `name`: a Deployment, a
     StatefulSet, a DaemonSet; "" for none) has on a node that went. `when`: how soon the
-    eviction comes, for a reader of now (", in about 3 min"); a status says no time."""
+    eviction comes, for a reader of now (", in about 3 min"); a status says no time.
+    `taint`: the node's, where its state is known (NOT_READY_TAINT for a kubelet that
+    still reports); a status does not read nodes."""
     it, one = ("it" if len(pods) == 1 else "them"), len(pods) == 1
     if kind == "DaemonSet":
         return (
             f"DaemonSet {name}'s pod stays there until node {node} is back: no other node runs "
             "it in its place"
         )
-    seconds = unreachable_toleration(pods[0])
+    seconds, that = eviction_toleration(pods[0], taint), _NODE_THAT[taint]
     if all(deep_get(p, "metadata.deletionTimestamp") for p in pods):
         evicted = f"Kubernetes has evicted {it}, but no kubelet is there to stop {it}"
     elif seconds is None:
-        evicted = f"Kubernetes leaves {it} there (a toleration of an unreachable node for ever)"
+        evicted = f"Kubernetes leaves {it} there (a toleration of {that} for ever)"
     else:
         their = plural(len(pods), "its", "their")
         evicted = (
-            f"Kubernetes evicts {it} after {their} toleration of an unreachable node "
-            f"({int(seconds)} s){when}"
+            f"Kubernetes evicts {it} after {their} toleration of {that} ({int(seconds)} s){when}"
         )
     if kind == "StatefulSet":
         names = ", ".join(str(deep_get(p, "metadata.name")) for p in pods)

@@ -13,7 +13,14 @@ from datetime import datetime, timedelta
 from controllers.base import Body
 from controllers.conditions import condition_of, parse_time
 from controllers.fields import controlling_ref, deep_get
-from controllers.unready import lost_next_step, lost_pods, ready_since, unreachable_toleration
+from controllers.unready import (
+    NOT_READY_TAINT,
+    UNREACHABLE_TAINT,
+    eviction_toleration,
+    lost_next_step,
+    lost_pods,
+    ready_since,
+)
 from controllers.wording import count
 from opsboard.diagnosis.observed import RANK_PODS, Finding, Observed, Section, ago, name_of, of_kind
 
@@ -33,10 +40,10 @@ def _workload(observed: Observed, pod: Body) -> tuple[str, str]:
     return kind, name
 
 
-def _when(pods: list[Body], now: datetime) -> str:
+def _when(pods: list[Body], now: datetime, taint: str) -> str:
     """How soon Kubernetes evicts the pods: their toleration runs from about when their
     Ready turned False (the unreachable taint follows within the controller's next pass)."""
-    seconds = unreachable_toleration(pods[0])
+    seconds = eviction_toleration(pods[0], taint)
     if seconds is None:
         return ""
     flipped = ready_since(pods[0])
@@ -47,9 +54,10 @@ def _when(pods: list[Body], now: datetime) -> str:
     return f", in about {int(left)} s" if left < 120 else f", in about {round(left / 60)} min"
 
 
-def _node_state(observed: Observed, node: str) -> tuple[str, str]:
-    """(what the node is, what to do) from its Ready condition where the mirror has the
-    node: a kubelet that says why it is not ready is not one that stopped reporting."""
+def _node_state(observed: Observed, node: str) -> tuple[str, str, str]:
+    """(what the node is, what to do, the taint that evicts its pods) from its Ready
+    condition where the mirror has the node: a kubelet that says why it is not ready is not
+    one that stopped reporting."""
     body = next((n for n in observed.nodes or [] if name_of(n) == node), None)
     ready = condition_of(body, "Ready")
     if ready.get("status") == "False":
@@ -58,6 +66,7 @@ def _node_state(observed: Observed, node: str) -> tuple[str, str]:
             f"is not ready, its kubelet says ({said or 'no reason given'})",
             f"Fix what the kubelet of node {node} reports (kubectl describe node {node} shows "
             "its conditions and events).",
+            NOT_READY_TAINT,
         )
     heard = parse_time(ready.get("lastHeartbeatTime")) if ready.get("status") == "Unknown" else None
     when = f", last heard from {ago(heard, observed.now)} ago" if heard else ""
@@ -65,6 +74,7 @@ def _node_state(observed: Observed, node: str) -> tuple[str, str]:
         f"stopped reporting (its kubelet is down or the node is lost{when})",
         f"See why node {node} stopped reporting (kubectl describe node {node}) and bring the "
         "node or its kubelet back.",
+        UNREACHABLE_TAINT,
     )
 
 
@@ -87,11 +97,11 @@ def lost_node_findings(observed: Observed) -> list[Finding]:
         by_workload: dict[tuple[str, str], list[Body]] = {}
         for pod in lost:
             by_workload.setdefault(_workload(observed, pod), []).append(pod)
+        head, todo, taint = _node_state(observed, node)
         steps = [
-            lost_next_step(ps, node, kind=k, name=n, when=_when(ps, now))
+            lost_next_step(ps, node, kind=k, name=n, when=_when(ps, now, taint), taint=taint)
             for (k, n), ps in by_workload.items()
         ]
-        head, todo = _node_state(observed, node)
         stateful = [p for (k, _), ps in by_workload.items() if k == "StatefulSet" for p in ps]
         if stateful:
             namespace = deep_get(stateful[0], "metadata.namespace", "")

@@ -492,6 +492,14 @@ def test_a_lost_node_mirrored_says_when_it_was_last_heard_from_or_what_its_kubel
         "Fix what the kubelet of node node-2 reports (kubectl describe node node-2 shows its "
         "conditions and events)."
     )
+    # Its pods are evicted by the not-ready taint, after their toleration of that one.
+    assert "Kubernetes evicts it after its toleration of a node not ready (0 s)" in finding.what
+    lost = _lost("cache-5d8-a")
+    lost["spec"]["tolerations"].append({"key": "node.kubernetes.io/not-ready", "operator":
+                                        "Exists", "effect": "NoExecute", "tolerationSeconds": 600})  # fmt: skip
+    [finding] = diagnose(Observed(_cr(), objects=[_REPLICASET, lost], nodes=[unwell], engine=LIVE,
+                                  now=NOW))  # fmt: skip
+    assert "after its toleration of a node not ready (600 s), in about 8 min" in finding.what
 
 
 def test_a_statefulset_pod_on_a_lost_node_waits_for_it_even_once_evicted() -> None:
