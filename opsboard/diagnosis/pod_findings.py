@@ -17,6 +17,7 @@ from controllers.pods import (
     exit_words,
     last_exit,
     pod_claims,
+    unschedulable,
 )
 from controllers.refusals import current_refusal, event_message, event_time, refusal_advice
 from controllers.unready import failing_words, probe_text, unready
@@ -309,19 +310,14 @@ def _offered(observed: Observed, pod: Body, resources: list[str]) -> tuple[str, 
 
 
 def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Finding]:
-    stuck = []
-    for pod in pods:
-        scheduled = find_condition(deep_get(pod, "status.conditions"), "PodScheduled") or {}
-        if scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable":
-            stuck.append((pod, str(scheduled.get("message") or "")))
+    stuck = unschedulable(pods)
     if not stuck:
         return []
     pod, message = stuck[0]
-    selector = deep_get(pod, "spec.nodeSelector") or {}
-    selector_text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+    selector_text, _ = _selector_texts(pod)
     if short := _short_of(observed, pod, message):
         what, todo = short
-    elif selector and matches_no_node(message):
+    elif selector_text and matches_no_node(message):
         what = f"no node matches the node selector {selector_text}"
         todo = f"Label a node to match ({selector_text}) or change {_selector_field(observed)}."
     elif kept := kept_off(message, pod, observed.nodes):
@@ -534,10 +530,10 @@ def _daemonset_findings(observed: Observed) -> list[Finding]:
     return found
 
 
-def _selector_texts(template: Body) -> tuple[str, str]:
-    """The pods' node selector as a label selector ("a=b,c=d") and as kubectl label's
-    arguments ("a=b c=d")."""
-    pairs = [f"{k}={v}" for k, v in sorted((deep_get(template, "spec.nodeSelector") or {}).items())]
+def _selector_texts(pod: Body) -> tuple[str, str]:
+    """A pod's (or a pod template's) node selector as a label selector ("a=b,c=d") and as
+    kubectl label's arguments ("a=b c=d")."""
+    pairs = [f"{k}={v}" for k, v in sorted((deep_get(pod, "spec.nodeSelector") or {}).items())]
     return ",".join(pairs), " ".join(pairs)
 
 
