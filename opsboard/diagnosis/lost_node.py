@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from controllers.base import Body
-from controllers.conditions import condition_of, parse_time
+from controllers.conditions import parse_time
 from controllers.fields import controlling_ref, deep_get
 from controllers.unready import (
     NOT_READY_TAINT,
@@ -22,6 +22,7 @@ from controllers.unready import (
     ready_since,
 )
 from controllers.wording import count
+from opsboard.diagnosis.nodes import node_condition
 from opsboard.diagnosis.observed import RANK_PODS, Finding, Observed, Section, ago, name_of, of_kind
 
 
@@ -58,8 +59,7 @@ def _node_state(observed: Observed, node: str) -> tuple[str, str, str]:
     """(what the node is, what to do, the taint that evicts its pods) from its Ready
     condition where the mirror has the node: a kubelet that says why it is not ready is not
     one that stopped reporting."""
-    body = next((n for n in observed.nodes or [] if name_of(n) == node), None)
-    ready = condition_of(body, "Ready")
+    ready = node_condition(observed.nodes, node, "Ready")
     if ready.get("status") == "False":
         said = ": ".join(str(ready[k]) for k in ("reason", "message") if ready.get(k))
         return (

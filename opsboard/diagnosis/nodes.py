@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from controllers.base import Body
+from controllers.conditions import condition_of
 from controllers.fields import deep_get
 from controllers.wording import plural
 
@@ -143,6 +144,13 @@ def keeping_off(nodes: list[Body], pod: Body, *, daemon: bool = False) -> KeptOf
     return off
 
 
+def node_condition(nodes: list[Body] | None, name: str, type_: str) -> Body:
+    """The condition of `type_` ("Ready") of the node called `name`, or {} if the mirror
+    has no such node or it reports no such condition."""
+    node = next((n for n in nodes or [] if deep_get(n, "metadata.name") == name), None)
+    return condition_of(node, type_)
+
+
 def remedy(shown: str, key: str, names: list[str], nodes: list[Body] | None) -> str:
     """What lets pods past the taint `shown` (its `key`) of the nodes `names`: the command
     that removes it, or, for a taint the node controller keeps, what is wrong with the node
@@ -151,9 +159,7 @@ def remedy(shown: str, key: str, names: list[str], nodes: list[Body] | None) -> 
     if key not in CONDITION_TAINTS:
         return f"remove the taint {shown} (kubectl taint nodes {which} {key}-)"
     type_, meaning = CONDITION_TAINTS[key]
-    body = next((n for n in nodes or [] if names and deep_get(n, "metadata.name") == names[0]), {})
-    conditions: list[Body] = deep_get(body, "status.conditions", []) or []
-    condition = next((c for c in conditions if c.get("type") == type_), {})
+    condition = node_condition(nodes, names[0], type_) if names else {}
     said = ": ".join(str(condition[k]) for k in ("reason", "message") if condition.get(k))
     quoted = f" ({names[0]}: {said})" if said else ""
     return (
