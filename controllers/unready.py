@@ -24,6 +24,9 @@ UNREADY_GRACE_SECONDS = 30.0
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"  # a kubelet that reports its node unwell
 _NODE_THAT = {UNREACHABLE_TAINT: "an unreachable node", NOT_READY_TAINT: "a node not ready"}
+# For a reader that does not know which of the two the node has (a status): both named.
+_EITHER = "a node unreachable or not ready"
+_STATE = {UNREACHABLE_TAINT: "unreachable", NOT_READY_TAINT: "not ready"}
 
 
 def lost(pod: Body) -> bool:
@@ -200,29 +203,24 @@ def lost_next_step(
     kind: str,
     name: str,
     when: str = "",
-    taint: str = UNREACHABLE_TAINT,
+    taint: str | None = None,
 ) -> str:
     """What Kubernetes does next with the pods one workload (`kind` `name`: a Deployment, a
     StatefulSet, a DaemonSet; "" for none) has on a node that went. `when`: how soon the
     eviction comes, for a reader of now (", in about 3 min"); a status says no time.
-    `taint`: the node's, where its state is known (NOT_READY_TAINT for a kubelet that
-    still reports); a status does not read nodes."""
+    `taint`: the node's, where its state is known (UNREACHABLE_TAINT for a kubelet that
+    stopped reporting, NOT_READY_TAINT for one that says the node is unwell); None for a
+    status, which does not read nodes: both tolerations are told."""
     it, one = ("it" if len(pods) == 1 else "them"), len(pods) == 1
     if kind == "DaemonSet":
         return (
             f"DaemonSet {name}'s pod stays there until node {node} is back: no other node runs "
             "it in its place"
         )
-    seconds, that = eviction_toleration(pods[0], taint), _NODE_THAT[taint]
     if all(deep_get(p, "metadata.deletionTimestamp") for p in pods):
         evicted = f"Kubernetes has evicted {it}, but no kubelet is there to stop {it}"
-    elif seconds is None:
-        evicted = f"Kubernetes leaves {it} there (a toleration of {that} for ever)"
     else:
-        their = plural(len(pods), "its", "their")
-        evicted = (
-            f"Kubernetes evicts {it} after {their} toleration of {that} ({int(seconds)} s){when}"
-        )
+        evicted = _eviction(pods, it, when, taint)
     if kind == "StatefulSet":
         names = ", ".join(str(deep_get(p, "metadata.name")) for p in pods)
         are = "it is" if one else "they are"
@@ -237,10 +235,30 @@ def lost_next_step(
     return f"{evicted}; no controller starts {it} again"
 
 
+def _eviction(pods: list[Body], it: str, when: str, taint: str | None) -> str:
+    """What the pods' toleration of `taint` leaves them ("Kubernetes evicts them after their
+    toleration of an unreachable node (300 s)"), or of both the node controller's taints when
+    which one is not known (by the DefaultTolerationSeconds plugin both 300 s: told once)."""
+    taints = [taint] if taint else [UNREACHABLE_TAINT, NOT_READY_TAINT]
+    seconds = {t: eviction_toleration(pods[0], t) for t in taints}
+    their = plural(len(pods), "its", "their")
+    if len(set(seconds.values())) == 1:
+        limit, that = seconds[taints[0]], _NODE_THAT[taint] if taint else _EITHER
+        if limit is None:
+            return f"Kubernetes leaves {it} there (a toleration of {that} for ever)"
+        return f"Kubernetes evicts {it} after {their} toleration of {that} ({int(limit)} s){when}"
+    each = ", ".join(
+        f"{'for ever' if limit is None else f'{int(limit)} s'} if {_STATE[t]}"
+        for t, limit in seconds.items()
+    )
+    return f"Kubernetes evicts {it} after {their} toleration of the node's state ({each}){when}"
+
+
 def lost_message(pods: list[Body], *, workload: Body | None = None, noun: str = "pod") -> str:
-    """The Degraded message for `pods` on nodes that stopped reporting (lost_pods, not
+    """The Degraded message for `pods` on nodes whose Ready is not True (lost_pods, not
     empty): how many, on which node, e.g. which, what Kubernetes does next for the first
-    one's node, what to check. `workload`: what makes the pods, if known (a ReplicaSet's
+    one's node, what to check. A status does not read nodes: which of the two it is (a
+    kubelet silent, or one that says why) is the Diagnosis's to tell. `workload`: what makes the pods, if known (a ReplicaSet's
     Deployment). No durations: the status is written again only when the pods change."""
     first = pods[0]
     node = str(deep_get(first, "spec.nodeName"))
@@ -259,8 +277,9 @@ def lost_message(pods: list[Body], *, workload: Body | None = None, noun: str = 
     ]
     step = lost_next_step(on_node, node, kind=kind, name=name)
     return (
-        f"{count(len(pods), noun)} not ready on {where}, which stopped reporting (its kubelet "
-        f"is down or the node is lost), e.g. {first['metadata']['name']}: {step}. "
+        f"{count(len(pods), noun)} not ready on {where}, whose Ready condition is not True "
+        f"(its kubelet stopped reporting, or reports the node unwell), e.g. "
+        f"{first['metadata']['name']}: {step}. "
         f"Check the node: kubectl describe node {node}"
     )
 

@@ -65,10 +65,11 @@ def test_a_pod_on_a_node_that_stopped_reporting_makes_the_cr_degraded_not_progre
                        what="Degraded NodeLost")  # fmt: skip
         assert now["Degraded"]["status"] == "True"
         assert now["Degraded"]["message"] == (
-            f"1 pod not ready on node {node}, which stopped reporting (its kubelet is down or "
-            f"the node is lost), e.g. {victim}: Kubernetes evicts it after its toleration of "
-            "an unreachable node (300 s), and Deployment m starts a replacement on another "
-            f"node. Check the node: kubectl describe node {node}"
+            f"1 pod not ready on node {node}, whose Ready condition is not True (its kubelet "
+            f"stopped reporting, or reports the node unwell), e.g. {victim}: Kubernetes evicts "
+            "it after its toleration of a node unreachable or not ready (300 s), and "
+            f"Deployment m starts a replacement on another node. Check the node: kubectl "
+            f"describe node {node}"
         )
         # Nothing is starting: Kubernetes evicts the pod, then the Deployment replaces it.
         assert (now["Progressing"]["status"], now["Progressing"]["reason"]) == (

@@ -46,12 +46,15 @@ def _lost(name: str, *, node: str = "node-2", image: str = IMAGE,
     lost["status"]["containerStatuses"] = [
         {"name": "main", "ready": True, "started": True, "state": {"running": {}}}
     ]
-    toleration: dict[str, Any] = {
-        "key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"
-    }  # fmt: skip
+    # Both as the DefaultTolerationSeconds admission plugin adds them.
+    tolerations: list[dict[str, Any]] = [
+        {"key": f"node.kubernetes.io/{key}", "operator": "Exists", "effect": "NoExecute"}
+        for key in ("not-ready", "unreachable")
+    ]
     if tolerate is not None:
-        toleration["tolerationSeconds"] = tolerate
-    lost["spec"] |= {"nodeName": node, "tolerations": [toleration]}
+        for toleration in tolerations:
+            toleration["tolerationSeconds"] = tolerate
+    lost["spec"] |= {"nodeName": node, "tolerations": tolerations}
     return _owned(lost, *owner)
 
 
@@ -96,12 +99,26 @@ def test_a_pod_on_a_node_that_stopped_reporting_is_degraded_not_starting() -> No
         "Degraded": ("True", "NodeLost"),
     }
     assert _message(status, "Degraded") == (
-        "1 pod not ready on node node-2, which stopped reporting (its kubelet is down or the "
-        "node is lost), e.g. m-b: Kubernetes evicts it after its toleration of an unreachable "
-        "node (300 s), and Deployment memcached-sample starts a replacement on another node. "
-        "Check the node: kubectl describe node node-2"
+        "1 pod not ready on node node-2, whose Ready condition is not True (its kubelet "
+        "stopped reporting, or reports the node unwell), e.g. m-b: Kubernetes evicts it after "
+        "its toleration of a node unreachable or not ready (300 s), and Deployment "
+        "memcached-sample starts a replacement on another node. Check the node: kubectl "
+        "describe node node-2"
     )
     assert _message(status, "Available") == "2/3 pods ready"
+
+
+def test_a_lost_pod_that_tolerates_the_two_node_states_differently_is_told_both() -> None:
+    """The status does not know whether the kubelet is silent or says the node is unwell:
+    with tolerations that differ, it tells each."""
+    lost = _lost("m-b")
+    lost["spec"]["tolerations"][0]["tolerationSeconds"] = 600  # not-ready
+    status = memcached_status(memcached(size=1, image=IMAGE), pods=[lost], now=AT,
+                              deployment=DEPLOYMENT)  # fmt: skip
+    assert (
+        "e.g. m-b: Kubernetes evicts it after its toleration of the node's state (300 s if "
+        "unreachable, 600 s if not ready), and Deployment memcached-sample"
+    ) in _message(status, "Degraded")
 
 
 def test_a_pod_whose_readiness_probe_fails_past_the_grace_is_degraded_not_starting() -> None:
@@ -307,8 +324,8 @@ def test_a_db_pod_evicted_from_a_lost_node_holds_its_place_and_is_degraded() -> 
         "Degraded": ("True", "NodeLost"),
     }
     assert _message(status, "Degraded") == (
-        "DB: 1 pod not ready on node node-2, which stopped reporting (its kubelet is down or "
-        "the node is lost), e.g. s-db-0: Kubernetes has evicted it, but no kubelet is there to "
+        "DB: 1 pod not ready on node node-2, whose Ready condition is not True (its kubelet "
+        "stopped reporting, or reports the node unwell), e.g. s-db-0: Kubernetes has evicted it, but no kubelet is there to "
         "stop it; StatefulSet s-db does not replace s-db-0 until it is gone: until node node-2 "
         "is back or it is deleted by force. Check the node: kubectl describe node node-2"
     )
@@ -329,8 +346,8 @@ def test_a_consumer_pod_on_a_lost_node_stays_there_and_is_degraded() -> None:
         "Degraded": ("True", "NodeLost"),
     }
     assert _message(status, "Degraded") == (
-        "1 consumer pod not ready on node node-2, which stopped reporting (its kubelet is down "
-        "or the node is lost), e.g. pt-consumer-b: DaemonSet pt-consumer's pod stays there "
+        "1 consumer pod not ready on node node-2, whose Ready condition is not True (its "
+        "kubelet stopped reporting, or reports the node unwell), e.g. pt-consumer-b: DaemonSet pt-consumer's pod stays there "
         "until node node-2 is back: no other node runs it in its place. Check the node: "
         "kubectl describe node node-2"
     )
