@@ -12,6 +12,7 @@ import re
 import socket
 import ssl
 import time
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
@@ -27,6 +28,7 @@ from kubesim import (
     gojson,
     managedfields,
     openapi,
+    podlogs,
     protobuf,
     query_options,
     reviews,
@@ -463,38 +465,19 @@ class Handler(BaseHTTPRequestHandler):
             raise errors.method_not_allowed()
 
     def _log(self, pod: dict[str, Any]) -> None:
-        """Containers here write nothing: an empty log once started, as kubelet answers; a
-        `previous` run's only if the container has ended one (kubelet keeps the last)."""
-        name = pod["metadata"]["name"]
-        containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
-        wanted = self.query.get("container")
-        if not wanted:
-            if len(containers) != 1:
-                raise errors.bad_request(
-                    f"a container name must be specified for pod {name}, choose one of: "
-                    f"[{' '.join(containers)}]"
-                )
-            wanted = containers[0]
-        if wanted not in containers:
-            raise errors.bad_request(f"container {wanted} is not valid for pod {name}")
-        statuses = (pod.get("status") or {}).get("containerStatuses") or []
-        status: dict[str, Any] = next((s for s in statuses if s.get("name") == wanted), {})
-        if self.query.get("previous") == "true":
-            if not (status.get("lastState") or {}).get("terminated"):
-                raise errors.bad_request(
-                    f'previous terminated container "{wanted}" in pod "{name}" not found'
-                )
-            self.send_bytes(200, b"", content_type="text/plain")
+        """pods/log: the options checked, the container found, then what its kubelet would
+        send (kubesim.podlogs); a pod on no node yet has none to ask: 204, as the API
+        server's empty location gives."""
+        options = podlogs.LogOptions(self.query, datetime.now(UTC))
+        if options.problems:
+            raise errors.invalid("PodLogOptions", "", pod["metadata"]["name"], options.problems)
+        container = podlogs.container_name(pod, options.container)
+        if not (pod.get("spec") or {}).get("nodeName"):
+            self.send_bytes(204, b"", content_type=None)
             return
-        state = status.get("state") or {}
-        if not state or "waiting" in state:
-            reason = (state.get("waiting") or {}).get("reason", "ContainerCreating")
-            if reason in ("ErrImagePull", "ImagePullBackOff"):
-                reason = "trying and failing to pull image"
-            raise errors.bad_request(
-                f'container "{wanted}" in pod "{name}" is waiting to start: {reason}'
-            )
-        self.send_bytes(200, b"", content_type="text/plain")
+        run = podlogs.run_of(pod, container, previous=options.previous)
+        body = podlogs.render(podlogs.lines_of(pod, container, run), options)
+        self.send_bytes(200, body, content_type="text/plain")
 
     def _evict(self, t: routing.Target, body: dict[str, Any], dry_run: bool) -> None:
         """policy/v1 Eviction: delete the pod if its disruption budget allows it."""

@@ -50,19 +50,18 @@ def container_status(pod: Obj, container: Obj, rt: Runtime) -> Obj:
         "ready": False,
         "restartCount": restarts,
     }
-    if rt.last_state and name in rt.running and rt.stage != "failed":
+    refused = rt.refused_start if rt.stage == "start_refused" else None
+    if rt.last_state and (name in rt.running or refused) and rt.stage != "failed":
         last = {**rt.last_state}
-        last["terminated"] = {
+        last["terminated"] = {  # the run that ended: its logs are read by this ID
             **last["terminated"],
             "containerID": container_id(pod["metadata"]["uid"], name, restarts - 1),
         }
         out["lastState"] = last
-    if rt.stage == "start_refused" and rt.refused_start:
-        reason, said = rt.refused_start
+    if refused:
+        reason, said = refused
         out["state"] = {"waiting": {"reason": reason, **({"message": said} if said else {})}}
         out["started"] = False
-        if rt.last_state:
-            out["lastState"] = rt.last_state
         return out
     if name in rt.invalid:
         message = f'Failed to apply default image tag "{image}": couldn\'t parse image reference "{image}": invalid reference format'

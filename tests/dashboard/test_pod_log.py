@@ -69,7 +69,7 @@ def test_a_pods_log_is_what_the_api_server_gives_and_its_name_links_to_it(
     assert answer.status_code == 200
     shown = answer.content.decode()
     expected = _server_log(kube_api_client, namespace, pod)
-    if expected:  # the rig's kubelet writes three lines; kubesim's containers nothing
+    if expected:  # the rig's kubelet writes three lines, kubesim's containers two
         assert f'<pre class="log" tabindex="0">{html_text.escape(expected)}</pre>' in shown
     else:
         assert "The container has written nothing." in shown

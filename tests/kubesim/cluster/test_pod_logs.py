@@ -1,0 +1,93 @@
+"""pods/log through the official client and kubectl: the options checked and a pod on no
+node answered as the API server does (on either server), and what kubesim's containers
+log, run by run, through a crash loop (kubesim's hooks)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from tests.kubesim.cluster.helpers import is_ready, pod, wait_for
+from tests.kubesim.conftest import Kubectl
+
+
+def _refusal(call: Any) -> tuple[int, str]:
+    with pytest.raises(client.ApiException) as refused:
+        call()
+    return refused.value.status, json.loads(refused.value.body)["message"]
+
+
+def test_log_options_out_of_range_are_refused_as_invalid(
+    core: client.CoreV1Api, namespace: str
+) -> None:
+    core.create_namespaced_pod(namespace, pod("opts"))
+
+    def read(**options: Any) -> tuple[int, str]:
+        return _refusal(lambda: core.read_namespaced_pod_log("opts", namespace, **options))
+
+    invalid = 'PodLogOptions "opts" is invalid: '
+    assert read(tail_lines=-1) == (
+        422, f"{invalid}tailLines: Invalid value: -1: must be greater than or equal to 0"
+    )  # fmt: skip
+    assert read(limit_bytes=0) == (
+        422, f"{invalid}limitBytes: Invalid value: 0: must be greater than 0"
+    )  # fmt: skip
+    assert read(since_seconds=0) == (
+        422, f"{invalid}sinceSeconds: Invalid value: 0: must be greater than 0"
+    )  # fmt: skip
+    assert read(container="nope") == (400, "container nope is not valid for pod opts")
+
+
+def test_a_pod_on_no_node_has_no_log_to_read(core: client.CoreV1Api, namespace: str) -> None:
+    """No kubelet to ask: the API server answers 204, no content."""
+    core.create_namespaced_pod(namespace, pod("nowhere", nodeSelector={"no-such": "node"}))
+    answer = core.read_namespaced_pod_log("nowhere", namespace, _preload_content=False)
+    assert (answer.status, answer.data) == (204, b"")
+
+
+@pytest.fixture
+def short_backoff(kubesim_server: Any) -> Iterator[Any]:
+    cluster = kubesim_server.cluster
+    cluster.options.crash_backoff = 0.5  # a real node's 10 s, here shortened
+    yield cluster
+    cluster.options.crash_backoff = 10.0
+
+
+@pytest.mark.kubesim_only
+def test_each_run_of_a_kubesim_container_logs_its_start_and_its_exit(
+    short_backoff: Any, core: client.CoreV1Api, kubectl: Kubectl, namespace: str
+) -> None:
+    core.create_namespaced_pod(namespace, pod("runs", image="memcached:1.6"))
+    running = wait_for(
+        lambda: (p := core.read_namespaced_pod("runs", namespace)) and is_ready(p) and p,
+        what="Ready",
+    )
+    started = (
+        "kubesim: container main started from image memcached:1.6 on node "
+        f"{running.spec.node_name}; kubesim runs no process in it, so it writes no more"
+    )
+    assert core.read_namespaced_pod_log("runs", namespace) == f"{started}\n"
+    stamped = kubectl("logs", "runs", "--timestamps", namespace=namespace).stdout
+    at = running.status.container_statuses[0].state.running.started_at
+    assert stamped == f"{at.strftime('%Y-%m-%dT%H:%M:%S')}.000000000Z {started}\n"
+    refused = kubectl("logs", "runs", "--previous", namespace=namespace, check=False)
+    assert refused.returncode != 0
+    assert 'previous terminated container "main" in pod "runs" not found' in refused.stderr
+
+    # In the crash loop's back-off the last run is read, as a kubelet reads it.
+    short_backoff.crash_pod(namespace, "runs", reason="OOMKilled", exit_code=137, loop=True)
+
+    def backing_off() -> Any:
+        status = core.read_namespaced_pod("runs", namespace).status.container_statuses[0]
+        return status if status.state.waiting and status.restart_count >= 2 else None
+
+    wait_for(backing_off, what="CrashLoopBackOff")
+    exited = "kubesim: container main exited with code 137 (OOMKilled)"
+    assert core.read_namespaced_pod_log("runs", namespace) == f"{started}\n{exited}\n"
+    assert kubectl("logs", "runs", "--previous", "--tail=1", namespace=namespace).stdout == (
+        f"{exited}\n"
+    )
