@@ -354,6 +354,9 @@ def test_a_refused_start_keeps_the_container_waiting_until_allowed(
     )  # fmt: skip
     assert (p.status.phase, is_ready(p), status.restart_count) == ("Running", False, 1)
     assert status.last_state.terminated.reason == "Error"
+    # The run that ended keeps its ID, as a kubelet's does: its log is the one read.
+    assert status.last_state.terminated.container_id.startswith("containerd://")
+    assert "exited with code 1 (Error)" in core.read_namespaced_pod_log("cfg", namespace)
     events = core.list_namespaced_event(namespace, field_selector="involvedObject.name=cfg")
     assert f"Error: {said}" in [e.message for e in events.items if e.reason == "Failed"]
 
