@@ -141,9 +141,10 @@ def _nodes(children: list[Body], read: Callable[[], list[Body] | None]) -> list[
     return None
 
 
-def _port_users(error: str) -> dict[int, str]:
+def _port_users(error: str, seen: frozenset[str] | None) -> dict[int, str]:
     """The mirrored Service that holds the NodePort `error` says is taken: NodePorts are
-    cluster-wide, so every Service is read, but only when a run was refused one."""
+    cluster-wide, so every Service is read, but only when a run was refused one. It is
+    named only to a person who sees its namespace (`seen`, None: every one)."""
     taken = PORT_TAKEN.search(error)
     if taken is None:
         return {}
@@ -152,6 +153,8 @@ def _port_users(error: str) -> dict[int, str]:
         "namespace", "name", "spec"
     ):
         if any(p.get("nodePort") == port for p in row.spec.get("ports") or []):
+            if seen is not None and row.namespace not in seen:
+                return {port: "a Service in a namespace where you have no role"}
             return {port: f"Service {row.namespace}/{row.name}"}
     return {}
 
@@ -163,10 +166,14 @@ def cr_diagnosis(
     tree: mirror.OwnerNode | None = None,
     engine: EngineState | None = None,
     read_nodes: Callable[[], list[Body] | None] = mirror.nodes,
+    seen: frozenset[str] | None = None,
 ) -> Diagnosis:
     """The findings for one CR; pass the owner tree and `engine_wide()` if the caller has
     read them already, and a `read_nodes` that reads them once (the overview diagnoses
-    many CRs)."""
+    many CRs). `seen`: the namespaces the reader holds a role in (Access.namespaces; None:
+    every one). What belongs to none of them is not named to them: Nodes, which belong to
+    no namespace, only to a reader with a global role (as login lockouts are); the
+    findings then say what the scheduler's and the pods' own words say."""
     tree = tree or mirror.owner_tree(root=cr)
     children = tree.walk()[1:]
     present = {(c.kind, c.name) for c in (node.obj for node in tree.children)}
@@ -196,14 +203,14 @@ def cr_diagnosis(
     observed = Observed(
         cr=cr.body,
         refusals=_refusals([c.body for c in children]),
-        nodes=_nodes([c.body for c in children], read_nodes),
+        nodes=_nodes([c.body for c in children], read_nodes) if seen is None else None,
         # Once each: a claim two pods mount stands under both in the tree.
         objects=list({c.uid: c.body for c in children}.values()),
         objects_changed_at={c.uid: c.mirrored_at for c in children},
         missing=missing,
         foreign=foreign,
         unowned=unowned,
-        port_users=_port_users(run.error if run else ""),
+        port_users=_port_users(run.error if run else "", seen),
         changed_at=cr.mirrored_at,
         fields=info.controller.fields,
         image_changes=_image_changes(info, cr),
@@ -261,13 +268,14 @@ def needs_attention(
     *,
     kinds: list[KindInfo],
     scope: Q,
+    seen: frozenset[str] | None = None,
     freshness: mirror.Freshness | None = None,
     limit: int = 10,
 ) -> tuple[list[Attention], int]:
     """The CRs that need attention (dashboard.selectors.needing_attention), each with its
     diagnosis (Degraded first, then the longest waiting); and how many there are in all.
-    `scope`: the namespaces the person may see
-    (opsboard.accounts.access.Access.scope); `freshness` as for engine_wide."""
+    `scope`, `seen`: the namespaces the person may see, as a filter and a set
+    (opsboard.accounts.access.Access.scope, .namespaces); `freshness` as for engine_wide."""
     by_kind = {(i.kind.api_version, i.kind.kind): i for i in kinds}
     unsettled = KubeObject.objects.filter(needing_attention(kinds), scope)
     total = unsettled.count()
@@ -281,6 +289,6 @@ def needs_attention(
     found = []
     for cr in rows:
         info = by_kind[(cr.api_version, cr.kind)]
-        diagnosis = cr_diagnosis(info=info, cr=cr, engine=engine, read_nodes=nodes)
+        diagnosis = cr_diagnosis(info=info, cr=cr, engine=engine, read_nodes=nodes, seen=seen)
         found.append(Attention(info, cr, diagnosis))
     return found, total

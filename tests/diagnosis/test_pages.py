@@ -9,6 +9,7 @@ from io import StringIO
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
@@ -17,12 +18,15 @@ from django.utils import timezone
 from redis import Redis
 
 from controllers.base import NODE, Key
+from opsboard.accounts.roles import Role, grant_assign
 from opsboard.audit.models import AuditEntry
+from opsboard.diagnosis.observed import Finding
+from opsboard.engine.models import ReconcileRun
 from opsboard.engine.pump import HEARTBEAT_KEY
 from opsboard.engine.queue import Why, queue_for
 from opsboard.mirror.models import KubeObject, WatcherHeartbeat
 from opsboard.mirror.writer import kind_watches_save
-from tests.dashboard.mirror_factory import memcached_with_pods
+from tests.dashboard.mirror_factory import memcached_with_pods, mirror_object
 from tests.fixtures.celery import _point_this_process_at
 
 pytestmark = pytest.mark.django_db
@@ -248,3 +252,72 @@ def test_the_overview_reads_the_nodes_once_for_every_cr_that_waits_for_one(
     # Whether the Nodes were listed, and the Nodes: once each, not once per CR.
     node_reads = [q["sql"] for q in queries if "'Node'" in q["sql"]]
     assert len(node_reads) == 2, node_reads
+
+
+def _node(name: str, *, cordoned: bool = False, ready: bool = True) -> None:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "uid": name},
+            "spec": {"unschedulable": True} if cordoned else {},
+            "status": {"conditions": [{"type": "Ready", "status": str(ready)}]}}  # fmt: skip
+    KubeObject.objects.create(api_version="v1", kind="Node", namespace="", name=name, uid=name,
+                              resource_version="1", body=node, spec=node["spec"],
+                              health="Available" if ready else "Degraded")  # fmt: skip
+
+
+def test_nodes_are_named_only_to_a_person_with_a_role_everywhere(viewer_client: Client) -> None:
+    """Nodes belong to no namespace: a viewer in one is told what the scheduler said (counts,
+    taints), and not which nodes, nor how the node its pod runs on is."""
+    _node("n1", cordoned=True)
+    _node("kubesim-node-1", ready=False)
+    kind_watches_save({NODE: ("1", True, False)})
+    _unschedulable(memcached_with_pods("cache", size=1, namespace="a"))
+    memcached_with_pods("other", size=1, namespace="a")  # its pod on the NotReady node
+    tina = User.objects.create_user("tina")
+    grant_assign(user=tina, role=Role.VIEWER, namespace="a")
+    in_a = Client()
+    in_a.force_login(tina)
+
+    def unschedulable(client: Client, path: str) -> Finding:
+        findings = client.get(path).context["diagnosis"].findings
+        return next(f for f in findings if f.code == "Unschedulable")
+
+    named = "kubectl uncordon n1;"
+    assert named in unschedulable(viewer_client, "/k/memcached/a/cache/").todo
+    found = unschedulable(in_a, "/k/memcached/a/cache/")
+    assert named not in found.todo and "kubectl uncordon NODE" in found.todo
+    assert "n1" not in found.what + found.todo
+    [attention] = in_a.get("/").context["attention"]
+    assert "n1" not in " ".join(f.what + f.todo for f in attention.diagnosis.findings)
+
+    marked = 'kubesim-node-1 <span class="badge c-false">NotReady</span>'
+    assert marked in viewer_client.get("/k/memcached/a/other/").content.decode()
+    page = in_a.get("/k/memcached/a/other/").content.decode()
+    assert "kubesim-node-1" in page and marked not in page
+
+
+def test_a_service_holding_a_nodeport_is_named_only_to_who_sees_its_namespace(
+    viewer_client: Client,
+) -> None:
+    mirror_object("Service", "holder", namespace="b", spec={"ports": [{"nodePort": 32361}]})
+    cr = memcached_with_pods("cache", size=1, namespace="a")
+    ReconcileRun.objects.create(
+        controller="memcached", namespace="a", name="cache", uid=cr.uid, generation=1,
+        trigger="event", started_at=timezone.now(), outcome="error",
+        error='POST /api/v1/namespaces/a/services: 422 Service "cache" is invalid: spec.ports'
+        "[0].nodePort: Invalid value: 32361: provided port is already allocated",
+    )  # fmt: skip
+    tina = User.objects.create_user("tina")
+    grant_assign(user=tina, role=Role.VIEWER, namespace="a")
+    in_a = Client()
+    in_a.force_login(tina)
+
+    def taken(client: Client) -> str:
+        findings = client.get("/k/memcached/a/cache/").context["diagnosis"].findings
+        return next(f.what for f in findings if f.code == "PortTaken")
+
+    assert "NodePort 32361 is already in use by Service b/holder," in taken(viewer_client)
+    said = taken(in_a)
+    assert "in use by a Service in a namespace where you have no role," in said
+    assert "holder" not in said
+    grant_assign(user=tina, role=Role.VIEWER, namespace="b")
+    in_a.force_login(User.objects.get(pk=tina.pk))
+    assert "in use by Service b/holder," in taken(in_a)

@@ -68,13 +68,18 @@ def cr_list(request: DashboardRequest, controller: str) -> HttpResponse:
     return _cr_list(request, [info], info)
 
 
-def _live_context(info: KindInfo, cr: KubeObject) -> dict[str, Any]:
+def _live_context(request: DashboardRequest, info: KindInfo, cr: KubeObject) -> dict[str, Any]:
     mirrored = owner_tree(root=cr)  # read once: the tree and the diagnosis both walk it
     tree = selectors.owner_tree(info=info, cr=cr, mirrored=mirrored)
     freshness = mirror_freshness()  # read once: the diagnosis and the page's banner
     pods = selectors.tree_pods(tree)
+    # Nodes belong to no namespace: a person with roles in some only is not shown them.
+    seen = access_of(request.user).namespaces()
+    diagnosis = cr_diagnosis(
+        info=info, cr=cr, tree=mirrored, engine=engine_wide(freshness), seen=seen
+    )
     return {
-        "diagnosis": cr_diagnosis(info=info, cr=cr, tree=mirrored, engine=engine_wide(freshness)),
+        "diagnosis": diagnosis,
         "freshness": freshness,
         "history": cr_history(cr=cr, storage_path=info.controller.fields.storage),
         "info": info,
@@ -82,7 +87,7 @@ def _live_context(info: KindInfo, cr: KubeObject) -> dict[str, Any]:
         "view": selectors.view_body(cr),
         "tree": selectors.tree_rows(tree),
         "pods": pods,
-        "node_states": selectors.node_states(pods),
+        "node_states": selectors.node_states(pods) if seen is None else {},
         "runs": selectors.cr_runs(info=info, namespace=cr.namespace, name=cr.name),
         "events": selectors.cr_events(cr=cr),
     }
@@ -123,7 +128,7 @@ def cr_detail(
     cr = cr_or_gone(info=info, namespace=namespace, name=name)
     if isinstance(cr, Gone):
         return gone_response(request, cr)
-    context = _live_context(info, cr)
+    context = _live_context(request, info, cr)
     context["form"] = form = PatchForm(info=info, cr=cr)
     context["cluster_refusal"] = _cluster_refusal(request, info, namespace, form)
     return render(request, "dashboard/cr_detail.html", _with_live(request, context))
@@ -139,7 +144,7 @@ def cr_live(request: DashboardRequest, controller: str, namespace: str, name: st
     cr = cr_or_gone(info=info, namespace=namespace, name=name, uid=request.GET.get("uid", ""))
     if isinstance(cr, Gone):
         return gone_response(request, cr)
-    context = _with_live(request, _live_context(info, cr))
+    context = _with_live(request, _live_context(request, info, cr))
     if polling.nothing_to_swap(request, context["shown"]):
         return HttpResponse(status=HTTPStatus.NO_CONTENT)
     return render(request, "dashboard/_cr_live.html", context)

@@ -33,9 +33,11 @@ def overview(request: DashboardRequest) -> HttpResponse:
     shown = polling.overview_token(engine=engine, runs=[*runs, *errors], scope=scope)
     if polling.nothing_to_swap(request, shown):
         return HttpResponse(status=HTTPStatus.NO_CONTENT)  # htmx keeps the page as it is
-    attention, attention_total = needs_attention(kinds=kinds, scope=scope, freshness=freshness)
-    counts = selectors.kind_counts(kinds=kinds, scope=scope)
     seen = access.namespaces()  # None: every namespace
+    attention, attention_total = needs_attention(
+        kinds=kinds, scope=scope, seen=seen, freshness=freshness
+    )
+    counts = selectors.kind_counts(kinds=kinds, scope=scope)
     context = {
         "attention": attention,
         "attention_total": attention_total,
