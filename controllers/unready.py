@@ -258,8 +258,9 @@ def lost_message(pods: list[Body], *, workload: Body | None = None, noun: str = 
     """The Degraded message for `pods` on nodes whose Ready is not True (lost_pods, not
     empty): how many, on which node, e.g. which, what Kubernetes does next for the first
     one's node, what to check. A status does not read nodes: which of the two it is (a
-    kubelet silent, or one that says why) is the Diagnosis's to tell. `workload`: what makes the pods, if known (a ReplicaSet's
-    Deployment). No durations: the status is written again only when the pods change."""
+    kubelet silent, or one that says why) is the Diagnosis's to tell. `workload`: what makes
+    the pods, if known (a ReplicaSet's Deployment). No durations: the status is written
+    again only when the pods change."""
     first = pods[0]
     node = str(deep_get(first, "spec.nodeName"))
     nodes = sorted({str(deep_get(p, "spec.nodeName")) for p in pods})
