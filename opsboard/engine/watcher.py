@@ -41,6 +41,7 @@ from opsboard.engine.database import close_if_broken
 from opsboard.engine.expected import ExpectedChildren
 from opsboard.engine.mapping import Echoes, OwnerIndex, keys_for
 from opsboard.engine.outage import Outage
+from opsboard.mirror.beats import Heartbeats
 from opsboard.mirror.history import spec_versions_record
 from opsboard.mirror.writer import (
     Change,
@@ -168,6 +169,7 @@ class Watcher:
         # How long a batch of owned objects' changes only waits for more (see settings).
         self.linger = settings.OPSBOARD_OWNED_LINGER_SECONDS
         self.fields = {EVENT: self._events_about_primaries()}  # field selectors, by kind
+        self._heartbeats = Heartbeats()  # a kubelet's "still here" is not mirrored
         self._primary_versions = _versioned(self.primaries)
         # This term's: a successor may have seen other changes.
         self.owners = OwnerIndex(self.controllers)
@@ -498,8 +500,11 @@ class Watcher:
         events: list[tuple[str, Body]] = []
         for item in items:
             version = str(item.body["metadata"].get("resourceVersion") or "")
-            self._reached(kind, version, event=item.type != "BOOKMARK")
-            if item.type != "BOOKMARK":
+            news = item.type != "BOOKMARK" and (
+                kind != NODE or self._heartbeats.news(item.type, item.body)
+            )
+            self._reached(kind, version, event=news)
+            if news:
                 events.append((item.type, item.body))
         return events
 

@@ -11,11 +11,11 @@ from typing import Any, cast
 import pytest
 from django.test import override_settings
 
-from controllers.base import POD, Controller, Key
+from controllers.base import NODE, POD, Controller, Key
 from controllers.kube import ApiKube
 from opsboard.engine.watcher import Streamed, Watcher
 from opsboard.mirror import writer
-from opsboard.mirror.models import KubeObject
+from opsboard.mirror.models import KindWatch, KubeObject
 from opsboard.mirror.writer import kind_watch_resume_point
 from tests.engine.toy import CONFIGMAP, TOY, expected_children, reconcile
 from tests.mirror.factories import obj
@@ -196,3 +196,33 @@ def test_a_users_change_is_queued_before_its_batchs_owned_changes_are_written(
     else:
         assert queued[0] == ("a", False)
         assert writes == [1, 1]
+
+
+@pytest.mark.django_db
+def test_a_nodes_heartbeat_alone_is_not_mirrored_and_moves_no_last_change(
+    watcher: Watcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kubelet's "still here" (its conditions' lastHeartbeatTime, a new resourceVersion)
+    is no change: no write, and the pages' "last change" stays. A change of condition is
+    written, with the heartbeat it carries (the Diagnosis's "last heard from")."""
+    monkeypatch.setattr("opsboard.engine.watcher.SAVE_EVERY", 0.0)
+
+    def node(ready: str, heartbeat: str) -> dict[str, Any]:
+        status = {"conditions": [{"type": "Ready", "status": ready,
+                                  "lastHeartbeatTime": heartbeat,
+                                  "lastTransitionTime": "2026-12-02T07:00:00Z"}]}  # fmt: skip
+        return obj(NODE, "n1", namespace="", uid="n1", status=status)
+
+    def apply(body: dict[str, Any], type_: str = "MODIFIED") -> tuple[str, Any]:
+        watcher._apply([Streamed(NODE, type_, body)])
+        row = KubeObject.objects.get(kind="Node", name="n1")
+        return row.resource_version, KindWatch.objects.get(kind="Node").last_event_at
+
+    first = node("True", "2026-12-02T07:00:00Z")
+    mirrored, changed_at = apply(first, "ADDED")
+    assert mirrored == first["metadata"]["resourceVersion"]
+    assert apply(node("True", "2026-12-02T07:05:00Z")) == (mirrored, changed_at)
+    lost = node("Unknown", "2026-12-02T07:05:00Z")
+    assert apply(lost)[0] == lost["metadata"]["resourceVersion"]
+    ready = KubeObject.objects.get(kind="Node", name="n1").body["status"]["conditions"][0]
+    assert (ready["status"], ready["lastHeartbeatTime"]) == ("Unknown", "2026-12-02T07:05:00Z")
