@@ -75,6 +75,9 @@ UNOWNED_WAIT = 10.0  # seconds
 UNOWNED_KEPT = 1_000  # changes
 READY_GRACE = 0.02  # seconds a ready or deleted pod's batch waits for more (_wait_for)
 SAVE_EVERY = 0.5  # seconds between saves of the resume points (Watcher._save_versions)
+# Between saves of resume points that only bookmarks and Node heartbeats moved: replaying
+# those costs a successor nothing, and saving each cost an idle watcher a write each.
+QUIET_SAVE_EVERY = 60.0  # seconds
 # Keys wait for every kind's first list, at most this long (see Watcher._holding).
 SYNC_WAIT = 30.0  # seconds
 # Keys that could not be queued (Redis down) are kept, once each, and sent again from the
@@ -559,14 +562,22 @@ class Watcher:
         _, was_listed, had_event = self._versions.get(kind, ("", False, False))
         self._versions[kind] = (version, was_listed or listed, had_event or event)
 
-    def _save_versions(self, *, quiet: bool = False) -> None:
+    def _save_versions(self, *, quiet: bool = False, final: bool = False) -> None:
         """Records the resume points once the batch's keys are queued, at most every
         SAVE_EVERY, or when the inbox is `quiet`. A successor takes anything newer than
         the saved point as possibly unqueued news, so a late save costs it repeats (runs
         that find nothing to do); a save per batch cost a database write per batch, and
-        on a real cluster batches are small."""
+        on a real cluster batches are small. Points that no event or list moved (bookmarks,
+        heartbeats: nothing to repeat) wait QUIET_SAVE_EVERY, unless `final`."""
+        if not self._versions:
+            return
         now = time.monotonic()
-        if self._versions and (quiet or now >= self._saved_at + SAVE_EVERY):
+        news = any(listed or event for _, listed, event in self._versions.values())
+        if (
+            final
+            or (news and (quiet or now >= self._saved_at + SAVE_EVERY))
+            or (now >= self._saved_at + QUIET_SAVE_EVERY)
+        ):
             kind_watches_save(self._versions)
             self._versions.clear()
             self._saved_at = now
@@ -610,11 +621,11 @@ class Watcher:
             return
         self._send_unsent(now=True)
         if not self._unsent:
-            self._save_quietly()
+            self._save_quietly(final=True)
 
-    def _save_quietly(self) -> None:
+    def _save_quietly(self, *, final: bool = False) -> None:
         try:
-            self._save_versions(quiet=True)
+            self._save_versions(quiet=True, final=final)
         except Exception as exc:  # the database busy: the next batch or quiet moment saves them
             close_if_broken()
             self._saving.failed(exc)

@@ -165,6 +165,27 @@ def test_resume_points_are_saved_at_most_every_so_often_and_when_the_inbox_is_qu
 
 
 @pytest.mark.django_db
+def test_resume_points_only_bookmarks_and_heartbeats_moved_are_saved_seldom(
+    watcher: Watcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing to replay behind them: an idle watcher does not write each one, quiet or
+    not, until QUIET_SAVE_EVERY has passed or it stops gracefully."""
+    monkeypatch.setattr("opsboard.engine.watcher.QUIET_SAVE_EVERY", 3600.0)
+    watcher._versions[TOY] = ("5", False, True)
+    watcher._save_versions(quiet=True)
+    watcher._versions[TOY] = ("6", False, False)  # a bookmark
+    watcher._save_versions(quiet=True)
+    assert kind_watch_resume_point(kind=TOY) == "5"
+    monkeypatch.setattr("opsboard.engine.watcher.QUIET_SAVE_EVERY", 0.0)
+    watcher._save_versions()
+    assert kind_watch_resume_point(kind=TOY) == "6"
+    monkeypatch.setattr("opsboard.engine.watcher.QUIET_SAVE_EVERY", 3600.0)
+    watcher._versions[TOY] = ("7", False, False)
+    watcher._save_versions(quiet=True, final=True)
+    assert kind_watch_resume_point(kind=TOY) == "7"
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("observed", [False, True])
 def test_a_users_change_is_queued_before_its_batchs_owned_changes_are_written(
     observed: bool, monkeypatch: pytest.MonkeyPatch
