@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubesim import errors
+from kubesim.cluster.names import parse_time
 from kubesim.query_options import bool_option, int_option
 
 Obj = dict[str, Any]
@@ -57,11 +58,14 @@ class LogOptions:
 
 def _parse_time(value: str) -> datetime:
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+        parsed = parse_time(value)
     except ValueError:
+        parsed = None
+    if parsed is None:
         raise errors.bad_request(
             f'parsing time "{value}" as "2006-01-02T15:04:05Z07:00": cannot parse "{value}"'
-        ) from None
+        )
+    return parsed.astimezone(UTC)
 
 
 def container_name(pod: Obj, wanted: str) -> str:
@@ -159,12 +163,11 @@ def lines_of(pod: Obj, container: str, run: Obj) -> list[tuple[datetime, str]]:
 
 
 def _time(value: Any) -> datetime | None:
-    if not value:
-        return None
     try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(UTC)
+        parsed = parse_time(str(value)) if value else None
     except ValueError:
         return None
+    return parsed.astimezone(UTC) if parsed else None
 
 
 def render(lines: list[tuple[datetime, str]], options: LogOptions) -> bytes:

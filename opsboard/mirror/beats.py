@@ -15,20 +15,20 @@ import hashlib
 import orjson
 
 from controllers.base import Body
-
-_UNREAD_META = ("resourceVersion", "managedFields")
+from opsboard.mirror.writer import trimmed
 
 
 def _told(body: Body) -> bytes:
-    """What a Node says apart from its heartbeat: a digest of it without resourceVersion,
-    managedFields, images (writer._trimmed drops them too) and heartbeat times."""
-    meta = {k: v for k, v in (body.get("metadata") or {}).items() if k not in _UNREAD_META}
-    status = {k: v for k, v in (body.get("status") or {}).items() if k != "images"}
+    """What a Node says apart from its heartbeat: a digest of it as the mirror keeps it
+    (writer.trimmed), without its resourceVersion and its conditions' heartbeat times."""
+    kept = trimmed(body)
+    meta = {k: v for k, v in (kept.get("metadata") or {}).items() if k != "resourceVersion"}
+    status = dict(kept.get("status") or {})
     status["conditions"] = [
         {k: v for k, v in c.items() if k != "lastHeartbeatTime"}
         for c in status.get("conditions") or []
     ]
-    told = {**body, "metadata": meta, "status": status}
+    told = {**kept, "metadata": meta, "status": status}
     return hashlib.blake2b(orjson.dumps(told, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
 
 

@@ -182,7 +182,7 @@ def _with_type(kind: Kind, body: Body) -> Body:
     # Items of a LIST response carry no apiVersion/kind; watch events do.
     if body.get("kind") != kind.kind or body.get("apiVersion") != kind.api_version:
         body = {"apiVersion": kind.api_version, "kind": kind.kind, **body}
-    return _trimmed(body)
+    return trimmed(body)
 
 
 def spec_writers(body: Body) -> tuple[SpecWriter, ...]:
@@ -193,7 +193,7 @@ def spec_writers(body: Body) -> tuple[SpecWriter, ...]:
     )
 
 
-def _trimmed(body: Body) -> Body:
+def trimmed(body: Body) -> Body:
     """Without what no page or controller reads, and which is often most of an object:
     managedFields (kubectl get -o yaml hides them too), kubectl's last-applied copy, and
     the images a Node holds (kubelet reports up to 50, often most of the Node)."""
