@@ -204,6 +204,7 @@ def cr_diagnosis(
         cr=cr.body,
         refusals=_refusals([c.body for c in children]),
         nodes=_nodes([c.body for c in children], read_nodes) if seen is None else None,
+        node_rights=seen is None,
         # Once each: a claim two pods mount stands under both in the tree.
         objects=list({c.uid: c.body for c in children}.values()),
         objects_changed_at={c.uid: c.mirrored_at for c in children},

@@ -23,7 +23,16 @@ from controllers.unready import (
 )
 from controllers.wording import count
 from opsboard.diagnosis.nodes import node_condition
-from opsboard.diagnosis.observed import RANK_PODS, Finding, Observed, Section, ago, name_of, of_kind
+from opsboard.diagnosis.observed import (
+    RANK_PODS,
+    Finding,
+    Observed,
+    Section,
+    ago,
+    name_of,
+    of_kind,
+    on_nodes,
+)
 
 
 def _workload(observed: Observed, pod: Body) -> tuple[str, str]:
@@ -118,7 +127,7 @@ def lost_node_findings(observed: Observed) -> list[Finding]:
                 f"Node {node} {head}: "
                 f"{count(len(lost), 'pod')} on it not ready for {ago(since, now)} ({shown}). "
                 f"{'. '.join(steps)}.",
-                todo,
+                on_nodes(observed, todo),
                 subject=f"Node {node}",
                 see=Section.TREE,
             )

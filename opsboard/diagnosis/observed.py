@@ -124,7 +124,21 @@ class Observed:
     # stopped reporting, or a DaemonSet selects none (gather._nodes); None then too if the
     # watcher has not listed them (it may not be allowed to).
     nodes: list[Body] | None = None
+    # Whether the reader holds a role everywhere: steps on nodes (which belong to no
+    # namespace) are then theirs to take, else a cluster administrator's.
+    node_rights: bool = True
     unready_grace: float = UNREADY_GRACE_SECONDS  # as the status's (controllers.graces)
+
+
+def on_nodes(observed: Observed, todo: str) -> str:
+    """`todo`, whose steps change nodes, as its reader can act on it: to one with roles in
+    some namespaces only, it says who can take those steps."""
+    if observed.node_rights:
+        return todo
+    return (
+        f"{todo} Nodes are outside your namespaces: ask a cluster administrator to take "
+        "the steps on them."
+    )
 
 
 def name_of(body: Body) -> str:

@@ -37,6 +37,7 @@ from opsboard.diagnosis.observed import (
     in_namespace,
     name_of,
     of_kind,
+    on_nodes,
 )
 from opsboard.diagnosis.placement import kept_off, matches_no_node
 
@@ -331,7 +332,7 @@ def _unschedulable_findings(observed: Observed, pods: list[Body]) -> list[Findin
             "Unschedulable",
             f"Pending: {count(len(stuck), 'pod')} unschedulable, {what}, e.g. {name_of(pod)}: "
             f"{message}",
-            todo,
+            on_nodes(observed, todo),
             subject=f"Pod {name_of(pod)}",
         )
     ]
@@ -523,7 +524,7 @@ def _daemonset_findings(observed: Observed) -> list[Finding]:
                 RANK_PODS,
                 "NoMatchingNodes",
                 f"DaemonSet {name} {head}",
-                todo,
+                on_nodes(observed, todo),
                 subject=f"DaemonSet {name}",
             )
         )

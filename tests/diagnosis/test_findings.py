@@ -463,6 +463,11 @@ def test_pods_on_a_node_that_stopped_reporting_name_it_and_what_kubernetes_does_
         "See why node node-2 stopped reporting (kubectl describe node node-2) and bring the "
         "node or its kubelet back."
     )
+    # To a reader with roles in some namespaces only, the node is a cluster administrator's.
+    [theirs] = diagnose(Observed(_cr(), objects=objects, engine=LIVE, now=NOW, node_rights=False))
+    assert theirs.todo == finding.todo + (
+        " Nodes are outside your namespaces: ask a cluster administrator to take the steps on them."
+    )
 
 
 def _node_ready(status: str, heard: datetime, **said: str) -> dict[str, Any]:

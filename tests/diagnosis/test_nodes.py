@@ -144,6 +144,10 @@ def test_a_daemonset_selecting_no_node_is_told_apart_from_one_whose_nodes_are_ta
 def test_a_daemonset_finding_says_both_causes_when_the_nodes_cannot_tell() -> None:
     both = ", or each one that does has a taint its pods do not tolerate"
     assert both in _daemonset_finding(None).what  # the Nodes not mirrored
+    [limited] = diagnose(Observed(_cr(), objects=[_daemonset(ACCEL)], engine=LIVE, now=NOW,
+                                  node_rights=False))  # fmt: skip
+    assert limited.todo.startswith("Label the nodes that should run it (kubectl label node")
+    assert limited.todo.endswith("ask a cluster administrator to take the steps on them.")
     # A node would take its pods now: the controller's count is older than the mirror's.
     assert both in _daemonset_finding([_node("a", **ACCEL)]).what
 

@@ -285,6 +285,10 @@ def test_nodes_are_named_only_to_a_person_with_a_role_everywhere(viewer_client: 
     found = unschedulable(in_a, "/k/memcached/a/cache/")
     assert named not in found.todo and "kubectl uncordon NODE" in found.todo
     assert "n1" not in found.what + found.todo
+    # Uncordoning is a cluster administrator's step, not a viewer's in one namespace.
+    admin = "Nodes are outside your namespaces: ask a cluster administrator"
+    assert admin in found.todo
+    assert admin not in unschedulable(viewer_client, "/k/memcached/a/cache/").todo
     [attention] = in_a.get("/").context["attention"]
     assert "n1" not in " ".join(f.what + f.todo for f in attention.diagnosis.findings)
 
