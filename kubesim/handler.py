@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import re
+import select
 import socket
 import ssl
 import time
@@ -156,11 +157,11 @@ class Handler(BaseHTTPRequestHandler):
     def send_error_status(self, exc: ApiError) -> None:
         self.send_obj(exc.code, exc.status(), headers=exc.headers)
 
-    def start_stream(self) -> None:
+    def start_stream(self, content_type: str = "application/json") -> None:
         self._record(200)
         lines = [
             "HTTP/1.1 200 OK",
-            "Content-Type: application/json",
+            f"Content-Type: {content_type}",
             "Transfer-Encoding: chunked",
             "Cache-Control: no-cache, private",
             f"Audit-Id: {self._audit_id}",
@@ -476,8 +477,59 @@ class Handler(BaseHTTPRequestHandler):
             self.send_bytes(204, b"", content_type=None)
             return
         run = podlogs.run_of(pod, container, previous=options.previous)
-        body = podlogs.render(podlogs.lines_of(pod, container, run), options)
-        self.send_bytes(200, body, content_type="text/plain")
+        lines = podlogs.lines_of(pod, container, run)
+        if not options.follow or "terminated" in run:
+            self.send_bytes(200, podlogs.render(lines, options), content_type="text/plain")
+            return
+        self._follow(pod, container, run, options, podlogs.tail_start(len(lines), options))
+
+    def _follow(
+        self,
+        pod: dict[str, Any],
+        container: str,
+        run: dict[str, Any],
+        options: podlogs.LogOptions,
+        start: int,
+    ) -> None:
+        """A running container's log, streamed as it grows until the container stops, its
+        pod goes, the client hangs up or the server stops (the kubelet's follow)."""
+        store, meta = self.sim.store, pod["metadata"]
+        changed, written, ended = store.changed_of("pods"), 0, False
+        self.start_stream(content_type="text/plain")
+        try:
+            while True:
+                seen = store.writes_to(("pods",))
+                out = podlogs.render(podlogs.lines_of(pod, container, run), options, start=start)
+                if len(out) > written:
+                    self.write_chunk(out[written:])
+                    written = len(out)
+                full = options.limit is not None and written >= options.limit
+                if "terminated" in run or full or store.closed or self.sim.stopping:
+                    break
+                if self._hung_up():
+                    return
+                with changed:
+                    if store.writes_to(("pods",)) == seen:
+                        changed.wait(1.0)
+                try:
+                    now = store.get("pods", meta.get("namespace"), meta["name"])
+                except ApiError:
+                    now = None
+                if now is not None and now["metadata"].get("uid") != meta.get("uid"):
+                    now = None  # another pod of that name: this one went
+                pod, run = now or pod, podlogs.still(now, container, run)
+            self.end_stream()
+            ended = not (store.closed or self.sim.stopping)
+        except OSError:
+            pass
+        finally:
+            self.close_connection = not ended
+
+    def _hung_up(self) -> bool:
+        """A client waiting for a streamed answer sends nothing: a readable connection is
+        one it closed."""
+        readable, _, _ = select.select([self.connection], [], [], 0)
+        return bool(readable)
 
     def _evict(self, t: routing.Target, body: dict[str, Any], dry_run: bool) -> None:
         """policy/v1 Eviction: delete the pod if its disruption budget allows it."""

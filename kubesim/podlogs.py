@@ -6,6 +6,8 @@ one before a restart that has not come yet (a crash loop's back-off), or `previo
 container waiting with no run behind it has no log, and says why. The options are
 validated as ValidatePodLogOptions does, and cut the lines as the kubelet's log reader does:
 tailLines first, then sinceSeconds or sinceTime, timestamps as a prefix, limitBytes last.
+With `follow`, the log of a running container grows as it writes, until it exits or its pod
+goes (the kubelet's reader stops with the container): `still` tells the run as it is now.
 
 kubesim runs no process in a container, so a run's log holds only what its runtime can tell
 truly: that it started, from which image on which node, and how it exited.
@@ -29,6 +31,7 @@ class LogOptions:
     def __init__(self, query: dict[str, str], now: datetime) -> None:
         self.container = query.get("container") or ""
         self.previous = bool_option(query, "previous")
+        self.follow = bool_option(query, "follow")
         self.timestamps = bool_option(query, "timestamps")
         self.tail = int_option(query, "tailLines")
         self.limit = int_option(query, "limitBytes")
@@ -140,6 +143,31 @@ def _ended(terminated: Obj) -> Obj:
     return {"startedAt": terminated.get("startedAt", ""), "terminated": terminated}
 
 
+def still(pod: Obj | None, container: str, run: Obj) -> Obj:
+    """The followed `run` (run_of's) as `pod` tells it now: ended ("terminated") once the
+    container stopped, restarted or was removed, or the pod is gone (None); the exit is
+    known where the status still holds this run (by its start)."""
+    if pod is None:
+        return {**run, "terminated": {}}
+    statuses = [
+        s
+        for k in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+        for s in (pod.get("status") or {}).get(k) or []
+        if s.get("name") == container
+    ]
+    states = [
+        state for s in statuses for state in ((s.get("state") or {}), (s.get("lastState") or {}))
+    ]
+    started = run.get("startedAt")
+    if any((state.get("running") or {}).get("startedAt") == started for state in states):
+        return run
+    ended: Obj = next(
+        (e for state in states if (e := state.get("terminated")) and e.get("startedAt") == started),
+        {},
+    )
+    return {**run, "terminated": ended}
+
+
 def lines_of(pod: Obj, container: str, run: Obj) -> list[tuple[datetime, str]]:
     """What the run wrote, each line with its time: all kubesim's runtime can tell of it."""
     spec = pod.get("spec") or {}
@@ -170,12 +198,22 @@ def _time(value: Any) -> datetime | None:
     return parsed.astimezone(UTC) if parsed else None
 
 
-def render(lines: list[tuple[datetime, str]], options: LogOptions) -> bytes:
-    """The log's bytes as the kubelet's reader writes them: the last tailLines lines, those
-    not older than `since`, each after its RFC3339NanoFixed time with `timestamps`, then
-    cut at limitBytes (mid-line, as the kubelet does)."""
-    if options.tail is not None:
-        lines = lines[-options.tail :] if options.tail else []
+def tail_start(lines: int, options: LogOptions) -> int:
+    """The first of `lines` that the last tailLines take: a followed log keeps it as it
+    grows, so each rendering extends the one before."""
+    if options.tail is None:
+        return 0
+    return max(0, lines - options.tail)
+
+
+def render(
+    lines: list[tuple[datetime, str]], options: LogOptions, *, start: int | None = None
+) -> bytes:
+    """The log's bytes as the kubelet's reader writes them: the last tailLines lines (from
+    `start` on, where a followed log began), those not older than `since`, each after its
+    RFC3339NanoFixed time with `timestamps`, then cut at limitBytes (mid-line, as the
+    kubelet does)."""
+    lines = lines[tail_start(len(lines), options) if start is None else start :]
     if options.since is not None:
         since = options.since
         lines = [(t, text) for t, text in lines if t >= since]

@@ -137,3 +137,29 @@ def test_lines_are_cut_and_stamped_as_the_kubelet_reads_them() -> None:
     assert render(sinceSeconds="400") == f"{exited}\n"  # started 600 s before NOW
     assert render(sinceTime="2026-12-02T07:55:00Z") == f"{exited}\n"
     assert render(limitBytes="7") == "kubesim"
+
+
+def test_a_followed_run_ends_when_its_container_stops_or_its_pod_goes() -> None:
+    run = {"startedAt": STARTED}
+    running = _pod({"running": {"startedAt": STARTED}})
+    assert podlogs.still(running, "main", run) == run
+    # Stopped, or stopped and restarted since: its exit is read from where the status has it.
+    assert podlogs.still(_pod({"terminated": ENDED}), "main", run) == {**run, "terminated": ENDED}
+    restarted = _pod({"running": {"startedAt": FINISHED}}, last=ENDED)
+    assert podlogs.still(restarted, "main", run) == {**run, "terminated": ENDED}
+    # Gone, or its run no longer in the status: ended, how unknown.
+    assert podlogs.still(None, "main", run) == {**run, "terminated": {}}
+    later = _pod({"running": {"startedAt": FINISHED}})
+    assert podlogs.still(later, "main", run) == {**run, "terminated": {}}
+
+
+def test_a_followed_log_keeps_where_its_tail_began_as_it_grows() -> None:
+    first = podlogs.lines_of(_pod({}), "main", {"startedAt": STARTED})
+    grown = podlogs.lines_of(_pod({}), "main", {"startedAt": STARTED, "terminated": ENDED})
+    tail = _options(tailLines="1")
+    start = podlogs.tail_start(len(first), tail)
+    before = podlogs.render(first, tail, start=start)
+    after = podlogs.render(grown, tail, start=start)
+    assert after.startswith(before) and after.count(b"\n") == 2  # the exit line added
+    assert podlogs.render(grown, tail) == after[len(before) :]  # read afresh: the last only
+    assert podlogs.tail_start(len(first), _options(tailLines="0")) == 1  # nothing old shown

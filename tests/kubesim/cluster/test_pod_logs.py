@@ -1,10 +1,12 @@
 """pods/log through the official client and kubectl: the options checked and a pod on no
 node answered as the API server does (on either server), and what kubesim's containers
-log, run by run, through a crash loop (kubesim's hooks)."""
+log, run by run, through a crash loop, and followed until their container exits (kubesim's
+hooks; the rig's fake kubelet answers a follow at once)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,7 +14,7 @@ import pytest
 from kubernetes import client
 
 from tests.kubesim.cluster.helpers import is_ready, pod, wait_for
-from tests.kubesim.conftest import Kubectl
+from tests.kubesim.conftest import KUBECTL, Kubectl
 
 
 def _refusal(call: Any) -> tuple[int, str]:
@@ -91,3 +93,49 @@ def test_each_run_of_a_kubesim_container_logs_its_start_and_its_exit(
     assert kubectl("logs", "runs", "--previous", "--tail=1", namespace=namespace).stdout == (
         f"{exited}\n"
     )
+
+
+@pytest.mark.kubesim_only
+def test_a_followed_log_streams_until_its_container_exits(
+    kubesim_server: Any, core: client.CoreV1Api, namespace: str
+) -> None:
+    core.create_namespaced_pod(namespace, pod("tailed", image="memcached:1.6"))
+    wait_for(lambda: is_ready(core.read_namespaced_pod("tailed", namespace)), what="Ready")
+    assert KUBECTL is not None
+    follower = subprocess.Popen(
+        [KUBECTL, f"--kubeconfig={kubesim_server.kubeconfig_path}", "-n", namespace,
+         "logs", "-f", "tailed"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        stream = core.read_namespaced_pod_log(
+            "tailed", namespace, follow=True, _preload_content=False, _request_timeout=30
+        )
+        chunks = stream.read_chunked()
+        started = next(chunks).decode()
+        assert started.startswith("kubesim: container main started from image memcached:1.6")
+        assert follower.stdout is not None and follower.stdout.readline() == started
+        # The stream stays open: the exit the container comes to later arrives on it, and ends it.
+        kubesim_server.cluster.crash_pod(namespace, "tailed", reason="Error", exit_code=2)
+        exited = "kubesim: container main exited with code 2 (Error)\n"
+        assert b"".join(chunks).decode() == exited
+        out, err = follower.communicate(timeout=30)
+        assert (follower.returncode, out) == (0, exited), err
+    finally:
+        follower.kill()
+
+
+@pytest.mark.kubesim_only
+def test_a_followed_log_ends_when_its_pod_is_deleted(
+    core: client.CoreV1Api, namespace: str
+) -> None:
+    core.create_namespaced_pod(namespace, pod("going", image="memcached:1.6"))
+    wait_for(lambda: is_ready(core.read_namespaced_pod("going", namespace)), what="Ready")
+    stream = core.read_namespaced_pod_log(
+        "going", namespace, follow=True, _preload_content=False, _request_timeout=30
+    )
+    chunks = stream.read_chunked()
+    assert b"started from image memcached:1.6" in next(chunks)
+    core.delete_namespaced_pod("going", namespace, grace_period_seconds=0)
+    rest = b"".join(chunks).decode()  # a stream that outlived its pod would time out
+    assert rest in ("", "kubesim: container main exited with code 0 (Completed)\n"), rest
