@@ -52,6 +52,17 @@ def crashing_problem(crashes: list[tuple[Body, Body]]) -> Problem:
     )
 
 
+def pull_problem(pulls: list[tuple[Body, Body]]) -> Problem:
+    """Degraded for containers whose image cannot be pulled (`pulls`: pods.stuck_pods's,
+    not empty). One message for ErrImagePull and ImagePullBackOff: a node alternates between
+    the two, and the condition must not flap with it."""
+    pod, status = pulls[0]
+    return "ImagePullFailed", (
+        f"Image {spec_image(pod, status)} cannot be pulled: {count(len(pulls), 'pod')} "
+        f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}"
+    )
+
+
 def start_problem(failures: list[tuple[Body, Body]]) -> Problem:
     """Degraded for containers the kubelet cannot create or start (`failures`: waiting with
     one of pods.START_FAILURES, not empty), with the kubelet's own words."""
@@ -187,15 +198,8 @@ def workload_status(
     degraded: tuple[str, str] | None = None
     if problem:
         degraded = problem
-    elif pulls := stuck.pulls:
-        # One message for ErrImagePull and ImagePullBackOff: a node alternates between the two,
-        # and the condition must not flap with it.
-        pod, status = pulls[0]
-        degraded = (
-            "ImagePullFailed",
-            f"Image {spec_image(pod, status)} cannot be pulled: {count(len(pulls), 'pod')} "
-            f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}",
-        )
+    elif stuck.pulls:
+        degraded = pull_problem(stuck.pulls)
     elif stuck.cannot_start:
         degraded = start_problem(stuck.cannot_start)
     elif stuck.crashes:

@@ -21,6 +21,7 @@ from controllers.unready import Unready, unready
 from controllers.wording import count, plural
 from controllers.workload import (
     crashing_problem,
+    pull_problem,
     refused_problem,
     start_problem,
     starting_note,
@@ -70,12 +71,8 @@ def _degraded(
         return unschedulable_problem(stuck, noun="consumer pod")
     if refused:  # a quota or admission refuses the DaemonSet's pods: none is created
         return refused
-    if pulls := blocked.pulls:
-        pod, _ = pulls[0]
-        return "ImagePullFailed", (
-            f"Image {spec_image(cr)} cannot be pulled: {count(len(pulls), 'pod')} "
-            f"{plural(len(pulls), 'waits', 'wait')} for it, e.g. {pod['metadata']['name']}"
-        )
+    if blocked.pulls:
+        return pull_problem(blocked.pulls)
     if blocked.cannot_start:
         return start_problem(blocked.cannot_start)
     if blocked.crashes:
