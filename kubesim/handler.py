@@ -13,6 +13,7 @@ import select
 import socket
 import ssl
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
@@ -156,6 +157,23 @@ class Handler(BaseHTTPRequestHandler):
 
     def send_error_status(self, exc: ApiError) -> None:
         self.send_obj(exc.code, exc.status(), headers=exc.headers)
+
+    @contextlib.contextmanager
+    def streamed(self, content_type: str = "application/json") -> Iterator[None]:
+        """A chunked answer written in the block, ended with its last chunk when the block
+        ends. That leaves the connection open for the next request, as Go's server does
+        (closing it under a client that already reuses it loses that request); one the
+        client dropped, or a server stopping, is closed."""
+        self.start_stream(content_type)
+        ended = False
+        try:
+            yield
+            self.end_stream()
+            ended = not (self.sim.store.closed or self.sim.stopping)
+        except OSError:
+            pass
+        finally:
+            self.close_connection = not ended
 
     def start_stream(self, content_type: str = "application/json") -> None:
         self._record(200)
@@ -494,9 +512,8 @@ class Handler(BaseHTTPRequestHandler):
         """A running container's log, streamed as it grows until the container stops, its
         pod goes, the client hangs up or the server stops (the kubelet's follow)."""
         store, meta = self.sim.store, pod["metadata"]
-        changed, written, ended = store.changed_of("pods"), 0, False
-        self.start_stream(content_type="text/plain")
-        try:
+        changed, written = store.changed_of("pods"), 0
+        with self.streamed(content_type="text/plain"):
             while True:
                 seen = store.writes_to(("pods",))
                 out = podlogs.render(podlogs.lines_of(pod, container, run), options, start=start)
@@ -507,7 +524,7 @@ class Handler(BaseHTTPRequestHandler):
                 if "terminated" in run or full or store.closed or self.sim.stopping:
                     break
                 if self._hung_up():
-                    return
+                    break
                 with changed:
                     if store.writes_to(("pods",)) == seen:
                         changed.wait(1.0)
@@ -518,12 +535,6 @@ class Handler(BaseHTTPRequestHandler):
                 if now is not None and now["metadata"].get("uid") != meta.get("uid"):
                     now = None  # another pod of that name: this one went
                 pod, run = now or pod, podlogs.still(now, container, run)
-            self.end_stream()
-            ended = not (store.closed or self.sim.stopping)
-        except OSError:
-            pass
-        finally:
-            self.close_connection = not ended
 
     def _hung_up(self) -> bool:
         """A client waiting for a streamed answer sends nothing: a readable connection is

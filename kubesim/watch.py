@@ -93,11 +93,7 @@ def serve_watch(h: Handler, t: Target) -> None:
         def fmatch(o: dict[str, Any], _n: str = t.name, _f: Any = name_match) -> bool:
             return o["metadata"]["name"] == _n and (_f is None or _f(o))
 
-    h.start_stream()
-    # A stream ended with its last chunk leaves the connection open for the next request, as
-    # Go's server does; closing it under a client that already reuses it loses that request.
-    ended = False
-    try:
+    with h.streamed():
         if not rv_param or rv_param == "0":
             entries, last, _, _ = store.list_entries(rt.key, t.namespace or None)
             listing: list[bytes] = []  # bounded writes: a listing can be tens of MB
@@ -115,8 +111,6 @@ def serve_watch(h: Handler, t: Target) -> None:
             last = int(rv_param)
             if faults.take_expired_watch(rt.key, t.namespace):
                 h.write_chunk(expired(f"too old resource version: {last} ({store.floor + 1})"))
-                h.end_stream()
-                ended = True
                 return
         # As the watch cache does: one more bookmark 2 s before the watch times out.
         pre_timeout: float | None = deadline - 2.0
@@ -166,12 +160,6 @@ def serve_watch(h: Handler, t: Target) -> None:
             with changed:
                 if store.resource_version <= last:
                     changed.wait(min(1.0, deadline - now, max(next_bookmark - now, 0.01)))
-        h.end_stream()
-        ended = not (store.closed or h.sim.stopping)
-    except OSError:
-        pass
-    finally:
-        h.close_connection = not ended
 
 
 def _over_before_it_starts(h: Handler, rv_param: str) -> bool:

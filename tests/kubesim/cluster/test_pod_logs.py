@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubernetes import client
+from kubernetes import client, config
 
 from tests.kubesim.cluster.helpers import is_ready, pod, wait_for
 from tests.kubesim.conftest import KUBECTL, Kubectl
@@ -139,3 +140,23 @@ def test_a_followed_log_ends_when_its_pod_is_deleted(
     core.delete_namespaced_pod("going", namespace, grace_period_seconds=0)
     rest = b"".join(chunks).decode()  # a stream that outlived its pod would time out
     assert rest in ("", "kubesim: container main exited with code 0 (Completed)\n"), rest
+
+
+@pytest.mark.kubesim_only
+def test_a_followed_log_whose_client_hangs_up_frees_its_server_thread(
+    kubesim_server: Any, core: client.CoreV1Api, namespace: str
+) -> None:
+    core.create_namespaced_pod(namespace, pod("watched", image="memcached:1.6"))
+    wait_for(lambda: is_ready(core.read_namespaced_pod("watched", namespace)), what="Ready")
+    before = set(threading.enumerate())
+    # A client of its own: a new connection, served by a thread of its own.
+    api = config.new_client_from_config(config_file=str(kubesim_server.kubeconfig_path))
+    stream = client.CoreV1Api(api).read_namespaced_pod_log(
+        "watched", namespace, follow=True, _preload_content=False, _request_timeout=30
+    )
+    assert b"started from image" in next(stream.read_chunked())
+    serving = [t for t in set(threading.enumerate()) - before if "process_request" in t.name]
+    assert serving, "no new thread serves the followed log"
+    stream.close()
+    api.close()
+    wait_for(lambda: not any(t.is_alive() for t in serving), what="the stream's thread ended")
