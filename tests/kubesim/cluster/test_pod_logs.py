@@ -96,12 +96,23 @@ def test_each_run_of_a_kubesim_container_logs_its_start_and_its_exit(
     )
 
 
+def _running(core: client.CoreV1Api, namespace: str, name: str) -> None:
+    core.create_namespaced_pod(namespace, pod(name, image="memcached:1.6"))
+    wait_for(lambda: is_ready(core.read_namespaced_pod(name, namespace)), what=f"{name} Ready")
+
+
+def _followed(core: client.CoreV1Api, namespace: str, name: str) -> Any:
+    """The log of pod `name`, followed: its answer, whose body is read as it comes."""
+    return core.read_namespaced_pod_log(
+        name, namespace, follow=True, _preload_content=False, _request_timeout=30
+    )
+
+
 @pytest.mark.kubesim_only
 def test_a_followed_log_streams_until_its_container_exits(
     kubesim_server: Any, core: client.CoreV1Api, namespace: str
 ) -> None:
-    core.create_namespaced_pod(namespace, pod("tailed", image="memcached:1.6"))
-    wait_for(lambda: is_ready(core.read_namespaced_pod("tailed", namespace)), what="Ready")
+    _running(core, namespace, "tailed")
     assert KUBECTL is not None
     follower = subprocess.Popen(
         [KUBECTL, f"--kubeconfig={kubesim_server.kubeconfig_path}", "-n", namespace,
@@ -109,10 +120,7 @@ def test_a_followed_log_streams_until_its_container_exits(
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        stream = core.read_namespaced_pod_log(
-            "tailed", namespace, follow=True, _preload_content=False, _request_timeout=30
-        )
-        chunks = stream.read_chunked()
+        chunks = _followed(core, namespace, "tailed").read_chunked()
         started = next(chunks).decode()
         assert started.startswith("kubesim: container main started from image memcached:1.6")
         assert follower.stdout is not None and follower.stdout.readline() == started
@@ -130,12 +138,8 @@ def test_a_followed_log_streams_until_its_container_exits(
 def test_a_followed_log_ends_when_its_pod_is_deleted(
     core: client.CoreV1Api, namespace: str
 ) -> None:
-    core.create_namespaced_pod(namespace, pod("going", image="memcached:1.6"))
-    wait_for(lambda: is_ready(core.read_namespaced_pod("going", namespace)), what="Ready")
-    stream = core.read_namespaced_pod_log(
-        "going", namespace, follow=True, _preload_content=False, _request_timeout=30
-    )
-    chunks = stream.read_chunked()
+    _running(core, namespace, "going")
+    chunks = _followed(core, namespace, "going").read_chunked()
     assert b"started from image memcached:1.6" in next(chunks)
     core.delete_namespaced_pod("going", namespace, grace_period_seconds=0)
     rest = b"".join(chunks).decode()  # a stream that outlived its pod would time out
@@ -146,14 +150,11 @@ def test_a_followed_log_ends_when_its_pod_is_deleted(
 def test_a_followed_log_whose_client_hangs_up_frees_its_server_thread(
     kubesim_server: Any, core: client.CoreV1Api, namespace: str
 ) -> None:
-    core.create_namespaced_pod(namespace, pod("watched", image="memcached:1.6"))
-    wait_for(lambda: is_ready(core.read_namespaced_pod("watched", namespace)), what="Ready")
+    _running(core, namespace, "watched")
     before = set(threading.enumerate())
     # A client of its own: a new connection, served by a thread of its own.
     api = config.new_client_from_config(config_file=str(kubesim_server.kubeconfig_path))
-    stream = client.CoreV1Api(api).read_namespaced_pod_log(
-        "watched", namespace, follow=True, _preload_content=False, _request_timeout=30
-    )
+    stream = _followed(client.CoreV1Api(api), namespace, "watched")
     assert b"started from image" in next(stream.read_chunked())
     serving = [t for t in set(threading.enumerate()) - before if "process_request" in t.name]
     assert serving, "no new thread serves the followed log"
