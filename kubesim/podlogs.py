@@ -96,13 +96,7 @@ def run_of(pod: Obj, container: str, *, previous: bool) -> Obj:
     """The run of `container` the kubelet reads for a request: {"startedAt", and for one that
     has ended "terminated"} (the kubelet's validateContainerLogStatus)."""
     name = pod["metadata"]["name"]
-    status = pod.get("status") or {}
-    statuses = [
-        s
-        for k in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
-        for s in status.get(k) or []
-    ]
-    found = next((s for s in statuses if s.get("name") == container), None)
+    found = _status_of(pod, container)
     if found is None:
         raise errors.bad_request(f'container "{container}" in pod "{name}" is not available')
     last = (found.get("lastState") or {}).get("terminated")
@@ -139,6 +133,16 @@ def run_of(pod: Obj, container: str, *, previous: bool) -> Obj:
     )
 
 
+def _status_of(pod: Obj, container: str) -> Obj | None:
+    """The status of `container`, of whichever kind (names are unique in a pod)."""
+    status = pod.get("status") or {}
+    return next(
+        (s for k in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+         for s in status.get(k) or [] if s.get("name") == container),
+        None,
+    )  # fmt: skip
+
+
 def _ended(terminated: Obj) -> Obj:
     return {"startedAt": terminated.get("startedAt", ""), "terminated": terminated}
 
@@ -147,17 +151,10 @@ def still(pod: Obj | None, container: str, run: Obj) -> Obj:
     """The followed `run` (run_of's) as `pod` tells it now: ended ("terminated") once the
     container stopped, restarted or was removed, or the pod is gone (None); the exit is
     known where the status still holds this run (by its start)."""
-    if pod is None:
+    found = _status_of(pod, container) if pod is not None else None
+    if found is None:
         return {**run, "terminated": {}}
-    statuses = [
-        s
-        for k in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
-        for s in (pod.get("status") or {}).get(k) or []
-        if s.get("name") == container
-    ]
-    states = [
-        state for s in statuses for state in ((s.get("state") or {}), (s.get("lastState") or {}))
-    ]
+    states = [found.get("state") or {}, found.get("lastState") or {}]
     started = run.get("startedAt")
     if any((state.get("running") or {}).get("startedAt") == started for state in states):
         return run
